@@ -1,0 +1,96 @@
+// createApp(deps) → the Elysia app, not listening: `serve` binds it to a port, tests call app.handle.
+import { Elysia } from 'elysia'
+import { AppError, errorHandler } from './http/errors'
+import { createGuard } from './http/guards'
+import { createRateLimiter, type RateLimiter } from './http/rate-limit'
+import { createTokenService, type TokenService } from './modules/auth/tokens'
+import { systemClock, type Clock } from './ids'
+import type { Config } from './config'
+import type { Db } from './db/open'
+import type { DataDirPaths } from './data-dir'
+import { systemRoutes } from './modules/system'
+import { authRoutes } from './modules/auth'
+import { cliSessionRoutes } from './modules/cli-sessions'
+import { adminRoutes } from './modules/admin'
+import { miniAppRoutes } from './modules/miniapps'
+import { versionRoutes } from './modules/versions'
+import { runtimeRoutes } from './modules/runtime'
+
+export interface AppInput {
+  config: Config
+  db: Db
+  paths: DataDirPaths
+  secret: Uint8Array
+  clock?: Clock
+  log?: (line: string) => void
+}
+
+/** Everything a feature module may use; services take the parts they need from it. */
+export interface AppDeps {
+  config: Config
+  db: Db
+  paths: DataDirPaths
+  clock: Clock
+  log: (line: string) => void
+  tokens: TokenService
+  rateLimiter: RateLimiter
+  guard: ReturnType<typeof createGuard>
+  startedAt: number
+}
+
+export const uploadPathPattern = /^\/api\/mini-apps\/by-app-id\/[^/]+\/versions\/upload\/?$/
+
+/**
+ * Refuses, before any body is read, what no route accepts: a declared body over the limit (413)
+ * and a body whose content type the route cannot take (415).
+ */
+export function checkRequestBody(request: Request, config: Config): void {
+  if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return
+  const pathname = new URL(request.url).pathname
+  const isUpload = uploadPathPattern.test(pathname)
+  const declared = request.headers.get('content-length')
+  const hasBody = (declared !== null && declared !== '0') || request.headers.has('transfer-encoding')
+  if (!hasBody) return
+  const limit = isUpload ? config.uploadLimitBytes : config.jsonLimitBytes
+  if (declared !== null && Number(declared) > limit) {
+    throw new AppError(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${Math.floor(limit / 1024 / 1024)} MB`)
+  }
+  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
+  if (isUpload) {
+    if (type !== 'multipart/form-data') {
+      throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'An upload must be sent as multipart/form-data')
+    }
+  } else if (type !== 'application/json') {
+    throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', `Send the request body as application/json (got ${type || 'no content type'})`)
+  }
+}
+
+export function createApp(input: AppInput) {
+  const clock = input.clock ?? systemClock
+  const tokens = createTokenService(input.secret, clock, input.config.tokenTtlSeconds)
+  const deps: AppDeps = {
+    config: input.config,
+    db: input.db,
+    paths: input.paths,
+    clock,
+    log: input.log ?? ((line) => console.log(line)),
+    tokens,
+    rateLimiter: createRateLimiter(clock, input.config.rateLimit),
+    guard: createGuard(input.db, tokens),
+    startedAt: clock(),
+  }
+  const api = new Elysia({ prefix: '/api' })
+    .use(authRoutes(deps))
+    .use(cliSessionRoutes(deps))
+    .use(adminRoutes(deps))
+    .use(miniAppRoutes(deps))
+    .use(versionRoutes(deps))
+    .use(runtimeRoutes(deps))
+  return new Elysia()
+    .use(errorHandler)
+    .onRequest(({ request }) => checkRequestBody(request, deps.config))
+    .use(api)
+    .use(systemRoutes(deps, api))
+}
+
+export type App = ReturnType<typeof createApp>

@@ -1,0 +1,168 @@
+// Configuration: flags > MINISHIP_* environment > defaults, validated once into a typed object.
+import { resolve } from 'node:path'
+
+export interface RateLimits {
+  /** requests per minute per client address */
+  login: number
+  register: number
+  cliSessionCreate: number
+  cliSessionPoll: number
+}
+
+export interface Config {
+  dataDir: string
+  port: number
+  host: string
+  /** public base URL including the `/api` root, without trailing slash */
+  publicUrl: string | null
+  /** base URL for file downloads (a CDN in front of /api), without trailing slash */
+  cdnUrl: string | null
+  registration: 'open' | 'closed'
+  uploadLimitBytes: number
+  tokenTtlSeconds: number
+  downloadTokenTtlSeconds: number
+  cliSessionTtlSeconds: number
+  cliIntervalSeconds: number
+  rateLimit: boolean
+  rateLimits: RateLimits
+  routeScheme: string
+  trustProxy: boolean
+  /** bytes of JSON accepted by non-upload routes */
+  jsonLimitBytes: number
+}
+
+/** A bad configuration value: the CLI prints the message as one line and exits 2. */
+export class ConfigError extends Error {}
+
+/** What the command line gave; every field optional, as commander hands them over. */
+export interface ConfigFlags {
+  dataDir?: string
+  port?: string
+  host?: string
+  publicUrl?: string
+  cdnUrl?: string
+  registration?: string
+  uploadLimitMb?: string
+  tokenTtl?: string
+  rateLimit?: string
+  routeScheme?: string
+  trustProxy?: string
+}
+
+const settings = {
+  dataDir: { env: 'MINISHIP_DATA_DIR', flag: '--data-dir', fallback: './data' },
+  port: { env: 'MINISHIP_PORT', flag: '--port', fallback: '3001' },
+  host: { env: 'MINISHIP_HOST', flag: '--host', fallback: '0.0.0.0' },
+  publicUrl: { env: 'MINISHIP_PUBLIC_URL', flag: '--public-url', fallback: '' },
+  cdnUrl: { env: 'MINISHIP_CDN_URL', flag: '--cdn-url', fallback: '' },
+  registration: { env: 'MINISHIP_REGISTRATION', flag: '--registration', fallback: 'open' },
+  uploadLimitMb: { env: 'MINISHIP_UPLOAD_LIMIT_MB', flag: '--upload-limit-mb', fallback: '512' },
+  tokenTtl: { env: 'MINISHIP_TOKEN_TTL', flag: '--token-ttl', fallback: '30d' },
+  rateLimit: { env: 'MINISHIP_RATE_LIMIT', flag: '--rate-limit', fallback: 'on' },
+  routeScheme: { env: 'MINISHIP_ROUTE_SCHEME', flag: '--route-scheme', fallback: 'miniapp' },
+  trustProxy: { env: 'MINISHIP_TRUST_PROXY', flag: '--trust-proxy', fallback: 'off' },
+} as const satisfies Record<keyof ConfigFlags, { env: string; flag: string; fallback: string }>
+
+/** Seconds in a duration such as `30d`, `12h`, `15m`, `45s`; null when it is not one. */
+export function parseDuration(text: string): number | null {
+  const match = /^(\d{1,6})([smhd])$/.exec(text.trim())
+  if (!match) return null
+  const unit = { s: 1, m: 60, h: 3600, d: 86400 }[match[2] as 's' | 'm' | 'h' | 'd']
+  const seconds = Number(match[1]) * unit
+  return seconds > 0 ? seconds : null
+}
+
+function onOff(name: string, value: string): boolean {
+  if (value === 'on' || value === 'true' || value === '1') return true
+  if (value === 'off' || value === 'false' || value === '0') return false
+  throw new ConfigError(`${name} must be "on" or "off", got "${value}"`)
+}
+
+function baseUrl(name: string, value: string): string | null {
+  if (value === '') return null
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    throw new ConfigError(`${name} must be a full http(s) URL such as https://apps.example.com/api, got "${value}"`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`${name} must start with http:// or https://, got "${value}"`)
+  }
+  if (url.search || url.hash) throw new ConfigError(`${name} must not carry a query or fragment, got "${value}"`)
+  return url.toString().replace(/\/+$/, '')
+}
+
+/**
+ * Builds the configuration from flags, then `env`, then defaults. Throws ConfigError naming the
+ * setting (flag and variable) on the first bad value.
+ */
+export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string | undefined> = Bun.env): Config {
+  const pick = (key: keyof typeof settings): { value: string; name: string } => {
+    const setting = settings[key]
+    const fromFlag = flags[key]
+    if (fromFlag !== undefined) return { value: String(fromFlag), name: setting.flag }
+    const fromEnv = env[setting.env]
+    if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, name: setting.env }
+    return { value: setting.fallback, name: setting.flag }
+  }
+
+  const port = pick('port')
+  if (!/^\d{1,5}$/.test(port.value) || Number(port.value) > 65535) {
+    throw new ConfigError(`${port.name} must be a port number between 0 and 65535, got "${port.value}"`)
+  }
+
+  const host = pick('host')
+  if (!/^[A-Za-z0-9.:\-[\]]+$/.test(host.value)) {
+    throw new ConfigError(`${host.name} must be an IP address or host name, got "${host.value}"`)
+  }
+
+  const registration = pick('registration')
+  if (registration.value !== 'open' && registration.value !== 'closed') {
+    throw new ConfigError(`${registration.name} must be "open" or "closed", got "${registration.value}"`)
+  }
+
+  const uploadLimit = pick('uploadLimitMb')
+  const uploadLimitMb = Number(uploadLimit.value)
+  if (!/^\d+$/.test(uploadLimit.value) || uploadLimitMb < 1 || uploadLimitMb > 1024 * 1024) {
+    throw new ConfigError(`${uploadLimit.name} must be a whole number of megabytes of at least 1, got "${uploadLimit.value}"`)
+  }
+
+  const tokenTtl = pick('tokenTtl')
+  const tokenTtlSeconds = parseDuration(tokenTtl.value)
+  if (tokenTtlSeconds === null) {
+    throw new ConfigError(`${tokenTtl.name} must be a duration such as 30d, 12h or 90m, got "${tokenTtl.value}"`)
+  }
+
+  const routeScheme = pick('routeScheme')
+  if (!/^[a-z][a-z0-9+.-]{0,31}$/.test(routeScheme.value)) {
+    throw new ConfigError(`${routeScheme.name} must be a URL scheme such as "miniapp" (lower-case letters, digits, + . -), got "${routeScheme.value}"`)
+  }
+
+  const dataDir = pick('dataDir')
+  if (dataDir.value.trim() === '') throw new ConfigError(`${dataDir.name} must not be empty`)
+
+  const rateLimit = pick('rateLimit')
+  const trustProxy = pick('trustProxy')
+  const publicUrl = pick('publicUrl')
+  const cdnUrl = pick('cdnUrl')
+
+  return {
+    dataDir: resolve(dataDir.value),
+    port: Number(port.value),
+    host: host.value,
+    publicUrl: baseUrl(publicUrl.name, publicUrl.value),
+    cdnUrl: baseUrl(cdnUrl.name, cdnUrl.value),
+    registration: registration.value,
+    uploadLimitBytes: uploadLimitMb * 1024 * 1024,
+    tokenTtlSeconds,
+    downloadTokenTtlSeconds: 7 * 86400,
+    cliSessionTtlSeconds: 600,
+    cliIntervalSeconds: 5,
+    rateLimit: onOff(rateLimit.name, rateLimit.value),
+    rateLimits: { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60 },
+    routeScheme: routeScheme.value,
+    trustProxy: onOff(trustProxy.name, trustProxy.value),
+    jsonLimitBytes: 1024 * 1024,
+  }
+}

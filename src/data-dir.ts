@@ -1,0 +1,131 @@
+// The data directory: database, signing secret, blob store, tmp/, and the lock a running server holds.
+import { mkdirSync, existsSync, readFileSync, writeFileSync, openSync, closeSync, fsyncSync, renameSync, accessSync, constants, statSync, rmSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { ConfigError } from './config'
+import { openDatabase, databaseFileName, type Db } from './db/open'
+
+export const secretFileName = 'secret.key'
+export const lockFileName = 'miniship.lock'
+
+export interface DataDirPaths {
+  root: string
+  database: string
+  secret: string
+  blobs: string
+  tmp: string
+  lock: string
+}
+
+export function dataDirPaths(root: string): DataDirPaths {
+  return {
+    root,
+    database: join(root, databaseFileName),
+    secret: join(root, secretFileName),
+    blobs: join(root, 'blobs'),
+    tmp: join(root, 'tmp'),
+    lock: join(root, lockFileName),
+  }
+}
+
+/** Writes `content` so that a crash leaves either the old file or the whole new one. */
+export function writeFileAtomic(path: string, content: string | Uint8Array, mode = 0o600): void {
+  const temporary = `${path}.${process.pid}.tmp`
+  writeFileSync(temporary, content, { mode })
+  const fd = openSync(temporary, 'r')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+  renameSync(temporary, path)
+}
+
+function ensureWritableDirectory(path: string): void {
+  try {
+    mkdirSync(path, { recursive: true })
+  } catch (error) {
+    throw new ConfigError(`data directory ${path} cannot be created: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+  }
+  if (!statSync(path).isDirectory()) throw new ConfigError(`data directory ${path} is not a directory`)
+  try {
+    accessSync(path, constants.W_OK | constants.R_OK | constants.X_OK)
+  } catch {
+    throw new ConfigError(`data directory ${path} is not writable by this user`)
+  }
+}
+
+/** The HS256 signing secret, generated once (mode 0600) and never leaving the data directory. */
+export function readOrCreateSecret(paths: DataDirPaths): Uint8Array {
+  if (!existsSync(paths.secret)) {
+    writeFileAtomic(paths.secret, randomBytes(48).toString('base64url') + '\n')
+  }
+  const text = readFileSync(paths.secret, 'utf8').trim()
+  if (text.length < 32) throw new ConfigError(`signing secret ${paths.secret} is too short or damaged`)
+  return new TextEncoder().encode(text)
+}
+
+export function isInitialised(root: string): boolean {
+  const paths = dataDirPaths(root)
+  return existsSync(paths.database) && existsSync(paths.secret)
+}
+
+export interface OpenedDataDir {
+  paths: DataDirPaths
+  db: Db
+  secret: Uint8Array
+}
+
+/**
+ * Creates what is missing (idempotent), applies migrations and empties tmp/ (leftovers of uploads
+ * a crash interrupted). Throws ConfigError when the directory is unusable.
+ */
+export function openDataDir(root: string, options: { sweepTmp?: boolean } = {}): OpenedDataDir {
+  const paths = dataDirPaths(root)
+  ensureWritableDirectory(root)
+  mkdirSync(join(paths.blobs, 'sha256'), { recursive: true })
+  mkdirSync(paths.tmp, { recursive: true })
+  if (options.sweepTmp !== false) {
+    for (const name of readdirSync(paths.tmp)) rmSync(join(paths.tmp, name), { recursive: true, force: true })
+  }
+  const secret = readOrCreateSecret(paths)
+  const db = openDatabase(paths.database)
+  return { paths, db, secret }
+}
+
+/** Held by `serve`: a second server on the same data directory refuses to start. */
+export function acquireLock(paths: DataDirPaths): () => void {
+  const mine = String(process.pid)
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(paths.lock, 'wx', 0o600)
+      writeFileSync(fd, mine + '\n')
+      closeSync(fd)
+      return () => {
+        try {
+          if (readFileSync(paths.lock, 'utf8').trim() === mine) rmSync(paths.lock, { force: true })
+        } catch {
+          // already gone
+        }
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      const holder = Number(readFileSync(paths.lock, 'utf8').trim())
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && processAlive(holder)) {
+        throw new ConfigError(`another miniship (pid ${holder}) is already serving ${paths.root}; stop it first`)
+      }
+      // The holder died without cleaning up (SIGKILL, power loss): the lock is stale.
+      rmSync(paths.lock, { force: true })
+    }
+  }
+  throw new ConfigError(`could not take the lock ${paths.lock}`)
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}

@@ -1,0 +1,54 @@
+// Opens the SQLite database with the pragmas we rely on and applies the embedded migrations.
+import { Database } from 'bun:sqlite'
+import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
+import * as schema from './schema'
+import { embeddedMigrations } from './migrations.macro' with { type: 'macro' }
+
+export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database }
+
+const migrations = embeddedMigrations()
+
+/** How many migrations this build knows; a database with more was written by a newer miniship. */
+export const schemaVersion = migrations.length
+
+export const databaseFileName = 'miniship.db'
+
+/** Count of migrations recorded in a database (0 for a fresh one). */
+export function appliedMigrationCount(client: Database): number {
+  const table = client
+    .query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'")
+    .get()
+  if (!table) return 0
+  const row = client.query('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number }
+  return row.n
+}
+
+export class NewerSchemaError extends Error {}
+
+/**
+ * Opens (creating if needed) the database at `path`: WAL, a busy timeout, foreign keys, full
+ * fsync on commit, then every embedded migration not yet applied.
+ */
+export function openDatabase(path: string, options: { migrate?: boolean } = {}): Db {
+  const client = new Database(path, { create: true, strict: true })
+  try {
+    client.exec('PRAGMA journal_mode = WAL')
+    client.exec('PRAGMA busy_timeout = 5000')
+    client.exec('PRAGMA foreign_keys = ON')
+    client.exec('PRAGMA synchronous = FULL')
+    const db = drizzle(client, { schema }) as Db
+    if (options.migrate !== false) {
+      const applied = appliedMigrationCount(client)
+      if (applied > schemaVersion) {
+        throw new NewerSchemaError(
+          `the database has schema version ${applied} but this miniship knows only ${schemaVersion}; use a newer miniship`,
+        )
+      }
+      db.dialect.migrate(migrations, db.session, { migrationsFolder: '' })
+    }
+    return db
+  } catch (error) {
+    client.close()
+    throw error
+  }
+}

@@ -1,0 +1,125 @@
+// The drizzle tables; `npm run db:generate` turns changes here into SQL under migrations/.
+import { sqliteTable, text, integer, primaryKey, index, uniqueIndex } from 'drizzle-orm/sqlite-core'
+
+export const users = sqliteTable('users', {
+  id: text('id').primaryKey(),
+  email: text('email').notNull().unique(),
+  displayName: text('display_name').notNull(),
+  passwordHash: text('password_hash').notNull(),
+  role: text('role', { enum: ['ADMIN', 'USER'] }).notNull(),
+  status: text('status', { enum: ['ACTIVE', 'DISABLED'] }).notNull(),
+  /** bumped on disable, password reset and role change: tokens carrying an older `tv` stop working */
+  tokenVersion: integer('token_version').notNull().default(1),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+})
+
+export const auditLogs = sqliteTable(
+  'audit_logs',
+  {
+    id: text('id').primaryKey(),
+    actorId: text('actor_id'),
+    actorEmail: text('actor_email'),
+    action: text('action').notNull(),
+    targetType: text('target_type').notNull(),
+    targetId: text('target_id'),
+    summary: text('summary').notNull(),
+    /** JSON text */
+    metadata: text('metadata').notNull().default('{}'),
+    createdAt: text('created_at').notNull(),
+  },
+  (table) => [index('audit_logs_created_at').on(table.createdAt)],
+)
+
+export const cliSessions = sqliteTable('cli_sessions', {
+  code: text('code').primaryKey(),
+  /** pending → approved → consumed (the poll that handed out the token) */
+  status: text('status', { enum: ['pending', 'approved', 'consumed'] }).notNull(),
+  userId: text('user_id').references(() => users.id),
+  expiresAt: text('expires_at').notNull(),
+  createdAt: text('created_at').notNull(),
+  approvedAt: text('approved_at'),
+})
+
+export const miniApps = sqliteTable('mini_apps', {
+  id: text('id').primaryKey(),
+  appId: text('app_id').notNull().unique(),
+  name: text('name').notNull(),
+  description: text('description'),
+  iconUrl: text('icon_url'),
+  currentExperienceVersionId: text('current_experience_version_id'),
+  currentReviewVersionId: text('current_review_version_id'),
+  currentReleaseVersionId: text('current_release_version_id'),
+  /** the buildNumber the next upload gets; never reused */
+  nextBuildNumber: integer('next_build_number').notNull().default(1),
+  createdBy: text('created_by').references(() => users.id),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+})
+
+export const miniAppMembers = sqliteTable(
+  'mini_app_members',
+  {
+    miniAppId: text('mini_app_id')
+      .notNull()
+      .references(() => miniApps.id, { onDelete: 'cascade' }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id),
+    role: text('role', { enum: ['OWNER', 'DEVELOPER'] }).notNull(),
+    createdAt: text('created_at').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.miniAppId, table.userId] }), index('mini_app_members_user').on(table.userId)],
+)
+
+export const versions = sqliteTable(
+  'versions',
+  {
+    id: text('id').primaryKey(),
+    miniAppId: text('mini_app_id')
+      .notNull()
+      .references(() => miniApps.id, { onDelete: 'cascade' }),
+    version: text('version').notNull(),
+    buildNumber: integer('build_number').notNull(),
+    releaseType: text('release_type', { enum: ['RELEASE', 'BETA', 'ALPHA'] }).notNull(),
+    status: text('status', { enum: ['DRAFT', 'IN_REVIEW', 'PUBLISHED'] }).notNull(),
+    changelog: text('changelog'),
+    createdBy: text('created_by').references(() => users.id),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+    publishedAt: text('published_at'),
+    bundleIosSha256: text('bundle_ios_sha256').notNull(),
+    bundleIosSize: integer('bundle_ios_size').notNull(),
+    bundleAndroidSha256: text('bundle_android_sha256').notNull(),
+    bundleAndroidSize: integer('bundle_android_size').notNull(),
+    manifestSha256: text('manifest_sha256').notNull(),
+    manifestSize: integer('manifest_size').notNull(),
+    assetsIosSha256: text('assets_ios_sha256').notNull(),
+    assetsIosSize: integer('assets_ios_size').notNull(),
+    assetsAndroidSha256: text('assets_android_sha256').notNull(),
+    assetsAndroidSize: integer('assets_android_size').notNull(),
+  },
+  (table) => [uniqueIndex('versions_mini_app_version').on(table.miniAppId, table.version)],
+)
+
+export const releaseHistory = sqliteTable(
+  'release_history',
+  {
+    id: text('id').primaryKey(),
+    miniAppId: text('mini_app_id')
+      .notNull()
+      .references(() => miniApps.id, { onDelete: 'cascade' }),
+    action: text('action', { enum: ['PUBLISH', 'ROLLBACK'] }).notNull(),
+    versionId: text('version_id').notNull(),
+    version: text('version').notNull(),
+    previousVersionId: text('previous_version_id'),
+    notes: text('notes'),
+    actorId: text('actor_id'),
+    createdAt: text('created_at').notNull(),
+  },
+  (table) => [index('release_history_mini_app').on(table.miniAppId, table.createdAt)],
+)
+
+export type UserRow = typeof users.$inferSelect
+export type MiniAppRow = typeof miniApps.$inferSelect
+export type VersionRow = typeof versions.$inferSelect

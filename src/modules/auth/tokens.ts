@@ -1,0 +1,99 @@
+// Access and download tokens: HS256 JWTs signed with the data directory's secret (decisions §3, §6).
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose'
+import type { Clock } from '../../ids'
+
+export type Role = 'ADMIN' | 'USER'
+
+export interface AccessClaims {
+  sub: string
+  role: Role
+  /** the user's token version when the token was issued */
+  tv: number
+  iat: number
+  exp: number
+}
+
+export interface DownloadClaims {
+  purpose: 'download'
+  /** the one version this token opens */
+  vid: string
+  exp?: number
+}
+
+export type VerifyResult =
+  | { ok: true; kind: 'access'; claims: AccessClaims }
+  | { ok: true; kind: 'download'; claims: DownloadClaims }
+  | { ok: false; reason: 'expired' | 'invalid' }
+
+const cacheLimit = 10_000
+
+export interface TokenService {
+  signAccess(user: { id: string; role: Role; tokenVersion: number }): Promise<string>
+  /** Without `expiresAt` the token never expires and is the same string for the same version. */
+  signDownload(versionId: string, expiresAt: number | null): Promise<string>
+  verify(token: string): Promise<VerifyResult>
+}
+
+/**
+ * Verification is cached by token string (bounded): a runtime fetching install info and five files
+ * presents the same token again and again, and HMAC + JSON parsing on each costs more than the
+ * lookup that follows. Expiry is still checked against the clock on every hit.
+ */
+export function createTokenService(secret: Uint8Array, clock: Clock, accessTtlSeconds: number): TokenService {
+  const key = crypto.subtle.importKey('raw', secret as Uint8Array<ArrayBuffer>, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])
+  const verified = new Map<string, AccessClaims | DownloadClaims>()
+  const nowSeconds = () => Math.floor(clock() / 1000)
+
+  function fromClaims(claims: AccessClaims | DownloadClaims): VerifyResult {
+    if (claims.exp !== undefined && claims.exp <= nowSeconds()) return { ok: false, reason: 'expired' }
+    return 'purpose' in claims ? { ok: true, kind: 'download', claims } : { ok: true, kind: 'access', claims }
+  }
+
+  return {
+    async signAccess(user) {
+      const iat = nowSeconds()
+      return new SignJWT({ role: user.role, tv: user.tokenVersion })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(user.id)
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + accessTtlSeconds)
+        .sign(await key)
+    },
+
+    async signDownload(versionId, expiresAt) {
+      const token = new SignJWT({ purpose: 'download', vid: versionId }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      if (expiresAt !== null) token.setExpirationTime(Math.floor(expiresAt / 1000))
+      return token.sign(await key)
+    },
+
+    async verify(token) {
+      const cached = verified.get(token)
+      if (cached) return fromClaims(cached)
+      if (token.length > 4096) return { ok: false, reason: 'invalid' }
+      let payload: Record<string, unknown>
+      try {
+        const result = await jwtVerify(token, await key, { algorithms: ['HS256'], currentDate: new Date(clock()) })
+        payload = result.payload as Record<string, unknown>
+      } catch (error) {
+        return { ok: false, reason: error instanceof joseErrors.JWTExpired ? 'expired' : 'invalid' }
+      }
+      let claims: AccessClaims | DownloadClaims
+      if (payload.purpose === 'download' && typeof payload.vid === 'string') {
+        claims = { purpose: 'download', vid: payload.vid, exp: typeof payload.exp === 'number' ? payload.exp : undefined }
+      } else if (
+        typeof payload.sub === 'string' &&
+        (payload.role === 'ADMIN' || payload.role === 'USER') &&
+        typeof payload.tv === 'number' &&
+        typeof payload.exp === 'number' &&
+        typeof payload.iat === 'number'
+      ) {
+        claims = { sub: payload.sub, role: payload.role, tv: payload.tv, iat: payload.iat, exp: payload.exp }
+      } else {
+        return { ok: false, reason: 'invalid' }
+      }
+      if (verified.size >= cacheLimit) verified.clear()
+      verified.set(token, claims)
+      return fromClaims(claims)
+    },
+  }
+}

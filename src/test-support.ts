@@ -1,0 +1,80 @@
+// Shared by the HTTP tests: a real data directory in a temp folder, a movable clock, and a caller.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createApp, type App } from './app'
+import { loadConfig, type Config } from './config'
+import { openDataDir, type OpenedDataDir } from './data-dir'
+
+export interface TestContext {
+  app: App
+  config: Config
+  dataDir: OpenedDataDir
+  /** milliseconds; move it with `advance` */
+  now: { value: number }
+  advance(ms: number): void
+  logs: string[]
+  call(method: string, path: string, options?: CallOptions): Promise<CallResult>
+  close(): void
+}
+
+export interface CallOptions {
+  json?: unknown
+  body?: BodyInit
+  token?: string
+  headers?: Record<string, string>
+}
+
+export interface CallResult {
+  status: number
+  headers: Headers
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any
+  text: string
+}
+
+export function tempDir(prefix = 'miniship-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix))
+}
+
+/** A fresh app on its own temp data directory; rate limits off unless `overrides.rateLimit`. */
+export function createTestContext(overrides: Partial<Config> = {}): TestContext {
+  const root = tempDir()
+  const config: Config = { ...loadConfig({ dataDir: root, rateLimit: 'off' }, {}), ...overrides }
+  const dataDir = openDataDir(config.dataDir)
+  const now = { value: Date.parse('2026-11-22T10:00:00.000Z') }
+  const logs: string[] = []
+  const app = createApp({ config, db: dataDir.db, paths: dataDir.paths, secret: dataDir.secret, clock: () => now.value, log: (line) => logs.push(line) })
+  return {
+    app,
+    config,
+    dataDir,
+    now,
+    logs,
+    advance(ms) {
+      now.value += ms
+    },
+    async call(method, path, options = {}) {
+      const headers = new Headers(options.headers)
+      let body: BodyInit | undefined = options.body
+      if (options.json !== undefined) {
+        body = JSON.stringify(options.json)
+        if (!headers.has('content-type')) headers.set('content-type', 'application/json')
+      }
+      if (options.token) headers.set('authorization', `Bearer ${options.token}`)
+      const response = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }))
+      const text = await response.text()
+      let parsed: unknown = text
+      try {
+        parsed = JSON.parse(text)
+      } catch {
+        // not JSON: keep the text
+      }
+      return { status: response.status, headers: response.headers, body: parsed, text }
+    },
+    close() {
+      dataDir.db.$client.close()
+      rmSync(root, { recursive: true, force: true })
+    },
+  }
+}

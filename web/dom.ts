@@ -1,0 +1,290 @@
+// Small DOM helpers: element building without innerHTML, the alert and notice regions,
+// inline field errors, the confirmation dialog and display formatting.
+import { ApiError, type ErrorDetail, type Person } from './api.ts'
+
+type Child = Node | string | number | null | undefined | false | Child[]
+type AttrValue = string | number | boolean | null | undefined
+
+export interface Attrs {
+  [name: string]: AttrValue | Record<string, EventListener> | undefined
+  /** Event listeners, added with addEventListener (never as inline attributes). */
+  on?: Record<string, EventListener>
+}
+
+function append(parent: Node, child: Child): void {
+  if (child === null || child === undefined || child === false) return
+  if (Array.isArray(child)) {
+    for (const c of child) append(parent, c)
+    return
+  }
+  parent.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child)
+}
+
+/** Builds an element: h('button', { class: 'primary', 'data-testid': 'x', on: { click } }, 'Label'). */
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Attrs | null, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const element = document.createElement(tag)
+  if (attrs) {
+    for (const [name, value] of Object.entries(attrs)) {
+      if (name === 'on') {
+        for (const [event, listener] of Object.entries(value as Record<string, EventListener>)) {
+          element.addEventListener(event, listener)
+        }
+      } else if (value === true) {
+        element.setAttribute(name, '')
+      } else if (value !== false && value !== null && value !== undefined) {
+        element.setAttribute(name, String(value))
+      }
+    }
+  }
+  for (const child of children) append(element, child)
+  return element
+}
+
+export function clear(element: Element, ...children: Child[]): void {
+  element.replaceChildren()
+  for (const child of children) append(element, child)
+}
+
+// ---- alert (errors) and notice (successes) -------------------------------------------------
+
+function region(testId: string): HTMLElement {
+  const element = document.querySelector<HTMLElement>(`[data-testid="${testId}"]`)
+  if (!element) throw new Error(`missing #${testId} region in index.html`)
+  return element
+}
+
+/** Shows an error's message in the page-wide alert region (role="alert"). */
+export function showError(error: unknown, unplaced: ErrorDetail[] = []): void {
+  if (error instanceof ApiError && error.handled) return
+  const message = error instanceof Error ? error.message : String(error)
+  const alert = region('alert')
+  hideNotice()
+  clear(
+    alert,
+    h('p', null, message || 'Something went wrong.'),
+    unplaced.length ? h('ul', null, unplaced.map((d) => h('li', null, d.field ? `${d.field}: ${d.message}` : d.message))) : null,
+  )
+  alert.hidden = false
+  if (!(error instanceof ApiError)) console.warn(error)
+}
+
+export function hideError(): void {
+  const alert = region('alert')
+  alert.replaceChildren()
+  alert.hidden = true
+}
+
+/** Shows a short success message (role="status"); it stays until the next action or page. */
+export function showNotice(message: string): void {
+  hideError()
+  const notice = region('notice')
+  clear(notice, h('p', null, message))
+  notice.hidden = false
+}
+
+export function hideNotice(): void {
+  const notice = region('notice')
+  notice.replaceChildren()
+  notice.hidden = true
+}
+
+// ---- forms ---------------------------------------------------------------------------------
+
+let fieldErrorSeq = 0
+
+export function clearFieldErrors(form: HTMLFormElement): void {
+  for (const p of form.querySelectorAll('.field-error')) p.remove()
+  for (const input of form.querySelectorAll('[aria-invalid]')) {
+    input.removeAttribute('aria-invalid')
+    const describedBy = (input.getAttribute('aria-describedby') ?? '')
+      .split(' ')
+      .filter((id) => id && !id.startsWith('field-error-'))
+      .join(' ')
+    if (describedBy) input.setAttribute('aria-describedby', describedBy)
+    else input.removeAttribute('aria-describedby')
+  }
+}
+
+/** TypeBox paths look like "/appId"; plain names like "appId". */
+function fieldName(field: string): string {
+  return field.replace(/^\//, '').split(/[/.[]/)[0] ?? ''
+}
+
+/**
+ * Puts each `details[]` entry of a 400 under the input it names, and answers the ones that
+ * matched no input so they can go into the alert instead.
+ */
+export function showFieldErrors(form: HTMLFormElement, details: ErrorDetail[]): ErrorDetail[] {
+  clearFieldErrors(form)
+  const unplaced: ErrorDetail[] = []
+  let first: HTMLElement | null = null
+  for (const detail of details) {
+    const name = fieldName(detail.field)
+    const input = name ? form.querySelector<HTMLElement>(`[name="${CSS.escape(name)}"]`) : null
+    if (!input) {
+      unplaced.push(detail)
+      continue
+    }
+    const id = `field-error-${++fieldErrorSeq}`
+    const p = h('p', { class: 'field-error', id, 'data-testid': `field-error-${name}` }, detail.message)
+    input.insertAdjacentElement('afterend', p)
+    input.setAttribute('aria-invalid', 'true')
+    input.setAttribute('aria-describedby', `${input.getAttribute('aria-describedby') ?? ''} ${id}`.trim())
+    first ??= input
+  }
+  first?.focus()
+  return unplaced
+}
+
+/** Shows an API error: inline under the fields it names when it has details, and in the alert. */
+export function showFormError(form: HTMLFormElement, error: unknown): void {
+  const unplaced = error instanceof ApiError && error.details.length ? showFieldErrors(form, error.details) : []
+  showError(error, unplaced)
+}
+
+export function formValues(form: HTMLFormElement): Record<string, string> {
+  const values: Record<string, string> = {}
+  for (const [key, value] of new FormData(form).entries()) {
+    if (typeof value === 'string') values[key] = value
+  }
+  return values
+}
+
+/** Runs a submit handler with the submit button disabled, so double clicks send one request. */
+export function onSubmit(form: HTMLFormElement, handler: (values: Record<string, string>) => Promise<void>): void {
+  form.addEventListener('submit', (event) => {
+    event.preventDefault()
+    const buttons = [...form.querySelectorAll<HTMLButtonElement>('button[type="submit"]')]
+    if (buttons.some((b) => b.disabled)) return
+    for (const b of buttons) b.disabled = true
+    clearFieldErrors(form)
+    handler(formValues(form))
+      .catch((error: unknown) => showFormError(form, error))
+      .finally(() => {
+        for (const b of buttons) b.disabled = false
+      })
+  })
+}
+
+let inputSeq = 0
+
+/** A labelled input with an optional hint, wired with for/id and aria-describedby. */
+export function field(
+  label: string,
+  input: HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement,
+  hint?: string,
+): HTMLElement {
+  const id = input.id || `input-${++inputSeq}`
+  input.id = id
+  let hintElement: HTMLElement | null = null
+  if (hint) {
+    hintElement = h('p', { class: 'hint', id: `${id}-hint` }, hint)
+    input.setAttribute('aria-describedby', `${id}-hint`)
+  }
+  return h('div', { class: 'field' }, h('label', { for: id }, label), hintElement, input)
+}
+
+// ---- confirmation dialog -------------------------------------------------------------------
+
+export interface DialogField {
+  name: string
+  label: string
+  kind: 'textarea' | 'password' | 'text'
+  hint?: string
+  required?: boolean
+}
+
+export interface ConfirmOptions {
+  title: string
+  message: Child
+  confirmLabel: string
+  danger?: boolean
+  fields?: DialogField[]
+}
+
+/**
+ * An in-page modal (native <dialog>) that asks before something that cannot be undone.
+ * Resolves to the entered field values, or null when cancelled (Cancel button or Escape).
+ */
+export function confirmDialog(options: ConfirmOptions): Promise<Record<string, string> | null> {
+  return new Promise((resolve) => {
+    let result: Record<string, string> | null = null
+    const inputs = (options.fields ?? []).map((f) => {
+      const input =
+        f.kind === 'textarea'
+          ? h('textarea', { name: f.name, rows: 3, 'data-testid': `confirm-${f.name}` })
+          : h('input', {
+              name: f.name,
+              type: f.kind,
+              required: f.required,
+              autocomplete: f.kind === 'password' ? 'new-password' : 'off',
+              'data-testid': `confirm-${f.name}`,
+            })
+      return field(f.label, input, f.hint)
+    })
+    const titleId = `dialog-title-${++inputSeq}`
+    const cancel = h('button', { type: 'button', class: 'secondary', 'data-testid': 'confirm-cancel' }, 'Cancel')
+    const form = h(
+      'form',
+      { class: 'dialog-form' },
+      h('h2', { id: titleId }, options.title),
+      h('div', { class: 'dialog-message' }, options.message),
+      inputs,
+      h(
+        'div',
+        { class: 'actions' },
+        h('button', { type: 'submit', class: options.danger ? 'danger' : 'primary', 'data-testid': 'confirm-ok' }, options.confirmLabel),
+        cancel,
+      ),
+    )
+    const dialog = h('dialog', { 'aria-labelledby': titleId, 'data-testid': 'confirm-dialog' }, form)
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null
+
+    form.addEventListener('submit', (event) => {
+      event.preventDefault()
+      result = formValues(form)
+      dialog.close()
+    })
+    cancel.addEventListener('click', () => dialog.close())
+    dialog.addEventListener('close', () => {
+      dialog.remove()
+      if (opener?.isConnected) opener.focus()
+      resolve(result)
+    })
+
+    document.body.appendChild(dialog)
+    dialog.showModal()
+    const firstInput = form.querySelector<HTMLElement>('input, textarea')
+    ;(firstInput ?? cancel).focus()
+  })
+}
+
+// ---- formatting ----------------------------------------------------------------------------
+
+export function formatBytes(bytes: number | undefined | null): string {
+  if (typeof bytes !== 'number' || !Number.isFinite(bytes)) return '—'
+  if (bytes < 1024) return `${bytes} B`
+  const units = ['KB', 'MB', 'GB']
+  let value = bytes / 1024
+  let unit = 0
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024
+    unit++
+  }
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`
+}
+
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+
+/** A <time> element with the local date and the exact ISO timestamp as its datetime and tooltip. */
+export function time(iso: string | null | undefined): HTMLElement | string {
+  if (!iso) return '—'
+  const date = new Date(iso)
+  if (Number.isNaN(date.getTime())) return iso
+  return h('time', { datetime: iso, title: iso }, dateFormat.format(date))
+}
+
+export function personName(person: Person | null | undefined): string {
+  if (!person) return 'someone'
+  return person.displayName ? `${person.displayName} (${person.email})` : person.email
+}

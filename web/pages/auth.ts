@@ -1,0 +1,92 @@
+// Sign in and register forms, used by the console and by the CLI approval page.
+import { api, ApiError, type Me } from '../api.ts'
+import { field, h, hideError, onSubmit } from '../dom.ts'
+import { markRegistrationClosed, registrationClosed, startSession } from '../session.ts'
+
+interface LoginAnswer {
+  accessToken: string
+}
+
+/**
+ * A panel with the sign-in form and, unless the server said registration is closed, a way to
+ * switch to the register form. Calls onSignedIn once a token is stored and the user is loaded.
+ */
+export function authPanel(onSignedIn: (me: Me) => void, intro: string): HTMLElement {
+  const panel = h('section', { class: 'card auth', 'aria-labelledby': 'auth-title' })
+
+  function showSignIn(): void {
+    const form = h(
+      'form',
+      { 'data-testid': 'signin-form', novalidate: true },
+      field('Email', h('input', { name: 'email', type: 'email', autocomplete: 'username', required: true })),
+      field('Password', h('input', { name: 'password', type: 'password', autocomplete: 'current-password', required: true })),
+      h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary', 'data-testid': 'signin-submit' }, 'Sign in')),
+    )
+    onSubmit(form, async (values) => {
+      const answer = await api<LoginAnswer>('POST', '/api/auth/login', { email: values.email, password: values.password }, { auth: false })
+      const me = await startSession(answer.accessToken)
+      hideError()
+      onSignedIn(me)
+    })
+    panel.replaceChildren(
+      h('h1', { id: 'auth-title', tabindex: -1 }, 'Sign in'),
+      h('p', null, intro),
+      form,
+      registrationClosed()
+        ? h('p', { class: 'hint', 'data-testid': 'registration-closed' }, 'New accounts are created by an administrator on this server. Ask one to create an account for you.')
+        : h(
+            'p',
+            null,
+            'No account yet? ',
+            h('button', { type: 'button', class: 'link', 'data-testid': 'show-register', on: { click: showRegister } }, 'Create an account'),
+          ),
+    )
+  }
+
+  function showRegister(): void {
+    hideError()
+    const form = h(
+      'form',
+      { 'data-testid': 'register-form', novalidate: true },
+      field('Your name (optional)', h('input', { name: 'displayName', type: 'text', autocomplete: 'name' }), 'Shown to other people instead of your email.'),
+      field('Email', h('input', { name: 'email', type: 'email', autocomplete: 'username', required: true })),
+      field(
+        'Password',
+        h('input', { name: 'password', type: 'password', autocomplete: 'new-password', required: true, minlength: 6 }),
+        'At least 6 characters.',
+      ),
+      h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary', 'data-testid': 'register-submit' }, 'Create account')),
+    )
+    onSubmit(form, async (values) => {
+      const body: Record<string, string> = { email: values.email ?? '', password: values.password ?? '' }
+      if (values.displayName?.trim()) body.displayName = values.displayName.trim()
+      try {
+        const answer = await api<LoginAnswer>('POST', '/api/auth/register', body, { auth: false })
+        const me = await startSession(answer.accessToken)
+        hideError()
+        onSignedIn(me)
+      } catch (error) {
+        if (error instanceof ApiError && error.code === 'REGISTRATION_CLOSED') {
+          markRegistrationClosed()
+          showSignIn()
+        }
+        throw error
+      }
+    })
+    panel.replaceChildren(
+      h('h1', { id: 'auth-title', tabindex: -1 }, 'Create an account'),
+      h('p', null, 'Anyone with an account can create miniapps and becomes their owner. Administrators are appointed by another administrator.'),
+      form,
+      h(
+        'p',
+        null,
+        'Already have an account? ',
+        h('button', { type: 'button', class: 'link', 'data-testid': 'show-signin', on: { click: () => (hideError(), showSignIn()) } }, 'Sign in'),
+      ),
+    )
+    panel.querySelector<HTMLInputElement>('input')?.focus()
+  }
+
+  showSignIn()
+  return panel
+}
