@@ -27,3 +27,46 @@ describe('foundation HTTP behaviour', () => {
     expect(res.body.paths['/api/health'].get).toBeDefined()
   })
 })
+
+describe('error shape for bad requests', () => {
+  test('malformed JSON is 400 INVALID_JSON', async () => {
+    const res = await context.call('POST', '/api/auth/login', { body: '{"email": ', headers: { 'content-type': 'application/json' } })
+    expect(res.status).toBe(400)
+    expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request', code: 'INVALID_JSON' })
+  })
+
+  test('a JSON route given text/plain is 415', async () => {
+    const res = await context.call('POST', '/api/auth/login', { body: 'email=a', headers: { 'content-type': 'text/plain' } })
+    expect(res.status).toBe(415)
+    expect(res.body).toMatchObject({ statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE' })
+  })
+
+  test('the upload route given JSON is 415', async () => {
+    const res = await context.call('POST', '/api/mini-apps/by-app-id/demo/versions/upload', { json: {} })
+    expect(res.status).toBe(415)
+    expect(res.body.code).toBe('UNSUPPORTED_MEDIA_TYPE')
+  })
+
+  test('a declared JSON body over the limit is 413 before it is read', async () => {
+    const res = await context.call('POST', '/api/auth/login', { body: 'x', headers: { 'content-type': 'application/json', 'content-length': String(2 * 1024 * 1024) } })
+    expect(res.status).toBe(413)
+    expect(res.body).toMatchObject({ statusCode: 413, code: 'PAYLOAD_TOO_LARGE' })
+  })
+
+  test('an unknown method on a known path is 404 in the error shape', async () => {
+    const res = await context.call('DELETE', '/api/health')
+    expect(res.status).toBe(404)
+    expect(res.body.code).toBe('ROUTE_NOT_FOUND')
+  })
+})
+
+describe('health', () => {
+  test('503 when the database is not usable', async () => {
+    const broken = createTestContext()
+    broken.dataDir.db.$client.close()
+    const res = await broken.call('GET', '/api/health')
+    expect(res.status).toBe(503)
+    expect(res.body.status).toBe('unavailable')
+    broken.close = () => {}
+  })
+})

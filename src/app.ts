@@ -49,7 +49,7 @@ export function checkRequestBody(request: Request, config: Config): void {
   const pathname = new URL(request.url).pathname
   const isUpload = uploadPathPattern.test(pathname)
   const declared = request.headers.get('content-length')
-  const hasBody = (declared !== null && declared !== '0') || request.headers.has('transfer-encoding')
+  const hasBody = declared !== null ? declared !== '0' : request.body !== null
   if (!hasBody) return
   const limit = isUpload ? config.uploadLimitBytes : config.jsonLimitBytes
   if (declared !== null && Number(declared) > limit) {

@@ -18,6 +18,13 @@ export function withRequestLog<S>(handler: FetchHandler<S>, log: (line: string) 
     const incoming = request.headers.get('x-request-id')
     const requestId = incoming && requestIdPattern.test(incoming) ? incoming : Bun.randomUUIDv7()
     let response = await handler(request, server)
+    const type = response.headers.get('content-type') ?? ''
+    if (!response.headers.has('content-length') && type.startsWith('application/json') && response.body !== null) {
+      // JSON answers are small: measure them so the log line has bytes (Bun would add the header anyway)
+      const body = await response.arrayBuffer()
+      response = new Response(body, response)
+      response.headers.set('content-length', String(body.byteLength))
+    }
     try {
       response.headers.set('x-request-id', requestId)
     } catch {

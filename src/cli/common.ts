@@ -1,0 +1,48 @@
+// What every subcommand shares: the configuration flags, and turning a bad value into one line and exit 2.
+import { Command, Option } from 'commander'
+import { ConfigError, loadConfig, type Config, type ConfigFlags } from '../config'
+import { NewerSchemaError } from '../db/open'
+
+/** `--data-dir` is on every subcommand; the server flags only on `serve`. */
+export function withDataDirOption(command: Command): Command {
+  return command.option('--data-dir <dir>', 'data directory (env MINISHIP_DATA_DIR, default ./data)')
+}
+
+export function withServerOptions(command: Command): Command {
+  return withDataDirOption(command)
+    .option('--port <n>', 'port to listen on (env MINISHIP_PORT, default 3001)')
+    .option('--host <addr>', 'address to bind (env MINISHIP_HOST, default 0.0.0.0)')
+    .option('--public-url <url>', 'public base URL including /api, e.g. https://apps.example.com/api (env MINISHIP_PUBLIC_URL)')
+    .option('--cdn-url <url>', 'base URL of a CDN serving the file downloads (env MINISHIP_CDN_URL)')
+    .addOption(new Option('--registration <mode>', 'whether anyone may register (env MINISHIP_REGISTRATION, default open)').choices(['open', 'closed']))
+    .option('--upload-limit-mb <n>', 'largest upload request in MB (env MINISHIP_UPLOAD_LIMIT_MB, default 512)')
+    .option('--token-ttl <duration>', 'access token lifetime such as 30d or 12h (env MINISHIP_TOKEN_TTL, default 30d)')
+    .addOption(new Option('--rate-limit <mode>', 'rate limits on login, register and device sessions (env MINISHIP_RATE_LIMIT, default on)').choices(['on', 'off']))
+    .option('--route-scheme <name>', 'scheme of routeUrl in install info (env MINISHIP_ROUTE_SCHEME, default miniapp)')
+    .addOption(new Option('--trust-proxy <mode>', 'trust X-Forwarded-* headers from a reverse proxy (env MINISHIP_TRUST_PROXY, default off)').choices(['on', 'off']))
+}
+
+/** Prints a usage problem as one line on stderr and exits 2 (the exit code of a bad invocation). */
+export function fail(message: string, exitCode = 2): never {
+  process.stderr.write(`miniship: ${message}\n`)
+  process.exit(exitCode)
+}
+
+export function configFrom(flags: ConfigFlags): Config {
+  try {
+    return loadConfig(flags)
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message)
+    throw error
+  }
+}
+
+/** Runs an action, turning expected failures (bad config, newer schema) into one clear line. */
+export async function runAction(action: () => Promise<void> | void): Promise<void> {
+  try {
+    await action()
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof NewerSchemaError) fail(error.message)
+    throw error
+  }
+}

@@ -1,0 +1,99 @@
+// `miniship doctor`: find what a crash, a restore or a disk problem broke, and name it.
+import { Command } from 'commander'
+import { existsSync, statSync } from 'node:fs'
+import { Database } from 'bun:sqlite'
+import { configFrom, runAction, withDataDirOption } from './common'
+import { dataDirPaths, type DataDirPaths } from '../data-dir'
+import { appliedMigrationCount, schemaVersion } from '../db/open'
+
+export interface DoctorCheck {
+  name: string
+  /** problems found; an empty list means the check passed */
+  run(paths: DataDirPaths, database: Database): string[] | Promise<string[]>
+}
+
+/** Checks that need an open, readable database; run in order, each reporting its own problems. */
+export const databaseChecks: DoctorCheck[] = [
+  {
+    name: 'database integrity',
+    run: (_paths, database) => {
+      const rows = database.query('PRAGMA integrity_check').all() as { integrity_check: string }[]
+      const problems = rows.map((row) => row.integrity_check).filter((text) => text !== 'ok')
+      return problems.map((text) => `database integrity: ${text}`)
+    },
+  },
+  {
+    name: 'foreign keys',
+    run: (_paths, database) => {
+      const rows = database.query('PRAGMA foreign_key_check').all() as { table: string; rowid: number; parent: string }[]
+      return rows.map((row) => `database: row ${row.rowid} of ${row.table} refers to a missing ${row.parent} row`)
+    },
+  },
+  {
+    name: 'migrations',
+    run: (_paths, database) => {
+      const applied = appliedMigrationCount(database)
+      if (applied < schemaVersion) return [`database: ${schemaVersion - applied} of ${schemaVersion} migrations not applied; run miniship init`]
+      if (applied > schemaVersion) return [`database: schema version ${applied} is newer than this miniship (${schemaVersion}); use a newer miniship`]
+      return []
+    },
+  },
+]
+
+function secretProblems(paths: DataDirPaths): string[] {
+  if (!existsSync(paths.secret)) return [`signing secret ${paths.secret} is missing: existing tokens cannot be verified`]
+  const mode = statSync(paths.secret).mode & 0o777
+  if (mode & 0o077) return [`signing secret ${paths.secret} is readable by others (mode ${mode.toString(8)}); run chmod 600`]
+  return []
+}
+
+/** Every problem doctor finds in the data directory at `root`. */
+export async function diagnose(root: string, progress: (line: string) => void = () => {}): Promise<string[]> {
+  const paths = dataDirPaths(root)
+  if (!existsSync(root)) return [`data directory ${root} does not exist; run miniship init`]
+  if (!existsSync(paths.database)) return [`database ${paths.database} does not exist; run miniship init`]
+  const problems = secretProblems(paths)
+  let database: Database
+  try {
+    database = new Database(paths.database, { readonly: true, strict: true })
+    database.query('SELECT count(*) FROM sqlite_master').get()
+  } catch (error) {
+    return [...problems, `database ${paths.database} cannot be opened or read: ${(error as Error).message}`]
+  }
+  try {
+    for (const check of databaseChecks) {
+      progress(`checking ${check.name}…`)
+      try {
+        problems.push(...(await check.run(paths, database)))
+      } catch (error) {
+        problems.push(`${check.name}: could not be checked: ${(error as Error).message}`)
+      }
+    }
+  } finally {
+    database.close()
+  }
+  return problems
+}
+
+export function doctorCommand(): Command {
+  return withDataDirOption(new Command('doctor'))
+    .description('check the database (integrity, migrations) and the stored files; exits 1 and names each problem')
+    .addHelpText('after', '\nExample:\n  $ miniship doctor --data-dir /var/lib/miniship')
+    .action((flags) =>
+      runAction(async () => {
+        const config = configFrom(flags)
+        const tty = process.stderr.isTTY
+        const problems = await diagnose(config.dataDir, (line) => {
+          if (tty) process.stderr.write(`\r\x1b[K${line}`)
+        })
+        if (tty) process.stderr.write('\r\x1b[K')
+        if (problems.length === 0) {
+          console.log(`OK: ${config.dataDir} is healthy (schema version ${schemaVersion})`)
+          return
+        }
+        for (const problem of problems) console.log(`PROBLEM: ${problem}`)
+        console.log(`${problems.length} problem${problems.length === 1 ? '' : 's'} found in ${config.dataDir}`)
+        process.exitCode = 1
+      }),
+    )
+}

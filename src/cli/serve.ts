@@ -1,0 +1,95 @@
+// `miniship serve`: open the data directory, take its lock, listen, and stop cleanly on SIGTERM/SIGINT.
+import { Command } from 'commander'
+import type { Server } from 'bun'
+import consolePage from '../../web/index.html'
+import { configFrom, fail, runAction, withServerOptions } from './common'
+import { acquireLock, openDataDir } from '../data-dir'
+import { createApp } from '../app'
+import { withRequestLog } from '../http/request-log'
+import { productVersion } from '../version'
+import type { Config } from '../config'
+
+const shutdownGraceMs = 10_000
+
+export interface RunningServer {
+  server: Server<undefined>
+  stop(): Promise<void>
+}
+
+/** Starts the whole appliance on `config`; `stop()` drains requests, closes the database, frees the lock. */
+export function startServer(config: Config): RunningServer {
+  const { db, paths, secret } = openDataDir(config.dataDir)
+  let releaseLock: () => void
+  try {
+    releaseLock = acquireLock(paths)
+  } catch (error) {
+    db.$client.close()
+    throw error
+  }
+  const log = (line: string) => process.stdout.write(line + '\n')
+  const app = createApp({ config, db, paths, secret, log })
+  const handle = withRequestLog<Server<undefined>>((request) => app.handle(request), log)
+  let server: Server<undefined>
+  try {
+    server = Bun.serve({
+      hostname: config.host,
+      port: config.port,
+      // A second process must not silently share the port (Elysia would pass reusePort: true).
+      reusePort: false,
+      development: false,
+      idleTimeout: 120,
+      // Bun would refuse large bodies with an empty 413; we answer the limit ourselves, as JSON.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      routes: { '/': consolePage, '/cli/authorize': consolePage },
+      fetch: handle,
+    })
+  } catch (error) {
+    db.$client.close()
+    releaseLock()
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EADDRINUSE') fail(`port ${config.port} on ${config.host} is already in use`)
+    throw error
+  }
+  // Handlers read the client address through Elysia's context `server`.
+  app.server = server
+  let stopping: Promise<void> | null = null
+  return {
+    server,
+    stop() {
+      stopping ??= (async () => {
+        const drained = server.stop(false)
+        const timedOut = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), shutdownGraceMs).unref())
+        if ((await Promise.race([drained, timedOut])) === 'timeout') await server.stop(true)
+        db.$client.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+        db.$client.close()
+        releaseLock()
+      })()
+      return stopping
+    },
+  }
+}
+
+export function serveCommand(): Command {
+  return withServerOptions(new Command('serve'))
+    .description('run the API and the admin console (initialises an empty data directory first)')
+    .addHelpText('after', '\nExample:\n  $ miniship serve --data-dir /var/lib/miniship --port 3001 --public-url https://apps.example.com/api')
+    .action((flags) =>
+      runAction(() => {
+        const config = configFrom(flags)
+        const running = startServer(config)
+        process.stderr.write(`miniship ${productVersion} listening on http://${config.host}:${running.server.port} (data: ${config.dataDir})\n`)
+        const shutdown = (signal: string) => {
+          process.stderr.write(`miniship: ${signal} received, finishing requests in flight\n`)
+          running.stop().then(
+            () => process.exit(0),
+            (error) => {
+              process.stderr.write(`miniship: shutdown failed: ${(error as Error).message}\n`)
+              process.exit(1)
+            },
+          )
+        }
+        process.once('SIGTERM', () => shutdown('SIGTERM'))
+        process.once('SIGINT', () => shutdown('SIGINT'))
+      }),
+    )
+}

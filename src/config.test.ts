@@ -1,0 +1,76 @@
+import { describe, expect, test } from 'bun:test'
+import { resolve } from 'node:path'
+import { ConfigError, loadConfig, parseDuration } from './config'
+
+describe('configuration precedence: flags > MINISHIP_* environment > defaults', () => {
+  test('defaults', () => {
+    const config = loadConfig({}, {})
+    expect(config.port).toBe(3001)
+    expect(config.host).toBe('0.0.0.0')
+    expect(config.dataDir).toBe(resolve('./data'))
+    expect(config.registration).toBe('open')
+    expect(config.uploadLimitBytes).toBe(512 * 1024 * 1024)
+    expect(config.tokenTtlSeconds).toBe(30 * 86400)
+    expect(config.rateLimit).toBe(true)
+    expect(config.routeScheme).toBe('miniapp')
+    expect(config.trustProxy).toBe(false)
+    expect(config.publicUrl).toBeNull()
+    expect(config.cdnUrl).toBeNull()
+  })
+
+  test('environment overrides defaults', () => {
+    const config = loadConfig({}, { MINISHIP_PORT: '4000', MINISHIP_REGISTRATION: 'closed', MINISHIP_DATA_DIR: '/tmp/x', MINISHIP_TOKEN_TTL: '12h', MINISHIP_PUBLIC_URL: 'https://apps.example.com/api/' })
+    expect(config.port).toBe(4000)
+    expect(config.registration).toBe('closed')
+    expect(config.dataDir).toBe('/tmp/x')
+    expect(config.tokenTtlSeconds).toBe(12 * 3600)
+    expect(config.publicUrl).toBe('https://apps.example.com/api')
+  })
+
+  test('flags override environment', () => {
+    const config = loadConfig({ port: '5000', registration: 'open', uploadLimitMb: '2' }, { MINISHIP_PORT: '4000', MINISHIP_REGISTRATION: 'closed', MINISHIP_UPLOAD_LIMIT_MB: '7' })
+    expect(config.port).toBe(5000)
+    expect(config.registration).toBe('open')
+    expect(config.uploadLimitBytes).toBe(2 * 1024 * 1024)
+  })
+
+  test('an empty environment variable counts as unset', () => {
+    expect(loadConfig({}, { MINISHIP_PORT: '' }).port).toBe(3001)
+  })
+})
+
+describe('bad values stop with a message naming the setting', () => {
+  const cases: [string, Parameters<typeof loadConfig>[0], Record<string, string>, RegExp][] = [
+    ['port abc (flag)', { port: 'abc' }, {}, /--port must be a port number.*"abc"/],
+    ['port abc (env)', {}, { MINISHIP_PORT: 'abc' }, /MINISHIP_PORT must be a port number/],
+    ['port too big', { port: '70000' }, {}, /--port/],
+    ['registration maybe', { registration: 'maybe' }, {}, /--registration must be "open" or "closed"/],
+    ['upload limit zero', { uploadLimitMb: '0' }, {}, /--upload-limit-mb/],
+    ['upload limit text', {}, { MINISHIP_UPLOAD_LIMIT_MB: 'lots' }, /MINISHIP_UPLOAD_LIMIT_MB/],
+    ['token ttl', { tokenTtl: 'forever' }, {}, /--token-ttl must be a duration/],
+    ['rate limit', { rateLimit: 'sometimes' }, {}, /--rate-limit must be "on" or "off"/],
+    ['public url', { publicUrl: 'apps.example.com' }, {}, /--public-url must be a full http\(s\) URL/],
+    ['cdn url scheme', { cdnUrl: 'ftp://cdn.example.com' }, {}, /--cdn-url must start with http/],
+    ['route scheme', { routeScheme: 'Mini App' }, {}, /--route-scheme/],
+  ]
+  for (const [name, flags, env, message] of cases) {
+    test(name, () => {
+      expect(() => loadConfig(flags, env)).toThrow(ConfigError)
+      expect(() => loadConfig(flags, env)).toThrow(message)
+    })
+  }
+})
+
+test('parseDuration', () => {
+  const table: [string, number | null][] = [
+    ['30d', 30 * 86400],
+    ['12h', 43200],
+    ['90m', 5400],
+    ['45s', 45],
+    ['0d', null],
+    ['1w', null],
+    ['d', null],
+    ['-1h', null],
+  ]
+  for (const [text, seconds] of table) expect(parseDuration(text)).toBe(seconds)
+})

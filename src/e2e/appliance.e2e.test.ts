@@ -1,0 +1,119 @@
+// The binary as an operator meets it: alone in an empty directory, every subcommand, clean stops.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { copyFileSync, existsSync, readdirSync, writeFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { binaryPath, runBinary, startBinary, tempDir } from './support'
+
+let dir: string
+let binary: string
+
+beforeAll(async () => {
+  dir = tempDir()
+  binary = join(dir, 'miniship')
+  copyFileSync(await binaryPath(), binary)
+  Bun.spawnSync(['chmod', '+x', binary])
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const run = (args: string[], options: { stdin?: string; env?: Record<string, string> } = {}) => runBinary(args, { ...options, cwd: dir, binary })
+
+describe('the binary alone in an empty directory', () => {
+  test('nothing but the binary is there', () => {
+    expect(readdirSync(dir)).toEqual(['miniship'])
+  })
+
+  test('--version and --help with an example for every subcommand', async () => {
+    const version = await run(['--version'])
+    expect(version.exitCode).toBe(0)
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
+    const help = await run(['--help'])
+    expect(help.exitCode).toBe(0)
+    for (const command of ['serve', 'init', 'create-admin', 'doctor']) {
+      expect(help.stdout).toContain(command)
+      const sub = await run([command, '--help'])
+      expect(sub.exitCode).toBe(0)
+      expect(sub.stdout).toContain('Example')
+      expect(sub.stdout).toContain(`Usage: miniship ${command}`)
+    }
+  })
+
+  test('init, create-admin, doctor, serve, login, SIGTERM, restart keeps the data', async () => {
+    const init = await run(['init', '--data-dir', 'data'])
+    expect(init.exitCode).toBe(0)
+    expect(existsSync(join(dir, 'data', 'miniship.db'))).toBe(true)
+    const again = await run(['init', '--data-dir', 'data'])
+    expect(again.exitCode).toBe(0)
+    expect(again.stdout).toContain('already initialised')
+
+    const admin = await run(['create-admin', '--data-dir', 'data', '--email', 'Admin@Example.com', '--password-stdin'], { stdin: 'correct horse\n' })
+    expect(admin.stderr).toBe('')
+    expect(admin.exitCode).toBe(0)
+
+    const doctor = await run(['doctor', '--data-dir', 'data'])
+    expect(doctor.stdout).toContain('OK')
+    expect(doctor.exitCode).toBe(0)
+
+    const server = await startBinary({ dataDir: join(dir, 'data'), cwd: dir, binary })
+    const health = await fetch(`${server.baseUrl}/api/health`)
+    expect(health.status).toBe(200)
+    expect(health.headers.get('x-request-id')).toBeTruthy()
+    expect((await health.json()).status).toBe('ok')
+    const page = await fetch(`${server.baseUrl}/`)
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-type')).toContain('text/html')
+    const login = await fetch(`${server.baseUrl}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'admin@example.com', password: 'correct horse' }),
+    })
+    expect(login.status).toBe(200)
+    const { accessToken } = await login.json()
+    expect(await server.stop('SIGTERM')).toBe(0)
+    const logLines = server.output().stdout.trim().split('\n').map((line) => JSON.parse(line))
+    expect(logLines.some((entry) => entry.path === '/api/health' && entry.status === 200)).toBe(true)
+    expect(existsSync(join(dir, 'data', 'miniship.lock'))).toBe(false)
+
+    const restarted = await startBinary({ dataDir: join(dir, 'data'), cwd: dir, binary })
+    const me = await fetch(`${restarted.baseUrl}/api/auth/me`, { headers: { authorization: `Bearer ${accessToken}` } })
+    expect(me.status).toBe(200)
+    expect((await me.json()).email).toBe('admin@example.com')
+    expect(await restarted.stop('SIGINT')).toBe(0)
+  })
+
+  test('a bad configuration value stops with one line and exit code 2', async () => {
+    const badPort = await run(['serve', '--data-dir', 'data', '--port', 'abc'])
+    expect(badPort.exitCode).toBe(2)
+    expect(badPort.stderr.trim().split('\n')).toHaveLength(1)
+    expect(badPort.stderr).toContain('--port')
+    const badEnv = await run(['serve', '--data-dir', 'data'], { env: { MINISHIP_PORT: 'abc' } })
+    expect(badEnv.exitCode).toBe(2)
+    expect(badEnv.stderr).toContain('MINISHIP_PORT')
+    writeFileSync(join(dir, 'not-a-dir'), 'x')
+    const unwritable = await run(['serve', '--data-dir', 'not-a-dir/data'])
+    expect(unwritable.exitCode).toBe(2)
+    expect(unwritable.stderr.trim().split('\n')).toHaveLength(1)
+    expect(unwritable.stderr).toContain('data directory')
+  })
+
+  test('a second server on the same data directory refuses to start', async () => {
+    const first = await startBinary({ dataDir: join(dir, 'data'), cwd: dir, binary })
+    const second = await run(['serve', '--data-dir', 'data', '--host', '127.0.0.1', '--port', '0'])
+    expect(second.exitCode).toBe(2)
+    expect(second.stderr).toContain('already serving')
+    expect(await first.stop()).toBe(0)
+  })
+
+  test('doctor reports a database it cannot open or read', async () => {
+    const broken = join(dir, 'broken')
+    expect((await run(['init', '--data-dir', 'broken'])).exitCode).toBe(0)
+    rmSync(join(broken, 'miniship.db-wal'), { force: true })
+    rmSync(join(broken, 'miniship.db-shm'), { force: true })
+    writeFileSync(join(broken, 'miniship.db'), 'this is not a database, just text that is long enough to look like a header.....')
+    const doctor = await run(['doctor', '--data-dir', 'broken'])
+    expect(doctor.exitCode).toBe(1)
+    expect(doctor.stdout).toContain('cannot be opened or read')
+    const missing = await run(['doctor', '--data-dir', 'nowhere'])
+    expect(missing.exitCode).toBe(1)
+    expect(missing.stdout).toContain('does not exist')
+  })
+})
