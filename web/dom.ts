@@ -53,39 +53,41 @@ function region(testId: string): HTMLElement {
   return element
 }
 
+function dismissButton(testId: string, onDismiss: () => void): HTMLButtonElement {
+  return h('button', { type: 'button', class: 'dismiss', 'data-testid': testId, 'aria-label': 'Dismiss message', on: { click: onDismiss } }, '×')
+}
+
 /** Shows an error's message in the page-wide alert region (role="alert"). */
 export function showError(error: unknown, unplaced: ErrorDetail[] = []): void {
   if (error instanceof ApiError && error.handled) return
   const message = error instanceof Error ? error.message : String(error)
-  const alert = region('alert')
   hideNotice()
   clear(
-    alert,
-    h('p', null, message || 'Something went wrong.'),
-    unplaced.length ? h('ul', null, unplaced.map((d) => h('li', null, d.field ? `${d.field}: ${d.message}` : d.message))) : null,
+    region('alert'),
+    h(
+      'div',
+      { class: 'message-text' },
+      h('p', null, message || 'Something went wrong.'),
+      unplaced.length ? h('ul', null, unplaced.map((d) => h('li', null, d.field ? `${d.field.replace(/^\//, '')}: ${d.message}` : d.message))) : null,
+    ),
+    dismissButton('alert-dismiss', hideError),
   )
-  alert.hidden = false
+  // an ApiError is an answer the page explains; anything else is a bug worth a trace for developers
   if (!(error instanceof ApiError)) console.warn(error)
 }
 
 export function hideError(): void {
-  const alert = region('alert')
-  alert.replaceChildren()
-  alert.hidden = true
+  region('alert').replaceChildren()
 }
 
-/** Shows a short success message (role="status"); it stays until the next action or page. */
+/** Shows a short success message (role="status"); it stays until dismissed or the next action. */
 export function showNotice(message: string): void {
   hideError()
-  const notice = region('notice')
-  clear(notice, h('p', null, message))
-  notice.hidden = false
+  clear(region('notice'), h('div', { class: 'message-text' }, h('p', null, message)), dismissButton('notice-dismiss', hideNotice))
 }
 
 export function hideNotice(): void {
-  const notice = region('notice')
-  notice.replaceChildren()
-  notice.hidden = true
+  region('notice').replaceChildren()
 }
 
 // ---- forms ---------------------------------------------------------------------------------

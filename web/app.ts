@@ -1,0 +1,205 @@
+// The miniship admin console: the page shell (header, messages, sign-in gate) and the router.
+//
+// Served by the server at `/` and `/cli/authorize`; every other page lives in the hash:
+//   /#/apps  miniapps list + create      /#/apps/<id>  workspace (versions, history, settings, members)
+//   /#/admin administration (ADMIN only) /cli/authorize?code=XXXX-0000  approve a CLI login
+// The access token is kept in sessionStorage under `miniship.token`, never in a URL.
+//
+// data-testid map (stable, for browser tests). <v> is a version string such as 1.0.0,
+// <email> a user's or member's email, <appId> a miniapp's appId. Form inputs inside a form are
+// addressed by their `name` (the API field name), e.g. [data-testid=create-app-form] [name=appId].
+//   Shell     nav, nav-apps, nav-admin (only for ADMIN), current-user (name + role), sign-out,
+//             alert (role=alert, every error's message), alert-dismiss,
+//             notice (role=status, success messages), notice-dismiss, page (the <main>)
+//   Sign in   signin-form, signin-submit, show-register, register-form, register-submit,
+//             show-signin, registration-closed (shown once the server answered REGISTRATION_CLOSED)
+//   Forms     field-error-<name> (inline message from a 400's details[] under the input <name>)
+//   Dialog    confirm-dialog, confirm-ok, confirm-cancel, confirm-notes (publish/rollback notes),
+//             confirm-password (reset password), confirm-displayName (rename)
+//   Miniapps  apps-list, apps-empty, app-<appId>, open-app-<appId> (link to the workspace),
+//             create-app-form (appId, name, description, iconUrl), create-app-submit
+//   Workspace back-to-apps, app-title, app-id, summary-release, summary-review,
+//             summary-experience, versions-list, versions-empty, version-<v> (data-version-id),
+//             status-<v> (text Draft/In review/Published; data-status DRAFT/IN_REVIEW/PUBLISHED),
+//             badge-release-<v>, badge-review-<v>, badge-experience-<v>, changelog-<v>,
+//             review-<v>, publish-<v>, rollback-<v>, delete-<v> (present only when allowed),
+//             install-link-<v>, qr-<v> (wraps the <svg>), copy-link-<v>,
+//             release-history, release-history-empty, history-entry (data-action PUBLISH/ROLLBACK),
+//             edit-app-form (name, description, iconUrl), edit-app-submit,
+//             members, members-list, member-<email>, remove-member-<email>, members-unavailable,
+//             add-member-form (email, role), add-member-submit
+//   CLI       cli-code, cli-approve, cli-result (data-state approved | 404 | 409 | 410 | error),
+//             cli-no-code
+//   Admin     users-table, user-row-<email>, user-role-<email> (data-role),
+//             user-status-<email> (data-status ACTIVE/DISABLED), toggle-role-<email>,
+//             toggle-status-<email>, reset-password-<email>, rename-<email>,
+//             create-user-form (email, displayName, password, role), create-user-submit,
+//             audit-log, audit-entry (data-action), audit-older, audit-end
+import { ApiError, onUnauthorized } from './api.ts'
+import { clear, h, hideError, hideNotice, showError } from './dom.ts'
+import { adminPage } from './pages/admin.ts'
+import { appsPage } from './pages/apps.ts'
+import { authPanel } from './pages/auth.ts'
+import { cliPage } from './pages/cli.ts'
+import { workspacePage } from './pages/workspace.ts'
+import { parseRoute, type PageContext, type Route } from './router.ts'
+import { currentUser, endSession, loadCurrentUser } from './session.ts'
+
+function element(testId: string): HTMLElement {
+  const found = document.querySelector<HTMLElement>(`[data-testid="${testId}"]`)
+  if (!found) throw new Error(`index.html lacks data-testid="${testId}"`)
+  return found
+}
+
+const main = element('page')
+const nav = element('nav')
+const account = element('account')
+
+let renderSeq = 0
+
+function signOut(): void {
+  endSession()
+  hideNotice()
+  hideError()
+  if (parseRoute(location).name === 'cli') run()
+  else if (location.hash === '' || location.hash === '#/apps') run()
+  else location.hash = '#/apps' // hashchange draws the sign-in form in place of the miniapps list
+}
+
+function drawHeader(route: Route): void {
+  const me = currentUser()
+  const section = route.name === 'workspace' ? 'apps' : route.name
+  const link = (href: string, label: string, testId: string, current: boolean): HTMLElement =>
+    h('a', { href, 'data-testid': testId, 'aria-current': current ? 'page' : undefined }, label)
+  clear(
+    nav,
+    me ? link('/#/apps', 'Miniapps', 'nav-apps', section === 'apps') : null,
+    me?.role === 'ADMIN' ? link('/#/admin', 'Admin', 'nav-admin', section === 'admin') : null,
+  )
+  clear(
+    account,
+    me
+      ? [
+          h(
+            'span',
+            { class: 'who', 'data-testid': 'current-user' },
+            h('span', { class: 'who-name' }, me.displayName || me.email),
+            ' ',
+            h('span', { class: 'badge' }, me.role === 'ADMIN' ? 'Administrator' : 'User'),
+          ),
+          h('button', { type: 'button', class: 'secondary small', 'data-testid': 'sign-out', on: { click: signOut } }, 'Sign out'),
+        ]
+      : null,
+  )
+}
+
+/** Draws the page the address names; `quiet` keeps the current content until the new one is ready. */
+function run(quiet = false): void {
+  const id = ++renderSeq
+  const route = parseRoute(location)
+  drawHeader(route)
+  let rendered = false
+
+  const ctx: PageContext = {
+    isCurrent: () => id === renderSeq,
+    render: (...children) => {
+      if (id !== renderSeq) return
+      const active = document.activeElement
+      const keepFocus = active instanceof HTMLElement && main.contains(active) ? active.dataset.testid : undefined
+      clear(main, ...children)
+      main.removeAttribute('aria-busy')
+      const again = keepFocus ? main.querySelector<HTMLElement>(`[data-testid="${CSS.escape(keepFocus)}"]`) : null
+      if (again) again.focus()
+      else if (!quiet && !rendered) main.querySelector<HTMLElement>('h1')?.focus()
+      rendered = true
+    },
+    reload: () => run(true),
+  }
+
+  if (!quiet) {
+    main.setAttribute('aria-busy', 'true')
+    clear(main, h('p', { class: 'loading' }, 'Loading…'))
+  }
+
+  const me = currentUser()
+  if (route.name === 'cli') {
+    cliPage(ctx, route.code)
+    return
+  }
+  if (!me) {
+    document.title = 'Sign in · miniship'
+    ctx.render(authPanel(() => (route.name === 'signin' ? (location.hash = '#/apps') : run()), 'Sign in to manage miniapps: review, publish and roll back their versions.'))
+    return
+  }
+
+  let page: Promise<void>
+  switch (route.name) {
+    case 'signin':
+      location.replace('#/apps')
+      return
+    case 'apps':
+      document.title = 'Miniapps · miniship'
+      page = appsPage(ctx)
+      break
+    case 'workspace':
+      document.title = 'Miniapp · miniship'
+      page = workspacePage(ctx, route.id)
+      break
+    case 'admin':
+      document.title = 'Administration · miniship'
+      if (me.role !== 'ADMIN') {
+        ctx.render(h('h1', { tabindex: -1 }, 'Administration'), h('p', null, 'Only administrators can open this page. Ask one if you need an account changed.'), h('p', null, h('a', { href: '#/apps' }, 'Back to the miniapps')))
+        return
+      }
+      page = adminPage(ctx)
+      break
+    case 'notfound':
+      document.title = 'Not found · miniship'
+      ctx.render(h('h1', { tabindex: -1 }, 'Page not found'), h('p', null, 'There is no page at this address.'), h('p', null, h('a', { href: '#/apps' }, 'Go to the miniapps')))
+      return
+  }
+
+  page.catch((error: unknown) => {
+    if (!ctx.isCurrent()) return
+    showError(error)
+    if (rendered) return
+    const retry = h('button', { type: 'button', class: 'secondary', on: { click: () => run() } }, 'Try again')
+    ctx.render(
+      h('h1', { tabindex: -1 }, 'This page could not be loaded'),
+      h('p', { 'data-testid': 'load-error' }, error instanceof Error ? error.message : String(error)),
+      h('div', { class: 'actions' }, retry, h('a', { href: '#/apps', class: 'button secondary' }, 'Go to the miniapps')),
+    )
+  })
+}
+
+onUnauthorized((error) => {
+  const wasSignedIn = currentUser() !== null
+  endSession()
+  run()
+  const reason = error.message.replace(/[.\s]+$/, '')
+  showError(new Error(wasSignedIn ? `You have been signed out (${reason}). Please sign in again.` : `Please sign in again (${reason}).`))
+})
+
+window.addEventListener('hashchange', () => {
+  hideError()
+  hideNotice()
+  run()
+})
+
+/** Finds out who the stored token belongs to, then draws the page. */
+async function start(): Promise<void> {
+  try {
+    await loadCurrentUser()
+  } catch (error) {
+    if (error instanceof ApiError && error.handled) return // 401: already signed out, sign-in shown
+    // the server could not be asked: keep the token and offer to try again
+    showError(error)
+    const retry = h('button', { type: 'button', class: 'primary', on: { click: () => (hideError(), void start()) } }, 'Try again')
+    clear(main, h('h1', { tabindex: -1 }, 'The console could not start'), h('p', { 'data-testid': 'load-error' }, error instanceof Error ? error.message : String(error)), h('div', { class: 'actions' }, retry))
+    main.removeAttribute('aria-busy')
+    return
+  }
+  run()
+}
+
+void start()

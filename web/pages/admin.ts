@@ -1,0 +1,224 @@
+// Administration (admins only): users with role and status, creating users, and the audit log.
+import { api, seg, type AuditLog, type Role, type User } from '../api.ts'
+import { confirmDialog, field, h, onSubmit, showError, showNotice, time } from '../dom.ts'
+import type { PageContext } from '../router.ts'
+import { currentUser } from '../session.ts'
+
+const AUDIT_PAGE = 50
+
+interface AdminListing {
+  users: User[]
+  auditLogs: AuditLog[]
+}
+
+function listingPath(before?: string): string {
+  const query = new URLSearchParams({ auditLimit: String(AUDIT_PAGE) })
+  if (before) query.set('auditBefore', before)
+  return `/api/admin/users?${query}`
+}
+
+export async function adminPage(ctx: PageContext): Promise<void> {
+  const listing = await api<AdminListing>('GET', listingPath())
+  if (!ctx.isCurrent()) return
+  ctx.render(
+    h('h1', { tabindex: -1 }, 'Administration'),
+    h('p', { class: 'lead' }, 'Manage who can sign in, and see who did what on this server.'),
+    usersSection(ctx, listing.users),
+    createUserSection(ctx),
+    auditSection(listing.auditLogs),
+  )
+}
+
+function usersSection(ctx: PageContext, users: User[]): HTMLElement {
+  const me = currentUser()
+
+  async function patch(user: User, body: Partial<Pick<User, 'displayName' | 'role' | 'status'>> & { password?: string }, done: string, button: HTMLButtonElement): Promise<void> {
+    button.disabled = true
+    try {
+      await api('PATCH', `/api/admin/users/${seg(user.id)}`, body)
+      showNotice(done)
+      ctx.reload()
+    } catch (error) {
+      showError(error)
+      button.disabled = false
+    }
+  }
+
+  function button(label: string, testId: string, kind: string, handler: (b: HTMLButtonElement) => Promise<void>): HTMLButtonElement {
+    const b = h('button', { type: 'button', class: `${kind} small`, 'data-testid': testId }, label)
+    b.addEventListener('click', () => void handler(b).catch(showError))
+    return b
+  }
+
+  const signsOut = 'Their current sessions end at once; they sign in again with the same password.'
+
+  const rows = users.map((user) => {
+    const self = me?.id === user.id
+    const newRole: Role = user.role === 'ADMIN' ? 'USER' : 'ADMIN'
+    const roleButton = button(newRole === 'ADMIN' ? 'Make admin' : 'Make regular user', `toggle-role-${user.email}`, 'secondary', async (b) => {
+      const ok = await confirmDialog({
+        title: newRole === 'ADMIN' ? `Make ${user.email} an administrator?` : `Remove administrator rights from ${user.email}?`,
+        message: [
+          h('p', null, newRole === 'ADMIN' ? 'Administrators see and manage every miniapp and every user.' : 'They keep access to the miniapps they are members of.'),
+          h('p', null, self ? 'This is your own account: you will be signed out.' : signsOut),
+        ],
+        confirmLabel: newRole === 'ADMIN' ? 'Make admin' : 'Make regular user',
+      })
+      if (ok) await patch(user, { role: newRole }, `${user.email} is now ${newRole === 'ADMIN' ? 'an administrator' : 'a regular user'}.`, b)
+    })
+    const disabling = user.status === 'ACTIVE'
+    const statusButton = button(disabling ? 'Disable…' : 'Enable', `toggle-status-${user.email}`, disabling ? 'danger-outline' : 'secondary', async (b) => {
+      if (disabling) {
+        const ok = await confirmDialog({
+          title: `Disable ${user.email}?`,
+          message: h('p', null, `They can no longer sign in, and their tokens (including command-line logins) stop working at once. Their miniapps and versions stay. You can enable the account again later.${self ? ' This is your own account: you will be signed out.' : ''}`),
+          confirmLabel: 'Disable account',
+          danger: true,
+        })
+        if (!ok) return
+      }
+      await patch(user, { status: disabling ? 'DISABLED' : 'ACTIVE' }, `${user.email} is now ${disabling ? 'disabled' : 'active'}.`, b)
+    })
+    const passwordButton = button('Reset password…', `reset-password-${user.email}`, 'secondary', async (b) => {
+      const answer = await confirmDialog({
+        title: `Set a new password for ${user.email}`,
+        message: h('p', null, `Tell them the new password yourself. ${self ? 'This is your own account: you will be signed out.' : 'Their current sessions end at once.'}`),
+        confirmLabel: 'Set password',
+        fields: [{ name: 'password', label: 'New password', kind: 'password', hint: 'At least 6 characters.', required: true }],
+      })
+      if (answer) await patch(user, { password: answer.password ?? '' }, `Set a new password for ${user.email}.`, b)
+    })
+    const renameButton = button('Rename…', `rename-${user.email}`, 'secondary', async (b) => {
+      const answer = await confirmDialog({
+        title: `Rename ${user.email}`,
+        message: h('p', null, 'The display name is shown instead of the email address.'),
+        confirmLabel: 'Save name',
+        fields: [{ name: 'displayName', label: 'Display name', kind: 'text', required: true }],
+      })
+      if (answer) await patch(user, { displayName: (answer.displayName ?? '').trim() }, `Renamed ${user.email}.`, b)
+    })
+    return h(
+      'tr',
+      { 'data-testid': `user-row-${user.email}` },
+      h('td', { 'data-label': 'User' }, h('strong', null, user.displayName || '—'), h('br'), h('span', { class: 'muted' }, user.email), self ? h('span', { class: 'badge' }, 'you') : null),
+      h('td', { 'data-label': 'Role', 'data-testid': `user-role-${user.email}`, 'data-role': user.role }, user.role === 'ADMIN' ? 'Administrator' : 'User'),
+      h(
+        'td',
+        { 'data-label': 'Status', 'data-testid': `user-status-${user.email}`, 'data-status': user.status },
+        h('span', { class: `status status-${user.status.toLowerCase()}` }, user.status === 'ACTIVE' ? 'Active' : 'Disabled'),
+      ),
+      h('td', { 'data-label': 'Created' }, time(user.createdAt)),
+      h('td', { 'data-label': 'Actions' }, h('div', { class: 'actions' }, roleButton, statusButton, passwordButton, renameButton)),
+    )
+  })
+
+  return h(
+    'section',
+    { 'aria-labelledby': 'users-title' },
+    h('h2', { id: 'users-title' }, `Users (${users.length})`),
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { class: 'responsive', 'data-testid': 'users-table' },
+        h('thead', null, h('tr', null, ['User', 'Role', 'Status', 'Created', 'Actions'].map((t) => h('th', { scope: 'col' }, t)))),
+        h('tbody', null, rows),
+      ),
+    ),
+  )
+}
+
+function createUserSection(ctx: PageContext): HTMLElement {
+  const form = h(
+    'form',
+    { 'data-testid': 'create-user-form', novalidate: true },
+    field('Email', h('input', { name: 'email', type: 'email', required: true, autocomplete: 'off' })),
+    field('Display name', h('input', { name: 'displayName', type: 'text', required: true, autocomplete: 'off' })),
+    field('Password', h('input', { name: 'password', type: 'password', required: true, autocomplete: 'new-password' }), 'At least 6 characters. Give it to the person yourself.'),
+    field('Role', h('select', { name: 'role' }, h('option', { value: 'USER' }, 'User — creates and works on miniapps'), h('option', { value: 'ADMIN' }, 'Administrator — manages everything'))),
+    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary', 'data-testid': 'create-user-submit' }, 'Create user')),
+  )
+  onSubmit(form, async (values) => {
+    const created = await api<User>('POST', '/api/admin/users', {
+      email: (values.email ?? '').trim(),
+      displayName: (values.displayName ?? '').trim(),
+      password: values.password ?? '',
+      role: values.role === 'ADMIN' ? 'ADMIN' : 'USER',
+    })
+    showNotice(`Created ${created.email ?? values.email}. They can sign in now.`)
+    ctx.reload()
+  })
+  return h('section', { class: 'card', 'aria-labelledby': 'create-user-title' }, h('h2', { id: 'create-user-title' }, 'Create a user'), form)
+}
+
+function auditRow(entry: AuditLog): HTMLElement {
+  const target = [entry.targetType, entry.targetId].filter(Boolean).join(' ')
+  const hasMetadata = entry.metadata !== null && entry.metadata !== undefined && !(typeof entry.metadata === 'object' && Object.keys(entry.metadata as object).length === 0)
+  return h(
+    'tr',
+    { 'data-testid': 'audit-entry', 'data-action': entry.action },
+    h('td', { 'data-label': 'When' }, time(entry.createdAt)),
+    h('td', { 'data-label': 'Who' }, entry.actorEmail || (entry.actorId ? entry.actorId : 'system')),
+    h('td', { 'data-label': 'Action' }, h('code', null, entry.action)),
+    h('td', { 'data-label': 'Target' }, target || '—'),
+    h(
+      'td',
+      { 'data-label': 'What happened' },
+      entry.summary || '—',
+      hasMetadata ? h('details', null, h('summary', null, 'Details'), h('pre', null, JSON.stringify(entry.metadata, null, 2))) : null,
+    ),
+  )
+}
+
+function auditSection(firstPage: AuditLog[]): HTMLElement {
+  const body = h('tbody', null, firstPage.map(auditRow))
+  // auditBefore is a timestamp: entries sharing it could come twice, so skip the ones shown
+  const shown = new Set(firstPage.map((e) => e.id))
+  let oldest = firstPage.at(-1)?.createdAt
+  const footer = h('div', { class: 'actions' })
+  const older = h('button', { type: 'button', class: 'secondary', 'data-testid': 'audit-older' }, 'Show older entries')
+  const end = h('p', { class: 'hint', 'data-testid': 'audit-end' }, 'No older entries.')
+
+  function updateFooter(lastPageSize: number): void {
+    footer.replaceChildren(lastPageSize >= AUDIT_PAGE && oldest ? older : end)
+  }
+
+  older.addEventListener('click', () => {
+    if (!oldest) return
+    older.disabled = true
+    api<AdminListing>('GET', listingPath(oldest))
+      .then((page) => {
+        const fresh = page.auditLogs.filter((e) => !shown.has(e.id))
+        for (const e of fresh) shown.add(e.id)
+        body.append(...fresh.map(auditRow))
+        oldest = page.auditLogs.at(-1)?.createdAt ?? oldest
+        updateFooter(page.auditLogs.length)
+      })
+      .catch(showError)
+      .finally(() => {
+        older.disabled = false
+      })
+  })
+  updateFooter(firstPage.length)
+
+  return h(
+    'section',
+    { 'aria-labelledby': 'audit-title' },
+    h('h2', { id: 'audit-title' }, 'Audit log'),
+    h('p', { class: 'hint' }, `Every sign-in problem, account change, upload, review, publish, rollback and delete, newest first, ${AUDIT_PAGE} at a time.`),
+    firstPage.length
+      ? h(
+          'div',
+          { class: 'table-wrap' },
+          h(
+            'table',
+            { class: 'responsive', 'data-testid': 'audit-log' },
+            h('thead', null, h('tr', null, ['When', 'Who', 'Action', 'Target', 'What happened'].map((t) => h('th', { scope: 'col' }, t)))),
+            body,
+          ),
+        )
+      : h('p', { class: 'empty' }, 'Nothing has been recorded yet.'),
+    firstPage.length ? footer : null,
+  )
+}
