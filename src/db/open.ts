@@ -44,7 +44,9 @@ export function openDatabase(path: string, options: { migrate?: boolean } = {}):
           `the database has schema version ${applied} but this miniship knows only ${schemaVersion}; use a newer miniship`,
         )
       }
-      db.dialect.migrate(migrations, db.session, { migrationsFolder: '' })
+      // drizzle's migrate() reads files from disk; the binary has none, so hand it the embedded list
+      const internals = db as unknown as { dialect: { migrate(list: typeof migrations, session: unknown, config: object): void }; session: unknown }
+      internals.dialect.migrate(migrations, internals.session, { migrationsFolder: '' })
     }
     return db
   } catch (error) {
