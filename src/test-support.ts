@@ -78,3 +78,34 @@ export function createTestContext(overrides: Partial<Config> = {}): TestContext 
     },
   }
 }
+
+// ---- accounts: users made through the real account service, tokens signed with the instance's secret
+
+export interface TestUser {
+  user: import('./modules/auth/service').UserRecord
+  /** an access token of this user, as login would issue it */
+  token: string
+  password: string
+}
+
+/** Creates a user through the account service (one argon2 hash, about 0.25 s) and signs a token for it. */
+export async function createUser(
+  context: TestContext,
+  options: { email: string; password?: string; role?: 'ADMIN' | 'USER'; displayName?: string; status?: 'ACTIVE' | 'DISABLED' },
+): Promise<TestUser> {
+  const { createUser: createAccount } = await import('./modules/auth/service')
+  const { createTokenService } = await import('./modules/auth/tokens')
+  const password = options.password ?? 'correct horse'
+  const clock = () => context.now.value
+  const user = await createAccount(context.dataDir.db, clock, { email: options.email, password, role: options.role ?? 'USER', displayName: options.displayName, status: options.status }, null, 'cli')
+  const tokens = createTokenService(context.dataDir.secret, clock, context.config.tokenTtlSeconds)
+  const token = await tokens.signAccess({ id: user.id, role: user.role, tokenVersion: 1 })
+  return { user, token, password }
+}
+
+/** Signs in over HTTP and answers the access token; throws with the response when it fails. */
+export async function loginToken(context: TestContext, email: string, password: string): Promise<string> {
+  const res = await context.call('POST', '/api/auth/login', { json: { email, password } })
+  if (res.status !== 200) throw new Error(`login of ${email} answered ${res.status}: ${res.text}`)
+  return res.body.accessToken as string
+}

@@ -1,0 +1,278 @@
+// Accounts: creating users (register, admin, create-admin), signing in, and the user records others read.
+import { eq } from 'drizzle-orm'
+import { users, type UserRow } from '../../db/schema'
+import type { Db } from '../../db/open'
+import type { Config } from '../../config'
+import { AppError } from '../../http/errors'
+import { newId, isoAt, type Clock } from '../../ids'
+import { recordAudit, type AuditEntry } from '../audit/service'
+import type { Role, TokenService } from './tokens'
+
+export type UserStatus = 'ACTIVE' | 'DISABLED'
+
+/** The user record of decisions §2: never the hash, never the token version. */
+export interface UserRecord {
+  id: string
+  email: string
+  displayName: string
+  role: Role
+  status: UserStatus
+  createdAt: string
+}
+
+export type AuditActor = NonNullable<AuditEntry['actor']>
+
+export const passwordMinLength = 6
+export const passwordMaxLength = 1024
+export const emailMaxLength = 254
+export const displayNameMaxLength = 100
+
+/** One field's problem as the 400 VALIDATION_ERROR body carries it (same shape TypeBox failures get). */
+export function invalidField(field: string, message: string, where: 'body' | 'query' = 'body'): AppError {
+  return new AppError(400, 'VALIDATION_ERROR', `Invalid ${where}: ${field} ${message}`, [{ field, message }])
+}
+
+// The WHATWG form-validation pattern: ASCII only, and a dot-less domain allowed (admin@localhost
+// is a fair address on a self-hosted box).
+const emailPattern =
+  /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
+
+/** Trimmed and lower-cased, or null when it is not an email address. */
+export function normaliseEmail(raw: string): string | null {
+  const email = raw.trim().toLowerCase()
+  if (email.length === 0 || email.length > emailMaxLength) return null
+  if (!emailPattern.test(email)) return null
+  if (email.indexOf('@') > 64) return null
+  return email
+}
+
+export function requireEmail(raw: string): string {
+  const email = normaliseEmail(raw)
+  if (email === null) throw invalidField('email', `must be an email address such as alice@example.com (at most ${emailMaxLength} characters)`)
+  return email
+}
+
+export function requirePassword(password: string): string {
+  if (password.length < passwordMinLength) throw invalidField('password', `must be at least ${passwordMinLength} characters`)
+  if (password.length > passwordMaxLength) throw invalidField('password', `must be at most ${passwordMaxLength} characters`)
+  return password
+}
+
+export function requireDisplayName(raw: string): string {
+  const name = raw.trim()
+  // eslint-disable-next-line no-control-regex
+  if (name.length === 0 || name.length > displayNameMaxLength || /[\u0000-\u001f\u007f]/.test(name)) {
+    throw invalidField('displayName', `must be 1 to ${displayNameMaxLength} characters without control characters`)
+  }
+  return name
+}
+
+/** The default display name: what comes before the `@`, cut to the allowed length. */
+export function displayNameFromEmail(email: string): string {
+  return email.slice(0, email.indexOf('@')).slice(0, displayNameMaxLength) || email.slice(0, displayNameMaxLength)
+}
+
+export function toUserRecord(row: Pick<UserRow, 'id' | 'email' | 'displayName' | 'role' | 'status' | 'createdAt'>): UserRecord {
+  return { id: row.id, email: row.email, displayName: row.displayName, role: row.role, status: row.status, createdAt: row.createdAt }
+}
+
+/** For adding members by email: the user with this address (any case, surrounding blanks ignored), or null. */
+export function findUserByEmail(db: Db, email: string): UserRecord | null {
+  const normalised = normaliseEmail(email)
+  if (normalised === null) return null
+  const row = db.select().from(users).where(eq(users.email, normalised)).get()
+  return row ? toUserRecord(row) : null
+}
+
+export function findUserById(db: Db, id: string): UserRecord | null {
+  const row = db.select().from(users).where(eq(users.id, id)).get()
+  return row ? toUserRecord(row) : null
+}
+
+export function hashPassword(password: string): Promise<string> {
+  return Bun.password.hash(password, { algorithm: 'argon2id' })
+}
+
+function emailTaken(email: string): AppError {
+  return new AppError(409, 'EMAIL_TAKEN', `An account with the email ${email} already exists`)
+}
+
+export interface NewUser {
+  email: string
+  displayName?: string
+  password: string
+  role: Role
+  status?: UserStatus
+}
+
+/** Who asked for the account: self-registration, an admin, or the `create-admin` command. */
+export type UserOrigin = 'register' | 'admin' | 'cli'
+
+const creationSummary: Record<UserOrigin, (user: UserRecord) => string> = {
+  register: (user) => `${user.email} registered`,
+  admin: (user) => `Created ${user.role === 'ADMIN' ? 'admin' : 'user'} ${user.email}`,
+  cli: (user) => `Created ${user.role === 'ADMIN' ? 'admin' : 'user'} ${user.email} with the create-admin command`,
+}
+
+/**
+ * Validates, hashes and inserts a user, with its audit entry in the same transaction. The audit
+ * actor is `actor`, or for a registration the new user itself. 409 EMAIL_TAKEN for a taken address.
+ */
+export async function createUser(db: Db, clock: Clock, input: NewUser, actor: AuditActor | null, origin: UserOrigin = actor ? 'admin' : 'cli'): Promise<UserRecord> {
+  const email = requireEmail(input.email)
+  const displayName = input.displayName === undefined ? displayNameFromEmail(email) : requireDisplayName(input.displayName)
+  const password = requirePassword(input.password)
+  // Checked before hashing so that a duplicate costs no argon2 time; checked again in the transaction.
+  if (findUserByEmail(db, email)) throw emailTaken(email)
+  const passwordHash = await hashPassword(password)
+  const now = isoAt(clock)
+  const row = {
+    id: newId(),
+    email,
+    displayName,
+    passwordHash,
+    role: input.role,
+    status: input.status ?? 'ACTIVE',
+    tokenVersion: 1,
+    createdAt: now,
+    updatedAt: now,
+  } satisfies UserRow
+  const user = toUserRecord(row)
+  db.transaction((tx) => {
+    if (tx.select({ id: users.id }).from(users).where(eq(users.email, email)).get()) throw emailTaken(email)
+    tx.insert(users).values(row).run()
+    recordAudit(tx, clock, {
+      actor: origin === 'register' ? { id: user.id, email: user.email } : actor,
+      action: origin === 'register' ? 'user.register' : 'user.create',
+      targetType: 'user',
+      targetId: user.id,
+      summary: creationSummary[origin](user),
+      metadata: { role: user.role, status: user.status, via: origin },
+    })
+  })
+  return user
+}
+
+/** A fresh access token for the user as they are now (their current role and token version). */
+export function issueAccessToken(tokens: TokenService, row: Pick<UserRow, 'id' | 'role' | 'tokenVersion'>): Promise<string> {
+  return tokens.signAccess({ id: row.id, role: row.role, tokenVersion: row.tokenVersion })
+}
+
+export interface Registration {
+  id: string
+  email: string
+  accessToken: string
+  displayName: string
+}
+
+/** Self-registration: an ACTIVE USER (never an admin, even on an empty instance), signed in at once. */
+export async function register(db: Db, clock: Clock, tokens: TokenService, config: Pick<Config, 'registration'>, input: { email: string; password: string; displayName?: string }): Promise<Registration> {
+  if (config.registration === 'closed') {
+    throw new AppError(403, 'REGISTRATION_CLOSED', 'Registration is closed on this server; ask an administrator for an account')
+  }
+  const user = await createUser(db, clock, { ...input, role: 'USER', status: 'ACTIVE' }, null, 'register')
+  const accessToken = await issueAccessToken(tokens, { id: user.id, role: user.role, tokenVersion: 1 })
+  return { id: user.id, email: user.email, accessToken, displayName: user.displayName }
+}
+
+// ---- signing in -------------------------------------------------------------------------------
+
+/** Failures from one address, or against one email, that make a burst worth an audit entry. */
+export const loginFailureBurst = { failures: 5, windowMs: 15 * 60_000 }
+
+interface FailureWindow {
+  startedAt: number
+  count: number
+  audited: boolean
+}
+
+/**
+ * Counts failed sign-ins per client address and per email in fixed 15-minute windows. The 5th
+ * failure of a window writes one audit entry for that address (or email); later failures in the
+ * same window write nothing more, so a long attack leaves one line per window and key, not one
+ * per attempt. Kept in memory: a restart forgets partial counts, which only delays an entry.
+ */
+export class LoginFailureTracker {
+  private readonly windows = new Map<string, FailureWindow>()
+
+  constructor(private readonly clock: Clock) {}
+
+  /** Counts one failure; answers the keys whose burst threshold this failure crossed. */
+  fail(keys: string[]): string[] {
+    const now = this.clock()
+    if (this.windows.size > 10_000) this.sweep(now)
+    const crossed: string[] = []
+    for (const key of keys) {
+      let window = this.windows.get(key)
+      if (!window || now - window.startedAt >= loginFailureBurst.windowMs) {
+        window = { startedAt: now, count: 0, audited: false }
+        this.windows.set(key, window)
+      }
+      window.count += 1
+      if (window.count >= loginFailureBurst.failures && !window.audited) {
+        window.audited = true
+        crossed.push(key)
+      }
+    }
+    return crossed
+  }
+
+  /** A successful sign-in clears the email's count (not the address's: one right password on a shared address proves little). */
+  succeed(key: string): void {
+    this.windows.delete(key)
+  }
+
+  private sweep(now: number): void {
+    for (const [key, window] of this.windows) if (now - window.startedAt >= loginFailureBurst.windowMs) this.windows.delete(key)
+  }
+}
+
+let dummyHash: Promise<string> | null = null
+
+/** Verifying against a throw-away hash keeps "unknown email" as slow as "wrong password". */
+function verifyAgainstDummy(password: string): Promise<boolean> {
+  dummyHash ??= hashPassword(crypto.randomUUID())
+  return dummyHash.then((hash) => Bun.password.verify(password, hash))
+}
+
+export interface LoginResult {
+  accessToken: string
+  user: { id: string; email: string; displayName: string }
+}
+
+const invalidCredentials = () => new AppError(401, 'INVALID_CREDENTIALS', 'Invalid email or password')
+
+/**
+ * Checks email and password; 401 INVALID_CREDENTIALS whether the email exists or not, 403
+ * ACCOUNT_DISABLED only for the right password of a disabled account (so guessing never learns it).
+ */
+export async function login(db: Db, clock: Clock, tokens: TokenService, failures: LoginFailureTracker, input: { email: string; password: string }, clientAddress: string): Promise<LoginResult> {
+  const email = normaliseEmail(input.email)
+  const row = email === null ? undefined : db.select().from(users).where(eq(users.email, email)).get()
+  const matches = row ? await Bun.password.verify(input.password, row.passwordHash) : (await verifyAgainstDummy(input.password), false)
+  if (!row || !matches) {
+    const shownEmail = email ?? input.email.trim().slice(0, 80)
+    const addressKey = `address:${clientAddress}`
+    const emailKey = `email:${shownEmail}`
+    for (const key of failures.fail([addressKey, emailKey])) {
+      const byAddress = key === addressKey
+      recordAudit(db, clock, {
+        actor: null,
+        action: 'auth.login_failures',
+        targetType: byAddress ? 'address' : 'user',
+        targetId: byAddress ? clientAddress : (row?.id ?? null),
+        summary: byAddress
+          ? `${loginFailureBurst.failures} failed sign-ins from ${clientAddress} within ${loginFailureBurst.windowMs / 60_000} minutes`
+          : `${loginFailureBurst.failures} failed sign-ins for ${shownEmail}${row ? '' : ' (no such account)'} within ${loginFailureBurst.windowMs / 60_000} minutes`,
+        metadata: { address: clientAddress, email: shownEmail, failures: loginFailureBurst.failures, windowMinutes: loginFailureBurst.windowMs / 60_000 },
+      })
+    }
+    throw invalidCredentials()
+  }
+  if (row.status !== 'ACTIVE') {
+    throw new AppError(403, 'ACCOUNT_DISABLED', 'This account is disabled; ask an administrator to enable it')
+  }
+  failures.succeed(`email:${row.email}`)
+  const accessToken = await issueAccessToken(tokens, row)
+  return { accessToken, user: { id: row.id, email: row.email, displayName: row.displayName } }
+}
