@@ -1,7 +1,66 @@
-// Routes of this feature (being built).
+// Routes of miniapp management and membership: /api/mini-apps, /api/mini-apps/{miniAppId}[/members].
 import { Elysia } from 'elysia'
+import { AppError } from '../../http/errors'
 import type { AppDeps } from '../../app'
+import { addMemberBody, createMiniAppBody, memberParams, miniAppIdParams, updateMiniAppBody } from './model'
+import { addMember, createMiniApp, listMembers, listMiniApps, miniAppRecord, removeMember, requireVisibleMiniApp, updateMiniApp } from './service'
 
-export function miniAppRoutes(_deps: AppDeps) {
-  return new Elysia()
+function rejectUnknownProperties(body: unknown, schema: { properties: Record<string, unknown> }): void {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return
+  const unknown = Object.keys(body).filter((key) => !(key in schema.properties))
+  if (unknown.length === 0) return
+  const details = unknown.map((field) => ({ field, message: field === 'appId' ? 'cannot be changed' : 'is not allowed' }))
+  throw new AppError(400, 'VALIDATION_ERROR', `Invalid body: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, details)
+}
+
+export function miniAppRoutes(deps: AppDeps) {
+  const { db, clock } = deps
+  return new Elysia({ prefix: '/mini-apps' })
+    .use(deps.guard)
+    .get('/', ({ user }) => listMiniApps(db, user), {
+      auth: true,
+      detail: { summary: 'Mini apps the caller can see (all of them for admins)', tags: ['mini-apps'] },
+    })
+    .post(
+      '/',
+      ({ user, body, set }) => {
+        const record = createMiniApp(db, clock, user, body)
+        set.status = 201
+        return record
+      },
+      { auth: true, body: createMiniAppBody, detail: { summary: 'Register a mini app; the caller becomes its OWNER', tags: ['mini-apps'] } },
+    )
+    .get('/:miniAppId', ({ user, params }) => miniAppRecord(db, requireVisibleMiniApp(db, user, params.miniAppId)), {
+      auth: true,
+      params: miniAppIdParams,
+      detail: { summary: 'One mini app', tags: ['mini-apps'] },
+    })
+    .patch('/:miniAppId', ({ user, params, body }) => updateMiniApp(db, clock, user, params.miniAppId, body), {
+      auth: true,
+      params: miniAppIdParams,
+      // Elysia strips unknown properties before validation instead of refusing them; refuse them
+      // here so that an `appId` in the payload is a 400, not a silent no-op.
+      transform: ({ body }) => rejectUnknownProperties(body, updateMiniAppBody),
+      body: updateMiniAppBody,
+      detail: { summary: 'Change name, description or icon (appId is immutable)', tags: ['mini-apps'] },
+    })
+    .get('/:miniAppId/members', ({ user, params }) => listMembers(db, user, params.miniAppId), {
+      auth: true,
+      params: miniAppIdParams,
+      detail: { summary: 'Members of a mini app (owners and admins)', tags: ['mini-apps'] },
+    })
+    .post(
+      '/:miniAppId/members',
+      ({ user, params, body, set }) => {
+        const member = addMember(db, clock, user, params.miniAppId, body)
+        set.status = 201
+        return member
+      },
+      { auth: true, params: miniAppIdParams, body: addMemberBody, detail: { summary: 'Add a member by email as OWNER or DEVELOPER', tags: ['mini-apps'] } },
+    )
+    .delete('/:miniAppId/members/:userId', ({ user, params }) => removeMember(db, clock, user, params.miniAppId, params.userId), {
+      auth: true,
+      params: memberParams,
+      detail: { summary: 'Remove a member (the last owner stays)', tags: ['mini-apps'] },
+    })
 }

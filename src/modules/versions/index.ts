@@ -1,7 +1,63 @@
-// Routes of this feature (being built).
+// Routes of versions: upload (multipart, streamed), review, publish, rollback, delete, and the workspace.
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../../app'
+import { createBlobStore } from '../../storage'
+import { requireVisibleMiniAppByAppId } from '../miniapps/service'
+import { miniAppIdParams, publishBody, rollbackBody, uploadParams, versionParams } from './model'
+import { receiveUpload } from './upload'
+import { deleteVersion, getWorkspace, publishVersion, reviewVersion, rollbackRelease, uploadVersion, type VersionDeps } from './service'
 
-export function versionRoutes(_deps: AppDeps) {
-  return new Elysia()
+export function versionRoutes(deps: AppDeps) {
+  const blobs = createBlobStore(deps.paths)
+  const services: VersionDeps = { db: deps.db, clock: deps.clock, config: deps.config, blobs }
+  return new Elysia({ prefix: '/mini-apps' })
+    .use(deps.guard)
+    .post(
+      '/by-app-id/:appId/versions/upload',
+      async ({ user, params, request, set }) => {
+        // Membership first: a caller who may not upload is answered before a byte is stored.
+        const miniApp = requireVisibleMiniAppByAppId(deps.db, user, params.appId)
+        const received = await receiveUpload(request, blobs.paths, deps.config.uploadLimitBytes)
+        const record = await uploadVersion(services, user, miniApp, received)
+        set.status = 201
+        return record
+      },
+      {
+        // Leave the body unread: receiveUpload streams it to disk instead of Elysia buffering it.
+        parse: 'none',
+        auth: true,
+        params: uploadParams,
+        detail: {
+          summary: 'Upload a version (multipart: version, changelog, releaseType, bundleIos, bundleAndroid, manifest, assetsIos, assetsAndroid)',
+          tags: ['versions', 'upload'],
+        },
+      },
+    )
+    .get('/:miniAppId/workspace', ({ user, params }) => getWorkspace({ ...services, tokens: deps.tokens }, user, params.miniAppId), {
+      auth: true,
+      params: miniAppIdParams,
+      detail: { summary: 'The mini app with its versions, release history and install links', tags: ['versions'] },
+    })
+    .post('/:miniAppId/versions/:versionId/review', ({ user, params }) => reviewVersion(services, user, params.miniAppId, params.versionId), {
+      auth: true,
+      params: versionParams,
+      detail: { summary: 'Submit a version for review', tags: ['versions'] },
+    })
+    .post('/:miniAppId/versions/:versionId/publish', ({ user, params, body }) => publishVersion(services, user, params.miniAppId, params.versionId, body?.notes ?? null), {
+      auth: true,
+      params: versionParams,
+      body: publishBody,
+      detail: { summary: 'Publish a version: it becomes the current release', tags: ['versions'] },
+    })
+    .post('/:miniAppId/rollback', ({ user, params, body }) => rollbackRelease(services, user, params.miniAppId, body.targetVersionId, body.notes ?? null), {
+      auth: true,
+      params: miniAppIdParams,
+      body: rollbackBody,
+      detail: { summary: 'Make an earlier published version the current release again', tags: ['versions'] },
+    })
+    .delete('/:miniAppId/versions/:versionId', ({ user, params }) => deleteVersion(services, user, params.miniAppId, params.versionId), {
+      auth: true,
+      params: versionParams,
+      detail: { summary: 'Delete a version that was never published', tags: ['versions'] },
+    })
 }

@@ -1,0 +1,514 @@
+// Version rules: upload (validate, store, record), review, publish, rollback, delete, and the workspace view.
+import { and, desc, eq, or } from 'drizzle-orm'
+import { readFile, stat } from 'node:fs/promises'
+import { miniApps, releaseHistory, versions, type MiniAppRow, type VersionRow } from '../../db/schema'
+import type { Db } from '../../db/open'
+import type { Config } from '../../config'
+import { AppError } from '../../http/errors'
+import { recordAudit } from '../audit/service'
+import { newId, isoAt, type Clock } from '../../ids'
+import { removeTemp, writeTempBytes, type BlobStore, type TempFile } from '../../storage'
+import type { TokenService } from '../auth/tokens'
+import { miniAppRecord, requireVisibleMiniApp, toMiniAppRecord, userSummaries, type Caller, type MiniAppRecord, type UserSummary } from '../miniapps/service'
+import { nextStatus, refusals, type VersionAction, type VersionStatus } from './lifecycle'
+import { checkAssetsArchive } from './archive'
+import { discardUpload, fileFields, type FileField, type ReceivedUpload } from './upload'
+import { releaseTypes, versionPattern, type ReleaseType } from './model'
+
+export interface StoredFile {
+  size: number
+  sha256: string
+}
+
+export interface VersionRecord {
+  id: string
+  miniAppId: string
+  version: string
+  buildNumber: number
+  releaseType: ReleaseType
+  status: VersionStatus
+  changelog: string | null
+  createdAt: string
+  updatedAt: string
+  createdBy: UserSummary | null
+  publishedAt: string | null
+  files: Record<FileField, StoredFile>
+}
+
+/** What the services need from the app: the database, the clock, the blob store, the configuration. */
+export interface VersionDeps {
+  db: Db
+  clock: Clock
+  config: Config
+  blobs: BlobStore
+}
+
+type FileColumns = Pick<VersionRow, `${FileField}Sha256` | `${FileField}Size`>
+
+export function filesOf(row: FileColumns): Record<FileField, StoredFile> {
+  return {
+    bundleIos: { size: row.bundleIosSize, sha256: row.bundleIosSha256 },
+    bundleAndroid: { size: row.bundleAndroidSize, sha256: row.bundleAndroidSha256 },
+    manifest: { size: row.manifestSize, sha256: row.manifestSha256 },
+    assetsIos: { size: row.assetsIosSize, sha256: row.assetsIosSha256 },
+    assetsAndroid: { size: row.assetsAndroidSize, sha256: row.assetsAndroidSha256 },
+  }
+}
+
+function fileColumns(files: Record<FileField, StoredFile>): FileColumns {
+  return {
+    bundleIosSha256: files.bundleIos.sha256,
+    bundleIosSize: files.bundleIos.size,
+    bundleAndroidSha256: files.bundleAndroid.sha256,
+    bundleAndroidSize: files.bundleAndroid.size,
+    manifestSha256: files.manifest.sha256,
+    manifestSize: files.manifest.size,
+    assetsIosSha256: files.assetsIos.sha256,
+    assetsIosSize: files.assetsIos.size,
+    assetsAndroidSha256: files.assetsAndroid.sha256,
+    assetsAndroidSize: files.assetsAndroid.size,
+  }
+}
+
+export function toVersionRecord(row: VersionRow, people: Map<string, UserSummary>): VersionRecord {
+  return {
+    id: row.id,
+    miniAppId: row.miniAppId,
+    version: row.version,
+    buildNumber: row.buildNumber,
+    releaseType: row.releaseType,
+    status: row.status,
+    changelog: row.changelog,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    createdBy: row.createdBy ? (people.get(row.createdBy) ?? null) : null,
+    publishedAt: row.publishedAt,
+    files: filesOf(row),
+  }
+}
+
+function versionRecord(db: Db, row: VersionRow): VersionRecord {
+  return toVersionRecord(row, userSummaries(db, [row.createdBy]))
+}
+
+function versionNotFound(versionId: string): AppError {
+  return new AppError(404, 'VERSION_NOT_FOUND', `Version ${versionId} not found`)
+}
+
+/** A version of this miniapp, or 404 (a version of another miniapp is not found here either). */
+function requireVersion(db: Pick<Db, 'select'>, miniAppId: string, versionId: string): VersionRow {
+  const row = db.select().from(versions).where(and(eq(versions.id, versionId), eq(versions.miniAppId, miniAppId))).get()
+  if (!row) throw versionNotFound(versionId)
+  return row
+}
+
+function refuse(action: VersionAction, row: VersionRow): never {
+  const refusal = refusals[action]
+  throw new AppError(409, refusal.code, refusal.message(row.version, row.status))
+}
+
+/** True when any version row still names this blob. */
+export function isBlobReferenced(db: Pick<Db, 'select'>, sha256: string): boolean {
+  const row = db
+    .select({ id: versions.id })
+    .from(versions)
+    .where(
+      or(
+        eq(versions.bundleIosSha256, sha256),
+        eq(versions.bundleAndroidSha256, sha256),
+        eq(versions.manifestSha256, sha256),
+        eq(versions.assetsIosSha256, sha256),
+        eq(versions.assetsAndroidSha256, sha256),
+      ),
+    )
+    .limit(1)
+    .get()
+  return row !== undefined
+}
+
+function badField(code: string, field: string, message: string): AppError {
+  return new AppError(400, code, `${field} ${message}`, [{ field, message }])
+}
+
+const manifestLimitBytes = 1024 * 1024
+
+interface UploadInput {
+  version: string
+  changelog: string | null
+  releaseType: ReleaseType
+  files: Record<FileField, TempFile>
+}
+
+/** The text fields and the presence of every file; the first problem is a 400 that names its field. */
+function checkUploadForm(received: ReceivedUpload): UploadInput {
+  const { fields, files } = received
+  const version = fields.version?.trim()
+  if (!version) throw badField('VALIDATION_ERROR', 'version', 'is required (a version number such as 1.0.0)')
+  if (version.length > 64 || !versionPattern.test(version)) {
+    throw badField('VALIDATION_ERROR', 'version', `must be MAJOR.MINOR.PATCH with an optional -prerelease, such as 1.0.0 or 2.1.0-beta.1 (got "${version.slice(0, 64)}")`)
+  }
+  const releaseType = (fields.releaseType?.trim() || 'RELEASE').toUpperCase()
+  if (!(releaseTypes as readonly string[]).includes(releaseType)) {
+    throw badField('VALIDATION_ERROR', 'releaseType', `must be one of ${releaseTypes.join(', ')}`)
+  }
+  const changelog = fields.changelog?.trim() || null
+  if (changelog !== null && changelog.length > 10_000) throw badField('VALIDATION_ERROR', 'changelog', 'must be at most 10000 characters')
+  for (const field of fileFields) {
+    if (!files[field]) throw badField('MISSING_FILE', field, 'is required: send all five files (bundleIos, bundleAndroid, manifest, assetsIos, assetsAndroid)')
+  }
+  for (const field of ['bundleIos', 'bundleAndroid'] as const) {
+    if (files[field]!.size === 0) throw badField('EMPTY_BUNDLE', field, 'is empty; send the JS bundle built for this platform')
+  }
+  // A copy: the manifest may be swapped for a rewritten one, and the received temp files must all still be discarded.
+  return { version, changelog, releaseType: releaseType as ReleaseType, files: { ...files } as Record<FileField, TempFile> }
+}
+
+/**
+ * The manifest rules of decisions §5. Returns the bytes to store when they differ from the upload
+ * (the object with the form's `version` added), or null to store the upload byte for byte.
+ */
+export function checkManifest(bytes: Uint8Array, appId: string, version: string): Uint8Array | null {
+  let manifest: unknown
+  try {
+    manifest = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes))
+  } catch {
+    throw badField('INVALID_MANIFEST', 'manifest', 'is not valid JSON; send the app.json of the build')
+  }
+  if (typeof manifest !== 'object' || manifest === null || Array.isArray(manifest)) {
+    throw badField('INVALID_MANIFEST', 'manifest', 'must be a JSON object')
+  }
+  const object = manifest as Record<string, unknown>
+  if ('appId' in object && object.appId !== appId) {
+    throw badField('MANIFEST_MISMATCH', 'manifest', `names appId ${JSON.stringify(object.appId)} but the upload is for ${appId}`)
+  }
+  if ('version' in object) {
+    if (object.version !== version) {
+      throw badField('MANIFEST_MISMATCH', 'manifest', `names version ${JSON.stringify(object.version)} but the form says ${version}`)
+    }
+    return null
+  }
+  return new TextEncoder().encode(JSON.stringify({ ...object, version }, null, 2) + '\n')
+}
+
+async function readManifest(file: TempFile): Promise<Uint8Array> {
+  if ((await stat(file.path)).size > manifestLimitBytes) throw badField('INVALID_MANIFEST', 'manifest', 'must be at most 1 MB')
+  return new Uint8Array(await readFile(file.path))
+}
+
+/**
+ * Records an upload whose parts are in tmp/ (decisions §5, §8). Validates everything first, moves
+ * the files into the blob store, then commits the row in one transaction. Whatever happens, the
+ * temp files are gone afterwards; on failure so is every blob this upload created that no row
+ * refers to. Re-uploading an unpublished version string keeps its id and gives it a new build.
+ */
+export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: MiniAppRow, received: ReceivedUpload): Promise<VersionRecord & { warnings: string[] }> {
+  const { db, clock, blobs } = deps
+  const extraTemps: TempFile[] = []
+  const held: string[] = []
+  const created: string[] = []
+  let committed = false
+  try {
+    const input = checkUploadForm(received)
+    const rewritten = checkManifest(await readManifest(input.files.manifest), miniApp.appId, input.version)
+    if (rewritten) {
+      const file = await writeTempBytes(blobs.paths, rewritten)
+      extraTemps.push(file)
+      input.files.manifest = file
+    }
+    for (const [field, platform] of [['assetsIos', 'ios'], ['assetsAndroid', 'android']] as const) {
+      const problem = await checkAssetsArchive(input.files[field].path, platform)
+      if (problem) throw badField('INVALID_ARCHIVE', field, problem)
+    }
+    // Refuse a published version string before its files reach the store (checked again below).
+    const before = db.select().from(versions).where(and(eq(versions.miniAppId, miniApp.id), eq(versions.version, input.version))).get()
+    if (before && nextStatus('upload', before.status) === null) refuse('upload', before)
+
+    const files = {} as Record<FileField, StoredFile>
+    for (const field of fileFields) {
+      const temp = input.files[field]
+      const result = await blobs.commit(temp)
+      held.push(result.sha256)
+      if (result.created) created.push(result.sha256)
+      files[field] = { size: temp.size, sha256: temp.sha256 }
+    }
+
+    const now = isoAt(clock)
+    const { versionId, replaced } = db.transaction(
+      (tx) => {
+        const app = tx.select().from(miniApps).where(eq(miniApps.id, miniApp.id)).get()
+        if (!app) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${miniApp.appId} not found`)
+        const existing = tx.select().from(versions).where(and(eq(versions.miniAppId, app.id), eq(versions.version, input.version))).get()
+        const buildNumber = app.nextBuildNumber
+        let versionId: string
+        if (existing) {
+          const status = nextStatus('upload', existing.status)
+          if (status === null || status === 'DELETED') refuse('upload', existing)
+          versionId = existing.id
+          tx.update(versions)
+            .set({ ...fileColumns(files), buildNumber, status, releaseType: input.releaseType, changelog: input.changelog, updatedAt: now, publishedAt: null })
+            .where(eq(versions.id, existing.id))
+            .run()
+        } else {
+          versionId = newId()
+          tx.insert(versions)
+            .values({
+              id: versionId,
+              miniAppId: app.id,
+              version: input.version,
+              buildNumber,
+              releaseType: input.releaseType,
+              status: 'DRAFT',
+              changelog: input.changelog,
+              createdBy: user.id,
+              createdAt: now,
+              updatedAt: now,
+              publishedAt: null,
+              ...fileColumns(files),
+            })
+            .run()
+        }
+        tx.update(miniApps)
+          .set({
+            nextBuildNumber: buildNumber + 1,
+            currentExperienceVersionId: versionId,
+            // A replaced build is back to DRAFT: it is no longer the one under review.
+            currentReviewVersionId: app.currentReviewVersionId === versionId ? null : app.currentReviewVersionId,
+            updatedAt: now,
+          })
+          .where(eq(miniApps.id, app.id))
+          .run()
+        recordAudit(tx, clock, {
+          actor: user,
+          action: 'version.upload',
+          targetType: 'version',
+          targetId: versionId,
+          summary: `${user.email} uploaded ${app.appId} ${input.version} (build ${buildNumber})${existing ? ', replacing the earlier build' : ''}`,
+          metadata: { miniAppId: app.id, appId: app.appId, version: input.version, buildNumber, releaseType: input.releaseType, replaced: existing !== undefined, files },
+        })
+        return { versionId, replaced: existing ? Object.values(filesOf(existing)).map((file) => file.sha256) : [] }
+      },
+      { behavior: 'immediate' },
+    )
+    committed = true
+    blobs.release(held)
+    held.length = 0
+    // The replaced build's files go unless another version (or this one) still uses them.
+    await blobs.removeUnreferenced(replaced, (sha256) => isBlobReferenced(db, sha256))
+    return { ...versionRecord(db, requireVersion(db, miniApp.id, versionId)), warnings: [] }
+  } finally {
+    blobs.release(held)
+    if (!committed) await blobs.removeUnreferenced(created, (sha256) => isBlobReferenced(db, sha256))
+    await discardUpload(received)
+    await Promise.all(extraTemps.map((file) => removeTemp(file)))
+  }
+}
+
+/** Review (decisions §5): DRAFT or IN_REVIEW → IN_REVIEW, and it becomes the review version. */
+export function reviewVersion(deps: Pick<VersionDeps, 'db' | 'clock'>, user: Caller, miniAppId: string, versionId: string): VersionRecord {
+  const { db, clock } = deps
+  const app = requireVisibleMiniApp(db, user, miniAppId)
+  db.transaction(
+    (tx) => {
+      const row = requireVersion(tx, app.id, versionId)
+      const status = nextStatus('review', row.status)
+      if (status === null || status === 'DELETED') refuse('review', row)
+      const now = isoAt(clock)
+      tx.update(versions).set({ status, updatedAt: now }).where(eq(versions.id, row.id)).run()
+      tx.update(miniApps).set({ currentReviewVersionId: row.id, updatedAt: now }).where(eq(miniApps.id, app.id)).run()
+      recordAudit(tx, clock, {
+        actor: user,
+        action: 'version.review',
+        targetType: 'version',
+        targetId: row.id,
+        summary: `${user.email} submitted ${app.appId} ${row.version} for review`,
+        metadata: { miniAppId: app.id, appId: app.appId, version: row.version, buildNumber: row.buildNumber },
+      })
+    },
+    { behavior: 'immediate' },
+  )
+  return versionRecord(db, requireVersion(db, app.id, versionId))
+}
+
+/** Publish: PUBLISHED, publishedAt, the current release; written to the release history. */
+export function publishVersion(deps: Pick<VersionDeps, 'db' | 'clock'>, user: Caller, miniAppId: string, versionId: string, notes: string | null): VersionRecord {
+  const { db, clock } = deps
+  const app = requireVisibleMiniApp(db, user, miniAppId)
+  db.transaction(
+    (tx) => {
+      const current = tx.select().from(miniApps).where(eq(miniApps.id, app.id)).get()!
+      const row = requireVersion(tx, app.id, versionId)
+      const status = nextStatus('publish', row.status)
+      if (status === null || status === 'DELETED') refuse('publish', row)
+      const now = isoAt(clock)
+      tx.update(versions).set({ status, publishedAt: now, updatedAt: now }).where(eq(versions.id, row.id)).run()
+      tx.update(miniApps)
+        .set({
+          currentReleaseVersionId: row.id,
+          currentReviewVersionId: current.currentReviewVersionId === row.id ? null : current.currentReviewVersionId,
+          updatedAt: now,
+        })
+        .where(eq(miniApps.id, app.id))
+        .run()
+      tx.insert(releaseHistory)
+        .values({ id: newId(), miniAppId: app.id, action: 'PUBLISH', versionId: row.id, version: row.version, previousVersionId: current.currentReleaseVersionId, notes, actorId: user.id, createdAt: now })
+        .run()
+      recordAudit(tx, clock, {
+        actor: user,
+        action: 'version.publish',
+        targetType: 'version',
+        targetId: row.id,
+        summary: `${user.email} published ${app.appId} ${row.version}`,
+        metadata: { miniAppId: app.id, appId: app.appId, version: row.version, previousVersionId: current.currentReleaseVersionId, notes },
+      })
+    },
+    { behavior: 'immediate' },
+  )
+  return versionRecord(db, requireVersion(db, app.id, versionId))
+}
+
+/** Rollback: the release pointer moves to an earlier published version; statuses stay. */
+export function rollbackRelease(
+  deps: Pick<VersionDeps, 'db' | 'clock'>,
+  user: Caller,
+  miniAppId: string,
+  targetVersionId: string,
+  notes: string | null,
+): { miniApp: MiniAppRecord; version: VersionRecord } {
+  const { db, clock } = deps
+  const app = requireVisibleMiniApp(db, user, miniAppId)
+  db.transaction(
+    (tx) => {
+      const current = tx.select().from(miniApps).where(eq(miniApps.id, app.id)).get()!
+      const row = requireVersion(tx, app.id, targetVersionId)
+      if (nextStatus('rollback', row.status) === null) refuse('rollback', row)
+      if (current.currentReleaseVersionId === row.id) {
+        throw new AppError(409, 'ALREADY_CURRENT_RELEASE', `Version ${row.version} is already the current release`)
+      }
+      const now = isoAt(clock)
+      tx.update(miniApps).set({ currentReleaseVersionId: row.id, updatedAt: now }).where(eq(miniApps.id, app.id)).run()
+      tx.insert(releaseHistory)
+        .values({ id: newId(), miniAppId: app.id, action: 'ROLLBACK', versionId: row.id, version: row.version, previousVersionId: current.currentReleaseVersionId, notes, actorId: user.id, createdAt: now })
+        .run()
+      recordAudit(tx, clock, {
+        actor: user,
+        action: 'version.rollback',
+        targetType: 'version',
+        targetId: row.id,
+        summary: `${user.email} rolled ${app.appId} back to ${row.version}`,
+        metadata: { miniAppId: app.id, appId: app.appId, version: row.version, previousVersionId: current.currentReleaseVersionId, notes },
+      })
+    },
+    { behavior: 'immediate' },
+  )
+  return {
+    miniApp: miniAppRecord(db, db.select().from(miniApps).where(eq(miniApps.id, app.id)).get()!),
+    version: versionRecord(db, requireVersion(db, app.id, targetVersionId)),
+  }
+}
+
+/**
+ * Delete: only versions that were never published. Pointers that named it move to the newest
+ * remaining version (highest buildNumber) or null; files no other version uses are removed.
+ */
+export async function deleteVersion(deps: Pick<VersionDeps, 'db' | 'clock' | 'blobs'>, user: Caller, miniAppId: string, versionId: string): Promise<{ success: true; versionId: string }> {
+  const { db, clock, blobs } = deps
+  const app = requireVisibleMiniApp(db, user, miniAppId)
+  const removedFiles = db.transaction(
+    (tx) => {
+      const current = tx.select().from(miniApps).where(eq(miniApps.id, app.id)).get()!
+      const row = requireVersion(tx, app.id, versionId)
+      if (current.currentReleaseVersionId === row.id) {
+        throw new AppError(409, 'VERSION_IS_LIVE', `Version ${row.version} is the current release; roll back to another version before deleting it`)
+      }
+      if (nextStatus('delete', row.status) === null) refuse('delete', row)
+      tx.delete(versions).where(eq(versions.id, row.id)).run()
+      const newest = tx.select({ id: versions.id }).from(versions).where(eq(versions.miniAppId, app.id)).orderBy(desc(versions.buildNumber)).limit(1).get()
+      const replacement = newest?.id ?? null
+      tx.update(miniApps)
+        .set({
+          currentExperienceVersionId: current.currentExperienceVersionId === row.id ? replacement : current.currentExperienceVersionId,
+          currentReviewVersionId: current.currentReviewVersionId === row.id ? replacement : current.currentReviewVersionId,
+          updatedAt: isoAt(clock),
+        })
+        .where(eq(miniApps.id, app.id))
+        .run()
+      recordAudit(tx, clock, {
+        actor: user,
+        action: 'version.delete',
+        targetType: 'version',
+        targetId: row.id,
+        summary: `${user.email} deleted ${app.appId} ${row.version} (build ${row.buildNumber})`,
+        metadata: { miniAppId: app.id, appId: app.appId, version: row.version, buildNumber: row.buildNumber, status: row.status },
+      })
+      return Object.values(filesOf(row)).map((file) => file.sha256)
+    },
+    { behavior: 'immediate' },
+  )
+  await blobs.removeUnreferenced(removedFiles, (sha256) => isBlobReferenced(db, sha256))
+  return { success: true, versionId }
+}
+
+export interface ReleaseHistoryRecord {
+  id: string
+  action: 'PUBLISH' | 'ROLLBACK'
+  versionId: string
+  version: string
+  previousVersionId: string | null
+  notes: string | null
+  actor: UserSummary | null
+  createdAt: string
+}
+
+export interface AccessLink {
+  versionId: string
+  version: string
+  installUrl: string
+}
+
+export interface Workspace {
+  miniApp: MiniAppRecord
+  versions: VersionRecord[]
+  releaseHistory: ReleaseHistoryRecord[]
+  accessLinks: AccessLink[]
+}
+
+/** Where a runtime fetches install info for a version (decisions §6 URL rules). */
+export function installUrl(config: Pick<Config, 'publicUrl'>, versionId: string, token: string): string {
+  const base = config.publicUrl ?? '/api'
+  return `${base}/mini-apps/access/versions/${encodeURIComponent(versionId)}/install?token=${encodeURIComponent(token)}`
+}
+
+/** The miniapp, its versions newest first, its release history newest first, and an install link per version. */
+export async function getWorkspace(
+  deps: Pick<VersionDeps, 'db' | 'clock' | 'config'> & { tokens: TokenService },
+  user: Caller,
+  miniAppId: string,
+): Promise<Workspace> {
+  const { db, clock, config, tokens } = deps
+  const app = requireVisibleMiniApp(db, user, miniAppId)
+  const versionRows = db.select().from(versions).where(eq(versions.miniAppId, app.id)).orderBy(desc(versions.buildNumber)).all()
+  const historyRows = db.select().from(releaseHistory).where(eq(releaseHistory.miniAppId, app.id)).orderBy(desc(releaseHistory.createdAt), desc(releaseHistory.id)).all()
+  const people = userSummaries(db, [app.createdBy, ...versionRows.map((row) => row.createdBy), ...historyRows.map((row) => row.actorId)])
+  const accessLinks: AccessLink[] = []
+  for (const row of versionRows) {
+    // Published versions get the stable, non-expiring token a CDN can cache (decisions §6).
+    const expiresAt = row.status === 'PUBLISHED' ? null : clock() + config.downloadTokenTtlSeconds * 1000
+    const token = await tokens.signDownload(row.id, expiresAt)
+    accessLinks.push({ versionId: row.id, version: row.version, installUrl: installUrl(config, row.id, token) })
+  }
+  return {
+    miniApp: toMiniAppRecord(app, people),
+    versions: versionRows.map((row) => toVersionRecord(row, people)),
+    releaseHistory: historyRows.map((row) => ({
+      id: row.id,
+      action: row.action,
+      versionId: row.versionId,
+      version: row.version,
+      previousVersionId: row.previousVersionId,
+      notes: row.notes,
+      actor: row.actorId ? (people.get(row.actorId) ?? null) : null,
+      createdAt: row.createdAt,
+    })),
+    accessLinks,
+  }
+}

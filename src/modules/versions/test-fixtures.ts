@@ -1,0 +1,134 @@
+// Test-only helpers for the miniapp and version tests: users with tokens, zips built in memory, upload forms.
+import { users } from '../../db/schema'
+import { createTokenService } from '../auth/tokens'
+import { newId } from '../../ids'
+import type { TestContext } from '../../test-support'
+
+export interface TestUser {
+  id: string
+  email: string
+  displayName: string
+  token: string
+}
+
+let passwordHash: string | null = null
+
+/** Inserts an active user straight into the database and signs an access token for it. */
+export async function createTestUser(context: TestContext, options: { email?: string; role?: 'ADMIN' | 'USER' } = {}): Promise<TestUser> {
+  const id = newId()
+  const email = options.email ?? `user-${id.slice(-8)}@example.test`
+  const role = options.role ?? 'USER'
+  // argon2 costs a quarter second per hash; these users never log in with a password.
+  passwordHash ??= await Bun.password.hash('not-used-by-tests', { algorithm: 'bcrypt', cost: 4 })
+  const at = new Date(context.now.value).toISOString()
+  context.dataDir.db
+    .insert(users)
+    .values({ id, email, displayName: email.split('@')[0]!, passwordHash, role, status: 'ACTIVE', tokenVersion: 1, createdAt: at, updatedAt: at })
+    .run()
+  const tokens = createTokenService(context.dataDir.secret, () => context.now.value, 3600)
+  const token = await tokens.signAccess({ id, role, tokenVersion: 1 })
+  return { id, email, displayName: email.split('@')[0]!, token }
+}
+
+export interface ZipEntry {
+  name: string
+  content?: string | Uint8Array
+  /** unix mode, e.g. 0o120777 for a symbolic link; directories when the name ends in `/` */
+  mode?: number
+}
+
+/** A stored (uncompressed) zip written by hand, so tests can make the hostile archives that tools refuse to make. */
+export function buildZip(entries: ZipEntry[]): Uint8Array {
+  const encoder = new TextEncoder()
+  const locals: Uint8Array[] = []
+  const centrals: Uint8Array[] = []
+  let offset = 0
+  for (const entry of entries) {
+    const name = encoder.encode(entry.name)
+    const data = typeof entry.content === 'string' ? encoder.encode(entry.content) : (entry.content ?? new Uint8Array())
+    const crc = Bun.hash.crc32(data)
+    const isDirectory = entry.name.endsWith('/')
+    const mode = entry.mode ?? (isDirectory ? 0o040755 : 0o100644)
+    const local = new Uint8Array(30 + name.length)
+    const lv = new DataView(local.buffer)
+    lv.setUint32(0, 0x04034b50, true)
+    lv.setUint16(4, 20, true)
+    lv.setUint16(8, 0, true)
+    lv.setUint32(14, crc, true)
+    lv.setUint32(18, data.length, true)
+    lv.setUint32(22, data.length, true)
+    lv.setUint16(26, name.length, true)
+    local.set(name, 30)
+    const central = new Uint8Array(46 + name.length)
+    const cv = new DataView(central.buffer)
+    cv.setUint32(0, 0x02014b50, true)
+    cv.setUint16(4, (3 << 8) | 20, true) // made by unix, so the mode in the external attributes counts
+    cv.setUint16(6, 20, true)
+    cv.setUint32(16, crc, true)
+    cv.setUint32(20, data.length, true)
+    cv.setUint32(24, data.length, true)
+    cv.setUint16(28, name.length, true)
+    cv.setUint32(38, ((mode & 0xffff) << 16) >>> 0, true)
+    cv.setUint32(42, offset, true)
+    central.set(name, 46)
+    locals.push(local, data)
+    centrals.push(central)
+    offset += local.length + data.length
+  }
+  const centralSize = centrals.reduce((sum, part) => sum + part.length, 0)
+  const end = new Uint8Array(22)
+  const ev = new DataView(end.buffer)
+  ev.setUint32(0, 0x06054b50, true)
+  ev.setUint16(8, entries.length, true)
+  ev.setUint16(10, entries.length, true)
+  ev.setUint32(12, centralSize, true)
+  ev.setUint32(16, offset, true)
+  return new Uint8Array(Buffer.concat([...locals, ...centrals, end]))
+}
+
+export const iosAssets = () => buildZip([{ name: 'assets/' }, { name: 'assets/logo.png', content: 'png-bytes' }])
+export const androidAssets = () => buildZip([{ name: 'drawable-mdpi/' }, { name: 'drawable-mdpi/logo.png', content: 'png-bytes' }, { name: 'raw/data.json', content: '{}' }])
+
+export interface UploadParts {
+  version?: string
+  changelog?: string
+  releaseType?: string
+  bundleIos?: string | Uint8Array | null
+  bundleAndroid?: string | Uint8Array | null
+  manifest?: string | Uint8Array | null
+  assetsIos?: Uint8Array | null
+  assetsAndroid?: Uint8Array | null
+}
+
+/** A complete valid upload form unless a part is overridden (null leaves that part out). */
+export function uploadForm(appId: string, parts: UploadParts = {}): FormData {
+  const form = new FormData()
+  const version = parts.version ?? '1.0.0'
+  if (version !== '') form.append('version', version)
+  if (parts.changelog !== undefined) form.append('changelog', parts.changelog)
+  if (parts.releaseType !== undefined) form.append('releaseType', parts.releaseType)
+  const files: [string, string | Uint8Array | null | undefined, string, string][] = [
+    ['bundleIos', parts.bundleIos === undefined ? `console.log("ios ${version}")` : parts.bundleIos, 'main.ios.jsbundle', 'application/javascript'],
+    ['bundleAndroid', parts.bundleAndroid === undefined ? `console.log("android ${version}")` : parts.bundleAndroid, 'main.android.bundle', 'application/javascript'],
+    ['manifest', parts.manifest === undefined ? JSON.stringify({ appId, name: 'Test app' }) : parts.manifest, 'app.json', 'application/json'],
+    ['assetsIos', parts.assetsIos === undefined ? iosAssets() : parts.assetsIos, 'assets-ios.zip', 'application/zip'],
+    ['assetsAndroid', parts.assetsAndroid === undefined ? androidAssets() : parts.assetsAndroid, 'assets-android.zip', 'application/zip'],
+  ]
+  for (const [field, content, fileName, type] of files) {
+    if (content === null) continue
+    form.append(field, new Blob([content as BlobPart], { type }), fileName)
+  }
+  return form
+}
+
+/** POSTs an upload form through the app and parses the answer. */
+export async function upload(context: TestContext, token: string, appId: string, form: FormData | BodyInit) {
+  return context.call('POST', `/api/mini-apps/by-app-id/${appId}/versions/upload`, { token, body: form as BodyInit })
+}
+
+/** Creates a miniapp through the API and returns its record. */
+export async function createMiniApp(context: TestContext, token: string, appId: string) {
+  const res = await context.call('POST', '/api/mini-apps', { token, json: { appId, name: `App ${appId}` } })
+  if (res.status !== 201) throw new Error(`creating ${appId} failed: ${res.status} ${res.text}`)
+  return res.body as { id: string; appId: string }
+}
