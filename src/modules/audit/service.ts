@@ -1,4 +1,5 @@
 // The audit log: who did what to which record, one line each (decisions §2, §7).
+import { desc, lt } from 'drizzle-orm'
 import { auditLogs } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { newId, isoAt, type Clock } from '../../ids'
@@ -28,4 +29,37 @@ export function recordAudit(db: Pick<Db, 'insert'>, clock: Clock, entry: AuditEn
       createdAt: isoAt(clock),
     })
     .run()
+}
+
+export interface AuditLogRecord {
+  id: string
+  actorId: string | null
+  actorEmail: string | null
+  action: string
+  targetType: string
+  targetId: string | null
+  summary: string
+  metadata: unknown
+  createdAt: string
+}
+
+function parseMetadata(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return {}
+  }
+}
+
+/**
+ * Newest first, at most `limit`; with `before` (a createdAt), only entries strictly older, which is
+ * how a reader pages back. Ties on createdAt are ordered by id (UUIDv7, so by insertion time).
+ */
+export function listAuditLogs(db: Db, options: { limit: number; before?: string }): AuditLogRecord[] {
+  const query = db.select().from(auditLogs)
+  const rows = (options.before === undefined ? query : query.where(lt(auditLogs.createdAt, options.before)))
+    .orderBy(desc(auditLogs.createdAt), desc(auditLogs.id))
+    .limit(options.limit)
+    .all()
+  return rows.map((row) => ({ ...row, metadata: parseMetadata(row.metadata) }))
 }
