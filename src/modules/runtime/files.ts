@@ -1,0 +1,82 @@
+// Answering a stored file (decisions §6): headers, HEAD, If-None-Match, single ranges; bodies stream from disk.
+import { AppError } from '../../http/errors'
+import { parseRange } from './range'
+
+/** The five files of a version, with what they are answered as. */
+export const fileKinds = {
+  bundleIos: { contentType: 'application/javascript', fileName: 'main.ios.jsbundle' },
+  bundleAndroid: { contentType: 'application/javascript', fileName: 'main.android.bundle' },
+  manifest: { contentType: 'application/json', fileName: 'app.json' },
+  assetsIos: { contentType: 'application/zip', fileName: 'assets-ios.zip' },
+  assetsAndroid: { contentType: 'application/zip', fileName: 'assets-android.zip' },
+} as const
+
+export type FileKind = keyof typeof fileKinds
+
+export const fileKindNames = Object.keys(fileKinds) as FileKind[]
+
+export interface StoredFile {
+  kind: FileKind
+  /** the blob's path in the data directory */
+  path: string
+  sha256: string
+  size: number
+  /** published versions never change, so they may be cached anywhere for a year */
+  published: boolean
+}
+
+/** The parts of a request a file answer depends on. */
+export interface FileRequest {
+  method: string
+  range: string | null
+  ifNoneMatch: string | null
+}
+
+export const publishedCacheControl = 'public, max-age=31536000, immutable'
+export const unpublishedCacheControl = 'private, no-cache'
+
+/** `If-None-Match` matches when it is `*` or lists our tag (weak comparison, RFC 9110 §13.1.2). */
+export function etagMatches(ifNoneMatch: string, etag: string): boolean {
+  const trimmed = ifNoneMatch.trim()
+  if (trimmed === '*') return true
+  return trimmed.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag)
+}
+
+/**
+ * The response for one stored file. The body is a `Bun.file` (or a slice of one), which Bun sends
+ * with sendfile: nothing is read into memory here, whatever the size. Bun ignores `If-Range`, which
+ * is fine because a blob's path is its content hash: the bytes at a path never change.
+ */
+export function fileResponse(file: StoredFile, request: FileRequest): Response {
+  const etag = `"${file.sha256}"`
+  const headers: Record<string, string> = {
+    etag,
+    'cache-control': file.published ? publishedCacheControl : unpublishedCacheControl,
+    'accept-ranges': 'bytes',
+  }
+  if (request.ifNoneMatch !== null && etagMatches(request.ifNoneMatch, etag)) {
+    return new Response(null, { status: 304, headers })
+  }
+  const { contentType, fileName } = fileKinds[file.kind]
+  headers['content-type'] = contentType
+  headers['content-disposition'] = `attachment; filename="${fileName}"`
+  headers['x-content-type-options'] = 'nosniff'
+  const head = request.method === 'HEAD'
+  const range = parseRange(request.range, file.size)
+  if (range === 'unsatisfiable') {
+    throw new AppError(
+      416,
+      'RANGE_NOT_SATISFIABLE',
+      `The requested range "${(request.range ?? '').slice(0, 100)}" is not within the ${file.size} bytes of ${fileName}; ask for one range such as bytes=0-`,
+      undefined,
+      { 'content-range': `bytes */${file.size}` },
+    )
+  }
+  if (range === 'ignore') {
+    headers['content-length'] = String(file.size)
+    return new Response(head ? null : Bun.file(file.path), { status: 200, headers })
+  }
+  headers['content-length'] = String(range.end - range.start + 1)
+  headers['content-range'] = `bytes ${range.start}-${range.end}/${file.size}`
+  return new Response(head ? null : Bun.file(file.path).slice(range.start, range.end + 1), { status: 206, headers })
+}
