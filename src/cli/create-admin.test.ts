@@ -1,0 +1,160 @@
+// Tests of `miniship create-admin` through commander, with a stand-in terminal, then a login over HTTP.
+import { describe, expect, test, afterAll } from 'bun:test'
+import { existsSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { eq } from 'drizzle-orm'
+import { createAdminCommand, passwordFromStdinText, type CreateAdminIo } from './create-admin'
+import { createTestContext, tempDir } from '../test-support'
+import { auditLogs, users } from '../db/schema'
+
+const dirs: string[] = []
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
+
+function dataDir(): string {
+  const dir = tempDir('miniship-create-admin-')
+  dirs.push(dir)
+  return join(dir, 'data')
+}
+
+interface Run {
+  out: string[]
+  err: string[]
+  exitCode: number | null
+}
+
+async function run(args: string[], terminal: { stdin?: string; tty?: boolean; answers?: string[] } = {}): Promise<Run> {
+  const result: Run = { out: [], err: [], exitCode: null }
+  const answers = [...(terminal.answers ?? [])]
+  const io: CreateAdminIo = {
+    readStdin: async () => terminal.stdin ?? '',
+    stdinIsTTY: () => terminal.tty ?? false,
+    promptHidden: async () => answers.shift() ?? '',
+    out: (line) => result.out.push(line),
+    err: (line) => result.err.push(line),
+    exit: (code) => {
+      result.exitCode = code
+    },
+  }
+  await createAdminCommand(io).parseAsync(args, { from: 'user' })
+  return result
+}
+
+describe('passwordFromStdinText', () => {
+  test.each([
+    ['hunter22\n', 'hunter22'],
+    ['hunter22\r\n', 'hunter22'],
+    ['hunter22', 'hunter22'],
+    ['two words here\n', 'two words here'],
+    ['hunter22\n\n', 'hunter22\n'],
+    [' spaced \n', ' spaced '],
+  ])('%p → %p', (text, password) => {
+    expect(passwordFromStdinText(text)).toBe(password)
+  })
+})
+
+describe('create-admin', () => {
+  const dir = dataDir()
+
+  test('creates an active admin from --password-stdin and prints one line', async () => {
+    const result = await run(['--email', ' Admin@Example.com ', '--display-name', 'The Admin', '--password-stdin', '--data-dir', dir], { stdin: 'hunter22\n' })
+    expect(result.exitCode).toBeNull()
+    expect(result.err).toEqual([])
+    expect(result.out.length).toBe(1)
+    expect(result.out[0]).toMatch(/^Created admin admin@example\.com \(id [0-9a-f-]{36}\)/)
+  })
+
+  test('the admin signs in over HTTP with the password (trailing newline dropped) and is an active ADMIN', async () => {
+    const context = createTestContext({ dataDir: dir })
+    try {
+      const login = await context.call('POST', '/api/auth/login', { json: { email: 'admin@example.com', password: 'hunter22' } })
+      expect(login.status).toBe(200)
+      const me = await context.call('GET', '/api/auth/me', { token: login.body.accessToken })
+      expect(me.body).toMatchObject({ email: 'admin@example.com', displayName: 'The Admin', role: 'ADMIN', status: 'ACTIVE' })
+      const listing = await context.call('GET', '/api/admin/users', { token: login.body.accessToken })
+      expect(listing.status).toBe(200)
+      const entry = context.dataDir.db.select().from(auditLogs).where(eq(auditLogs.action, 'user.create')).get()!
+      expect(entry.actorId).toBeNull()
+      expect(entry.targetId).toBe(me.body.id)
+      expect(JSON.parse(entry.metadata)).toMatchObject({ via: 'cli', role: 'ADMIN' })
+    } finally {
+      context.close()
+    }
+  })
+
+  test('refuses an email that exists (any case), exit 1, one line, nothing asked', async () => {
+    const result = await run(['--email', 'ADMIN@example.com', '--password-stdin', '--data-dir', dir], { stdin: 'another-pass\n' })
+    expect(result.exitCode).toBe(1)
+    expect(result.err.length).toBe(1)
+    expect(result.err[0]).toContain('admin@example.com already exists')
+    expect(result.out).toEqual([])
+  })
+
+  test('refuses a password shorter than 6 characters', async () => {
+    const result = await run(['--email', 'short@example.com', '--password-stdin', '--data-dir', dir], { stdin: '12345\n' })
+    expect(result.exitCode).toBe(1)
+    expect(result.err).toEqual(['miniship: the password must be at least 6 characters; nothing was created'])
+    const context = createTestContext({ dataDir: dir })
+    try {
+      expect(context.dataDir.db.select().from(users).where(eq(users.email, 'short@example.com')).get()).toBeUndefined()
+    } finally {
+      context.close()
+    }
+  })
+
+  test('asks twice on a terminal and creates the admin when both answers match', async () => {
+    const result = await run(['--email', 'tty@example.com', '--data-dir', dir], { tty: true, answers: ['typed-pass', 'typed-pass'] })
+    expect(result.exitCode).toBeNull()
+    expect(result.out[0]).toMatch(/^Created admin tty@example\.com/)
+  })
+
+  test('refuses two different answers on a terminal', async () => {
+    const result = await run(['--email', 'typo@example.com', '--data-dir', dir], { tty: true, answers: ['typed-pass', 'typed-pas'] })
+    expect(result.exitCode).toBe(1)
+    expect(result.err[0]).toContain('differ')
+  })
+
+  test('without --password-stdin and without a terminal: exit 2 naming the flag, data dir untouched', async () => {
+    const fresh = dataDir()
+    const result = await run(['--email', 'batch@example.com', '--data-dir', fresh], { tty: false })
+    expect(result.exitCode).toBe(2)
+    expect(result.err.length).toBe(1)
+    expect(result.err[0]).toContain('--password-stdin')
+    expect(existsSync(fresh)).toBe(false)
+  })
+
+  test('a malformed email is exit 2', async () => {
+    const result = await run(['--email', 'not-an-email', '--password-stdin', '--data-dir', dir], { stdin: 'hunter22\n' })
+    expect(result.exitCode).toBe(2)
+    expect(result.err[0]).toContain('--email')
+  })
+
+  test('a display name over 100 characters is exit 2', async () => {
+    const result = await run(['--email', 'long@example.com', '--display-name', 'x'.repeat(101), '--password-stdin', '--data-dir', dir], { stdin: 'hunter22\n' })
+    expect(result.exitCode).toBe(2)
+    expect(result.err[0]).toContain('--display-name')
+  })
+
+  test('a bad configuration value prints the ConfigError and exits 2', async () => {
+    const previous = process.env.MINISHIP_TOKEN_TTL
+    process.env.MINISHIP_TOKEN_TTL = 'forever'
+    try {
+      const result = await run(['--email', 'cfg@example.com', '--password-stdin', '--data-dir', dir], { stdin: 'hunter22\n' })
+      expect(result.exitCode).toBe(2)
+      expect(result.err.length).toBe(1)
+      expect(result.err[0]).toContain('MINISHIP_TOKEN_TTL')
+    } finally {
+      if (previous === undefined) delete process.env.MINISHIP_TOKEN_TTL
+      else process.env.MINISHIP_TOKEN_TTL = previous
+    }
+  })
+
+  test('--help shows an example', () => {
+    let help = ''
+    const command = createAdminCommand().configureOutput({ writeOut: (text) => (help += text) })
+    command.outputHelp()
+    expect(help).toContain('--password-stdin')
+    expect(help).toContain('$ miniship create-admin --email admin@example.com --password-stdin < pw.txt')
+  })
+})

@@ -1,0 +1,145 @@
+// `miniship create-admin`: writes an active administrator into the data directory, through the same service as the API.
+import { Command } from 'commander'
+import { withDataDirOption } from './common'
+import { ConfigError, loadConfig } from '../config'
+import { openDataDir } from '../data-dir'
+import { NewerSchemaError } from '../db/open'
+import { AppError } from '../http/errors'
+import { systemClock } from '../ids'
+import { createUser, findUserByEmail, normaliseEmail, passwordMinLength, requireDisplayName, requirePassword } from '../modules/auth/service'
+
+/** Everything the command touches outside the data directory, so a test can stand in for the terminal. */
+export interface CreateAdminIo {
+  readStdin(): Promise<string>
+  stdinIsTTY(): boolean
+  /** Reads one line without echoing it. */
+  promptHidden(label: string): Promise<string>
+  out(line: string): void
+  err(line: string): void
+  exit(code: number): void
+}
+
+/** An expected failure: one line on stderr and this exit code (2 for a bad invocation). */
+class CommandFailure extends Error {
+  constructor(
+    readonly exitCode: number,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+/** What `--password-stdin` reads: all of stdin, without the one newline `echo` or a file ends with. */
+export function passwordFromStdinText(text: string): string {
+  return text.replace(/\r?\n$/, '')
+}
+
+/** A raw-mode prompt on the terminal: nothing echoed, Backspace works, Ctrl-C cancels. */
+function promptHiddenOnTerminal(label: string): Promise<string> {
+  const stdin = process.stdin
+  process.stderr.write(label)
+  stdin.setRawMode(true)
+  stdin.resume()
+  stdin.setEncoding('utf8')
+  return new Promise((resolve, reject) => {
+    let value = ''
+    const finish = () => {
+      stdin.off('data', onData)
+      stdin.setRawMode(false)
+      stdin.pause()
+      process.stderr.write('\n')
+    }
+    const onData = (chunk: string) => {
+      for (const char of chunk) {
+        if (char === '\r' || char === '\n') {
+          finish()
+          resolve(value)
+          return
+        }
+        if (char === '\u0003' || (char === '\u0004' && value === '')) {
+          finish()
+          reject(new CommandFailure(130, 'cancelled'))
+          return
+        }
+        if (char === '\u007f' || char === '\b') value = Array.from(value).slice(0, -1).join('')
+        else if (char >= ' ') value += char
+      }
+    }
+    stdin.on('data', onData)
+  })
+}
+
+const processIo: CreateAdminIo = {
+  readStdin: () => Bun.stdin.text(),
+  stdinIsTTY: () => process.stdin.isTTY === true,
+  promptHidden: promptHiddenOnTerminal,
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+  exit: (code) => process.exit(code),
+}
+
+interface CreateAdminFlags {
+  email: string
+  displayName?: string
+  passwordStdin?: boolean
+  dataDir?: string
+}
+
+async function readPassword(flags: CreateAdminFlags, io: CreateAdminIo): Promise<string> {
+  if (flags.passwordStdin) return passwordFromStdinText(await io.readStdin())
+  const first = await io.promptHidden('Password: ')
+  const again = await io.promptHidden('Repeat the password: ')
+  if (first !== again) throw new CommandFailure(1, 'the two passwords differ; nothing was created')
+  return first
+}
+
+async function createAdmin(flags: CreateAdminFlags, io: CreateAdminIo): Promise<void> {
+  // Everything that can be refused without touching the data directory is refused first.
+  const email = normaliseEmail(flags.email)
+  if (email === null) throw new CommandFailure(2, `--email must be an email address such as admin@example.com, got "${flags.email.slice(0, 100)}"`)
+  const displayName = flags.displayName === undefined ? undefined : requireDisplayName(flags.displayName)
+  if (!flags.passwordStdin && !io.stdinIsTTY()) {
+    throw new CommandFailure(2, 'no terminal to ask for the password on: pipe it in with --password-stdin')
+  }
+  const config = loadConfig({ dataDir: flags.dataDir })
+  const { db } = openDataDir(config.dataDir)
+  try {
+    if (findUserByEmail(db, email)) throw new CommandFailure(1, `a user with the email ${email} already exists; nothing was created`)
+    const password = await readPassword(flags, io)
+    if (password.length < passwordMinLength) throw new CommandFailure(1, `the password must be at least ${passwordMinLength} characters; nothing was created`)
+    requirePassword(password)
+    const user = await createUser(db, systemClock, { email, displayName, password, role: 'ADMIN', status: 'ACTIVE' }, null, 'cli')
+    io.out(`Created admin ${user.email} (id ${user.id}) in ${config.dataDir}`)
+  } finally {
+    db.$client.close()
+  }
+}
+
+export function createAdminCommand(io: CreateAdminIo = processIo): Command {
+  return withDataDirOption(new Command('create-admin'))
+    .description('create an active administrator account (the password is read from stdin or asked for on the terminal)')
+    .requiredOption('--email <email>', 'email address of the new administrator')
+    .option('--display-name <name>', 'display name (default: the part of the email before @)')
+    .option('--password-stdin', 'read the password from stdin (one trailing newline is dropped)')
+    .addHelpText('after', '\nExample:\n  $ miniship create-admin --email admin@example.com --password-stdin < pw.txt')
+    .action(async (flags: CreateAdminFlags) => {
+      try {
+        await createAdmin(flags, io)
+      } catch (error) {
+        if (error instanceof CommandFailure) {
+          io.err(`miniship: ${error.message}`)
+          io.exit(error.exitCode)
+        } else if (error instanceof ConfigError || error instanceof NewerSchemaError) {
+          io.err(`miniship: ${error.message}`)
+          io.exit(2)
+        } else if (error instanceof AppError) {
+          // The service's own refusals (a taken email after a race, a bad display name or password).
+          const detail = error.details?.[0]
+          io.err(`miniship: ${detail ? `${detail.field === 'displayName' ? '--display-name' : detail.field} ${detail.message}` : error.message}`)
+          io.exit(error.status === 400 ? 2 : 1)
+        } else {
+          throw error
+        }
+      }
+    })
+}
