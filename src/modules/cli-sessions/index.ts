@@ -11,7 +11,7 @@ export function cliSessionRoutes(deps: AppDeps) {
   return new Elysia({ prefix: '/auth/cli/sessions' })
     .use(deps.guard)
     .post(
-      '/',
+      '',
       ({ request, server, set }) => {
         deps.rateLimiter.hit('cli-session-create', clientAddress(request, server, deps.config), deps.config.rateLimits.cliSessionCreate)
         const session = createCliSession(deps.db, deps.clock, deps.config)
