@@ -252,7 +252,8 @@ function memberRows(db: Pick<Db, 'select'>, miniAppId: string, userId?: string):
     .from(miniAppMembers)
     .innerJoin(users, eq(users.id, miniAppMembers.userId))
     .where(where)
-    .orderBy(miniAppMembers.createdAt, users.email)
+    // owners first (OWNER sorts after DEVELOPER), then in the order they joined
+    .orderBy(desc(miniAppMembers.role), miniAppMembers.createdAt, users.email)
     .all()
 }
 

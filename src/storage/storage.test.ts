@@ -1,0 +1,126 @@
+import { describe, expect, test, afterAll } from 'bun:test'
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { Readable } from 'node:stream'
+import { tempDir } from '../test-support'
+import { dataDirPaths, openDataDir } from '../data-dir'
+import { versions, miniApps } from '../db/schema'
+import { blobPath, checkStoredFiles, createBlobStore, writeTemp } from '.'
+
+const root = tempDir('miniship-storage-')
+const { paths, db } = openDataDir(root)
+afterAll(() => {
+  db.$client.close()
+  rmSync(root, { recursive: true, force: true })
+})
+const sha256 = (data: string | Uint8Array) => new Bun.CryptoHasher('sha256').update(data).digest('hex')
+
+describe('the blob store', () => {
+  const store = createBlobStore(paths)
+
+  test('writeTemp streams into tmp/ and hashes while writing', async () => {
+    const chunks = ['hello ', 'blob ', 'store']
+    const file = await writeTemp(paths, Readable.from(chunks.map((c) => Buffer.from(c))))
+    expect(file).toMatchObject({ size: 16, sha256: sha256('hello blob store') })
+    expect(file.path.startsWith(paths.tmp)).toBe(true)
+    expect(readFileSync(file.path, 'utf8')).toBe('hello blob store')
+    rmSync(file.path)
+  })
+
+  test('a failing source leaves no temp file', async () => {
+    async function* failing() {
+      yield new Uint8Array([1, 2, 3])
+      throw new Error('connection reset')
+    }
+    await expect(writeTemp(paths, failing())).rejects.toThrow('connection reset')
+    expect(readdirSync(paths.tmp).filter((name) => name.startsWith('upload-'))).toEqual([])
+  })
+
+  test('commit renames into blobs/sha256/<ab>/<hash>; identical content is stored once', async () => {
+    const first = await store.commit(await writeTemp(paths, [new TextEncoder().encode('same')]))
+    const second = await store.commit(await writeTemp(paths, [new TextEncoder().encode('same')]))
+    expect(first).toEqual({ sha256: sha256('same'), created: true })
+    expect(second).toEqual({ sha256: sha256('same'), created: false })
+    const path = blobPath(paths, sha256('same'))
+    expect(path).toBe(join(paths.blobs, 'sha256', sha256('same').slice(0, 2), sha256('same')))
+    expect(readFileSync(path, 'utf8')).toBe('same')
+    expect(readdirSync(paths.tmp).filter((name) => name.startsWith('upload-'))).toEqual([])
+    expect(await store.list()).toContain(sha256('same'))
+  })
+
+  test('removeUnreferenced keeps blobs an upload in flight holds and blobs a row refers to', async () => {
+    const held = sha256('same')
+    // held twice by the two commits above
+    expect(await store.removeUnreferenced([held], () => false)).toEqual([])
+    store.release([held])
+    expect(await store.removeUnreferenced([held], () => false)).toEqual([])
+    store.release([held])
+    expect(await store.removeUnreferenced([held], () => true)).toEqual([])
+    expect(await store.removeUnreferenced([held], () => false)).toEqual([held])
+    expect(existsSync(blobPath(paths, held))).toBe(false)
+  })
+
+  test('blobPath refuses anything but a sha256 hex digest', () => {
+    expect(() => blobPath(paths, '../../etc/passwd')).toThrow()
+    expect(() => blobPath(paths, 'A'.repeat(64))).toThrow()
+  })
+})
+
+describe('checkStoredFiles (doctor)', () => {
+  const files = {
+    bundleIos: 'ios bundle',
+    bundleAndroid: 'android bundle',
+    manifest: '{"version":"1.0.0"}',
+    assetsIos: 'ios zip',
+    assetsAndroid: 'android zip',
+  }
+  const columns = {
+    bundleIosSha256: sha256(files.bundleIos),
+    bundleIosSize: files.bundleIos.length,
+    bundleAndroidSha256: sha256(files.bundleAndroid),
+    bundleAndroidSize: files.bundleAndroid.length,
+    manifestSha256: sha256(files.manifest),
+    manifestSize: files.manifest.length,
+    assetsIosSha256: sha256(files.assetsIos),
+    assetsIosSize: files.assetsIos.length,
+    assetsAndroidSha256: sha256(files.assetsAndroid),
+    assetsAndroidSize: files.assetsAndroid.length,
+  }
+  const store = (content: string) => {
+    const path = blobPath(paths, sha256(content))
+    mkdirSync(join(path, '..'), { recursive: true })
+    writeFileSync(path, content)
+    return path
+  }
+
+  test('clean when every referenced file is present and intact', async () => {
+    for (const content of Object.values(files)) store(content)
+    const at = '2026-11-22T10:00:00.000Z'
+    db.insert(miniApps).values({ id: 'm1', appId: 'doctor.app', name: 'Doctor', createdAt: at, updatedAt: at }).run()
+    db.insert(versions)
+      .values({ id: 'v1', miniAppId: 'm1', version: '1.0.0', buildNumber: 1, releaseType: 'RELEASE', status: 'DRAFT', createdAt: at, updatedAt: at, ...columns })
+      .run()
+    expect(await checkStoredFiles(db.$client, paths)).toEqual([])
+  })
+
+  test('names a missing file, a truncated one and a damaged one', async () => {
+    rmSync(blobPath(paths, sha256(files.bundleIos)))
+    writeFileSync(blobPath(paths, sha256(files.bundleAndroid)), 'android')
+    writeFileSync(blobPath(paths, sha256(files.manifest)), '{"version":"6.6.6"}')
+    const problems = await checkStoredFiles(db.$client, paths)
+    expect(problems).toHaveLength(3)
+    expect(problems[0]).toContain('is missing (used by doctor.app 1.0.0)')
+    expect(problems[1]).toContain('has 7 bytes, 14 expected')
+    expect(problems[2]).toContain('is damaged')
+  })
+
+  test('works on a database opened read-only, as doctor opens it', async () => {
+    const { Database } = await import('bun:sqlite')
+    const readonly = new Database(dataDirPaths(root).database, { readonly: true, strict: true })
+    try {
+      expect(await checkStoredFiles(readonly, paths)).toHaveLength(3)
+    } finally {
+      readonly.close()
+    }
+  })
+})
