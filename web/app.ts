@@ -28,7 +28,7 @@
 //             edit-app-form (name, description, iconUrl), edit-app-submit,
 //             members, members-list, member-<email>, remove-member-<email>, members-unavailable,
 //             add-member-form (email, role), add-member-submit
-//   CLI       cli-code, cli-approve, cli-result (data-state approved | 404 | 409 | 410 | error),
+//   CLI       cli-code, cli-approve, cli-cancel, cli-result (data-state approved | 404 | 409 | 410 | error),
 //             cli-no-code
 //   Admin     users-table, user-row-<email>, user-role-<email> (data-role),
 //             user-status-<email> (data-status ACTIVE/DISABLED), toggle-role-<email>,
@@ -177,7 +177,7 @@ onUnauthorized((error) => {
   endSession()
   run()
   const reason = error.message.replace(/[.\s]+$/, '')
-  showError(new Error(wasSignedIn ? `You have been signed out (${reason}). Please sign in again.` : `Please sign in again (${reason}).`))
+  showError(wasSignedIn ? `You have been signed out (${reason}). Please sign in again.` : `Please sign in again (${reason}).`)
 })
 
 window.addEventListener('hashchange', () => {

@@ -57,7 +57,7 @@ function dismissButton(testId: string, onDismiss: () => void): HTMLButtonElement
   return h('button', { type: 'button', class: 'dismiss', 'data-testid': testId, 'aria-label': 'Dismiss message', on: { click: onDismiss } }, '×')
 }
 
-/** Shows an error's message in the page-wide alert region (role="alert"). */
+/** Shows an error's message (or a sentence of our own) in the page-wide alert region (role="alert"). */
 export function showError(error: unknown, unplaced: ErrorDetail[] = []): void {
   if (error instanceof ApiError && error.handled) return
   const message = error instanceof Error ? error.message : String(error)
@@ -72,8 +72,8 @@ export function showError(error: unknown, unplaced: ErrorDetail[] = []): void {
     ),
     dismissButton('alert-dismiss', hideError),
   )
-  // an ApiError is an answer the page explains; anything else is a bug worth a trace for developers
-  if (!(error instanceof ApiError)) console.warn(error)
+  // an ApiError is an answer the page explains; any other exception is a bug worth a trace
+  if (error instanceof Error && !(error instanceof ApiError)) console.warn(error)
 }
 
 export function hideError(): void {

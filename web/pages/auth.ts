@@ -11,7 +11,7 @@ interface LoginAnswer {
  * A panel with the sign-in form and, unless the server said registration is closed, a way to
  * switch to the register form. Calls onSignedIn once a token is stored and the user is loaded.
  */
-export function authPanel(onSignedIn: (me: Me) => void, intro: string): HTMLElement {
+export function authPanel(onSignedIn: (me: Me) => void, intro: string, heading: 'h1' | 'h2' = 'h1'): HTMLElement {
   const panel = h('section', { class: 'card auth', 'aria-labelledby': 'auth-title' })
 
   function showSignIn(): void {
@@ -29,7 +29,7 @@ export function authPanel(onSignedIn: (me: Me) => void, intro: string): HTMLElem
       onSignedIn(me)
     })
     panel.replaceChildren(
-      h('h1', { id: 'auth-title', tabindex: -1 }, 'Sign in'),
+      h(heading, { id: 'auth-title', tabindex: -1 }, 'Sign in'),
       h('p', null, intro),
       form,
       registrationClosed()
@@ -74,7 +74,7 @@ export function authPanel(onSignedIn: (me: Me) => void, intro: string): HTMLElem
       }
     })
     panel.replaceChildren(
-      h('h1', { id: 'auth-title', tabindex: -1 }, 'Create an account'),
+      h(heading, { id: 'auth-title', tabindex: -1 }, 'Create an account'),
       h('p', null, 'Anyone with an account can create miniapps and becomes their owner. Administrators are appointed by another administrator.'),
       form,
       h(

@@ -42,19 +42,25 @@ export function cliPage(ctx: PageContext, code: string): void {
       codeBox,
       explain,
       odd,
-      authPanel(() => ctx.reload(), 'Sign in first; you come back to this page to approve the code.'),
+      authPanel(() => ctx.reload(), 'Sign in first; you come back to this page to approve the code.', 'h2'),
     )
     return
   }
 
   const result = h('div', { 'data-testid': 'cli-result', 'aria-live': 'polite' })
   const approve = h('button', { type: 'button', class: 'primary large', 'data-testid': 'cli-approve' }, 'Approve sign-in')
+  const leave = h('a', { href: '/#/apps', class: 'button secondary', 'data-testid': 'cli-cancel' }, 'Don’t approve')
+  /** Once the code is settled there is nothing left to approve or refuse here. */
+  function settle(): void {
+    approve.remove()
+    leave.textContent = 'Go to the console'
+  }
   approve.addEventListener('click', () => {
     approve.disabled = true
     hideError()
     api<{ code?: string; status?: string }>('POST', `/api/auth/cli/sessions/${seg(code)}/approve`)
       .then(() => {
-        approve.remove()
+        settle()
         result.dataset.state = 'approved'
         result.className = 'card success'
         result.replaceChildren(
@@ -69,12 +75,11 @@ export function cliPage(ctx: PageContext, code: string): void {
         result.className = 'card failure'
         result.replaceChildren(
           h('h2', null, title ?? 'Could not approve'),
-          h('p', null, error instanceof Error ? error.message : String(error)),
-          h('p', null, title ? 'Run the tool’s login again to get a new code.' : 'Try again, or run the tool’s login again.'),
+          h('p', null, title ? 'Nothing was approved. Run the tool’s login again to get a new code.' : 'Nothing was approved. Try again, or run the tool’s login again.'),
         )
-        showError(error)
+        showError(error) // the server's own message, in the alert region at the top
         if (!title) approve.disabled = false
-        else approve.remove()
+        else settle()
       })
   })
 
@@ -84,7 +89,7 @@ export function cliPage(ctx: PageContext, code: string): void {
     explain,
     odd,
     h('p', null, 'Signed in as ', h('strong', null, personName(me)), '.'),
-    h('div', { class: 'actions' }, approve, h('a', { href: '/#/apps', class: 'button secondary' }, 'Not me — go to the console')),
+    h('div', { class: 'actions' }, approve, leave),
     result,
   )
 }

@@ -3,6 +3,7 @@
 import { api, ApiError, FILE_KEYS, seg, type AccessLink, type FileKey, type Member, type MiniApp, type Version, type Workspace } from '../api.ts'
 import { confirmDialog, field, formatBytes, h, onSubmit, personName, showError, showNotice, time } from '../dom.ts'
 import { qrCode } from '../qr.ts'
+import { absoluteInstallUrl, allowedActions } from '../rules.ts'
 import type { PageContext } from '../router.ts'
 
 const STATUS_LABEL: Record<string, string> = { DRAFT: 'Draft', IN_REVIEW: 'In review', PUBLISHED: 'Published' }
@@ -13,25 +14,6 @@ const FILE_LABEL: Record<FileKey, string> = {
   manifest: 'Manifest (app.json)',
   assetsIos: 'iOS assets',
   assetsAndroid: 'Android assets',
-}
-
-/** The lifecycle rules (decisions.md §5) that decide which buttons a version gets. */
-export function allowedActions(version: Version, miniApp: MiniApp): { review: boolean; publish: boolean; rollback: boolean; remove: boolean } {
-  const unpublished = version.status === 'DRAFT' || version.status === 'IN_REVIEW'
-  return {
-    // re-submitting the version that already is the review version would change nothing
-    review: unpublished && miniApp.currentReviewVersionId !== version.id,
-    publish: unpublished,
-    rollback: version.status === 'PUBLISHED' && miniApp.currentReleaseVersionId !== version.id,
-    remove: version.status !== 'PUBLISHED' && miniApp.currentReleaseVersionId !== version.id,
-  }
-}
-
-/** Install URLs may be absolute paths (joined to this origin) or full URLs (used unchanged). */
-export function absoluteInstallUrl(installUrl: string, origin: string): string {
-  if (installUrl.startsWith('/')) return origin + installUrl
-  if (/^[a-z][a-z0-9+.-]*:/i.test(installUrl)) return installUrl
-  return `${origin}/api/${installUrl}`
 }
 
 function versionLabel(versions: Version[], id: string | null | undefined): string {
@@ -158,7 +140,7 @@ export async function workspacePage(ctx: PageContext, miniAppId: string): Promis
         await navigator.clipboard.writeText(url)
         showNotice(`Copied the install link of ${v.version}.`)
       } catch {
-        showError(new Error('The browser did not allow copying. Select the link and copy it by hand.'))
+        showError('The browser did not allow copying. Select the link and copy it by hand.')
       }
     })
     return h(
