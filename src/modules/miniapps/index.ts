@@ -17,12 +17,12 @@ export function miniAppRoutes(deps: AppDeps) {
   const { db, clock } = deps
   return new Elysia({ prefix: '/mini-apps' })
     .use(deps.guard)
-    .get('/', ({ user }) => listMiniApps(db, user), {
+    .get('', ({ user }) => listMiniApps(db, user), {
       auth: true,
       detail: { summary: 'Mini apps the caller can see (all of them for admins)', tags: ['mini-apps'] },
     })
     .post(
-      '/',
+      '',
       ({ user, body, set }) => {
         const record = createMiniApp(db, clock, user, body)
         set.status = 201
