@@ -70,3 +70,17 @@ describe('health', () => {
     broken.close = () => {}
   })
 })
+
+describe('the guard runs before body validation', () => {
+  test('no token and a bad body is 401, not 400', async () => {
+    const res = await context.call('POST', '/api/mini-apps', { json: { appId: 1 } })
+    expect(res.status).toBe(401)
+    expect(res.body.code).toBe('AUTH_REQUIRED')
+  })
+
+  test('a garbage token and a bad body on an admin route is 401', async () => {
+    const res = await context.call('POST', '/api/admin/users', { json: {}, token: 'garbage' })
+    expect(res.status).toBe(401)
+    expect(res.body.code).toBe('INVALID_TOKEN')
+  })
+})

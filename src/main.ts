@@ -4,6 +4,7 @@ import { productVersion } from './version'
 import { serveCommand } from './cli/serve'
 import { initCommand } from './cli/init'
 import { doctorCommand } from './cli/doctor'
+import { createAdminCommand } from './cli/create-admin'
 
 const program = new Command('miniship')
   .description('Self-hosted server for React Native miniapps: upload, review, publish, roll back and download them.')
@@ -14,6 +15,7 @@ const program = new Command('miniship')
   )
   .addCommand(serveCommand())
   .addCommand(initCommand())
+  .addCommand(createAdminCommand())
   .addCommand(doctorCommand())
   .showHelpAfterError()
 

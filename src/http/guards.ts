@@ -47,19 +47,27 @@ export function bearerToken(header: string | undefined): string {
 }
 
 export function createGuard(db: Db, tokens: TokenService) {
-  const authenticate = (header: string | undefined) => userFromAccessToken(db, tokens, bearerToken(header))
+  // Authentication runs in `transform`, before body validation, so that a caller who may not call
+  // a route learns 401/403 rather than what its body should look like; `resolve` hands the user on.
+  const authenticated = new WeakMap<Request, AuthUser>()
+  const authenticate = async (request: Request, adminOnly: boolean) => {
+    const user = await userFromAccessToken(db, tokens, bearerToken(request.headers.get('authorization') ?? undefined))
+    if (adminOnly && user.role !== 'ADMIN') throw new AppError(403, 'ADMIN_REQUIRED', 'Only administrators may do this')
+    authenticated.set(request, user)
+  }
+  const userOf = (request: Request): AuthUser => {
+    const user = authenticated.get(request)
+    if (!user) throw new AppError(401, 'AUTH_REQUIRED', 'Sign in first: send the header Authorization: Bearer <accessToken>')
+    return user
+  }
   return new Elysia({ name: 'guard' }).macro({
     auth: {
-      async resolve({ headers }) {
-        return { user: await authenticate(headers.authorization) }
-      },
+      transform: ({ request }) => authenticate(request, false),
+      resolve: ({ request }) => ({ user: userOf(request) }),
     },
     admin: {
-      async resolve({ headers }) {
-        const user = await authenticate(headers.authorization)
-        if (user.role !== 'ADMIN') throw new AppError(403, 'ADMIN_REQUIRED', 'Only administrators may do this')
-        return { user }
-      },
+      transform: ({ request }) => authenticate(request, true),
+      resolve: ({ request }) => ({ user: userOf(request) }),
     },
   })
 }

@@ -60,9 +60,14 @@ export function openApiDocument(routes: readonly RouteLike[], version: string): 
     if (detail.tags?.includes('upload')) {
       operation.requestBody = { content: { 'multipart/form-data': { schema: { type: 'object' } } } }
     }
-    const response = (hooks.response as Record<string, unknown> | undefined)?.[200] ?? (hooks.response as Schemaish | undefined)
-    if (response && typeof response === 'object' && 'type' in response) {
-      operation.responses = { ...(operation.responses as object), 200: { description: 'OK', content: { 'application/json': { schema: response } } } }
+    const responses = hooks.response as Record<string, unknown> | Schemaish | undefined
+    if (responses && typeof responses === 'object') {
+      const byStatus = 'type' in responses ? { 200: responses } : (responses as Record<string, unknown>)
+      for (const [status, schema] of Object.entries(byStatus)) {
+        if (schema && typeof schema === 'object') {
+          ;(operation.responses as Record<string, unknown>)[status] = { description: status.startsWith('2') ? 'Success' : 'Error', content: { 'application/json': { schema } } }
+        }
+      }
     }
     paths[path] ??= {}
     paths[path][method] = JSON.parse(JSON.stringify(operation))
