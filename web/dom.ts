@@ -54,7 +54,8 @@ function region(testId: string): HTMLElement {
 }
 
 function dismissButton(testId: string, onDismiss: () => void): HTMLButtonElement {
-  return h('button', { type: 'button', class: 'dismiss', 'data-testid': testId, 'aria-label': 'Dismiss message', on: { click: onDismiss } }, '×')
+  // the × is drawn by CSS so the region's text stays exactly the message
+  return h('button', { type: 'button', class: 'dismiss', 'data-testid': testId, 'aria-label': 'Dismiss message', title: 'Dismiss', on: { click: onDismiss } })
 }
 
 /** Shows an error's message (or a sentence of our own) in the page-wide alert region (role="alert"). */
