@@ -85,7 +85,8 @@ export function openDataDir(root: string, options: { sweepTmp?: boolean } = {}):
   ensureWritableDirectory(root)
   mkdirSync(join(paths.blobs, 'sha256'), { recursive: true })
   mkdirSync(paths.tmp, { recursive: true })
-  if (options.sweepTmp !== false) {
+  // While another process serves this directory, tmp/ holds its uploads in flight: not leftovers.
+  if (options.sweepTmp !== false && lockHolder(paths) === null) {
     for (const name of readdirSync(paths.tmp)) rmSync(join(paths.tmp, name), { recursive: true, force: true })
   }
   const secret = readOrCreateSecret(paths)
@@ -110,8 +111,8 @@ export function acquireLock(paths: DataDirPaths): () => void {
       }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      const holder = Number(readFileSync(paths.lock, 'utf8').trim())
-      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && processAlive(holder)) {
+      const holder = lockHolder(paths)
+      if (holder !== null && holder !== process.pid) {
         throw new ConfigError(`another miniship (pid ${holder}) is already serving ${paths.root}; stop it first`)
       }
       // The holder died without cleaning up (SIGKILL, power loss): the lock is stale.
@@ -119,6 +120,17 @@ export function acquireLock(paths: DataDirPaths): () => void {
     }
   }
   throw new ConfigError(`could not take the lock ${paths.lock}`)
+}
+
+/** The pid of the live process holding the lock, or null when there is none (or it died). */
+export function lockHolder(paths: Pick<DataDirPaths, 'lock'>): number | null {
+  let holder: number
+  try {
+    holder = Number(readFileSync(paths.lock, 'utf8').trim())
+  } catch {
+    return null
+  }
+  return Number.isInteger(holder) && holder > 0 && processAlive(holder) ? holder : null
 }
 
 function processAlive(pid: number): boolean {

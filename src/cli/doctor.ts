@@ -2,9 +2,10 @@
 import { Command } from 'commander'
 import { existsSync, statSync } from 'node:fs'
 import { Database } from 'bun:sqlite'
-import { configFrom, runAction, withDataDirOption } from './common'
-import { dataDirPaths, type DataDirPaths } from '../data-dir'
+import { configFrom, fail, runAction, withDataDirOption } from './common'
+import { acquireLock, dataDirPaths, lockHolder, type DataDirPaths } from '../data-dir'
 import { appliedMigrationCount, schemaVersion } from '../db/open'
+import { collectGarbage, describeCollected, findGarbage } from '../storage/gc'
 
 export interface DoctorCheck {
   name: string
@@ -38,7 +39,42 @@ export const databaseChecks: DoctorCheck[] = [
       return []
     },
   },
+  {
+    name: 'leftovers',
+    // While a server runs, tmp/ and fresh blobs belong to uploads in flight; it collects at startup.
+    run: (paths, database) => (lockHolder(paths) === null ? garbageProblems(paths, database) : []),
+  },
 ]
+
+function garbageProblems(paths: DataDirPaths, database: Database): string[] {
+  const { unreferenced, tmpLeftovers } = findGarbage(paths, database)
+  const problems: string[] = []
+  if (unreferenced.length > 0) {
+    const bytes = unreferenced.reduce((sum, file) => sum + file.size, 0)
+    problems.push(`${unreferenced.length} stored file(s) no version refers to (${bytes} bytes), e.g. ${unreferenced[0]!.path}; miniship doctor --fix removes them`)
+  }
+  if (tmpLeftovers.length > 0) problems.push(`${tmpLeftovers.length} leftover(s) of interrupted work in ${paths.tmp}; miniship doctor --fix removes them`)
+  return problems
+}
+
+/** `--fix`: collect garbage under the data directory's lock, so that no server starts meanwhile. */
+function fixLeftovers(root: string): string {
+  const paths = dataDirPaths(root)
+  if (!existsSync(paths.database)) return 'nothing to fix: there is no database'
+  const holder = lockHolder(paths)
+  if (holder !== null) fail(`a miniship server (pid ${holder}) is serving ${root}; it cleans up at startup, or stop it and run doctor --fix again`, 1)
+  const releaseLock = acquireLock(paths)
+  try {
+    const database = new Database(paths.database, { readonly: true, strict: true })
+    try {
+      return describeCollected(collectGarbage(paths, database)) ?? 'nothing to fix: no unreferenced files and nothing in tmp/'
+    } finally {
+      database.close()
+    }
+  } finally {
+    releaseLock()
+  }
+}
 
 function secretProblems(paths: DataDirPaths): string[] {
   if (!existsSync(paths.secret)) return [`signing secret ${paths.secret} is missing: existing tokens cannot be verified`]
@@ -78,10 +114,12 @@ export async function diagnose(root: string, progress: (line: string) => void = 
 export function doctorCommand(): Command {
   return withDataDirOption(new Command('doctor'))
     .description('check the database (integrity, migrations) and the stored files; exits 1 and names each problem')
-    .addHelpText('after', '\nExample:\n  $ miniship doctor --data-dir /var/lib/miniship')
-    .action((flags) =>
+    .option('--fix', 'remove stored files no version refers to and leftovers in tmp/ (only while no server runs)')
+    .addHelpText('after', '\nExamples:\n  $ miniship doctor --data-dir /var/lib/miniship\n  $ miniship doctor --fix --data-dir /var/lib/miniship')
+    .action(({ fix, ...flags }) =>
       runAction(async () => {
         const config = configFrom(flags)
+        if (fix) console.log(`FIXED: ${fixLeftovers(config.dataDir)}`)
         const tty = process.stderr.isTTY
         const problems = await diagnose(config.dataDir, (line) => {
           if (tty) process.stderr.write(`\r\x1b[K${line}`)

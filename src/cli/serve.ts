@@ -4,6 +4,7 @@ import type { Server } from 'bun'
 import consolePage from '../../web/index.html'
 import { configFrom, fail, runAction, withServerOptions } from './common'
 import { acquireLock, openDataDir } from '../data-dir'
+import { collectGarbage } from '../storage/gc'
 import { createApp } from '../app'
 import { withRequestLog } from '../http/request-log'
 import { productVersion } from '../version'
@@ -26,6 +27,8 @@ export function startServer(config: Config): RunningServer {
     db.$client.close()
     throw error
   }
+  // With the lock held no upload is in flight: blobs without a row are a crash's leftovers.
+  collectGarbage(paths, db.$client, (line) => process.stderr.write(`miniship: startup: ${line}\n`))
   const log = (line: string) => process.stdout.write(line + '\n')
   const app = createApp({ config, db, paths, secret, log })
   const handle = withRequestLog<Server<undefined>>((request) => app.handle(request), log)

@@ -1,0 +1,90 @@
+// Garbage in the data directory: blobs no version row refers to (a crash between the file rename and the
+// row commit, or during a delete) and leftovers in tmp/. Collecting is safe only while no server runs:
+// a live upload has blobs renamed into place whose row is not committed yet.
+import { readdirSync, rmSync, statSync, existsSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Database } from 'bun:sqlite'
+import type { DataDirPaths } from '../data-dir'
+import { blobPath } from './index'
+
+const sha256Pattern = /^[0-9a-f]{64}$/
+
+/** The five `<file>_sha256` columns of `versions`: every reference a row makes to the blob store. */
+export const versionFileHashColumns = ['bundle_ios_sha256', 'bundle_android_sha256', 'manifest_sha256', 'assets_ios_sha256', 'assets_android_sha256'] as const
+
+/** Every blob hash some version row refers to. */
+export function referencedBlobs(database: Database): Set<string> {
+  const referenced = new Set<string>()
+  const select = versionFileHashColumns.map((column) => `SELECT ${column} AS sha256 FROM versions`).join(' UNION ')
+  for (const row of database.query(select).all() as { sha256: string }[]) referenced.add(row.sha256)
+  return referenced
+}
+
+export interface StoredFile {
+  path: string
+  size: number
+  /** null for a file that is not a correctly placed blob (a stray) */
+  sha256: string | null
+}
+
+/** Every regular file under blobs/ (walked by hand, so strays anywhere below are found too). */
+export function storedFiles(paths: Pick<DataDirPaths, 'blobs'>): StoredFile[] {
+  const files: StoredFile[] = []
+  const walk = (directory: string, depth: number) => {
+    for (const entry of readdirSync(directory, { withFileTypes: true })) {
+      const path = join(directory, entry.name)
+      if (entry.isDirectory()) walk(path, depth + 1)
+      else {
+        const placed = depth === 2 && sha256Pattern.test(entry.name) && entry.isFile() && path === blobPath(paths, entry.name)
+        files.push({ path, size: entry.isFile() ? statSync(path).size : 0, sha256: placed ? entry.name : null })
+      }
+    }
+  }
+  if (existsSync(paths.blobs)) walk(paths.blobs, 0)
+  return files
+}
+
+export interface Garbage {
+  unreferenced: StoredFile[]
+  /** names of entries in tmp/ */
+  tmpLeftovers: string[]
+}
+
+export function findGarbage(paths: Pick<DataDirPaths, 'blobs' | 'tmp'>, database: Database): Garbage {
+  const referenced = referencedBlobs(database)
+  const unreferenced = storedFiles(paths).filter((file) => file.sha256 === null || !referenced.has(file.sha256))
+  const tmpLeftovers = existsSync(paths.tmp) ? readdirSync(paths.tmp) : []
+  return { unreferenced, tmpLeftovers }
+}
+
+export interface CollectedGarbage {
+  removedFiles: number
+  removedBytes: number
+  removedTmp: number
+}
+
+/**
+ * Removes what `findGarbage` finds. The caller must hold the data directory's lock (the server at
+ * startup, or doctor --fix): the referenced set is read now, and no upload may commit in between.
+ */
+export function collectGarbage(paths: Pick<DataDirPaths, 'blobs' | 'tmp'>, database: Database, report: (line: string) => void = () => {}): CollectedGarbage {
+  const { unreferenced, tmpLeftovers } = findGarbage(paths, database)
+  let removedBytes = 0
+  for (const file of unreferenced) {
+    rmSync(file.path, { force: true })
+    removedBytes += file.size
+  }
+  for (const name of tmpLeftovers) rmSync(join(paths.tmp, name), { recursive: true, force: true })
+  const collected = { removedFiles: unreferenced.length, removedBytes, removedTmp: tmpLeftovers.length }
+  const summary = describeCollected(collected)
+  if (summary) report(summary)
+  return collected
+}
+
+/** One sentence for the operator, or null when there was nothing to remove. */
+export function describeCollected(collected: CollectedGarbage): string | null {
+  const parts: string[] = []
+  if (collected.removedFiles > 0) parts.push(`${collected.removedFiles} stored file(s) no version refers to (${collected.removedBytes} bytes)`)
+  if (collected.removedTmp > 0) parts.push(`${collected.removedTmp} leftover(s) in tmp/`)
+  return parts.length > 0 ? `removed ${parts.join(' and ')}` : null
+}
