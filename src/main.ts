@@ -5,6 +5,8 @@ import { serveCommand } from './cli/serve'
 import { initCommand } from './cli/init'
 import { doctorCommand } from './cli/doctor'
 import { createAdminCommand } from './cli/create-admin'
+import { backupCommand } from './cli/backup'
+import { restoreCommand } from './cli/restore'
 
 const program = new Command('miniship')
   .description('Self-hosted server for React Native miniapps: upload, review, publish, roll back and download them.')
@@ -17,6 +19,8 @@ const program = new Command('miniship')
   .addCommand(initCommand())
   .addCommand(createAdminCommand())
   .addCommand(doctorCommand())
+  .addCommand(backupCommand())
+  .addCommand(restoreCommand())
   .showHelpAfterError()
 
 await program.parseAsync(process.argv)

@@ -1,0 +1,383 @@
+// Backup and restore on real temp data directories: round trip, damaged archives, refusals, schema versions, GC.
+import { afterEach, describe, expect, test } from 'bun:test'
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
+import { createReadStream } from 'node:fs'
+import { createGunzip } from 'node:zlib'
+import { pipeline } from 'node:stream/promises'
+import { dirname, join, relative } from 'node:path'
+import { Database } from 'bun:sqlite'
+import { TarArchive } from 'archiver'
+import { dataDirPaths, openDataDir, type OpenedDataDir } from '../data-dir'
+import { appliedMigrationCount, schemaVersion } from '../db/open'
+import { blobPath } from '../storage'
+import { collectGarbage, findGarbage } from '../storage/gc'
+import { tempDir } from '../test-support'
+import { productVersion } from '../version'
+import { createBackup, defaultBackupName } from './create'
+import { BackupError, parseManifest, type BackupManifest } from './manifest'
+import { restoreBackup } from './restore'
+import { readTar } from './tar-reader'
+
+const cleanups: string[] = []
+afterEach(() => {
+  for (const path of cleanups.splice(0)) rmSync(path, { recursive: true, force: true })
+})
+
+function scratch(): string {
+  const directory = tempDir('miniship-backup-test-')
+  cleanups.push(directory)
+  return directory
+}
+
+const sha256 = (bytes: Uint8Array | string) => new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
+
+/** Puts `content` into the blob store the way the store lays it out. */
+function putBlob(opened: OpenedDataDir, content: string): { sha256: string; size: number } {
+  const hash = sha256(content)
+  const path = blobPath(opened.paths, hash)
+  mkdirSync(dirname(path), { recursive: true })
+  writeFileSync(path, content, { mode: 0o600 })
+  return { sha256: hash, size: Buffer.byteLength(content) }
+}
+
+const now = '2026-11-22T10:00:00.000Z'
+
+/** A version row whose five files are `<label>-<file>` blobs (the same label, the same blobs). */
+function addVersion(opened: OpenedDataDir, miniAppId: string, version: string, label: string, id = `v-${label}`): string[] {
+  const files = ['bundle-ios', 'bundle-android', 'manifest', 'assets-ios', 'assets-android'].map((file) => putBlob(opened, `${label}-${file}`))
+  opened.db.$client
+    .query(
+      `INSERT INTO versions (id, mini_app_id, version, build_number, release_type, status, created_at, updated_at,
+        bundle_ios_sha256, bundle_ios_size, bundle_android_sha256, bundle_android_size, manifest_sha256, manifest_size,
+        assets_ios_sha256, assets_ios_size, assets_android_sha256, assets_android_size)
+       VALUES (?, ?, ?, 1, 'RELEASE', 'DRAFT', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(id, miniAppId, version, now, now, ...files.flatMap((file) => [file.sha256, file.size]))
+  return files.map((file) => file.sha256)
+}
+
+/** An initialised data directory with a user, a miniapp and two versions (10 blobs). */
+function populatedDataDir(): { root: string; opened: OpenedDataDir; blobs: string[] } {
+  const root = join(scratch(), 'data')
+  const opened = openDataDir(root)
+  opened.db.$client
+    .query("INSERT INTO users (id, email, display_name, password_hash, role, status, created_at, updated_at) VALUES ('u1', 'a@example.com', 'A', 'hash', 'ADMIN', 'ACTIVE', ?, ?)")
+    .run(now, now)
+  opened.db.$client.query("INSERT INTO mini_apps (id, app_id, name, created_by, created_at, updated_at) VALUES ('m1', 'demo', 'Demo', 'u1', ?, ?)").run(now, now)
+  const blobs = [...addVersion(opened, 'm1', '1.0.0', 'one'), ...addVersion(opened, 'm1', '1.1.0', 'two')]
+  return { root, opened, blobs }
+}
+
+/** Relative path → sha256 of every file under `root` (what "left as it was" is compared by). */
+function snapshotTree(root: string): Record<string, string> {
+  const result: Record<string, string> = {}
+  const walk = (directory: string) => {
+    for (const entry of readdirSync(directory, { withFileTypes: true })) {
+      const path = join(directory, entry.name)
+      if (entry.isDirectory()) walk(path)
+      else result[relative(root, path)] = sha256(readFileSync(path))
+    }
+  }
+  if (existsSync(root)) walk(root)
+  return result
+}
+
+async function readEntries(archive: string): Promise<Map<string, Buffer>> {
+  const entries = new Map<string, Buffer>()
+  await pipeline(createReadStream(archive), createGunzip(), (source: AsyncIterable<Uint8Array>) =>
+    readTar(source, (entry) => {
+      const chunks: Uint8Array[] = []
+      return { write: (chunk) => void chunks.push(chunk), end: () => void entries.set(entry.name, Buffer.concat(chunks)) }
+    }),
+  )
+  return entries
+}
+
+async function writeEntries(archive: string, entries: Map<string, Buffer | string>): Promise<void> {
+  const output = createWriteStream(archive)
+  const tar = new TarArchive({ gzip: true, gzipOptions: { level: 1 } })
+  const closed = new Promise((resolve, reject) => {
+    output.on('close', resolve)
+    tar.on('error', reject)
+  })
+  tar.pipe(output)
+  for (const [name, content] of entries) tar.append(Buffer.from(content), { name })
+  await tar.finalize()
+  await closed
+}
+
+async function backupOf(root: string): Promise<{ archive: string; manifest: BackupManifest }> {
+  const archive = join(scratch(), 'backup.tar.gz')
+  const result = await createBackup({ dataDir: root, out: archive })
+  return { archive, manifest: result.manifest }
+}
+
+async function expectRestoreFailure(archive: string, message: RegExp | string): Promise<void> {
+  // A target with contents and --force: the strictest case for "left as it was".
+  const { root: target } = populatedDataDir()
+  const before = snapshotTree(target)
+  const parentBefore = readdirSync(dirname(target)).sort()
+  const error = await restoreBackup({ archive, dataDir: target, force: true }).catch((caught: unknown) => caught)
+  expect(error).toBeInstanceOf(BackupError)
+  expect((error as Error).message).toMatch(message)
+  expect(snapshotTree(target)).toEqual(before)
+  expect(readdirSync(dirname(target)).sort()).toEqual(parentBefore)
+}
+
+describe('backup', () => {
+  test('writes backup.json first, with product and schema version and every file hashed', async () => {
+    const { root, opened, blobs } = populatedDataDir()
+    const { archive, manifest } = await backupOf(root)
+    opened.db.$client.close()
+    expect(manifest.productVersion).toBe(productVersion)
+    expect(manifest.schemaVersion).toBe(schemaVersion)
+    expect(manifest.files.map((file) => file.path).sort()).toEqual(['miniship.db', 'secret.key', ...blobs.map((hash) => `blobs/sha256/${hash.slice(0, 2)}/${hash}`)].sort())
+    const entries = await readEntries(archive)
+    expect([...entries.keys()][0]).toBe('backup.json')
+    expect(parseManifest(entries.get('backup.json')!)).toEqual(manifest)
+    for (const file of manifest.files) {
+      expect(sha256(entries.get(file.path)!)).toBe(file.sha256)
+      expect(entries.get(file.path)!.byteLength).toBe(file.size)
+    }
+    expect(entries.get('secret.key')!.toString()).toBe(readFileSync(join(root, 'secret.key'), 'utf8'))
+    expect(statSync(archive).mode & 0o777).toBe(0o600)
+    // the staging directory is gone
+    expect(readdirSync(join(root, 'tmp'))).toEqual([])
+  })
+
+  test('leaves out blobs no row refers to and snapshots uncommitted-to-disk WAL content', async () => {
+    const { root, opened } = populatedDataDir()
+    const orphan = putBlob(opened, 'orphan').sha256
+    // still open, writes only in the WAL: VACUUM INTO must see them
+    opened.db.$client.query("UPDATE mini_apps SET name = 'Renamed' WHERE id = 'm1'").run()
+    const { archive, manifest } = await backupOf(root)
+    opened.db.$client.close()
+    expect(manifest.files.some((file) => file.path.endsWith(orphan))).toBe(false)
+    const target = join(scratch(), 'restored')
+    await restoreBackup({ archive, dataDir: target })
+    const restored = new Database(join(target, 'miniship.db'), { readonly: true })
+    expect(restored.query("SELECT name FROM mini_apps WHERE id = 'm1'").get()).toEqual({ name: 'Renamed' })
+    restored.close()
+  })
+
+  test('the default name is a UTC timestamp', () => {
+    expect(defaultBackupName(new Date('2026-11-22T10:00:05.123Z'))).toBe('miniship-backup-20261122T100005Z.tar.gz')
+  })
+
+  test('refuses to overwrite an existing archive', async () => {
+    const { root, opened } = populatedDataDir()
+    opened.db.$client.close()
+    const out = join(scratch(), 'exists.tar.gz')
+    writeFileSync(out, 'precious')
+    await expect(createBackup({ dataDir: root, out })).rejects.toThrow(/already exists/)
+    expect(readFileSync(out, 'utf8')).toBe('precious')
+  })
+
+  test('fails clearly, with no archive or .partial, when a referenced file is missing or damaged', async () => {
+    const { root, opened, blobs } = populatedDataDir()
+    opened.db.$client.close()
+    const out = join(scratch(), 'b.tar.gz')
+    writeFileSync(blobPath(dataDirPaths(root), blobs[3]!), 'flipped bits')
+    await expect(createBackup({ dataDir: root, out })).rejects.toThrow(`stored file ${blobPath(dataDirPaths(root), blobs[3]!)} is damaged`)
+    rmSync(blobPath(dataDirPaths(root), blobs[3]!))
+    await expect(createBackup({ dataDir: root, out })).rejects.toThrow(/refers to 1 stored file\(s\) that do not exist/)
+    expect(readdirSync(dirname(out))).toEqual([])
+    expect(readdirSync(join(root, 'tmp'))).toEqual([])
+  })
+
+  test('fails clearly on a directory that is not a data directory', async () => {
+    await expect(createBackup({ dataDir: scratch(), out: join(scratch(), 'x.tar.gz') })).rejects.toThrow(/no miniship database/)
+  })
+})
+
+describe('restore', () => {
+  test('round trip: the same database rows, secret and blobs, and an empty tmp/', async () => {
+    const { root, opened } = populatedDataDir()
+    opened.db.$client.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+    const { archive } = await backupOf(root)
+    const rowsBefore = opened.db.$client.query('SELECT * FROM versions ORDER BY id').all()
+    opened.db.$client.close()
+    const target = join(scratch(), 'nested', 'restored')
+    const result = await restoreBackup({ archive, dataDir: target })
+    expect(result).toMatchObject({ migrated: 0, replaced: false })
+    const restored = new Database(join(target, 'miniship.db'), { readonly: true })
+    expect(restored.query('SELECT * FROM versions ORDER BY id').all()).toEqual(rowsBefore)
+    restored.close()
+    const withoutDatabase = (tree: Record<string, string>) => Object.fromEntries(Object.entries(tree).filter(([path]) => !path.startsWith('miniship.db')))
+    expect(withoutDatabase(snapshotTree(target))).toEqual(withoutDatabase(snapshotTree(root)))
+    expect(readdirSync(join(target, 'tmp'))).toEqual([])
+    expect(statSync(join(target, 'secret.key')).mode & 0o777).toBe(0o600)
+    expect(readdirSync(dirname(target))).toEqual(['restored'])
+  })
+
+  test('refuses a non-empty target without --force and replaces it with --force', async () => {
+    const { root, opened } = populatedDataDir()
+    opened.db.$client.close()
+    const { archive } = await backupOf(root)
+    const target = scratch()
+    writeFileSync(join(target, 'keep.txt'), 'mine')
+    await expect(restoreBackup({ archive, dataDir: target })).rejects.toThrow(/is not empty; .*--force/)
+    expect(readdirSync(target)).toEqual(['keep.txt'])
+    const result = await restoreBackup({ archive, dataDir: target, force: true })
+    expect(result.replaced).toBe(true)
+    expect(existsSync(join(target, 'keep.txt'))).toBe(false)
+    expect(existsSync(join(target, 'miniship.db'))).toBe(true)
+    expect(readdirSync(dirname(target)).filter((name) => name.includes('.restore-') || name.includes('.replaced-'))).toEqual([])
+  })
+
+  test('an existing empty directory is a fine target', async () => {
+    const { root, opened } = populatedDataDir()
+    opened.db.$client.close()
+    const { archive } = await backupOf(root)
+    const target = scratch()
+    await restoreBackup({ archive, dataDir: target })
+    expect(existsSync(join(target, 'secret.key'))).toBe(true)
+  })
+
+  test('refuses a target a live server holds, even with --force', async () => {
+    const { root, opened } = populatedDataDir()
+    opened.db.$client.close()
+    const { archive } = await backupOf(root)
+    const { root: target } = populatedDataDir()
+    writeFileSync(join(target, 'miniship.lock'), `${process.pid}\n`)
+    await expect(restoreBackup({ archive, dataDir: target, force: true })).rejects.toThrow(`a miniship server (pid ${process.pid}) is serving`)
+  })
+
+  test('a truncated archive fails before touching the target', async () => {
+    const { root, opened } = populatedDataDir()
+    opened.db.$client.close()
+    const { archive } = await backupOf(root)
+    truncateSync(archive, Math.floor(statSync(archive).size * 0.7))
+    await expectRestoreFailure(archive, /is truncated/)
+  })
+
+  test('one changed blob fails before touching the target, naming the file', async () => {
+    const { root, opened, blobs } = populatedDataDir()
+    opened.db.$client.close()
+    const { archive } = await backupOf(root)
+    const entries = await readEntries(archive)
+    const path = `blobs/sha256/${blobs[4]!.slice(0, 2)}/${blobs[4]}`
+    const content = Buffer.from(entries.get(path)!)
+    content[0] = content[0]! ^ 1
+    entries.set(path, content)
+    const damaged = join(scratch(), 'damaged.tar.gz')
+    await writeEntries(damaged, entries)
+    await expectRestoreFailure(damaged, `${path} in the archive is damaged`)
+  })
+
+  test('a missing backup.json fails before touching the target', async () => {
+    const { root, opened } = populatedDataDir()
+    opened.db.$client.close()
+    const { archive } = await backupOf(root)
+    const entries = await readEntries(archive)
+    entries.delete('backup.json')
+    const damaged = join(scratch(), 'no-manifest.tar.gz')
+    await writeEntries(damaged, entries)
+    await expectRestoreFailure(damaged, /has no backup.json/)
+  })
+
+  test('a file listed but absent, or present but unlisted, or not ours, fails naming it', async () => {
+    const { root, opened, blobs } = populatedDataDir()
+    opened.db.$client.close()
+    const { archive } = await backupOf(root)
+    const entries = await readEntries(archive)
+    const path = `blobs/sha256/${blobs[0]!.slice(0, 2)}/${blobs[0]}`
+
+    const absent = new Map(entries)
+    absent.delete(path)
+    const absentArchive = join(scratch(), 'absent.tar.gz')
+    await writeEntries(absentArchive, absent)
+    await expectRestoreFailure(absentArchive, `${path} listed in backup.json is missing from the archive`)
+
+    const extraHash = sha256('extra')
+    const extra = new Map(entries).set(`blobs/sha256/${extraHash.slice(0, 2)}/${extraHash}`, Buffer.from('extra'))
+    const extraArchive = join(scratch(), 'extra.tar.gz')
+    await writeEntries(extraArchive, extra)
+    await expectRestoreFailure(extraArchive, /is in the archive but not listed in backup.json/)
+
+    const foreign = new Map(entries).set('blobs/notes.txt', Buffer.from('x'))
+    const foreignArchive = join(scratch(), 'foreign.tar.gz')
+    await writeEntries(foreignArchive, foreign)
+    await expectRestoreFailure(foreignArchive, 'unexpected file "blobs/notes.txt"')
+  })
+
+  test('not a gzip at all, or not a backup', async () => {
+    const notGzip = join(scratch(), 'notes.tar.gz')
+    writeFileSync(notGzip, 'just some text')
+    await expectRestoreFailure(notGzip, /damaged or not a .tar.gz backup/)
+    await expectRestoreFailure(join(scratch(), 'nope.tar.gz'), /does not exist/)
+  })
+
+  test('a backup from a newer schema is refused, naming both versions', async () => {
+    const { root, opened } = populatedDataDir()
+    opened.db.$client.close()
+    const { archive } = await backupOf(root)
+    const entries = await readEntries(archive)
+    const manifest = parseManifest(entries.get('backup.json')!)
+    entries.set('backup.json', Buffer.from(JSON.stringify({ ...manifest, schemaVersion: schemaVersion + 1, productVersion: '9.0.0' })))
+    const newer = join(scratch(), 'newer.tar.gz')
+    await writeEntries(newer, entries)
+    await expectRestoreFailure(newer, `the backup has database schema version ${schemaVersion + 1}, newer than this miniship ${productVersion} knows (${schemaVersion}); restore it with miniship 9.0.0 or newer`)
+  })
+
+  test('a backup from an older schema is migrated', async () => {
+    // schema version 0: a database with no migrations applied, as the oldest miniship would leave it
+    const root = join(scratch(), 'old')
+    mkdirSync(root)
+    new Database(join(root, 'miniship.db'), { create: true }).close()
+    writeFileSync(join(root, 'secret.key'), 'x'.repeat(64) + '\n', { mode: 0o600 })
+    const { archive, manifest } = await backupOf(root)
+    expect(manifest.schemaVersion).toBe(0)
+    const target = join(scratch(), 'restored')
+    const result = await restoreBackup({ archive, dataDir: target })
+    expect(result.migrated).toBe(schemaVersion)
+    const restored = new Database(join(target, 'miniship.db'), { readonly: true })
+    expect(appliedMigrationCount(restored)).toBe(schemaVersion)
+    restored.close()
+  })
+})
+
+describe('garbage collection', () => {
+  test('removes unreferenced blobs, strays and tmp/ leftovers, never a referenced blob', () => {
+    const { opened, blobs } = populatedDataDir()
+    const orphan = putBlob(opened, 'orphan from a crash').sha256
+    const stray = join(opened.paths.blobs, 'sha256', 'ab', 'not-a-blob')
+    mkdirSync(dirname(stray), { recursive: true })
+    writeFileSync(stray, 'x')
+    writeFileSync(join(opened.paths.tmp, 'upload-1'), 'half an upload')
+    mkdirSync(join(opened.paths.tmp, 'backup-1'))
+    const garbage = findGarbage(opened.paths, opened.db.$client)
+    expect(garbage.unreferenced.map((file) => file.path).sort()).toEqual([blobPath(opened.paths, orphan), stray].sort())
+    expect(garbage.tmpLeftovers.sort()).toEqual(['backup-1', 'upload-1'])
+    const lines: string[] = []
+    const collected = collectGarbage(opened.paths, opened.db.$client, (line) => lines.push(line))
+    expect(collected).toEqual({ removedFiles: 2, removedBytes: Buffer.byteLength('orphan from a crash') + 1, removedTmp: 2 })
+    expect(lines).toEqual([`removed 2 stored file(s) no version refers to (${collected.removedBytes} bytes) and 2 leftover(s) in tmp/`])
+    for (const hash of blobs) expect(existsSync(blobPath(opened.paths, hash))).toBe(true)
+    expect(existsSync(blobPath(opened.paths, orphan))).toBe(false)
+    expect(readdirSync(opened.paths.tmp)).toEqual([])
+    expect(collectGarbage(opened.paths, opened.db.$client)).toEqual({ removedFiles: 0, removedBytes: 0, removedTmp: 0 })
+    opened.db.$client.close()
+  })
+
+  test('a blob shared by a deleted and a remaining version stays', () => {
+    const { opened, blobs } = populatedDataDir()
+    addVersion(opened, 'm1', '1.2.0', 'one', 'v-same-files-as-one')
+    opened.db.$client.query("DELETE FROM versions WHERE id = 'v-one'").run()
+    collectGarbage(opened.paths, opened.db.$client)
+    for (const hash of blobs) expect(existsSync(blobPath(opened.paths, hash))).toBe(true)
+    opened.db.$client.close()
+  })
+
+  test('openDataDir leaves tmp/ alone while a live server holds the lock', () => {
+    const { root, opened } = populatedDataDir()
+    opened.db.$client.close()
+    writeFileSync(join(root, 'tmp', 'upload-in-flight'), 'x')
+    writeFileSync(join(root, 'miniship.lock'), `${process.pid}\n`)
+    openDataDir(root).db.$client.close()
+    expect(readdirSync(join(root, 'tmp'))).toEqual(['upload-in-flight'])
+    rmSync(join(root, 'miniship.lock'))
+    openDataDir(root).db.$client.close()
+    expect(readdirSync(join(root, 'tmp'))).toEqual([])
+  })
+})

@@ -1,0 +1,260 @@
+// `miniship backup`: a consistent .tar.gz of a data directory (database snapshot, the blobs it refers to,
+// the signing secret, backup.json), taken while a server may be running and writing.
+import { closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, linkSync, copyFileSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
+import { Database } from 'bun:sqlite'
+import { TarArchive } from 'archiver'
+import { dataDirPaths, type DataDirPaths } from '../data-dir'
+import { appliedMigrationCount } from '../db/open'
+import { blobPath } from '../storage'
+import { referencedBlobs } from '../storage/gc'
+import { productVersion } from '../version'
+import { BackupError, blobArchivePath, manifestFormat, manifestFormatVersion, manifestName, type BackupManifest, type ManifestFile } from './manifest'
+
+export interface BackupProgress {
+  (line: string): void
+}
+
+export interface BackupOptions {
+  dataDir: string
+  /** the archive to write; `<out>.partial` is used until it is complete */
+  out: string
+  now?: () => Date
+  progress?: BackupProgress
+  /** paths to delete if the process is interrupted (the CLI removes them on SIGINT/SIGTERM) */
+  cleanup?: Set<string>
+}
+
+export interface BackupResult {
+  out: string
+  manifest: BackupManifest
+  archiveBytes: number
+}
+
+/** `miniship-backup-20261122T100000Z.tar.gz` */
+export function defaultBackupName(now: Date): string {
+  return `miniship-backup-${now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z')}.tar.gz`
+}
+
+/** A deleted version can remove a blob between snapshot and staging; a fresh snapshot no longer needs it. */
+const snapshotAttempts = 5
+
+async function hashFile(path: string): Promise<{ sha256: string; size: number }> {
+  const hasher = new Bun.CryptoHasher('sha256')
+  let size = 0
+  for await (const chunk of createReadStream(path)) {
+    hasher.update(chunk as Buffer)
+    size += (chunk as Buffer).byteLength
+  }
+  return { sha256: hasher.digest('hex'), size }
+}
+
+function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** Copies the live database with VACUUM INTO: a consistent snapshot read inside one read transaction. */
+function snapshotDatabase(paths: DataDirPaths, target: string): void {
+  rmSync(target, { force: true })
+  const source = new Database(paths.database, { readonly: true, strict: true })
+  try {
+    source.exec('PRAGMA busy_timeout = 10000')
+    source.query('VACUUM INTO ?').run(target)
+  } catch (error) {
+    throw new BackupError(`could not snapshot the database ${paths.database}: ${(error as Error).message}`)
+  } finally {
+    source.close()
+  }
+}
+
+/**
+ * A hard link keeps a blob's bytes ours even if the server deletes it a moment later; a copy
+ * does the same where links are not supported. False when the blob is gone already.
+ */
+function stageBlob(source: string, target: string): boolean {
+  mkdirSync(dirname(target), { recursive: true })
+  try {
+    linkSync(source, target)
+    return true
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return false
+    if (code === 'EEXIST') return true
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EXDEV' && code !== 'EMLINK') throw error
+  }
+  try {
+    copyFileSync(source, target)
+    return true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
+    throw error
+  }
+}
+
+interface Staged {
+  snapshot: string
+  schemaVersion: number
+  /** sha256 → staged path */
+  blobs: Map<string, string>
+}
+
+/**
+ * Snapshot, then pin every blob it refers to. If one vanished in between (its version was deleted
+ * and the blob collected), the snapshot is stale: take a new one, which no longer refers to it.
+ */
+function stageSnapshot(paths: DataDirPaths, staging: string, progress: BackupProgress): Staged {
+  const snapshot = join(staging, 'miniship.db')
+  const blobs = new Map<string, string>()
+  for (let attempt = 1; attempt <= snapshotAttempts; attempt++) {
+    progress('snapshotting the database…')
+    snapshotDatabase(paths, snapshot)
+    const database = new Database(snapshot, { readonly: true, strict: true })
+    let referenced: Set<string>
+    let schemaVersion: number
+    try {
+      schemaVersion = appliedMigrationCount(database)
+      const hasVersions = database.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'versions'").get()
+      referenced = hasVersions ? referencedBlobs(database) : new Set()
+    } finally {
+      database.close()
+    }
+    const missing: string[] = []
+    let done = 0
+    for (const sha256 of referenced) {
+      if (!/^[0-9a-f]{64}$/.test(sha256)) throw new BackupError(`the database refers to a stored file by an invalid hash (${JSON.stringify(sha256)}); run miniship doctor`)
+      if (!blobs.has(sha256)) {
+        const target = join(staging, blobArchivePath(sha256))
+        if (stageBlob(blobPath(paths, sha256), target)) blobs.set(sha256, target)
+        else missing.push(sha256)
+      }
+      if (++done % 200 === 0) progress(`pinning stored files ${done}/${referenced.size}…`)
+    }
+    if (missing.length === 0) {
+      // Files pinned for an earlier snapshot that this one no longer needs stay out of the archive.
+      for (const [sha256, path] of blobs) {
+        if (!referenced.has(sha256)) {
+          rmSync(path, { force: true })
+          blobs.delete(sha256)
+        }
+      }
+      return { snapshot, schemaVersion, blobs }
+    }
+    if (attempt === snapshotAttempts) {
+      throw new BackupError(`the database refers to ${missing.length} stored file(s) that do not exist, e.g. ${blobPath(paths, missing[0]!)}; run miniship doctor`)
+    }
+  }
+  throw new BackupError('unreachable')
+}
+
+/** Writes the archive to `<out>.partial`, fsyncs it and renames it to `out`. */
+async function writeArchive(out: string, manifest: BackupManifest, sources: Map<string, string>, secret: Uint8Array, progress: BackupProgress, cleanup: Set<string>): Promise<number> {
+  const partial = `${out}.partial`
+  rmSync(partial, { force: true })
+  cleanup.add(partial)
+  const date = new Date(manifest.createdAt)
+  try {
+    const output = createWriteStream(partial, { flags: 'wx', mode: 0o600 })
+    const archive = new TarArchive({ gzip: true, gzipOptions: { level: 1 } })
+    const totalBytes = manifest.files.reduce((sum, file) => sum + file.size, 0)
+    let lastReport = 0
+    archive.on('progress', (data) => {
+      const now = Date.now()
+      if (now - lastReport < 100) return
+      lastReport = now
+      const percent = totalBytes === 0 ? 100 : Math.floor((data.fs.processedBytes / totalBytes) * 100)
+      progress(`archiving ${data.entries.processed}/${data.entries.total} files, ${percent}%…`)
+    })
+    const written = new Promise<void>((resolve, reject) => {
+      output.on('close', resolve)
+      output.on('error', reject)
+      archive.on('error', reject)
+      // archiver reports an unreadable source file as a warning; for a backup it is a failure.
+      archive.on('warning', reject)
+    })
+    archive.pipe(output)
+    // backup.json first: restore checks each later entry against it as it streams by.
+    archive.append(Buffer.from(JSON.stringify(manifest, null, 2) + '\n'), { name: manifestName, mode: 0o600, date })
+    for (const file of manifest.files) {
+      if (file.path === 'secret.key') archive.append(Buffer.from(secret), { name: file.path, mode: 0o600, date })
+      else archive.file(sources.get(file.path)!, { name: file.path, mode: 0o600, date })
+    }
+    await Promise.all([archive.finalize(), written])
+    fsyncPath(partial)
+    if (existsSync(out)) throw new BackupError(`${out} appeared while the backup ran; not overwriting it`)
+    renameSync(partial, out)
+    cleanup.delete(partial)
+    fsyncPath(dirname(out))
+    return statSync(out).size
+  } catch (error) {
+    rmSync(partial, { force: true })
+    cleanup.delete(partial)
+    if (error instanceof BackupError) throw error
+    throw new BackupError(`could not write ${out}: ${(error as Error).message}`)
+  }
+}
+
+/** Backs up the data directory at `options.dataDir` into `options.out`. Throws BackupError on any failure. */
+export async function createBackup(options: BackupOptions): Promise<BackupResult> {
+  const progress = options.progress ?? (() => {})
+  const cleanup = options.cleanup ?? new Set<string>()
+  const now = (options.now ?? (() => new Date()))()
+  const paths = dataDirPaths(options.dataDir)
+  if (!existsSync(paths.database)) throw new BackupError(`there is no miniship database in ${options.dataDir}; nothing to back up`)
+  if (!existsSync(paths.secret)) throw new BackupError(`the signing secret ${paths.secret} is missing; run miniship doctor`)
+  if (existsSync(options.out)) throw new BackupError(`${options.out} already exists; choose another --out`)
+  if (!existsSync(dirname(options.out)) || !statSync(dirname(options.out)).isDirectory()) {
+    throw new BackupError(`the directory ${dirname(options.out)} for ${basename(options.out)} does not exist`)
+  }
+
+  // Staged inside the data directory so that hard links work (same file system); tmp/ is swept
+  // at server startup, so a backup killed midway leaves nothing behind for long.
+  const staging = join(paths.tmp, `backup-${Bun.randomUUIDv7()}`)
+  try {
+    mkdirSync(staging, { recursive: true, mode: 0o700 })
+  } catch (error) {
+    throw new BackupError(`cannot create a staging directory in ${paths.tmp}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+  }
+  cleanup.add(staging)
+  try {
+    const staged = stageSnapshot(paths, staging, progress)
+    const secret = readFileSync(paths.secret)
+    const sources = new Map<string, string>([['miniship.db', staged.snapshot]])
+    const files: ManifestFile[] = [
+      { path: 'miniship.db', ...(await hashFile(staged.snapshot)) },
+      { path: 'secret.key', size: secret.byteLength, sha256: new Bun.CryptoHasher('sha256').update(secret).digest('hex') },
+    ]
+    let checked = 0
+    for (const [sha256, path] of [...staged.blobs].sort(([a], [b]) => a.localeCompare(b))) {
+      const actual = await hashFile(path)
+      // A blob is named after its content: one that is not was damaged on disk after it was stored.
+      if (actual.sha256 !== sha256) throw new BackupError(`stored file ${blobPath(paths, sha256)} is damaged (its content hashes to ${actual.sha256}); run miniship doctor`)
+      const archivePath = blobArchivePath(sha256)
+      files.push({ path: archivePath, ...actual })
+      sources.set(archivePath, path)
+      if (++checked % 50 === 0) progress(`checking stored files ${checked}/${staged.blobs.size}…`)
+    }
+    const manifest: BackupManifest = {
+      format: manifestFormat,
+      formatVersion: manifestFormatVersion,
+      productVersion,
+      schemaVersion: staged.schemaVersion,
+      createdAt: now.toISOString(),
+      files,
+    }
+    const archiveBytes = await writeArchive(options.out, manifest, sources, secret, progress, cleanup)
+    return { out: options.out, manifest, archiveBytes }
+  } catch (error) {
+    if (error instanceof BackupError) throw error
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') throw new BackupError(`a file disappeared while the backup ran (${(error as Error).message}); did a server start on ${options.dataDir}? Run the backup again`)
+    throw new BackupError(`backup failed: ${(error as Error).message}`)
+  } finally {
+    rmSync(staging, { recursive: true, force: true })
+    cleanup.delete(staging)
+  }
+}

@@ -1,0 +1,268 @@
+// `miniship restore`: check a backup archive against its backup.json, unpack it beside the target,
+// bring its schema up to date and swap it into place, so a failure leaves the target as it was.
+import { closeSync, createReadStream, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
+import { createGunzip } from 'node:zlib'
+import { pipeline } from 'node:stream/promises'
+import { randomBytes } from 'node:crypto'
+import { Database } from 'bun:sqlite'
+import { dataDirPaths, lockHolder } from '../data-dir'
+import { appliedMigrationCount, openDatabase, schemaVersion } from '../db/open'
+import { blobPath } from '../storage'
+import { referencedBlobs } from '../storage/gc'
+import { productVersion } from '../version'
+import { BackupError, blobHashOfPath, isArchivePath, manifestName, parseManifest, type BackupManifest, type ManifestFile } from './manifest'
+import { readTar, TarFormatError, type TarEntry, type TarEntrySink } from './tar-reader'
+
+export interface RestoreOptions {
+  archive: string
+  dataDir: string
+  force?: boolean
+  progress?: (line: string) => void
+  /** paths to delete if the process is interrupted (the CLI removes them on SIGINT/SIGTERM) */
+  cleanup?: Set<string>
+}
+
+export interface RestoreResult {
+  manifest: BackupManifest
+  /** migrations applied during the restore (the backup came from an older miniship) */
+  migrated: number
+  /** the target held a data directory (or anything) that the restore replaced */
+  replaced: boolean
+}
+
+const manifestLimitBytes = 64 * 1024 * 1024
+
+/** Streams the archive's entries through `onEntry`, turning gzip and tar failures into one clear BackupError. */
+async function readArchive(archive: string, onEntry: (entry: TarEntry) => TarEntrySink | Promise<TarEntrySink>): Promise<void> {
+  try {
+    await pipeline(createReadStream(archive), createGunzip(), (source: AsyncIterable<Uint8Array>) => readTar(source, onEntry))
+  } catch (error) {
+    if (error instanceof BackupError) throw error
+    const code = (error as NodeJS.ErrnoException).code
+    if (error instanceof TarFormatError) throw new BackupError(`${archive} is damaged: ${error.message}`)
+    if (code === 'Z_BUF_ERROR') throw new BackupError(`${archive} is truncated: the compressed data ends early`)
+    if (code === 'Z_DATA_ERROR') throw new BackupError(`${archive} is damaged or not a .tar.gz backup: ${(error as Error).message}`)
+    if (code === 'ENOENT') throw new BackupError(`${archive} does not exist`)
+    if (code === 'EISDIR') throw new BackupError(`${archive} is a directory, not a backup archive`)
+    throw new BackupError(`cannot read ${archive}: ${(error as Error).message}`)
+  }
+}
+
+interface Hashed {
+  sha256: string
+  size: number
+}
+
+/** Checks one entry's hash and size against backup.json (and a blob's against its own name). */
+function checkEntry(path: string, actual: Hashed, listed: ManifestFile | undefined): void {
+  if (!listed) throw new BackupError(`${path} is in the archive but not listed in backup.json: the archive was altered or damaged`)
+  if (actual.size !== listed.size) throw new BackupError(`${path} in the archive has ${actual.size} bytes where backup.json says ${listed.size}: the archive is damaged`)
+  if (actual.sha256 !== listed.sha256) throw new BackupError(`${path} in the archive is damaged: its sha256 is ${actual.sha256}, backup.json says ${listed.sha256}`)
+  const named = blobHashOfPath(path)
+  if (named && named !== actual.sha256) throw new BackupError(`${path} in the archive is damaged: its content does not match its name`)
+}
+
+function checkEntryName(entry: TarEntry): 'skip' | 'manifest' | 'file' {
+  if (entry.type === 'directory') {
+    // archivers may record the folders; they carry nothing, but their names must be ours too
+    if (entry.name === 'blobs/' || entry.name === 'blobs/sha256/' || /^blobs\/sha256\/[0-9a-f]{2}\/$/.test(entry.name)) return 'skip'
+    throw new BackupError(`the archive holds an unexpected folder ${JSON.stringify(entry.name)}: not a miniship backup`)
+  }
+  if (entry.name === manifestName) return 'manifest'
+  if (!isArchivePath(entry.name)) throw new BackupError(`the archive holds an unexpected file ${JSON.stringify(entry.name)}: not a miniship backup`)
+  return 'file'
+}
+
+function checkSchema(manifest: BackupManifest): void {
+  if (manifest.schemaVersion > schemaVersion) {
+    throw new BackupError(
+      `the backup has database schema version ${manifest.schemaVersion}, newer than this miniship ${productVersion} knows (${schemaVersion}); restore it with miniship ${manifest.productVersion} or newer`,
+    )
+  }
+}
+
+/**
+ * Pass one: read the whole archive, hash every entry and compare with backup.json. Nothing is
+ * written. Returns the manifest once every listed file was found intact and nothing else was there.
+ */
+async function verifyArchive(archive: string, progress: (line: string) => void): Promise<BackupManifest> {
+  let manifest: BackupManifest | null = null
+  let listed = new Map<string, ManifestFile>()
+  const seen = new Map<string, Hashed>()
+  let count = 0
+  await readArchive(archive, (entry) => {
+    const kind = checkEntryName(entry)
+    if (kind === 'skip') return { write() {}, end() {} }
+    if (seen.has(entry.name) || (kind === 'manifest' && manifest)) throw new BackupError(`the archive holds ${entry.name} twice: it is damaged`)
+    if (kind === 'manifest') {
+      if (entry.size > manifestLimitBytes) throw new BackupError('backup.json in the archive is implausibly large: the archive is damaged')
+      const chunks: Uint8Array[] = []
+      return {
+        write: (chunk) => void chunks.push(chunk),
+        end() {
+          manifest = parseManifest(Buffer.concat(chunks))
+          // Refuse a newer schema as soon as we know, before reading gigabytes of blobs.
+          checkSchema(manifest)
+          listed = new Map(manifest.files.map((file) => [file.path, file]))
+          for (const [path, hashed] of seen) checkEntry(path, hashed, listed.get(path))
+        },
+      }
+    }
+    const hasher = new Bun.CryptoHasher('sha256')
+    let size = 0
+    return {
+      write(chunk) {
+        hasher.update(chunk)
+        size += chunk.byteLength
+      },
+      end() {
+        const hashed = { sha256: hasher.digest('hex'), size }
+        seen.set(entry.name, hashed)
+        if (manifest) checkEntry(entry.name, hashed, listed.get(entry.name))
+        if (++count % 50 === 0) progress(`verifying ${count} files…`)
+      },
+    }
+  })
+  if (!manifest) throw new BackupError(`${archive} has no backup.json: it is not a miniship backup, or it is damaged`)
+  const missing = (manifest as BackupManifest).files.filter((file) => !seen.has(file.path))
+  if (missing.length > 0) {
+    throw new BackupError(`${missing[0]!.path}${missing.length > 1 ? ` and ${missing.length - 1} more file(s)` : ''} listed in backup.json ${missing.length > 1 ? 'are' : 'is'} missing from the archive: it is damaged or incomplete`)
+  }
+  return manifest
+}
+
+function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** Pass two: unpack into `directory`, hashing again (the archive could change between the passes). */
+async function extractArchive(archive: string, directory: string, manifest: BackupManifest, progress: (line: string) => void): Promise<void> {
+  const listed = new Map(manifest.files.map((file) => [file.path, file]))
+  const written = new Set<string>()
+  let count = 0
+  await readArchive(archive, (entry) => {
+    const kind = checkEntryName(entry)
+    if (kind !== 'file') return { write() {}, end() {} }
+    if (!listed.has(entry.name) || written.has(entry.name)) throw new BackupError(`${archive} changed while it was being restored`)
+    const target = join(directory, entry.name)
+    mkdirSync(dirname(target), { recursive: true, mode: 0o700 })
+    const fd = openSync(target, 'wx', 0o600)
+    const hasher = new Bun.CryptoHasher('sha256')
+    let size = 0
+    return {
+      write(chunk) {
+        hasher.update(chunk)
+        size += chunk.byteLength
+        for (let offset = 0; offset < chunk.byteLength; ) offset += writeSync(fd, chunk, offset)
+      },
+      end() {
+        fsyncSync(fd)
+        closeSync(fd)
+        checkEntry(entry.name, { sha256: hasher.digest('hex'), size }, listed.get(entry.name))
+        written.add(entry.name)
+        if (++count % 50 === 0) progress(`restoring ${count}/${manifest.files.length} files…`)
+      },
+    }
+  })
+  if (written.size !== listed.size) throw new BackupError(`${archive} changed while it was being restored`)
+}
+
+/** Brings the restored database up to date and checks that every file it refers to came with it. */
+function prepareDatabase(directory: string, manifest: BackupManifest): number {
+  const paths = dataDirPaths(directory)
+  const probe = new Database(paths.database, { readonly: true, strict: true })
+  let applied: number
+  try {
+    applied = appliedMigrationCount(probe)
+  } catch (error) {
+    throw new BackupError(`the database in the backup cannot be read: ${(error as Error).message}`)
+  } finally {
+    probe.close()
+  }
+  if (applied !== manifest.schemaVersion) throw new BackupError(`the database in the backup has schema version ${applied}, but backup.json says ${manifest.schemaVersion}: the archive is inconsistent`)
+  checkSchema(manifest)
+  const db = openDatabase(paths.database)
+  try {
+    const missing = [...referencedBlobs(db.$client)].filter((sha256) => !existsSync(blobPath(paths, sha256)))
+    if (missing.length > 0) throw new BackupError(`the database in the backup refers to ${missing.length} file(s) the archive does not hold, e.g. ${missing[0]}: the backup is incomplete`)
+    // Leave a single self-contained database file behind, as a clean shutdown would.
+    db.$client.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+  } finally {
+    db.$client.close()
+  }
+  mkdirSync(join(paths.blobs, 'sha256'), { recursive: true })
+  mkdirSync(paths.tmp, { recursive: true })
+  return schemaVersion - applied
+}
+
+function isEmptyDirectory(path: string): boolean {
+  return readdirSync(path).length === 0
+}
+
+/** Restores `options.archive` into `options.dataDir`. Throws BackupError naming the problem; the target is then untouched. */
+export async function restoreBackup(options: RestoreOptions): Promise<RestoreResult> {
+  const progress = options.progress ?? (() => {})
+  const cleanup = options.cleanup ?? new Set<string>()
+  const target = resolve(options.dataDir)
+  const targetExists = existsSync(target)
+  let hadContents = false
+  if (targetExists) {
+    if (!statSync(target).isDirectory()) throw new BackupError(`${options.dataDir} exists and is not a directory`)
+    const holder = lockHolder(dataDirPaths(target))
+    if (holder !== null) throw new BackupError(`a miniship server (pid ${holder}) is serving ${options.dataDir}; stop it before restoring into it`)
+    hadContents = !isEmptyDirectory(target)
+    if (hadContents && !options.force) {
+      throw new BackupError(`${options.dataDir} is not empty; restore into an empty or new directory, or pass --force to replace its contents`)
+    }
+  }
+  if (!existsSync(options.archive)) throw new BackupError(`${options.archive} does not exist`)
+
+  progress('verifying the archive…')
+  const manifest = await verifyArchive(options.archive, progress)
+
+  // Beside the target, so that the final rename stays on one file system.
+  const parent = dirname(target)
+  mkdirSync(parent, { recursive: true })
+  const staging = join(parent, `.${basename(target)}.restore-${randomBytes(6).toString('hex')}`)
+  cleanup.add(staging)
+  try {
+    mkdirSync(staging, { mode: 0o700 })
+    await extractArchive(options.archive, staging, manifest, progress)
+    progress('checking the database…')
+    const migrated = prepareDatabase(staging, manifest)
+    fsyncPath(staging)
+
+    // Synchronous from here on: a signal cannot land between moving the old directory aside and
+    // moving the new one in.
+    const holder = targetExists ? lockHolder(dataDirPaths(target)) : null
+    if (holder !== null) throw new BackupError(`a miniship server (pid ${holder}) started on ${options.dataDir} during the restore; stop it and restore again`)
+    const aside = join(parent, `.${basename(target)}.replaced-${randomBytes(6).toString('hex')}`)
+    const replaced = existsSync(target)
+    if (replaced) renameSync(target, aside)
+    try {
+      renameSync(staging, target)
+    } catch (error) {
+      if (replaced) renameSync(aside, target)
+      throw error
+    }
+    cleanup.delete(staging)
+    fsyncPath(parent)
+    if (replaced) rmSync(aside, { recursive: true, force: true })
+    return { manifest, migrated, replaced: hadContents }
+  } catch (error) {
+    if (error instanceof BackupError) throw error
+    const code = (error as NodeJS.ErrnoException).code
+    throw new BackupError(`${(error as Error).message}${code ? ` (${code})` : ''}`)
+  } finally {
+    if (cleanup.has(staging)) {
+      rmSync(staging, { recursive: true, force: true })
+      cleanup.delete(staging)
+    }
+  }
+}

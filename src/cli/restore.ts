@@ -1,0 +1,41 @@
+// `miniship restore FILE`: verify a backup archive completely, then put it in place of the data directory.
+import { Command } from 'commander'
+import { rmSync } from 'node:fs'
+import { configFrom, fail, runAction, withDataDirOption } from './common'
+import { restoreBackup } from '../backup/restore'
+import { BackupError } from '../backup/manifest'
+import { removeOnInterrupt, terminalProgress } from '../backup/progress'
+
+export function restoreCommand(): Command {
+  return withDataDirOption(new Command('restore'))
+    .description('restore a backup archive into the data directory; checks every file before writing anything')
+    .argument('<file>', 'archive written by miniship backup')
+    .option('--force', 'replace a data directory that is not empty (never one a running server holds)')
+    .addHelpText(
+      'after',
+      '\nNothing is written until every file in the archive matches backup.json; the restore is unpacked\nbeside the data directory and renamed into place, so a failed restore leaves it as it was.\n\nExamples:\n  $ miniship restore miniship-backup-20261122T100000Z.tar.gz --data-dir /var/lib/miniship\n  $ miniship restore nightly.tar.gz --data-dir /var/lib/miniship --force',
+    )
+    .action((file: string, { force, ...flags }: { force?: boolean; dataDir?: string }) =>
+      runAction(async () => {
+        const config = configFrom(flags)
+        const progress = terminalProgress()
+        const cleanup = new Set<string>()
+        const uninstall = removeOnInterrupt(cleanup, (path) => rmSync(path, { recursive: true, force: true }))
+        try {
+          const result = await restoreBackup({ archive: file, dataDir: config.dataDir, force: force === true, progress, cleanup })
+          progress.done()
+          const blobs = result.manifest.files.length - 2
+          const migrated = result.migrated > 0 ? `, migrated from schema version ${result.manifest.schemaVersion}` : ''
+          console.log(
+            `Restored ${file} (taken ${result.manifest.createdAt} by miniship ${result.manifest.productVersion}, ${blobs} stored file${blobs === 1 ? '' : 's'}${migrated}) into ${config.dataDir}${result.replaced ? ', replacing what was there' : ''}.`,
+          )
+        } catch (error) {
+          progress.done()
+          if (error instanceof BackupError) fail(`restore failed: ${error.message}. ${config.dataDir} was left as it was.`, 1)
+          throw error
+        } finally {
+          uninstall()
+        }
+      }),
+    )
+}
