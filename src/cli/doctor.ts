@@ -6,6 +6,7 @@ import { configFrom, fail, runAction, withDataDirOption } from './common'
 import { acquireLock, dataDirPaths, lockHolder, type DataDirPaths } from '../data-dir'
 import { appliedMigrationCount, schemaVersion } from '../db/open'
 import { collectGarbage, describeCollected, findGarbage } from '../storage/gc'
+import { checkStoredFiles } from '../storage'
 
 export interface DoctorCheck {
   name: string
@@ -38,6 +39,11 @@ export const databaseChecks: DoctorCheck[] = [
       if (applied > schemaVersion) return [`database: schema version ${applied} is newer than this miniship (${schemaVersion}); use a newer miniship`]
       return []
     },
+  },
+  {
+    name: 'stored files',
+    // every file a version refers to exists, with its recorded size and sha256
+    run: (paths, database) => checkStoredFiles(database, paths),
   },
   {
     name: 'leftovers',

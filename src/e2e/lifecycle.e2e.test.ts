@@ -179,3 +179,19 @@ describe('SIGKILL in the middle of a large upload', () => {
     server = await startBinary({ dataDir })
   }, 120_000)
 })
+
+describe('doctor and the stored files', () => {
+  test('names a stored file that is missing or damaged', async () => {
+    await server.stop()
+    const root = join(dataDir, 'blobs', 'sha256')
+    const files = readdirSync(root, { recursive: true }).map(String).filter((name) => /[0-9a-f]{64}$/.test(name))
+    expect(files.length).toBeGreaterThan(2)
+    writeFileSync(join(root, files[0]!), 'damaged')
+    rmSync(join(root, files[1]!))
+    const doctor = await runBinary(['doctor', '--data-dir', dataDir])
+    expect(doctor.exitCode).toBe(1)
+    expect(doctor.stdout).toContain('is missing (used by team.shop')
+    expect(doctor.stdout).toContain('bytes,')
+    server = await startBinary({ dataDir })
+  }, 60_000)
+})
