@@ -1,7 +1,109 @@
-// Routes of this feature (being built).
+// Routes of the runtime download contract: install info, bundles, manifest, assets (all `?token=`), and the public release install.
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../../app'
+import { AppError } from '../../http/errors'
+import { fileResponse, type FileKind } from './files'
+import { createRuntimeService, type SerialisedJson } from './service'
+import { isPlatform, type Platform } from './urls'
+import { appParams, bundleQuery, installInfo, platformParams, tokenQuery, versionParams } from './model'
 
-export function runtimeRoutes(_deps: AppDeps) {
-  return new Elysia()
+const bundleKinds: Record<Platform, FileKind> = { ios: 'bundleIos', android: 'bundleAndroid' }
+const assetsKinds: Record<Platform, FileKind> = { ios: 'assetsIos', android: 'assetsAndroid' }
+
+function platformOf(value: string): Platform {
+  if (!isPlatform(value)) throw new AppError(404, 'PLATFORM_NOT_FOUND', `There is no platform "${value.slice(0, 40)}"; use ios or android`)
+  return value
+}
+
+const derivedManifest = { kind: 'manifest', anonymousRelease: true } as const
+
+/**
+ * Which file a path below `/versions/{versionId}/` names, and whether the derived manifest rule
+ * applies (the paths a runtime derives from a bundle URL, parent + `/app.json`, lose the query
+ * string: without a token they answer the current release only, decisions §6). Null: not a file path.
+ */
+function fileOf(rest: string, platformQuery: string | undefined): { kind: FileKind; anonymousRelease: boolean } | null {
+  if (rest === 'bundle') return { kind: bundleKinds[platformOf(platformQuery ?? 'ios')], anonymousRelease: false }
+  if (rest === 'manifest') return { kind: 'manifest', anonymousRelease: false }
+  if (rest === 'app.json' || rest === 'bundles/app.json') return derivedManifest
+  const [folder, platform, extra] = rest.split('/')
+  if (extra !== undefined || platform === undefined) return null
+  if (folder === 'bundles') return { kind: bundleKinds[platformOf(platform)], anonymousRelease: false }
+  if (folder === 'assets') return { kind: assetsKinds[platformOf(platform)], anonymousRelease: false }
+  return null
+}
+
+/** Sent with its length already known: the request log would otherwise buffer JSON to measure it. */
+function jsonResponse(json: SerialisedJson, cacheControl: string): Response {
+  return new Response(json.text, {
+    headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(json.bytes), 'cache-control': cacheControl },
+  })
+}
+
+const headPath = /^\/api\/mini-apps\/access\/versions\/([^/]+)\/(.+?)\/?$/
+
+export function runtimeRoutes(deps: AppDeps) {
+  const runtime = createRuntimeService({ db: deps.db, clock: deps.clock, config: deps.config, tokens: deps.tokens, paths: deps.paths })
+
+  type Query = { token?: string; platform?: string }
+  type Target = { kind: FileKind; anonymousRelease: boolean }
+
+  async function answerFile(request: Request, versionId: string, target: Target, token: string | undefined): Promise<Response> {
+    const stored = await runtime.file(versionId, token, target.kind, { anonymousRelease: target.anonymousRelease })
+    return fileResponse(stored, { method: request.method, range: request.headers.get('range'), ifNoneMatch: request.headers.get('if-none-match') })
+  }
+
+  const fileHandler =
+    (targetOf: (params: Record<string, string>, query: Query) => Target) =>
+    ({ request, params, query }: { request: Request; params: Record<string, string>; query: Query }) =>
+      answerFile(request, params.versionId!, targetOf(params, query), query.token)
+
+  const described = (summary: string) => ({ detail: { summary: `${summary}; HEAD answers the same headers without the body`, tags: ['runtime'] } })
+
+  return (
+    new Elysia({ prefix: '/mini-apps/access' })
+      // Elysia answers HEAD on a path with parameters by running the GET handler and reading the
+      // whole body to count it (and never reaches a .head() route there). For a file that would read
+      // megabytes to send none, so HEAD on the file paths is answered here, before routing.
+      .onRequest(async ({ request }) => {
+        if (request.method !== 'HEAD') return
+        const url = new URL(request.url)
+        const match = headPath.exec(url.pathname)
+        if (!match) return
+        const target = fileOf(match[2]!, url.searchParams.get('platform') ?? undefined)
+        if (!target) return
+        let versionId: string
+        try {
+          versionId = decodeURIComponent(match[1]!)
+        } catch {
+          return // malformed escapes: let routing answer
+        }
+        return answerFile(request, versionId, target, url.searchParams.get('token') ?? undefined)
+      })
+      .get('/versions/:versionId/install', async ({ params, query }) => jsonResponse(await runtime.versionInstallJson(params.versionId, query.token), 'private, no-cache'), {
+        params: versionParams,
+        query: tokenQuery,
+        response: { 200: installInfo },
+        detail: { summary: 'Install info of a version: download URLs (each with a download token), sizes and sha256 of its files', tags: ['runtime'] },
+      })
+      .get('/apps/:appId/release/install', async ({ params }) => jsonResponse(await runtime.releaseInstallJson(params.appId), 'no-cache'), {
+        params: appParams,
+        response: { 200: installInfo },
+        detail: { summary: 'Install info of the current release of a miniapp (public; 404 when nothing is published)', tags: ['runtime'] },
+      })
+      .get('/versions/:versionId/bundle', fileHandler((_, query) => ({ kind: bundleKinds[platformOf(query.platform ?? 'ios')], anonymousRelease: false })), { params: versionParams, query: bundleQuery, ...described('The iOS JS bundle, or the Android one with ?platform=android') })
+      .get('/versions/:versionId/bundles/app.json', fileHandler(() => derivedManifest), {
+        params: versionParams,
+        query: tokenQuery,
+        ...described('The manifest at the path derived from a bundle URL (without a token: the current release only)'),
+      })
+      .get('/versions/:versionId/bundles/:platform', fileHandler((params) => ({ kind: bundleKinds[platformOf(params.platform!)], anonymousRelease: false })), { params: platformParams, query: tokenQuery, ...described('The JS bundle of a platform (ios or android)') })
+      .get('/versions/:versionId/manifest', fileHandler(() => ({ kind: 'manifest', anonymousRelease: false })), { params: versionParams, query: tokenQuery, ...described('The manifest (app.json)') })
+      .get('/versions/:versionId/app.json', fileHandler(() => derivedManifest), {
+        params: versionParams,
+        query: tokenQuery,
+        ...described('The manifest at the path derived from …/bundle (without a token: the current release only)'),
+      })
+      .get('/versions/:versionId/assets/:platform', fileHandler((params) => ({ kind: assetsKinds[platformOf(params.platform!)], anonymousRelease: false })), { params: platformParams, query: tokenQuery, ...described('The assets zip of a platform (ios or android)') })
+  )
 }
