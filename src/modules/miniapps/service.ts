@@ -46,11 +46,11 @@ export function isValidAppId(appId: string): boolean {
   return appIdRegExp.test(appId) && !appId.includes('..')
 }
 
-export function notFound(miniAppId: string): AppError {
+function notFound(miniAppId: string): AppError {
   return new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${miniAppId} not found`)
 }
 
-export function memberRole(db: Db, userId: string, miniAppId: string): MemberRole | null {
+function memberRole(db: Db, userId: string, miniAppId: string): MemberRole | null {
   const row = db
     .select({ role: miniAppMembers.role })
     .from(miniAppMembers)

@@ -4,7 +4,7 @@ export type VersionStatus = 'DRAFT' | 'IN_REVIEW' | 'PUBLISHED'
 export const versionStatuses = ['DRAFT', 'IN_REVIEW', 'PUBLISHED'] as const satisfies readonly VersionStatus[]
 
 /** What a version becomes when it is deleted: the row and its unshared files are gone. */
-export const deleted = 'DELETED'
+const deleted = 'DELETED'
 
 export const transitions = {
   /** uploading a version string that already exists replaces its files and starts it over */

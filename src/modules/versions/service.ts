@@ -108,7 +108,7 @@ function refuse(action: VersionAction, row: VersionRow): never {
 }
 
 /** True when any version row still names this blob. */
-export function isBlobReferenced(db: Pick<Db, 'select'>, sha256: string): boolean {
+function isBlobReferenced(db: Pick<Db, 'select'>, sha256: string): boolean {
   const row = db
     .select({ id: versions.id })
     .from(versions)
@@ -167,7 +167,7 @@ function checkUploadForm(received: ReceivedUpload): UploadInput {
  * The manifest rules of decisions §5. Returns the bytes to store when they differ from the upload
  * (the object with the form's `version` added), or null to store the upload byte for byte.
  */
-export function checkManifest(bytes: Uint8Array, appId: string, version: string): Uint8Array | null {
+function checkManifest(bytes: Uint8Array, appId: string, version: string): Uint8Array | null {
   let manifest: unknown
   try {
     manifest = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes))
@@ -473,7 +473,7 @@ export interface Workspace {
 }
 
 /** Where a runtime fetches install info for a version (decisions §6 URL rules). */
-export function installUrl(config: Pick<Config, 'publicUrl'>, versionId: string, token: string): string {
+function installUrl(config: Pick<Config, 'publicUrl'>, versionId: string, token: string): string {
   const base = config.publicUrl ?? '/api'
   return `${base}/mini-apps/access/versions/${encodeURIComponent(versionId)}/install?token=${encodeURIComponent(token)}`
 }

@@ -16,7 +16,7 @@ export interface ReceivedUpload {
 
 const isFileField = (name: string): name is FileField => (fileFields as readonly string[]).includes(name)
 
-export function tooLarge(limitBytes: number): AppError {
+function tooLarge(limitBytes: number): AppError {
   const limit = limitBytes >= 1024 * 1024 ? `${Math.floor(limitBytes / 1024 / 1024)} MB` : `${Math.floor(limitBytes / 1024)} KB`
   return new AppError(413, 'PAYLOAD_TOO_LARGE', `The upload is larger than the limit of ${limit}`)
 }
