@@ -1,6 +1,6 @@
 // Backup and restore on real temp data directories: round trip, damaged archives, refusals, schema versions, GC.
 import { afterEach, describe, expect, test } from 'bun:test'
-import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
+import { createWriteStream, existsSync, lstatSync, symlinkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
 import { createReadStream } from 'node:fs'
 import { createGunzip } from 'node:zlib'
 import { pipeline } from 'node:stream/promises'
@@ -223,6 +223,18 @@ describe('restore', () => {
     expect(existsSync(join(target, 'keep.txt'))).toBe(false)
     expect(existsSync(join(target, 'miniship.db'))).toBe(true)
     expect(readdirSync(dirname(target)).filter((name) => name.includes('.restore-') || name.includes('.replaced-'))).toEqual([])
+  })
+
+  test('through a symbolic link, the directory it points to is replaced and the link stays', async () => {
+    const { root, opened } = populatedDataDir()
+    opened.db.$client.close()
+    const { archive } = await backupOf(root)
+    const { root: real } = populatedDataDir()
+    const link = join(scratch(), 'link')
+    symlinkSync(real, link)
+    await restoreBackup({ archive, dataDir: link, force: true })
+    expect(lstatSync(link).isSymbolicLink()).toBe(true)
+    expect(readFileSync(join(real, 'secret.key'), 'utf8')).toBe(readFileSync(join(root, 'secret.key'), 'utf8'))
   })
 
   test('an existing empty directory is a fine target', async () => {

@@ -1,6 +1,6 @@
 // `miniship restore`: check a backup archive against its backup.json, unpack it beside the target,
 // bring its schema up to date and swap it into place, so a failure leaves the target as it was.
-import { closeSync, createReadStream, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs'
+import { closeSync, createReadStream, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { createGunzip } from 'node:zlib'
 import { pipeline } from 'node:stream/promises'
@@ -209,7 +209,8 @@ function isEmptyDirectory(path: string): boolean {
 export async function restoreBackup(options: RestoreOptions): Promise<RestoreResult> {
   const progress = options.progress ?? (() => {})
   const cleanup = options.cleanup ?? new Set<string>()
-  const target = resolve(options.dataDir)
+  // Through a symbolic link to the real directory: the swap must happen where the data lives.
+  const target = existsSync(options.dataDir) ? realpathSync(options.dataDir) : resolve(options.dataDir)
   const targetExists = existsSync(target)
   let hadContents = false
   if (targetExists) {
