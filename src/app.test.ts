@@ -78,6 +78,12 @@ describe('the guard runs before body validation', () => {
     expect(res.body.code).toBe('AUTH_REQUIRED')
   })
 
+  test('no token and an appId in a miniapp PATCH is 401, not 400', async () => {
+    const res = await context.call('PATCH', '/api/mini-apps/whatever', { json: { appId: 'renamed' } })
+    expect(res.status).toBe(401)
+    expect(res.body.code).toBe('AUTH_REQUIRED')
+  })
+
   test('a garbage token and a bad body on an admin route is 401', async () => {
     const res = await context.call('POST', '/api/admin/users', { json: {}, token: 'garbage' })
     expect(res.status).toBe(401)

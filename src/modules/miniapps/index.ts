@@ -5,13 +5,29 @@ import type { AppDeps } from '../../app'
 import { addMemberBody, createMiniAppBody, memberParams, miniAppIdParams, updateMiniAppBody } from './model'
 import { addMember, createMiniApp, listMembers, listMiniApps, miniAppRecord, removeMember, requireVisibleMiniApp, updateMiniApp } from './service'
 
-function rejectUnknownProperties(body: unknown, schema: { properties: Record<string, unknown> }): void {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return
-  const unknown = Object.keys(body).filter((key) => !(key in schema.properties))
-  if (unknown.length === 0) return
-  const details = unknown.map((field) => ({ field, message: field === 'appId' ? 'cannot be changed' : 'is not allowed' }))
-  throw new AppError(400, 'VALIDATION_ERROR', `Invalid body: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, details)
+/**
+ * Elysia strips unknown properties during validation instead of refusing them, so they are noted
+ * before (transform) and refused after the guard and validation have run (beforeHandle): a caller
+ * without a token still learns 401 first, and an `appId` in the payload is a 400, not a no-op.
+ */
+function refuseUnknownProperties(schema: { properties: Record<string, unknown> }) {
+  const unknownByRequest = new WeakMap<Request, string[]>()
+  return {
+    transform({ body, request }: { body: unknown; request: Request }) {
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) return
+      const unknown = Object.keys(body).filter((key) => !(key in schema.properties))
+      if (unknown.length > 0) unknownByRequest.set(request, unknown)
+    },
+    beforeHandle({ request }: { request: Request }) {
+      const unknown = unknownByRequest.get(request)
+      if (!unknown) return
+      const details = unknown.map((field) => ({ field, message: field === 'appId' ? 'cannot be changed' : 'is not allowed' }))
+      throw new AppError(400, 'VALIDATION_ERROR', `Invalid body: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, details)
+    },
+  }
 }
+
+const updateMiniAppChecks = refuseUnknownProperties(updateMiniAppBody)
 
 export function miniAppRoutes(deps: AppDeps) {
   const { db, clock } = deps
@@ -38,9 +54,7 @@ export function miniAppRoutes(deps: AppDeps) {
     .patch('/:miniAppId', ({ user, params, body }) => updateMiniApp(db, clock, user, params.miniAppId, body), {
       auth: true,
       params: miniAppIdParams,
-      // Elysia strips unknown properties before validation instead of refusing them; refuse them
-      // here so that an `appId` in the payload is a 400, not a silent no-op.
-      transform: ({ body }) => rejectUnknownProperties(body, updateMiniAppBody),
+      ...updateMiniAppChecks,
       body: updateMiniAppBody,
       detail: { summary: 'Change name, description or icon (appId is immutable)', tags: ['mini-apps'] },
     })
