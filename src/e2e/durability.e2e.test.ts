@@ -180,6 +180,13 @@ describe('backup while uploads run, restore on another machine', () => {
     const versions = await workspaceVersions(restored, token, miniAppId)
     const ids = new Set(versions.map((version) => version.id))
     for (const id of settledBeforeBackup) expect(ids.has(id)).toBe(true)
+    const downloadPaths: Record<(typeof fileFields)[number], string> = {
+      bundleIos: 'bundle',
+      bundleAndroid: 'bundles/android',
+      manifest: 'manifest',
+      assetsIos: 'assets/ios',
+      assetsAndroid: 'assets/android',
+    }
     for (const version of versions) {
       expect(uploaded.get(version.id)?.files).toEqual(version.files)
       for (const field of fileFields) {
@@ -187,6 +194,10 @@ describe('backup while uploads run, restore on another machine', () => {
         const content = readFileSync(blobPath(dataDirPaths(target), expected))
         expect(content.byteLength).toBe(size)
         expect(sha256(content)).toBe(expected)
+        // and as the runtime downloads it from the restored server
+        const download = await fetch(`${restored.baseUrl}/api/mini-apps/access/versions/${version.id}/${downloadPaths[field]}?token=${token}`)
+        expect(download.status).toBe(200)
+        expect(sha256(new Uint8Array(await download.arrayBuffer()))).toBe(expected)
       }
     }
     expect(await storeProblems(target)).toEqual({ stored: [], unreferenced: [], tmp: [] })
@@ -224,11 +235,11 @@ describe('SIGKILL during uploads, publishes and deletes', () => {
     let server = provisioned.server
     const rounds = 20
     let killedMidRequest = 0
+    let writes = 0
     for (let round = 0; round < rounds; round++) {
       // A client writing as fast as it can (upload, publish a draft, delete a draft, again), and a
       // kill at a random moment while it does.
       let cut = false
-      let completed = 0
       const running = server
       const client = (async () => {
         for (let step = 0; ; step++) {
@@ -236,7 +247,7 @@ describe('SIGKILL during uploads, publishes and deletes', () => {
           if (step % 3 === 0 || drafts.length < 2) await upload(running, token, 'crashy.app', `${round}.${step}.0`)
           else if (step % 3 === 1) await api(running, token, 'POST', `/mini-apps/${miniAppId}/versions/${drafts[0]!.id}/publish`, {})
           else await api(running, token, 'DELETE', `/mini-apps/${miniAppId}/versions/${drafts[1]!.id}`)
-          completed++
+          writes++
         }
       })().catch(() => {
         cut = true
@@ -244,7 +255,7 @@ describe('SIGKILL during uploads, publishes and deletes', () => {
       await Bun.sleep(20 + Math.floor(Math.random() * 120))
       await server.stop('SIGKILL')
       await client
-      if (cut && completed > 0) killedMidRequest++
+      if (cut) killedMidRequest++
 
       server = await start(dataDir)
       // Startup removed tmp/ leftovers and unreferenced blobs; every row has its files.
@@ -253,6 +264,7 @@ describe('SIGKILL during uploads, publishes and deletes', () => {
     }
     // The kills must have landed while the client was writing, or this proved nothing.
     expect(killedMidRequest).toBeGreaterThan(rounds / 2)
+    expect(writes).toBeGreaterThan(rounds)
     expect((await workspaceVersions(server, token, miniAppId)).length).toBeGreaterThan(0)
     expect(await server.stop('SIGTERM')).toBe(0)
     await expectDoctorClean(dataDir)
