@@ -28,7 +28,7 @@ describe('the binary alone in an empty directory', () => {
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
     const help = await run(['--help'])
     expect(help.exitCode).toBe(0)
-    for (const command of ['serve', 'init', 'create-admin', 'doctor']) {
+    for (const command of ['serve', 'init', 'create-admin', 'doctor', 'backup', 'restore']) {
       expect(help.stdout).toContain(command)
       const sub = await run([command, '--help'])
       expect(sub.exitCode).toBe(0)
