@@ -46,7 +46,9 @@ export async function appsPage(ctx: PageContext): Promise<void> {
     if (values.description?.trim()) body.description = values.description.trim()
     if (values.iconUrl?.trim()) body.iconUrl = values.iconUrl.trim()
     const created = await api<MiniApp>('POST', '/api/mini-apps', body)
-    showNotice(`Created miniapp “${created.name}”. Upload its first version with the command-line tool.`)
+    // the shell clears messages on every hashchange: show the notice once the workspace route has taken over
+    const notice = `Created miniapp “${created.name}”. Upload its first version with the command-line tool.`
+    window.addEventListener('hashchange', () => showNotice(notice), { once: true })
     location.hash = `#/apps/${encodeURIComponent(created.id)}`
   })
 
