@@ -453,7 +453,7 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
   )
 
   test(
-    'an admin creates a user, who can sign in; once disabled, their session ends and their sign-in is refused',
+    'an admin creates a user, who signs in and is added as a member; once disabled, their session ends and their sign-in is refused',
     async () => {
       await tid(admin, 'nav-admin').click()
       await tid(admin, 'users-table').waitFor()
@@ -480,6 +480,32 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       expect(await tid(userPage, 'nav-admin').count()).toBe(0)
       tokens.add((await sessionToken(userPage))!)
 
+      // the owner adds them to the miniapp: an unknown email is refused with the server's message first
+      await admin.goto(`${base}/#/apps/${encodeURIComponent(miniAppId)}`)
+      const addMember = tid(admin, 'add-member-form')
+      await addMember.waitFor()
+      watch.expectHttpError('POST', /\/members$/, 404)
+      const unknown = admin.waitForResponse((r) => r.url().endsWith('/members') && r.request().method() === 'POST')
+      await addMember.locator('[name=email]').fill('nobody@example.com')
+      await tid(admin, 'add-member-submit').click()
+      const unknownBody = await (await unknown).json()
+      expect(unknownBody.code).toBe('USER_NOT_FOUND')
+      expect(await alertMessage(admin)).toBe(unknownBody.message)
+      await addMember.locator('[name=email]').fill(USER.email)
+      await tid(admin, 'add-member-submit').click()
+      await tid(admin, `member-${USER.email}`).waitFor()
+      expect(await tid(admin, `member-${USER.email}`).textContent()).toContain('Developer')
+
+      // now the miniapp is in their list; its members are for owners only, and the page says so
+      await userPage.reload()
+      watch.expectHttpError('GET', /\/members$/, 403)
+      await tid(userPage, `open-app-${APP_ID}`).click()
+      await tid(userPage, 'members-unavailable').waitFor()
+      expect(await versionOrder(userPage)).toEqual(['1.1.0', '1.0.0'])
+      expect(await tid(userPage, 'summary-release').textContent()).toBe('1.0.0 (build 1)')
+
+      await tid(admin, 'nav-admin').click()
+      await tid(admin, `user-row-${USER.email}`).waitFor()
       await tid(admin, `toggle-status-${USER.email}`).click()
       await confirm(admin)
       await eventually(async () => expect(await tid(admin, `user-status-${USER.email}`).getAttribute('data-status')).toBe('DISABLED'))
@@ -542,6 +568,12 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       await page.goto(`${base}/cli/authorize?code=${started.body.code}`)
       await tid(page, 'cli-approve').waitFor()
       await noHorizontalScroll(page, 'CLI approval')
+
+      // signing out forgets the token and shows the sign-in form
+      await tid(page, 'sign-out').click()
+      await tid(page, 'signin-form').waitFor()
+      expect(await sessionToken(page)).toBeNull()
+      expect(await tid(page, 'current-user').count()).toBe(0)
       await context.close()
     },
     STEP,
