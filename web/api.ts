@@ -104,6 +104,8 @@ export interface Workspace {
   versions: Version[]
   releaseHistory: ReleaseHistoryEntry[]
   accessLinks: AccessLink[]
+  /** what the signed-in user is to this miniapp (older servers may not send it) */
+  viewer?: { memberRole: 'OWNER' | 'DEVELOPER' | null; isAdmin: boolean; canManageMembers: boolean }
 }
 
 export interface AuditLog {

@@ -45,13 +45,15 @@ function normaliseMembers(raw: unknown): Member[] {
 
 export async function workspacePage(ctx: PageContext, miniAppId: string): Promise<void> {
   const base = `/api/mini-apps/${seg(miniAppId)}`
-  const [workspace, membersResult] = await Promise.all([
-    api<Workspace>('GET', `${base}/workspace`),
-    api<unknown>('GET', `${base}/members`).then(
-      (raw) => ({ ok: true as const, members: normaliseMembers(raw) }),
-      (error: unknown) => ({ ok: false as const, error }),
-    ),
-  ])
+  const workspace = await api<Workspace>('GET', `${base}/workspace`)
+  // Only owners and admins may read the members; asking anyway would log a 403 in the console.
+  const membersResult: MembersResult =
+    workspace.viewer?.canManageMembers === false
+      ? { ok: false, error: new ApiError(403, 'OWNER_REQUIRED', 'Only owners and administrators manage members') }
+      : await api<unknown>('GET', `${base}/members`).then(
+          (raw) => ({ ok: true as const, members: normaliseMembers(raw) }),
+          (error: unknown) => ({ ok: false as const, error }),
+        )
   if (!ctx.isCurrent()) return
   const { miniApp, versions, releaseHistory } = workspace
   const links = new Map<string, AccessLink>((workspace.accessLinks ?? []).map((l) => [l.versionId, l]))

@@ -50,7 +50,7 @@ function notFound(miniAppId: string): AppError {
   return new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${miniAppId} not found`)
 }
 
-function memberRole(db: Db, userId: string, miniAppId: string): MemberRole | null {
+export function memberRole(db: Db, userId: string, miniAppId: string): MemberRole | null {
   const row = db
     .select({ role: miniAppMembers.role })
     .from(miniAppMembers)

@@ -185,6 +185,15 @@ describe('review, publish, rollback and delete through HTTP', () => {
     }
   })
 
+  test('the workspace says what the caller is: a developer may not manage members, an owner and an admin may', async () => {
+    const asDeveloper = await context.call('GET', `/api/mini-apps/${miniAppId}/workspace`, { token: developer.token })
+    expect(asDeveloper.body.viewer).toEqual({ memberRole: 'DEVELOPER', isAdmin: false, canManageMembers: false })
+    const asOwner = await context.call('GET', `/api/mini-apps/${miniAppId}/workspace`, { token: owner.token })
+    expect(asOwner.body.viewer).toEqual({ memberRole: 'OWNER', isAdmin: false, canManageMembers: true })
+    const asAdmin = await context.call('GET', `/api/mini-apps/${miniAppId}/workspace`, { token: admin.token })
+    expect(asAdmin.body.viewer).toEqual({ memberRole: null, isAdmin: true, canManageMembers: true })
+  })
+
   test('the workspace of a miniapp the caller cannot see: 404', async () => {
     expect(outcome(await context.call('GET', `/api/mini-apps/${otherMiniAppId}/workspace`, { token: owner.token }))).toEqual({ status: 404, code: 'MINI_APP_NOT_FOUND' })
   })

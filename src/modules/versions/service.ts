@@ -9,7 +9,7 @@ import { recordAudit } from '../audit/service'
 import { newId, isoAt, type Clock } from '../../ids'
 import { removeTemp, writeTempBytes, type BlobStore, type TempFile } from '../../storage'
 import type { TokenService } from '../auth/tokens'
-import { miniAppRecord, requireVisibleMiniApp, toMiniAppRecord, userSummaries, type Caller, type MiniAppRecord, type UserSummary } from '../miniapps/service'
+import { memberRole, miniAppRecord, requireVisibleMiniApp, toMiniAppRecord, userSummaries, type Caller, type MemberRole, type MiniAppRecord, type UserSummary } from '../miniapps/service'
 import { nextStatus, refusals, type VersionAction, type VersionStatus } from './lifecycle'
 import { checkAssetsArchive } from './archive'
 import { discardUpload, fileFields, type FileField, type ReceivedUpload } from './upload'
@@ -470,6 +470,8 @@ export interface Workspace {
   versions: VersionRecord[]
   releaseHistory: ReleaseHistoryRecord[]
   accessLinks: AccessLink[]
+  /** what the caller is to this miniapp, so a console shows only what they may do */
+  viewer: { memberRole: MemberRole | null; isAdmin: boolean; canManageMembers: boolean }
 }
 
 /** Where a runtime fetches install info for a version (decisions §6 URL rules). */
@@ -486,6 +488,7 @@ export async function getWorkspace(
 ): Promise<Workspace> {
   const { db, clock, config, tokens } = deps
   const app = requireVisibleMiniApp(db, user, miniAppId)
+  const viewerRole = memberRole(db, user.id, app.id)
   const versionRows = db.select().from(versions).where(eq(versions.miniAppId, app.id)).orderBy(desc(versions.buildNumber)).all()
   const historyRows = db.select().from(releaseHistory).where(eq(releaseHistory.miniAppId, app.id)).orderBy(desc(releaseHistory.createdAt), desc(releaseHistory.id)).all()
   const people = userSummaries(db, [app.createdBy, ...versionRows.map((row) => row.createdBy), ...historyRows.map((row) => row.actorId)])
@@ -510,5 +513,6 @@ export async function getWorkspace(
       createdAt: row.createdAt,
     })),
     accessLinks,
+    viewer: { memberRole: viewerRole, isAdmin: user.role === 'ADMIN', canManageMembers: user.role === 'ADMIN' || viewerRole === 'OWNER' },
   }
 }
