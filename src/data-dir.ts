@@ -1,6 +1,6 @@
 // The data directory: database, signing secret, blob store, tmp/, and the lock a running server holds.
 import { mkdirSync, existsSync, readFileSync, writeFileSync, openSync, closeSync, fsyncSync, renameSync, accessSync, constants, statSync, rmSync, readdirSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { ConfigError } from './config'
 import { openDatabase, databaseFileName, type Db } from './db/open'
@@ -28,17 +28,23 @@ export function dataDirPaths(root: string): DataDirPaths {
   }
 }
 
-/** Writes `content` so that a crash leaves either the old file or the whole new one. */
-export function writeFileAtomic(path: string, content: string | Uint8Array, mode = 0o600): void {
-  const temporary = `${path}.${process.pid}.tmp`
-  writeFileSync(temporary, content, { mode })
-  const fd = openSync(temporary, 'r')
+/** Flushes a file's data, or a directory's entries (after a rename into it), to the disk. */
+export function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r')
   try {
     fsyncSync(fd)
   } finally {
     closeSync(fd)
   }
+}
+
+/** Writes `content` so that a crash leaves either the old file or the whole new one. */
+export function writeFileAtomic(path: string, content: string | Uint8Array, mode = 0o600): void {
+  const temporary = `${path}.${process.pid}.tmp`
+  writeFileSync(temporary, content, { mode })
+  fsyncPath(temporary)
   renameSync(temporary, path)
+  fsyncPath(dirname(path))
 }
 
 function ensureWritableDirectory(path: string): void {

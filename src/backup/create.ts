@@ -1,10 +1,10 @@
 // `miniship backup`: a consistent .tar.gz of a data directory (database snapshot, the blobs it refers to,
 // the signing secret, backup.json), taken while a server may be running and writing.
-import { closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, linkSync, copyFileSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
+import { createReadStream, createWriteStream, existsSync, linkSync, copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { Database } from 'bun:sqlite'
 import { TarArchive } from 'archiver'
-import { dataDirPaths, type DataDirPaths } from '../data-dir'
+import { dataDirPaths, fsyncPath, type DataDirPaths } from '../data-dir'
 import { appliedMigrationCount } from '../db/open'
 import { blobPath } from '../storage'
 import { referencedBlobs } from '../storage/gc'
@@ -47,15 +47,6 @@ async function hashFile(path: string): Promise<{ sha256: string; size: number }>
     size += (chunk as Buffer).byteLength
   }
   return { sha256: hasher.digest('hex'), size }
-}
-
-function fsyncPath(path: string): void {
-  const fd = openSync(path, 'r')
-  try {
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
 }
 
 /** Copies the live database with VACUUM INTO: a consistent snapshot read inside one read transaction. */

@@ -6,7 +6,7 @@ import { createGunzip } from 'node:zlib'
 import { pipeline } from 'node:stream/promises'
 import { randomBytes } from 'node:crypto'
 import { Database } from 'bun:sqlite'
-import { dataDirPaths, lockHolder } from '../data-dir'
+import { dataDirPaths, fsyncPath, lockHolder } from '../data-dir'
 import { appliedMigrationCount, openDatabase, schemaVersion } from '../db/open'
 import { blobPath } from '../storage'
 import { referencedBlobs } from '../storage/gc'
@@ -130,15 +130,6 @@ async function verifyArchive(archive: string, progress: (line: string) => void):
     throw new BackupError(`${missing[0]!.path}${missing.length > 1 ? ` and ${missing.length - 1} more file(s)` : ''} listed in backup.json ${missing.length > 1 ? 'are' : 'is'} missing from the archive: it is damaged or incomplete`)
   }
   return manifest
-}
-
-function fsyncPath(path: string): void {
-  const fd = openSync(path, 'r')
-  try {
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
 }
 
 /** Pass two: unpack into `directory`, hashing again (the archive could change between the passes). */

@@ -1,10 +1,10 @@
 // The blob store (decisions §8): content-addressed files under blobs/sha256/<ab>/<hash>, written via tmp/.
 import { open, rename, rm, stat, mkdir, readdir } from 'node:fs/promises'
-import { existsSync, openSync, fsyncSync, closeSync, createReadStream } from 'node:fs'
+import { existsSync, createReadStream } from 'node:fs'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import type { Database } from 'bun:sqlite'
-import type { DataDirPaths } from '../data-dir'
+import { fsyncPath, type DataDirPaths } from '../data-dir'
 
 const sha256Pattern = /^[0-9a-f]{64}$/
 
@@ -23,15 +23,6 @@ export function blobPath(paths: Pick<DataDirPaths, 'blobs'>, sha256: string): st
 
 function tempPath(paths: Pick<DataDirPaths, 'tmp'>): string {
   return join(paths.tmp, `upload-${Bun.randomUUIDv7()}`)
-}
-
-function fsyncDirectory(path: string): void {
-  const fd = openSync(path, 'r')
-  try {
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
 }
 
 /**
@@ -114,7 +105,7 @@ export function createBlobStore(paths: Pick<DataDirPaths, 'blobs' | 'tmp'>): Blo
         const directory = join(paths.blobs, 'sha256', file.sha256.slice(0, 2))
         await mkdir(directory, { recursive: true })
         await rename(file.path, target)
-        fsyncDirectory(directory)
+        fsyncPath(directory)
         return { sha256: file.sha256, created: true }
       } catch (error) {
         release([file.sha256])
