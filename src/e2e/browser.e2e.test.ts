@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import { buildZip, type ZipEntry } from '../modules/versions/test-fixtures'
 import { hasChromium, launchChromium, PageWatch, screenshot, CHROMIUM } from './browser-support'
-import { runBinary, startBinary, tempDir, type RunningBinary } from './support'
+import { callApi, runBinary, type ApiCallOptions, startBinary, tempDir, type RunningBinary } from './support'
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password-1' }
 const USER = { email: 'tester@example.com', displayName: 'Tess Tester', password: 'tester-password-1' }
@@ -80,20 +80,7 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
     if (width > 360) throw new Error(`the ${what} page is ${width} px wide on a 360 px screen: it scrolls sideways`)
   }
 
-  async function api(method: string, path: string, options: { json?: unknown; body?: BodyInit; token?: string } = {}) {
-    const headers: Record<string, string> = {}
-    if (options.token) headers.authorization = `Bearer ${options.token}`
-    if (options.json !== undefined) headers['content-type'] = 'application/json'
-    const response = await fetch(`${base}${path}`, { method, headers, body: options.json !== undefined ? JSON.stringify(options.json) : options.body })
-    const text = await response.text()
-    let body: any = text // eslint-disable-line @typescript-eslint/no-explicit-any
-    try {
-      body = JSON.parse(text)
-    } catch {
-      // not JSON
-    }
-    return { status: response.status, body }
-  }
+  const api = (method: string, path: string, options: ApiCallOptions = {}) => callApi(base, method, path, options)
 
   /** Uploads a version as the command-line tool does: multipart with both bundles, the manifest and two asset zips. */
   async function upload(version: string, changelog: string): Promise<void> {

@@ -8,7 +8,7 @@ import { dataDirPaths } from '../data-dir'
 import { blobPath, checkStoredFiles } from '../storage'
 import { findGarbage } from '../storage/gc'
 import { buildZip } from '../modules/versions/test-fixtures'
-import { binaryPath, runBinary, startBinary, tempDir, type RunningBinary } from './support'
+import { binaryPath, callApi, runBinary, startBinary, tempDir, type RunningBinary } from './support'
 
 let dir: string
 let binary: string
@@ -36,14 +36,8 @@ interface VersionRecord {
   files: Record<(typeof fileFields)[number], { size: number; sha256: string }>
 }
 
-async function api(server: RunningBinary, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${server.baseUrl}/api${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const text = await response.text()
-  return { status: response.status, body: text ? JSON.parse(text) : null }
+function api(server: RunningBinary, token: string, method: string, path: string, json?: unknown) {
+  return callApi(server.baseUrl, method, `/api${path}`, { token, json })
 }
 
 async function login(server: RunningBinary): Promise<{ status: number; token: string }> {

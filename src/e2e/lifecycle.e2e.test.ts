@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { runBinary, startBinary, tempDir, type RunningBinary } from './support'
+import { callApi, runBinary, type ApiCallOptions, startBinary, tempDir, type RunningBinary } from './support'
 import { buildZip } from '../modules/versions/test-fixtures'
 
 const mb = 1024 * 1024
@@ -38,20 +38,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-async function api(method: string, path: string, options: { json?: unknown; body?: BodyInit; token?: string } = {}) {
-  const headers: Record<string, string> = {}
-  if (options.token) headers.authorization = `Bearer ${options.token}`
-  if (options.json !== undefined) headers['content-type'] = 'application/json'
-  const response = await fetch(`${server.baseUrl}${path}`, { method, headers, body: options.json !== undefined ? JSON.stringify(options.json) : options.body })
-  const text = await response.text()
-  let body: any = text // eslint-disable-line @typescript-eslint/no-explicit-any
-  try {
-    body = JSON.parse(text)
-  } catch {
-    // not JSON
-  }
-  return { status: response.status, body }
-}
+const api = (method: string, path: string, options: ApiCallOptions = {}) => callApi(server.baseUrl, method, path, options)
 
 function uploadForm(version: string): FormData {
   const form = new FormData()

@@ -124,3 +124,26 @@ export async function startBinary(options: { dataDir: string; args?: string[]; e
     },
   }
 }
+
+export interface ApiCallOptions {
+  json?: unknown
+  body?: BodyInit
+  token?: string
+}
+
+/** One HTTP call to a running server as a client would make it; the body parsed when it is JSON. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function callApi(baseUrl: string, method: string, path: string, options: ApiCallOptions = {}): Promise<{ status: number; body: any }> {
+  const headers: Record<string, string> = {}
+  if (options.token) headers.authorization = `Bearer ${options.token}`
+  if (options.json !== undefined) headers['content-type'] = 'application/json'
+  const response = await fetch(`${baseUrl}${path}`, { method, headers, body: options.json !== undefined ? JSON.stringify(options.json) : options.body })
+  const text = await response.text()
+  let body: unknown = text
+  try {
+    body = JSON.parse(text)
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: response.status, body }
+}
