@@ -1,7 +1,7 @@
 // Routes of the runtime download contract: install info, bundles, manifest, assets (all `?token=`), and the public release install.
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../../app'
-import { AppError } from '../../http/errors'
+import { AppError, errorResponse, toAppError } from '../../http/errors'
 import { fileResponse, type FileKind } from './files'
 import { createRuntimeService, type SerialisedJson } from './service'
 import { isPlatform, type Platform } from './urls'
@@ -64,8 +64,10 @@ export function runtimeRoutes(deps: AppDeps) {
     new Elysia({ prefix: '/mini-apps/access' })
       // Elysia answers HEAD on a path with parameters by running the GET handler and reading the
       // whole body to count it (and never reaches a .head() route there). For a file that would read
-      // megabytes to send none, so HEAD on the file paths is answered here, before routing.
-      .onRequest(async ({ request }) => {
+      // megabytes to send none, so HEAD on the file paths is answered here, before routing. The hook
+      // runs for every request of the app, so it stays synchronous (an async hook would make Elysia
+      // await on every request) and hands back a promise only for HEAD, one that never rejects.
+      .onRequest(({ request }) => {
         if (request.method !== 'HEAD') return
         const url = new URL(request.url)
         const match = headPath.exec(url.pathname)
@@ -78,7 +80,7 @@ export function runtimeRoutes(deps: AppDeps) {
         } catch {
           return // malformed escapes: let routing answer
         }
-        return answerFile(request, versionId, target, url.searchParams.get('token') ?? undefined)
+        return answerFile(request, versionId, target, url.searchParams.get('token') ?? undefined).catch((error: unknown) => errorResponse(toAppError('UNKNOWN', error, deps.log)))
       })
       .get('/versions/:versionId/install', async ({ params, query }) => jsonResponse(await runtime.versionInstallJson(params.versionId, query.token), 'private, no-cache'), {
         params: versionParams,

@@ -8,7 +8,7 @@ import type { DataDirPaths } from '../../data-dir'
 import { AppError } from '../../http/errors'
 import { userFromAccessToken } from '../../http/guards'
 import { blobPath } from '../../storage'
-import type { TokenService } from '../auth/tokens'
+import type { DownloadClaims, TokenService } from '../auth/tokens'
 import { canSeeMiniApp, isValidAppId } from '../miniapps/service'
 import type { FileKind, StoredFile } from './files'
 import { downloadUrls, routeUrl, type DownloadUrls } from './urls'
@@ -115,18 +115,84 @@ function serialise(value: unknown): SerialisedJson {
 const tokenRequired = () => new AppError(401, 'TOKEN_REQUIRED', 'Add the query parameter token: an access token, or the download token from install info')
 const versionNotFound = (versionId: string) => new AppError(404, 'VERSION_NOT_FOUND', `Version ${versionId} not found`)
 
-/** How many published versions' install info is kept; the oldest entry goes first. */
+/** Bounds of the in-memory caches; past them the oldest entry (install info) or everything (the others) goes. */
 const installCacheLimit = 1000
+const cacheLimit = 10_000
+
+/** A value, or a promise of it when the caches could not answer. */
+type MaybePromise<T> = T | Promise<T>
+
+interface CachedInstall {
+  /** the facts object the JSON was last confirmed against: the same object means nothing was re-read */
+  facts: VersionFacts
+  stamp: string
+  json: SerialisedJson
+}
 
 /**
- * The runtime rules for one app instance. It keeps the serialised install info of published
- * versions (the same bytes every time: their download token never expires and is deterministic),
- * so the hot path is a cached token verification, one indexed SELECT and a Map lookup.
+ * The runtime rules for one app instance, built for the hot path: a runtime (or a CDN) fetching
+ * install info and files of a published version again and again. Three caches:
+ * - the facts of each version (and of each appId's current release) as last read from the
+ *   database, trusted only while SQLite's `total_changes()` for our connection is unchanged. That
+ *   counter moves on every INSERT, UPDATE or DELETE this connection makes, so any publish,
+ *   rollback, delete, re-upload or rename (or any other write) drops them all; reading it costs a
+ *   fraction of the lookup it saves. Only the serving process writes versions and miniapps (the
+ *   data directory's lock allows one server), so no other connection's writes need watching.
+ * - the serialised install info of published versions (the same bytes every time: their download
+ *   token never expires and is deterministic), reused while the facts it was built from (`stampOf`)
+ *   are unchanged.
+ * - the claims of download tokens the token service has verified, so that a request carrying one
+ *   is answered synchronously (the token service's own cache sits behind an async API); expiry is
+ *   still checked against the clock on every use.
+ * A request with a download token for a published version then costs one counter read and a few
+ * Map lookups; anything the caches cannot answer takes the full path below.
  */
 export function createRuntimeService(deps: RuntimeDeps) {
   const { db, clock, config, tokens } = deps
   const queries = prepareQueries(db)
-  const installCache = new Map<string, { stamp: string; json: SerialisedJson }>()
+  const totalChanges = db.$client.query<{ changes: number }, []>('SELECT total_changes() AS changes')
+  const installCache = new Map<string, CachedInstall>()
+  const factsById = new Map<string, VersionFacts | null>()
+  const releaseByAppId = new Map<string, VersionFacts | null>()
+  const downloadTokens = new Map<string, DownloadClaims>()
+  let factsAsOf = -1
+
+  /** Drops the facts caches when the database changed since they were filled. */
+  function freshen(): void {
+    const changes = totalChanges.get()!.changes
+    if (changes === factsAsOf && factsById.size < cacheLimit && releaseByAppId.size < cacheLimit) return
+    factsById.clear()
+    releaseByAppId.clear()
+    factsAsOf = changes
+  }
+
+  function versionFacts(versionId: string): VersionFacts | null {
+    freshen()
+    let facts = factsById.get(versionId)
+    if (facts === undefined) {
+      facts = queries.byVersionId.get({ id: versionId }) ?? null
+      factsById.set(versionId, facts)
+    }
+    return facts
+  }
+
+  function releaseFacts(appId: string): VersionFacts | null {
+    freshen()
+    let facts = releaseByAppId.get(appId)
+    if (facts === undefined) {
+      facts = queries.releaseByAppId.get({ appId }) ?? null
+      releaseByAppId.set(appId, facts)
+    }
+    return facts
+  }
+
+  /** The version a known, unexpired download token of exactly this version opens; null means "take the full path". */
+  function fastAuthorise(versionId: string, token: string | undefined): VersionFacts | null {
+    if (token === undefined) return null
+    const claims = downloadTokens.get(token)
+    if (!claims || claims.vid !== versionId || (claims.exp !== undefined && claims.exp * 1000 <= clock())) return null
+    return versionFacts(versionId)
+  }
 
   /**
    * The version `token` opens, or the AppError decisions §6 asks for: 401 missing/invalid/expired
@@ -137,7 +203,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
   async function authorise(versionId: string, token: string | undefined, anonymousRelease = false): Promise<VersionFacts> {
     if (token === undefined || token === '') {
       if (anonymousRelease) {
-        const facts = queries.byVersionId.get({ id: versionId })
+        const facts = versionFacts(versionId)
         if (facts && facts.currentReleaseVersionId === facts.id) return facts
       }
       throw tokenRequired()
@@ -152,12 +218,15 @@ export function createRuntimeService(deps: RuntimeDeps) {
       if (verified.claims.vid !== versionId) {
         throw new AppError(403, 'TOKEN_WRONG_VERSION', `This download token is for another version, not ${versionId}`)
       }
-      const facts = queries.byVersionId.get({ id: versionId })
+      if (downloadTokens.size >= cacheLimit) downloadTokens.clear()
+      downloadTokens.set(token, verified.claims)
+      const facts = versionFacts(versionId)
       if (!facts) throw versionNotFound(versionId)
       return facts
     }
+    // user status, token version and membership change without a version changing: always read
     const user = await userFromAccessToken(db, tokens, token)
-    const facts = queries.byVersionId.get({ id: versionId })
+    const facts = versionFacts(versionId)
     if (!facts || !canSeeMiniApp(db, user, facts.miniAppId)) throw versionNotFound(versionId)
     return facts
   }
@@ -177,39 +246,59 @@ export function createRuntimeService(deps: RuntimeDeps) {
     }
   }
 
-  /** Install info as JSON; published versions from the cache while their stamp holds. */
-  async function installJson(facts: VersionFacts): Promise<SerialisedJson> {
-    if (facts.status !== 'PUBLISHED') return serialise(await buildInstallInfo(facts))
-    const stamp = stampOf(facts)
+  /** Install info of a published version from the cache while the facts it was built from hold. */
+  function cachedInstallJson(facts: VersionFacts): SerialisedJson | null {
+    if (facts.status !== 'PUBLISHED') return null
     const cached = installCache.get(facts.id)
-    if (cached && cached.stamp === stamp) return cached.json
+    if (!cached) return null
+    if (cached.facts === facts) return cached.json
+    if (cached.stamp !== stampOf(facts)) return null
+    cached.facts = facts
+    return cached.json
+  }
+
+  async function installJson(facts: VersionFacts): Promise<SerialisedJson> {
+    const cached = cachedInstallJson(facts)
+    if (cached) return cached
     const json = serialise(await buildInstallInfo(facts))
-    installCache.delete(facts.id)
-    if (installCache.size >= installCacheLimit) installCache.delete(installCache.keys().next().value!)
-    installCache.set(facts.id, { stamp, json })
+    // drafts get a fresh expiring token on every request; only published versions are kept
+    if (facts.status === 'PUBLISHED') {
+      installCache.delete(facts.id)
+      if (installCache.size >= installCacheLimit) installCache.delete(installCache.keys().next().value!)
+      installCache.set(facts.id, { facts, stamp: stampOf(facts), json })
+    }
     return json
   }
 
+  function storedFile(facts: VersionFacts, kind: FileKind): StoredFile {
+    const info = filesOf(facts)[kind]
+    return { kind, path: blobPath(deps.paths, info.sha256), sha256: info.sha256, size: info.size, published: facts.status === 'PUBLISHED' }
+  }
+
   return {
-    async versionInstallJson(versionId: string, token: string | undefined): Promise<SerialisedJson> {
-      return installJson(await authorise(versionId, token))
+    /** Install info of the version the token opens; synchronous when the caches can answer. */
+    versionInstallJson(versionId: string, token: string | undefined): MaybePromise<SerialisedJson> {
+      const facts = fastAuthorise(versionId, token)
+      const cached = facts && cachedInstallJson(facts)
+      if (cached) return cached
+      return authorise(versionId, token).then(installJson)
     },
 
     /** Public: the current release of `appId` (404 for an unknown appId or one never published). */
-    async releaseInstallJson(appId: string): Promise<SerialisedJson> {
+    releaseInstallJson(appId: string): MaybePromise<SerialisedJson> {
       const unknown = new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${appId} not found`)
       if (!isValidAppId(appId)) throw unknown
-      const facts = queries.releaseByAppId.get({ appId })
-      if (facts) return installJson(facts)
+      const facts = releaseFacts(appId)
+      if (facts) return cachedInstallJson(facts) ?? installJson(facts)
       if (!queries.appExists.get({ appId })) throw unknown
       throw new AppError(404, 'RELEASE_NOT_FOUND', `Mini app ${appId} has no published release yet`)
     },
 
-    /** The stored file of `kind` that the token opens. */
-    async file(versionId: string, token: string | undefined, kind: FileKind, options: { anonymousRelease?: boolean } = {}): Promise<StoredFile> {
-      const facts = await authorise(versionId, token, options.anonymousRelease)
-      const info = filesOf(facts)[kind]
-      return { kind, path: blobPath(deps.paths, info.sha256), sha256: info.sha256, size: info.size, published: facts.status === 'PUBLISHED' }
+    /** The stored file of `kind` that the token opens; synchronous when the caches can answer. */
+    file(versionId: string, token: string | undefined, kind: FileKind, options: { anonymousRelease?: boolean } = {}): MaybePromise<StoredFile> {
+      const facts = fastAuthorise(versionId, token)
+      if (facts) return storedFile(facts, kind)
+      return authorise(versionId, token, options.anonymousRelease).then((found) => storedFile(found, kind))
     },
   }
 }

@@ -1,0 +1,226 @@
+// Runtime download benchmark (issue 5): miniship against raw Bun.serve on the same files, same machine, same run.
+//
+//   node_modules/.bin/bun scripts/bench/runtime.ts [--rounds 5] [--seconds 5]
+//
+// Starts `bun src/main.ts serve` on a temp data directory, uploads and publishes a version with a
+// 5 MB iOS bundle, and starts two raw Bun.serve servers in another process: one answering
+// `Bun.file` of the very same blob, one answering the same install-info JSON as a constant. The
+// two sides of each comparison alternate over several rounds so machine noise falls on both
+// alike; medians and ratios are printed. Targets: bundle throughput ≥ 0.8× raw Bun.file; install
+// info of a published version ≥ 0.5× the requests per second of raw constant JSON.
+//
+// The load generator is Debian's wrk (`apt-get install -y wrk`), one thread. autocannon was tried
+// first: its node client receives large bodies at about 30 MB/s here while wrk takes 790 MB/s from
+// the same raw server, so with autocannon both sides of the bundle comparison measure the client.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+
+const root = join(import.meta.dir, '..', '..')
+
+// ---- mode 2: the raw servers, in their own process (like miniship, one JS thread each side) ----
+if (process.argv[2] === '--raw-servers') {
+  const [filePath, jsonPath] = process.argv.slice(3) as [string, string]
+  const json = await Bun.file(jsonPath).text()
+  const file = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(Bun.file(filePath), { headers: { 'content-type': 'application/javascript' } }) })
+  const constant = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(json, { headers: { 'content-type': 'application/json; charset=utf-8' } }) })
+  console.log(JSON.stringify({ file: file.port, json: constant.port }))
+  await new Promise(() => {})
+}
+
+// ---- mode 1: the benchmark ----
+const { values: options } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, seconds: { type: 'string', default: '5' } } })
+const rounds = Number(options.rounds)
+const seconds = Number(options.seconds)
+const wrk = Bun.which('wrk')
+if (!wrk) {
+  console.log('runtime benchmark SKIPPED: the load generator wrk is not installed (Debian: apt-get install -y wrk)')
+  process.exit(0)
+}
+
+const work = mkdtempSync(join(tmpdir(), 'miniship-bench-runtime-'))
+const children: ReturnType<typeof Bun.spawn>[] = []
+const cleanUp = () => {
+  for (const child of children) child.kill('SIGTERM')
+  rmSync(work, { recursive: true, force: true })
+}
+process.on('SIGINT', () => {
+  cleanUp()
+  process.exit(130)
+})
+
+async function freePort(): Promise<number> {
+  const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response() })
+  const port = probe.port!
+  await probe.stop(true)
+  return port
+}
+
+async function call(base: string, method: string, path: string, init: { token?: string; json?: unknown; body?: FormData } = {}) {
+  const headers: Record<string, string> = {}
+  if (init.token) headers.authorization = `Bearer ${init.token}`
+  if (init.json !== undefined) headers['content-type'] = 'application/json'
+  const response = await fetch(base + path, { method, headers, body: init.json !== undefined ? JSON.stringify(init.json) : init.body })
+  const text = await response.text()
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`)
+  return JSON.parse(text)
+}
+
+/** A stored (uncompressed) zip with one entry, enough to pass upload's archive checks. */
+function zipWith(name: string, content: string): Uint8Array {
+  const encoder = new TextEncoder()
+  const nameBytes = encoder.encode(name)
+  const data = encoder.encode(content)
+  const crc = Bun.hash.crc32(data)
+  const local = Buffer.alloc(30 + nameBytes.length)
+  local.writeUInt32LE(0x04034b50, 0)
+  local.writeUInt16LE(20, 4)
+  local.writeUInt32LE(crc, 14)
+  local.writeUInt32LE(data.length, 18)
+  local.writeUInt32LE(data.length, 22)
+  local.writeUInt16LE(nameBytes.length, 26)
+  local.set(nameBytes, 30)
+  const central = Buffer.alloc(46 + nameBytes.length)
+  central.writeUInt32LE(0x02014b50, 0)
+  central.writeUInt16LE((3 << 8) | 20, 4)
+  central.writeUInt16LE(20, 6)
+  central.writeUInt32LE(crc, 16)
+  central.writeUInt32LE(data.length, 20)
+  central.writeUInt32LE(data.length, 24)
+  central.writeUInt16LE(nameBytes.length, 28)
+  central.writeUInt32LE((0o100644 << 16) >>> 0, 38)
+  central.set(nameBytes, 46)
+  const end = Buffer.alloc(22)
+  end.writeUInt32LE(0x06054b50, 0)
+  end.writeUInt16LE(1, 8)
+  end.writeUInt16LE(1, 10)
+  end.writeUInt32LE(central.length, 12)
+  end.writeUInt32LE(local.length + data.length, 16)
+  return new Uint8Array(Buffer.concat([local, data, central, end]))
+}
+
+interface Load {
+  requestsPerSecond: number
+  bytesPerSecond: number
+}
+
+/** wrk's own end-of-run hook, printing the summary as one JSON line. */
+const wrkReport = `done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('{"requests":%d,"bytes":%d,"micros":%d,"errors":%d,"non2xx":%d,"timeouts":%d}\\n',
+    summary.requests, summary.bytes, summary.duration, e.connect + e.read + e.write, e.status, e.timeout))
+end
+`
+
+/** One wrk run against `url` (one thread, `connections` connections); refuses a run with errors or non-2xx answers. */
+async function load(url: string, connections: number): Promise<Load> {
+  const child = Bun.spawn([wrk!, '-t1', `-c${connections}`, `-d${seconds}s`, '-s', join(work, 'report.lua'), url], { stdout: 'pipe', stderr: 'pipe' })
+  const [output, errors] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()])
+  await child.exited
+  const line = output.split('\n').find((text) => text.startsWith('{"requests"'))
+  if (!line) throw new Error(`wrk printed no summary: ${output} ${errors}`)
+  const result = JSON.parse(line) as { requests: number; bytes: number; micros: number; errors: number; non2xx: number; timeouts: number }
+  if (result.errors > 0 || result.non2xx > 0) {
+    throw new Error(`${url.replace(/token=[^&]+/, 'token=…')}: ${result.errors} socket errors, ${result.non2xx} non-2xx answers`)
+  }
+  const elapsed = result.micros / 1e6
+  return { requestsPerSecond: result.requests / elapsed, bytesPerSecond: result.bytes / elapsed }
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+try {
+  writeFileSync(join(work, 'report.lua'), wrkReport)
+  // miniship from source, as `npm start` runs it; its request log goes nowhere, as under a quiet journal
+  const port = await freePort()
+  const dataDir = join(work, 'data')
+  const server = Bun.spawn([process.execPath, join(root, 'src', 'main.ts'), 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', String(port)], {
+    cwd: work,
+    stdout: 'ignore',
+    stderr: 'pipe',
+  })
+  children.push(server)
+  const base = `http://127.0.0.1:${port}`
+  for (let waited = 0; ; waited += 50) {
+    try {
+      if ((await fetch(`${base}/api/health`)).ok) break
+    } catch {
+      // not listening yet
+    }
+    if (waited > 20_000) throw new Error('miniship did not start within 20 s')
+    await Bun.sleep(50)
+  }
+
+  // a user, a miniapp, a published version with a 5 MB bundle, through the API
+  const { accessToken } = await call(base, 'POST', '/api/auth/register', { json: { email: 'bench@example.com', password: 'bench-password' } })
+  const miniApp = await call(base, 'POST', '/api/mini-apps', { token: accessToken, json: { appId: 'com.example.bench', name: 'Bench' } })
+  const bundle = new Uint8Array(5 * 1024 * 1024)
+  for (let offset = 0; offset < bundle.length; offset += 65536) crypto.getRandomValues(bundle.subarray(offset, offset + 65536))
+  const form = new FormData()
+  form.append('version', '1.0.0')
+  form.append('bundleIos', new Blob([bundle as BlobPart], { type: 'application/javascript' }), 'main.ios.jsbundle')
+  form.append('bundleAndroid', new Blob(['console.log("android")'], { type: 'application/javascript' }), 'main.android.bundle')
+  form.append('manifest', new Blob([JSON.stringify({ appId: 'com.example.bench', name: 'Bench' })], { type: 'application/json' }), 'app.json')
+  form.append('assetsIos', new Blob([zipWith('assets/logo.png', 'png') as BlobPart], { type: 'application/zip' }), 'assets-ios.zip')
+  form.append('assetsAndroid', new Blob([zipWith('drawable-mdpi/logo.png', 'png') as BlobPart], { type: 'application/zip' }), 'assets-android.zip')
+  const version = await call(base, 'POST', '/api/mini-apps/by-app-id/com.example.bench/versions/upload', { token: accessToken, body: form })
+  await call(base, 'POST', `/api/mini-apps/${miniApp.id}/versions/${version.id}/publish`, { token: accessToken, json: {} })
+  const info = await call(base, 'GET', `/api/mini-apps/access/versions/${version.id}/install?token=${accessToken}`)
+  const downloadToken = new URL(info.bundleUrl, base).searchParams.get('token')!
+  const installUrl = `${base}/api/mini-apps/access/versions/${version.id}/install?token=${downloadToken}`
+  const bundleUrl = new URL(info.bundleUrl, base).toString()
+  const installJson = await (await fetch(installUrl)).text()
+
+  // the raw side: the same blob file, and the same JSON as a constant
+  const blob = join(dataDir, 'blobs', 'sha256', info.files.bundleIos.sha256.slice(0, 2), info.files.bundleIos.sha256)
+  const jsonPath = join(work, 'install.json')
+  writeFileSync(jsonPath, installJson)
+  const raw = Bun.spawn([process.execPath, import.meta.path, '--raw-servers', blob, jsonPath], { stdout: 'pipe', stderr: 'inherit' })
+  children.push(raw)
+  const reader = raw.stdout.getReader()
+  const rawPorts = JSON.parse(new TextDecoder().decode((await reader.read()).value)) as { file: number; json: number }
+  reader.releaseLock()
+  const rawFileUrl = `http://127.0.0.1:${rawPorts.file}/main.ios.jsbundle`
+  const rawJsonUrl = `http://127.0.0.1:${rawPorts.json}/install`
+
+  // warm both sides (JIT, page cache, token and install caches)
+  await load(bundleUrl, 4)
+  await load(rawFileUrl, 4)
+  await load(installUrl, 16)
+  await load(rawJsonUrl, 16)
+
+  const results = { bundle: [] as number[], rawFile: [] as number[], install: [] as number[], rawJson: [] as number[] }
+  for (let round = 1; round <= rounds; round++) {
+    // alternate which side goes first in each round
+    const pairs: [() => Promise<void>, () => Promise<void>][] = [
+      [async () => void results.bundle.push((await load(bundleUrl, 8)).bytesPerSecond), async () => void results.rawFile.push((await load(rawFileUrl, 8)).bytesPerSecond)],
+      [async () => void results.install.push((await load(installUrl, 32)).requestsPerSecond), async () => void results.rawJson.push((await load(rawJsonUrl, 32)).requestsPerSecond)],
+    ]
+    for (const [ours, theirs] of pairs) {
+      if (round % 2) {
+        await ours()
+        await theirs()
+      } else {
+        await theirs()
+        await ours()
+      }
+    }
+    console.error(`round ${round}/${rounds} done`)
+  }
+
+  const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0)
+  const bundleRatio = median(results.bundle) / median(results.rawFile)
+  const installRatio = median(results.install) / median(results.rawJson)
+  console.log(`runtime benchmark: ${rounds} alternating rounds of ${seconds} s each, wrk -t1, medians`)
+  console.log(`  5 MB bundle download  miniship ${mb(median(results.bundle))} MB/s   raw Bun.file ${mb(median(results.rawFile))} MB/s   ratio ${bundleRatio.toFixed(2)} (target ≥ 0.80)`)
+  console.log(`    per round: miniship ${results.bundle.map(mb).join(', ')}; raw ${results.rawFile.map(mb).join(', ')} MB/s`)
+  console.log(`  install info (published)  miniship ${median(results.install).toFixed(0)} req/s   raw constant JSON ${median(results.rawJson).toFixed(0)} req/s   ratio ${installRatio.toFixed(2)} (target ≥ 0.50)`)
+  console.log(`    per round: miniship ${results.install.map((value) => value.toFixed(0)).join(', ')}; raw ${results.rawJson.map((value) => value.toFixed(0)).join(', ')} req/s`)
+} finally {
+  cleanUp()
+}
