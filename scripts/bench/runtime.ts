@@ -29,6 +29,22 @@ if (process.argv[2] === '--raw-servers') {
   await new Promise(() => {})
 }
 
+// ---- mode 3: diagnosis only — the same app on the same data directory without the request-log wrapper ----
+if (process.argv[2] === '--app-without-log') {
+  const { loadConfig } = await import('../../src/config')
+  const { openDataDir } = await import('../../src/data-dir')
+  const { createApp } = await import('../../src/app')
+  const dataDir = process.argv[3]!
+  const config = loadConfig({ dataDir, host: '127.0.0.1' }, {})
+  // WAL lets this second connection read beside the server's; nothing here writes
+  const { db, paths, secret } = openDataDir(dataDir, { sweepTmp: false })
+  const app = createApp({ config, db, paths, secret, log: () => {} })
+  const server = Bun.serve({ hostname: '127.0.0.1', port: 0, development: false, fetch: (request) => app.handle(request) })
+  app.server = server as unknown as typeof app.server
+  console.log(JSON.stringify({ port: server.port }))
+  await new Promise(() => {})
+}
+
 // ---- mode 1: the benchmark ----
 const { values: options } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, seconds: { type: 'string', default: '5' } } })
 const rounds = Number(options.rounds)
@@ -188,13 +204,22 @@ try {
   const rawFileUrl = `http://127.0.0.1:${rawPorts.file}/main.ios.jsbundle`
   const rawJsonUrl = `http://127.0.0.1:${rawPorts.json}/install`
 
+  // the same app without the request log, to show what the log costs (not a target)
+  const bare = Bun.spawn([process.execPath, import.meta.path, '--app-without-log', dataDir], { stdout: 'pipe', stderr: 'inherit' })
+  children.push(bare)
+  const bareReader = bare.stdout.getReader()
+  const barePort = (JSON.parse(new TextDecoder().decode((await bareReader.read()).value)) as { port: number }).port
+  bareReader.releaseLock()
+  const bareInstallUrl = installUrl.replace(base, `http://127.0.0.1:${barePort}`)
+
   // warm both sides (JIT, page cache, token and install caches)
   await load(bundleUrl, 4)
   await load(rawFileUrl, 4)
   await load(installUrl, 16)
   await load(rawJsonUrl, 16)
+  await load(bareInstallUrl, 16)
 
-  const results = { bundle: [] as number[], rawFile: [] as number[], install: [] as number[], rawJson: [] as number[] }
+  const results = { bundle: [] as number[], rawFile: [] as number[], install: [] as number[], rawJson: [] as number[], bareInstall: [] as number[] }
   for (let round = 1; round <= rounds; round++) {
     // alternate which side goes first in each round
     const pairs: [() => Promise<void>, () => Promise<void>][] = [
@@ -210,6 +235,7 @@ try {
         await ours()
       }
     }
+    results.bareInstall.push((await load(bareInstallUrl, 32)).requestsPerSecond)
     console.error(`round ${round}/${rounds} done`)
   }
 
@@ -221,6 +247,8 @@ try {
   console.log(`    per round: miniship ${results.bundle.map(mb).join(', ')}; raw ${results.rawFile.map(mb).join(', ')} MB/s`)
   console.log(`  install info (published)  miniship ${median(results.install).toFixed(0)} req/s   raw constant JSON ${median(results.rawJson).toFixed(0)} req/s   ratio ${installRatio.toFixed(2)} (target ≥ 0.50)`)
   console.log(`    per round: miniship ${results.install.map((value) => value.toFixed(0)).join(', ')}; raw ${results.rawJson.map((value) => value.toFixed(0)).join(', ')} req/s`)
+  const bareRatio = median(results.bareInstall) / median(results.rawJson)
+  console.log(`  diagnosis: the same app without the request-log wrapper ${median(results.bareInstall).toFixed(0)} req/s, ratio ${bareRatio.toFixed(2)}: the one JSON log line per request costs the difference`)
 } finally {
   cleanUp()
 }
