@@ -6,7 +6,7 @@ import { configFrom, fail, runAction, withServerOptions } from './common'
 import { acquireLock, openDataDir } from '../data-dir'
 import { collectGarbage } from '../storage/gc'
 import { createApp } from '../app'
-import { withRequestLog } from '../http/request-log'
+import { createLogSink, withRequestLog } from '../http/request-log'
 import { productVersion } from '../version'
 import type { Config } from '../config'
 
@@ -29,7 +29,8 @@ export function startServer(config: Config): RunningServer {
   }
   // With the lock held no upload is in flight: blobs without a row are a crash's leftovers.
   collectGarbage(paths, db.$client, (line) => process.stderr.write(`miniship: startup: ${line}\n`))
-  const log = (line: string) => process.stdout.write(line + '\n')
+  const logSink = createLogSink((chunk) => process.stdout.write(chunk))
+  const log = logSink.log
   const app = createApp({ config, db, paths, secret, log })
   const handle = withRequestLog<Server<undefined>>((request) => app.handle(request), log)
   let server: Server<undefined>
@@ -66,6 +67,7 @@ export function startServer(config: Config): RunningServer {
         db.$client.exec('PRAGMA wal_checkpoint(TRUNCATE)')
         db.$client.close()
         releaseLock()
+        logSink.flush()
       })()
       return stopping
     },

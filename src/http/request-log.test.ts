@@ -1,13 +1,17 @@
 import { expect, test } from 'bun:test'
-import { redactedPath, withRequestLog } from './request-log'
+import { createLogSink, redactedPath, withRequestLog } from './request-log'
 
 test('query strings are redacted', () => {
   const table: [string, string][] = [
     ['http://x/api/health', '/api/health'],
-    ['http://x/a?token=secret', '/a?token=[redacted]'],
+    ['http://x', '/'],
+    ['http://x:3001/a?token=secret', '/a?token=[redacted]'],
     ['http://x/a?token=secret&platform=ios', '/a?token=[redacted]&platform=[redacted]'],
+    ['http://x/a?flag&token=eyJ.a.b', '/a?flag=[redacted]&token=[redacted]'],
+    ['http://x/a?', '/a'],
+    ['http://x/a?token=s#frag', '/a?token=[redacted]'],
   ]
-  for (const [url, path] of table) expect(redactedPath(new URL(url))).toBe(path)
+  for (const [url, path] of table) expect(redactedPath(url)).toBe(path)
 })
 
 test('every response gets X-Request-Id and one JSON log line without the token', async () => {
@@ -29,4 +33,19 @@ test('a sane incoming X-Request-Id is kept, a hostile one replaced', async () =>
   expect(kept.headers.get('x-request-id')).toBe('abc-123')
   const replaced = await handler(new Request('http://x/', { headers: { 'x-request-id': 'a b;<script>' } }), null)
   expect(replaced.headers.get('x-request-id')).not.toBe('a b;<script>')
+})
+
+test('the log sink writes whole lines in batches and everything on flush', async () => {
+  const writes: string[] = []
+  const sink = createLogSink((chunk) => writes.push(chunk), 10)
+  sink.log('one')
+  sink.log('two')
+  expect(writes).toEqual([])
+  await Bun.sleep(30)
+  expect(writes).toEqual(['one\ntwo\n'])
+  sink.log('three')
+  sink.flush()
+  expect(writes).toEqual(['one\ntwo\n', 'three\n'])
+  sink.log('x'.repeat(70 * 1024))
+  expect(writes).toHaveLength(3)
 })

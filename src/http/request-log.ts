@@ -3,46 +3,113 @@ import type { Clock } from '../ids'
 
 export type FetchHandler<S> = (request: Request, server: S) => Response | Promise<Response>
 
-/** "/a?token=abc&x=1" → "/a?token=[redacted]&x=[redacted]": tokens travel in query strings. */
-export function redactedPath(url: URL): string {
-  if (!url.search) return url.pathname
-  const keys = [...url.searchParams.keys()].map((key) => `${encodeURIComponent(key)}=[redacted]`)
-  return `${url.pathname}?${keys.join('&')}`
+/**
+ * The path of a request URL with every query value redacted: "/a?token=abc&x=1" →
+ * "/a?token=[redacted]&x=[redacted]" (tokens travel in query strings). String work instead of
+ * `new URL`, since this runs on every request.
+ */
+export function redactedPath(url: string): string {
+  const pathStart = url.indexOf('/', url.indexOf('//') + 2)
+  if (pathStart === -1) return '/'
+  const queryStart = url.indexOf('?', pathStart)
+  const hashStart = url.indexOf('#', pathStart)
+  const pathEnd = queryStart !== -1 ? queryStart : hashStart !== -1 ? hashStart : url.length
+  const path = url.slice(pathStart, pathEnd)
+  if (queryStart === -1) return path
+  const query = url.slice(queryStart + 1, hashStart !== -1 && hashStart > queryStart ? hashStart : url.length)
+  if (query === '') return path
+  const keys = query.split('&').map((pair) => {
+    const equals = pair.indexOf('=')
+    return `${equals === -1 ? pair : pair.slice(0, equals)}=[redacted]`
+  })
+  return `${path}?${keys.join('&')}`
+}
+
+export interface LogSink {
+  log(line: string): void
+  /** writes what is buffered; call before exiting */
+  flush(): void
+}
+
+/**
+ * Buffers log lines and writes them in batches (at most `flushMs` late, or once 64 KB gather):
+ * one write per request was a large part of a small request's cost. A crash can lose the last
+ * `flushMs` of lines, never a line's middle.
+ */
+export function createLogSink(write: (chunk: string) => void, flushMs = 50): LogSink {
+  let pending: string[] = []
+  let size = 0
+  let timer: ReturnType<typeof setTimeout> | null = null
+  const flush = () => {
+    if (timer !== null) {
+      clearTimeout(timer)
+      timer = null
+    }
+    if (pending.length === 0) return
+    const chunk = pending.join('')
+    pending = []
+    size = 0
+    write(chunk)
+  }
+  return {
+    log(line) {
+      pending.push(line + '\n')
+      size += line.length + 1
+      if (size >= 64 * 1024) flush()
+      else if (timer === null) timer = setTimeout(flush, flushMs)
+    },
+    flush,
+  }
 }
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,64}$/
 
+/**
+ * Wraps a fetch handler. Stays synchronous when the handler answers synchronously: Bun sends a
+ * Response returned directly without the promise round trip an `async` wrapper would force on
+ * every request.
+ */
 export function withRequestLog<S>(handler: FetchHandler<S>, log: (line: string) => void, clock: Clock = Date.now): FetchHandler<S> {
-  return async (request, server) => {
+  return (request, server) => {
     const started = performance.now()
     const incoming = request.headers.get('x-request-id')
-    const requestId = incoming && requestIdPattern.test(incoming) ? incoming : Bun.randomUUIDv7()
-    let response = await handler(request, server)
-    const type = response.headers.get('content-type') ?? ''
-    if (!response.headers.has('content-length') && type.startsWith('application/json') && response.body !== null) {
+    const requestId = incoming !== null && requestIdPattern.test(incoming) ? incoming : Bun.randomUUIDv7()
+
+    const finish = (response: Response, length: string | null): Response => {
+      try {
+        response.headers.set('x-request-id', requestId)
+      } catch {
+        response = new Response(response.body, response)
+        response.headers.set('x-request-id', requestId)
+      }
+      log(
+        JSON.stringify({
+          time: new Date(clock()).toISOString(),
+          method: request.method,
+          path: redactedPath(request.url),
+          status: response.status,
+          bytes: length === null ? null : Number(length),
+          durationMs: Math.round((performance.now() - started) * 100) / 100,
+          requestId,
+        }),
+      )
+      return response
+    }
+
+    const measure = (response: Response): Response | Promise<Response> => {
+      const length = response.headers.get('content-length')
+      if (length !== null || response.body === null || !(response.headers.get('content-type') ?? '').startsWith('application/json')) {
+        return finish(response, length)
+      }
       // JSON answers are small: measure them so the log line has bytes (Bun would add the header anyway)
-      const body = await response.arrayBuffer()
-      response = new Response(body, response)
-      response.headers.set('content-length', String(body.byteLength))
+      return response.arrayBuffer().then((body) => {
+        const measured = new Response(body, response)
+        measured.headers.set('content-length', String(body.byteLength))
+        return finish(measured, String(body.byteLength))
+      })
     }
-    try {
-      response.headers.set('x-request-id', requestId)
-    } catch {
-      response = new Response(response.body, response)
-      response.headers.set('x-request-id', requestId)
-    }
-    const length = response.headers.get('content-length')
-    log(
-      JSON.stringify({
-        time: new Date(clock()).toISOString(),
-        method: request.method,
-        path: redactedPath(new URL(request.url)),
-        status: response.status,
-        bytes: length === null ? null : Number(length),
-        durationMs: Math.round((performance.now() - started) * 100) / 100,
-        requestId,
-      }),
-    )
-    return response
+
+    const result = handler(request, server)
+    return result instanceof Promise ? result.then(measure) : measure(result)
   }
 }
