@@ -64,52 +64,77 @@ export function createLogSink(write: (chunk: string) => void, flushMs = 50): Log
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,64}$/
 
+/** Request ids: a random prefix per process and a counter; unique, cheap, not secret. */
+function requestIdSource(): () => string {
+  const prefix = Bun.randomUUIDv7().slice(-12)
+  let counter = 0
+  return () => `${prefix}-${(++counter).toString(36)}`
+}
+
+/** The ISO time of a millisecond, reused while requests arrive within the same one. */
+function isoTimeSource(clock: Clock): () => string {
+  let lastMs = -1
+  let lastIso = ''
+  return () => {
+    const now = clock()
+    if (now !== lastMs) {
+      lastMs = now
+      lastIso = new Date(now).toISOString()
+    }
+    return lastIso
+  }
+}
+
 /**
- * Wraps a fetch handler. Stays synchronous when the handler answers synchronously: Bun sends a
- * Response returned directly without the promise round trip an `async` wrapper would force on
- * every request.
+ * Wraps a fetch handler: the response gets `X-Request-Id` (the caller's own when it is sane) and
+ * one JSON line is logged. This runs on every request, so it avoids what costs: URL parsing,
+ * random ids, a date per request, a closure per request.
  */
 export function withRequestLog<S>(handler: FetchHandler<S>, log: (line: string) => void, clock: Clock = Date.now): FetchHandler<S> {
+  const nextId = requestIdSource()
+  const isoNow = isoTimeSource(clock)
+
+  function finish(request: Request, response: Response, length: string | null, requestId: string, started: number): Response {
+    try {
+      response.headers.set('x-request-id', requestId)
+    } catch {
+      response = new Response(response.body, response)
+      response.headers.set('x-request-id', requestId)
+    }
+    log(
+      JSON.stringify({
+        time: isoNow(),
+        method: request.method,
+        path: redactedPath(request.url),
+        status: response.status,
+        bytes: length === null ? null : Number(length),
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        requestId,
+      }),
+    )
+    return response
+  }
+
+  function measure(request: Request, response: Response, requestId: string, started: number): Response | Promise<Response> {
+    const length = response.headers.get('content-length')
+    if (length !== null || !(response.headers.get('content-type') ?? '').startsWith('application/json') || response.body === null) {
+      return finish(request, response, length, requestId, started)
+    }
+    // JSON answers are small: measure them so the log line has bytes (Bun would add the header anyway)
+    return response.arrayBuffer().then((body) => {
+      const measured = new Response(body, response)
+      measured.headers.set('content-length', String(body.byteLength))
+      return finish(request, measured, String(body.byteLength), requestId, started)
+    })
+  }
+
   return (request, server) => {
     const started = performance.now()
     const incoming = request.headers.get('x-request-id')
-    const requestId = incoming !== null && requestIdPattern.test(incoming) ? incoming : Bun.randomUUIDv7()
-
-    const finish = (response: Response, length: string | null): Response => {
-      try {
-        response.headers.set('x-request-id', requestId)
-      } catch {
-        response = new Response(response.body, response)
-        response.headers.set('x-request-id', requestId)
-      }
-      log(
-        JSON.stringify({
-          time: new Date(clock()).toISOString(),
-          method: request.method,
-          path: redactedPath(request.url),
-          status: response.status,
-          bytes: length === null ? null : Number(length),
-          durationMs: Math.round((performance.now() - started) * 100) / 100,
-          requestId,
-        }),
-      )
-      return response
-    }
-
-    const measure = (response: Response): Response | Promise<Response> => {
-      const length = response.headers.get('content-length')
-      if (length !== null || response.body === null || !(response.headers.get('content-type') ?? '').startsWith('application/json')) {
-        return finish(response, length)
-      }
-      // JSON answers are small: measure them so the log line has bytes (Bun would add the header anyway)
-      return response.arrayBuffer().then((body) => {
-        const measured = new Response(body, response)
-        measured.headers.set('content-length', String(body.byteLength))
-        return finish(measured, String(body.byteLength))
-      })
-    }
-
+    const requestId = incoming !== null && requestIdPattern.test(incoming) ? incoming : nextId()
     const result = handler(request, server)
-    return result instanceof Promise ? result.then(measure) : measure(result)
+    return result instanceof Promise
+      ? result.then((response) => measure(request, response, requestId, started))
+      : measure(request, result, requestId, started)
   }
 }

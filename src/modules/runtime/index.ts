@@ -40,6 +40,14 @@ function jsonResponse(json: SerialisedJson, cacheControl: string): Response {
   })
 }
 
+/**
+ * Applies `next` to a value that may still be on its way. Handlers stay synchronous when the
+ * caches answer: an async handler makes Elysia await, which costs more than the cached answer.
+ */
+function then<T, R>(value: T | Promise<T>, next: (value: T) => R): R | Promise<R> {
+  return value instanceof Promise ? value.then(next) : next(value)
+}
+
 const headPath = /^\/api\/mini-apps\/access\/versions\/([^/]+)\/(.+?)\/?$/
 
 export function runtimeRoutes(deps: AppDeps) {
@@ -48,9 +56,10 @@ export function runtimeRoutes(deps: AppDeps) {
   type Query = { token?: string; platform?: string }
   type Target = { kind: FileKind; anonymousRelease: boolean }
 
-  async function answerFile(request: Request, versionId: string, target: Target, token: string | undefined): Promise<Response> {
-    const stored = await runtime.file(versionId, token, target.kind, { anonymousRelease: target.anonymousRelease })
-    return fileResponse(stored, { method: request.method, range: request.headers.get('range'), ifNoneMatch: request.headers.get('if-none-match') })
+  function answerFile(request: Request, versionId: string, target: Target, token: string | undefined): Promise<Response> | Response {
+    return then(runtime.file(versionId, token, target.kind, { anonymousRelease: target.anonymousRelease }), (stored) =>
+      fileResponse(stored, { method: request.method, range: request.headers.get('range'), ifNoneMatch: request.headers.get('if-none-match') }),
+    )
   }
 
   const fileHandler =
@@ -80,15 +89,19 @@ export function runtimeRoutes(deps: AppDeps) {
         } catch {
           return // malformed escapes: let routing answer
         }
-        return answerFile(request, versionId, target, url.searchParams.get('token') ?? undefined).catch((error: unknown) => errorResponse(toAppError('UNKNOWN', error, deps.log)))
+        try {
+          return Promise.resolve(answerFile(request, versionId, target, url.searchParams.get('token') ?? undefined)).catch((error: unknown) => errorResponse(toAppError('UNKNOWN', error, deps.log)))
+        } catch (error) {
+          return errorResponse(toAppError('UNKNOWN', error, deps.log))
+        }
       })
-      .get('/versions/:versionId/install', async ({ params, query }) => jsonResponse(await runtime.versionInstallJson(params.versionId, query.token), 'private, no-cache'), {
+      .get('/versions/:versionId/install', ({ params, query }) => then(runtime.versionInstallJson(params.versionId, query.token), (json) => jsonResponse(json, 'private, no-cache')), {
         params: versionParams,
         query: tokenQuery,
         response: { 200: installInfo },
         detail: { summary: 'Install info of a version: download URLs (each with a download token), sizes and sha256 of its files', tags: ['runtime'] },
       })
-      .get('/apps/:appId/release/install', async ({ params }) => jsonResponse(await runtime.releaseInstallJson(params.appId), 'no-cache'), {
+      .get('/apps/:appId/release/install', ({ params }) => then(runtime.releaseInstallJson(params.appId), (json) => jsonResponse(json, 'no-cache')), {
         params: appParams,
         response: { 200: installInfo },
         detail: { summary: 'Install info of the current release of a miniapp (public; 404 when nothing is published)', tags: ['runtime'] },

@@ -286,11 +286,12 @@ export function createRuntimeService(deps: RuntimeDeps) {
 
     /** Public: the current release of `appId` (404 for an unknown appId or one never published). */
     releaseInstallJson(appId: string): MaybePromise<SerialisedJson> {
-      const unknown = new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${appId} not found`)
-      if (!isValidAppId(appId)) throw unknown
+      // built only when thrown: an Error captures a stack trace, which costs more than the cached answer
+      const unknown = () => new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${appId} not found`)
+      if (!isValidAppId(appId)) throw unknown()
       const facts = releaseFacts(appId)
       if (facts) return cachedInstallJson(facts) ?? installJson(facts)
-      if (!queries.appExists.get({ appId })) throw unknown
+      if (!queries.appExists.get({ appId })) throw unknown()
       throw new AppError(404, 'RELEASE_NOT_FOUND', `Mini app ${appId} has no published release yet`)
     },
 
