@@ -1,11 +1,12 @@
 // `miniship serve`: open the data directory, take its lock, listen, and stop cleanly on SIGTERM/SIGINT.
 import { Command } from 'commander'
-import type { Server } from 'bun'
+import type { BunRequest, Server } from 'bun'
 import consolePage from '../../web/index.html'
 import { configFrom, fail, runAction, withServerOptions } from './common'
 import { acquireLock, openDataDir } from '../data-dir'
 import { collectGarbage } from '../storage/gc'
 import { createApp } from '../app'
+import { nativeInstallRoutes } from '../modules/runtime/native-routes'
 import { createLogSink, withRequestLog } from '../http/request-log'
 import { productVersion } from '../version'
 import type { Config } from '../config'
@@ -44,7 +45,11 @@ export function startServer(config: Config): RunningServer {
       idleTimeout: 120,
       // Bun would refuse large bodies with an empty 413; we answer the limit ourselves, as JSON.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-      routes: { '/': consolePage, '/cli/authorize': consolePage },
+      routes: {
+        '/': consolePage,
+        '/cli/authorize': consolePage,
+        ...nativeInstallRoutes(app.store.installAnswers, (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, log), log),
+      },
       fetch: handle,
     })
   } catch (error) {

@@ -1,7 +1,7 @@
 // One JSON line per request on stdout, with the query redacted and an X-Request-Id on every response.
 import type { Clock } from '../ids'
 
-export type FetchHandler<S> = (request: Request, server: S) => Response | Promise<Response>
+export type FetchHandler<S, R extends Request = Request> = (request: R, server: S) => Response | Promise<Response>
 
 /**
  * The path of a request URL with every query value redacted: "/a?token=abc&x=1" →
@@ -65,11 +65,9 @@ export function createLogSink(write: (chunk: string) => void, flushMs = 50): Log
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,64}$/
 
 /** Request ids: a random prefix per process and a counter; unique, cheap, not secret. */
-function requestIdSource(): () => string {
-  const prefix = Bun.randomUUIDv7().slice(-12)
-  let counter = 0
-  return () => `${prefix}-${(++counter).toString(36)}`
-}
+const requestIdPrefix = Bun.randomUUIDv7().slice(-12)
+let requestCounter = 0
+const nextRequestId = () => `${requestIdPrefix}-${(++requestCounter).toString(36)}`
 
 /** The ISO time of a millisecond, reused while requests arrive within the same one. */
 function isoTimeSource(clock: Clock): () => string {
@@ -90,8 +88,7 @@ function isoTimeSource(clock: Clock): () => string {
  * one JSON line is logged. This runs on every request, so it avoids what costs: URL parsing,
  * random ids, a date per request, a closure per request.
  */
-export function withRequestLog<S>(handler: FetchHandler<S>, log: (line: string) => void, clock: Clock = Date.now): FetchHandler<S> {
-  const nextId = requestIdSource()
+export function withRequestLog<S, R extends Request = Request>(handler: FetchHandler<S, R>, log: (line: string) => void, clock: Clock = Date.now): FetchHandler<S, R> {
   const isoNow = isoTimeSource(clock)
 
   function finish(request: Request, response: Response, length: string | null, requestId: string, started: number): Response {
@@ -131,7 +128,7 @@ export function withRequestLog<S>(handler: FetchHandler<S>, log: (line: string) 
   return (request, server) => {
     const started = performance.now()
     const incoming = request.headers.get('x-request-id')
-    const requestId = incoming !== null && requestIdPattern.test(incoming) ? incoming : nextId()
+    const requestId = incoming !== null && requestIdPattern.test(incoming) ? incoming : nextRequestId()
     const result = handler(request, server)
     return result instanceof Promise
       ? result.then((response) => measure(request, response, requestId, started))

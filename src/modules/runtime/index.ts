@@ -3,7 +3,7 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from '../../app'
 import { AppError, errorResponse, toAppError } from '../../http/errors'
 import { fileResponse, type FileKind } from './files'
-import { createRuntimeService, type SerialisedJson } from './service'
+import { createRuntimeService, type RuntimeService, type SerialisedJson } from './service'
 import { isPlatform, type Platform } from './urls'
 import { appParams, bundleQuery, installInfo, platformParams, tokenQuery, versionParams } from './model'
 
@@ -50,8 +50,22 @@ function then<T, R>(value: T | Promise<T>, next: (value: T) => R): R | Promise<R
 
 const headPath = /^\/api\/mini-apps\/access\/versions\/([^/]+)\/(.+?)\/?$/
 
+/** The two install-info answers, shared by the Elysia routes and the server's native routes. */
+export interface InstallAnswers {
+  versionInstall(versionId: string, token: string | undefined): Response | Promise<Response>
+  releaseInstall(appId: string): Response | Promise<Response>
+}
+
+function installAnswers(runtime: RuntimeService): InstallAnswers {
+  return {
+    versionInstall: (versionId, token) => then(runtime.versionInstallJson(versionId, token), (json) => jsonResponse(json, 'private, no-cache')),
+    releaseInstall: (appId) => then(runtime.releaseInstallJson(appId), (json) => jsonResponse(json, 'no-cache')),
+  }
+}
+
 export function runtimeRoutes(deps: AppDeps) {
   const runtime = createRuntimeService({ db: deps.db, clock: deps.clock, config: deps.config, tokens: deps.tokens, paths: deps.paths })
+  const answers = installAnswers(runtime)
 
   type Query = { token?: string; platform?: string }
   type Target = { kind: FileKind; anonymousRelease: boolean }
@@ -95,13 +109,15 @@ export function runtimeRoutes(deps: AppDeps) {
           return errorResponse(toAppError('UNKNOWN', error, deps.log))
         }
       })
-      .get('/versions/:versionId/install', ({ params, query }) => then(runtime.versionInstallJson(params.versionId, query.token), (json) => jsonResponse(json, 'private, no-cache')), {
+      // `serve` also answers these two from Bun's native router (src/modules/runtime/native-routes.ts)
+      .state('installAnswers', answers)
+      .get('/versions/:versionId/install', ({ params, query }) => answers.versionInstall(params.versionId, query.token), {
         params: versionParams,
         query: tokenQuery,
         response: { 200: installInfo },
         detail: { summary: 'Install info of a version: download URLs (each with a download token), sizes and sha256 of its files', tags: ['runtime'] },
       })
-      .get('/apps/:appId/release/install', ({ params }) => then(runtime.releaseInstallJson(params.appId), (json) => jsonResponse(json, 'no-cache')), {
+      .get('/apps/:appId/release/install', ({ params }) => answers.releaseInstall(params.appId), {
         params: appParams,
         response: { 200: installInfo },
         detail: { summary: 'Install info of the current release of a miniapp (public; 404 when nothing is published)', tags: ['runtime'] },

@@ -1,0 +1,46 @@
+// Install info answered straight from Bun's router: the runtime's busiest small requests skip
+// Elysia's per-request work (routing, context, hooks). Same answers as the Elysia routes, which
+// stay for app.handle, HEAD and the OpenAPI document.
+import type { BunRequest, Server } from 'bun'
+import { errorResponse, toAppError } from '../../http/errors'
+import type { InstallAnswers } from '.'
+
+type Answer = Response | Promise<Response>
+
+/** `name`'s value in a URL's query string (decoded), without building a URL object. */
+export function queryValue(url: string, name: string): string | undefined {
+  const queryStart = url.indexOf('?')
+  if (queryStart === -1) return undefined
+  const hashStart = url.indexOf('#', queryStart)
+  return new URLSearchParams(url.slice(queryStart + 1, hashStart === -1 ? undefined : hashStart)).get(name) ?? undefined
+}
+
+/** Errors thrown or rejected become the usual JSON error answers. */
+function guarded(answer: () => Answer, log: (line: string) => void): Answer {
+  const fail = (error: unknown) => errorResponse(toAppError('UNKNOWN', error, log))
+  try {
+    const result = answer()
+    return result instanceof Promise ? result.catch(fail) : result
+  } catch (error) {
+    return fail(error)
+  }
+}
+
+/**
+ * Route table entries for `Bun.serve({ routes })`. `wrap` is the request log, so these requests
+ * are logged like every other.
+ */
+export function nativeInstallRoutes(
+  answers: InstallAnswers,
+  wrap: (handler: (request: BunRequest) => Answer) => (request: BunRequest, server: Server<undefined>) => Answer,
+  log: (line: string) => void,
+) {
+  return {
+    '/api/mini-apps/access/versions/:versionId/install': {
+      GET: wrap((request: BunRequest) => guarded(() => answers.versionInstall((request.params as { versionId: string }).versionId, queryValue(request.url, 'token')), log)),
+    },
+    '/api/mini-apps/access/apps/:appId/release/install': {
+      GET: wrap((request: BunRequest) => guarded(() => answers.releaseInstall((request.params as { appId: string }).appId), log)),
+    },
+  }
+}
