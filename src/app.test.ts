@@ -90,3 +90,13 @@ describe('the guard runs before body validation', () => {
     expect(res.body.code).toBe('INVALID_TOKEN')
   })
 })
+
+test('openapi marks the routes that need a Bearer token, and only those', async () => {
+  const { body } = await context.call('GET', '/api/openapi.json')
+  expect(body.paths['/api/auth/me'].get.security).toEqual([{ bearer: [] }])
+  expect(body.paths['/api/admin/users'].get.security).toEqual([{ bearer: [] }])
+  expect(body.paths['/api/health'].get.security).toEqual([])
+  expect(body.paths['/api/auth/login'].post.security).toEqual([])
+  expect(body.paths['/api/mini-apps/access/versions/{versionId}/install'].get.security).toEqual([])
+  expect(body.paths['/api/mini-apps/by-app-id/{appId}/versions/upload'].post.security).toEqual([{ bearer: [] }])
+})

@@ -62,10 +62,12 @@ export function createGuard(db: Db, tokens: TokenService) {
   }
   return new Elysia({ name: 'guard' }).macro({
     auth: {
+      detail: { security: [{ bearer: [] }] },
       transform: ({ request }) => authenticate(request, false),
       resolve: ({ request }) => ({ user: userOf(request) }),
     },
     admin: {
+      detail: { security: [{ bearer: [] }], description: 'Administrators only' },
       transform: ({ request }) => authenticate(request, true),
       resolve: ({ request }) => ({ user: userOf(request) }),
     },

@@ -16,6 +16,8 @@ interface RouteDetail {
   summary?: string
   description?: string
   tags?: string[]
+  /** set by the guard on routes that need a Bearer token */
+  security?: unknown[]
 }
 
 const httpMethods = new Set(['get', 'post', 'put', 'patch', 'delete', 'head', 'options'])
@@ -53,6 +55,7 @@ export function openApiDocument(routes: readonly RouteLike[], version: string): 
       summary: detail.summary,
       description: detail.description,
       tags: detail.tags,
+      security: detail.security ?? [],
       parameters: [...pathParameters, ...parametersOf(hooks.query, 'query')],
       responses: { default: { description: 'Errors: { statusCode, error, code, message, details? }' } },
     }
@@ -79,7 +82,6 @@ export function openApiDocument(routes: readonly RouteLike[], version: string): 
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
     },
-    security: [{ bearer: [] }],
     paths,
   }
 }
