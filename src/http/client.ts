@@ -7,23 +7,30 @@ interface AddressSource {
 
 export function clientAddress(request: Request, server: AddressSource | null | undefined, config: Pick<Config, 'trustProxy'>): string {
   if (config.trustProxy) {
+    // Proxies append the address they saw; entries to its left come from the client and can be
+    // anything, so only the right-most one (added by our proxy) is trusted.
     const forwarded = request.headers.get('x-forwarded-for')
-    if (forwarded) return forwarded.split(',')[0]!.trim()
+    const last = forwarded?.split(',').pop()?.trim()
+    if (last) return last
   }
   return server?.requestIP?.(request)?.address ?? 'local'
 }
+
+const hostPattern = /^[A-Za-z0-9.\-:[\]]+$/
 
 /** Origin of `--public-url` if set, else the request's own (forwarded headers only when trusted). */
 export function publicOrigin(request: Request, config: Pick<Config, 'trustProxy' | 'publicUrl'>): string {
   if (config.publicUrl) return new URL(config.publicUrl).origin
   const url = new URL(request.url)
+  let protocol = url.protocol.slice(0, -1)
+  let host = url.host
+  const hostHeader = request.headers.get('host')
+  if (hostHeader && hostPattern.test(hostHeader)) host = hostHeader
   if (config.trustProxy) {
-    const proto = request.headers.get('x-forwarded-proto')?.split(',')[0]?.trim()
-    const host = request.headers.get('x-forwarded-host')?.split(',')[0]?.trim()
-    if (proto === 'http' || proto === 'https') url.protocol = `${proto}:`
-    if (host && /^[A-Za-z0-9.\-:[\]]+$/.test(host)) url.host = host
+    const forwardedProto = request.headers.get('x-forwarded-proto')?.split(',')[0]?.trim()
+    const forwardedHost = request.headers.get('x-forwarded-host')?.split(',')[0]?.trim()
+    if (forwardedProto === 'http' || forwardedProto === 'https') protocol = forwardedProto
+    if (forwardedHost && hostPattern.test(forwardedHost)) host = forwardedHost
   }
-  const host = request.headers.get('host')
-  if (!config.trustProxy && host && /^[A-Za-z0-9.\-:[\]]+$/.test(host)) url.host = host
-  return url.origin
+  return `${protocol}://${host}`
 }

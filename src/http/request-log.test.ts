@@ -10,6 +10,9 @@ test('query strings are redacted', () => {
     ['http://x/a?flag&token=eyJ.a.b', '/a?flag=[redacted]&token=[redacted]'],
     ['http://x/a?', '/a'],
     ['http://x/a?token=s#frag', '/a?token=[redacted]'],
+    ['http://x/api/auth/cli/sessions/ABCD-1234', '/api/auth/cli/sessions/[redacted]'],
+    ['http://x/api/auth/cli/sessions/ABCD-1234/approve', '/api/auth/cli/sessions/[redacted]/approve'],
+    ['http://x/api/auth/cli/sessions', '/api/auth/cli/sessions'],
   ]
   for (const [url, path] of table) expect(redactedPath(url)).toBe(path)
 })

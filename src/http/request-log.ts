@@ -3,8 +3,10 @@ import type { Clock } from '../ids'
 
 export type FetchHandler<S, R extends Request = Request> = (request: R, server: S) => Response | Promise<Response>
 
+const deviceSessionPath = '/api/auth/cli/sessions/'
+
 /**
- * The path of a request URL with every query value redacted: "/a?token=abc&x=1" →
+ * The path of a request URL with every query value (and a device-flow code) redacted: "/a?token=abc&x=1" →
  * "/a?token=[redacted]&x=[redacted]" (tokens travel in query strings). String work instead of
  * `new URL`, since this runs on every request.
  */
@@ -14,7 +16,9 @@ export function redactedPath(url: string): string {
   const queryStart = url.indexOf('?', pathStart)
   const hashStart = url.indexOf('#', pathStart)
   const pathEnd = queryStart !== -1 ? queryStart : hashStart !== -1 ? hashStart : url.length
-  const path = url.slice(pathStart, pathEnd)
+  let path = url.slice(pathStart, pathEnd)
+  // A device-flow code in a path is as good as the token it will fetch: keep it out of logs too.
+  if (path.startsWith(deviceSessionPath)) path = deviceSessionPath + path.slice(deviceSessionPath.length).replace(/^[^/]+/, '[redacted]')
   if (queryStart === -1) return path
   const query = url.slice(queryStart + 1, hashStart !== -1 && hashStart > queryStart ? hashStart : url.length)
   if (query === '') return path

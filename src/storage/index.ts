@@ -1,6 +1,6 @@
 // The blob store (decisions §8): content-addressed files under blobs/sha256/<ab>/<hash>, written via tmp/.
 import { open, rename, rm, stat, mkdir, readdir } from 'node:fs/promises'
-import { existsSync, createReadStream } from 'node:fs'
+import { existsSync, createReadStream, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import type { Database } from 'bun:sqlite'
@@ -117,7 +117,9 @@ export function createBlobStore(paths: Pick<DataDirPaths, 'blobs' | 'tmp'>): Blo
       const removed: string[] = []
       for (const sha256 of new Set(sha256s)) {
         if (held.has(sha256) || isReferenced(sha256)) continue
-        await rm(blobPath(paths, sha256), { force: true })
+        // Synchronous on purpose: between the check above and the unlink no upload's `commit` may
+        // run, or it could find this blob, drop its own copy, and record a row for a file that goes.
+        rmSync(blobPath(paths, sha256), { force: true })
         removed.push(sha256)
       }
       return removed
