@@ -5,7 +5,9 @@ import consolePage from '../../web/index.html'
 import { configFrom, fail, runAction, withServerOptions } from './common'
 import { acquireLock, openDataDir } from '../data-dir'
 import { collectGarbage } from '../storage/gc'
-import { createApp } from '../app'
+import { createApp, uploadPathPattern } from '../app'
+import { errorResponse, toAppError } from '../http/errors'
+import { prepareRequest } from '../http/prepare-request'
 import { nativeInstallRoutes } from '../modules/runtime/native-routes'
 import { createLogSink, withRequestLog } from '../http/request-log'
 import { productVersion } from '../version'
@@ -33,7 +35,16 @@ export function startServer(config: Config): RunningServer {
   const logSink = createLogSink((chunk) => process.stdout.write(chunk))
   const log = logSink.log
   const app = createApp({ config, db, paths, secret, log })
-  const handle = withRequestLog<Server<undefined>>((request) => app.handle(request), log)
+  const isUpload = (pathname: string) => uploadPathPattern.test(pathname)
+  const handle = withRequestLog<Server<undefined>>((request) => {
+    const prepared = prepareRequest(request, config, isUpload)
+    return prepared instanceof Promise
+      ? prepared.then(
+          (ready) => app.handle(ready),
+          (error: unknown) => errorResponse(toAppError('UNKNOWN', error, log)),
+        )
+      : app.handle(prepared)
+  }, log)
   let server: Server<undefined>
   try {
     server = Bun.serve({

@@ -15,6 +15,31 @@ beforeAll(async () => {
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
+/** One request written byte for byte on a socket; the whole answer as text. */
+async function rawHttp(port: number, request: string): Promise<string> {
+  const { promise, resolve, reject } = Promise.withResolvers<string>()
+  let answer = ''
+  await Bun.connect({
+    hostname: '127.0.0.1',
+    port,
+    socket: {
+      open(socket) {
+        socket.write(request)
+      },
+      data(_socket, data) {
+        answer += data.toString()
+      },
+      close() {
+        resolve(answer)
+      },
+      error(_socket, error) {
+        reject(error)
+      },
+    },
+  })
+  return promise
+}
+
 const run = (args: string[], options: { stdin?: string; env?: Record<string, string> } = {}) => runBinary(args, { ...options, cwd: dir, binary })
 
 describe('the binary alone in an empty directory', () => {
@@ -93,6 +118,24 @@ describe('the binary alone in an empty directory', () => {
     expect(unwritable.exitCode).toBe(2)
     expect(unwritable.stderr.trim().split('\n')).toHaveLength(1)
     expect(unwritable.stderr).toContain('data directory')
+  })
+
+  test('what a proxy or a hostile client may send: a short Host, a chunked JSON body over the limit', async () => {
+    const server = await startBinary({ dataDir: join(dir, 'data'), cwd: dir, binary })
+    try {
+      const health = await rawHttp(server.port, 'GET /api/health HTTP/1.1\r\nHost: nas\r\nConnection: close\r\n\r\n')
+      expect(health.split('\r\n')[0]).toBe('HTTP/1.1 200 OK')
+      const chunk = 'a'.repeat(64 * 1024)
+      const chunks = Array.from({ length: 40 }, () => `${chunk.length.toString(16)}\r\n${chunk}\r\n`).join('')
+      const tooLarge = await rawHttp(
+        server.port,
+        `POST /api/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${chunks}0\r\n\r\n`,
+      )
+      expect(tooLarge.split('\r\n')[0]).toBe('HTTP/1.1 413 Payload Too Large')
+      expect(JSON.parse(tooLarge.slice(tooLarge.indexOf('\r\n\r\n') + 4)).code).toBe('PAYLOAD_TOO_LARGE')
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
   })
 
   test('a second server on the same data directory refuses to start', async () => {
