@@ -389,6 +389,23 @@ describe('tokens and bad input', () => {
     }
   })
 
+  test('install info asked with a draft download token hands out that same token: a link cannot renew itself past its expiry', async () => {
+    const fresh = await setUp({}, 'com.example.renewal')
+    try {
+      const version = await uploadVersion(fresh, '1.0.0')
+      const first = (await install(fresh.context, version.id, fresh.owner.token)).body
+      const linkToken = tokenOf(first.bundleUrl)!
+      fresh.context.advance(6 * day)
+      const again = (await install(fresh.context, version.id, linkToken)).body
+      for (const url of [again.bundleUrl, again.manifestUrl, again.bundles.android, again.assetsUrl.ios]) expect(tokenOf(url)).toBe(linkToken)
+      fresh.context.advance(day)
+      const expired = await install(fresh.context, version.id, linkToken)
+      expect({ status: expired.status, code: expired.body.code }).toEqual({ status: 401, code: 'TOKEN_EXPIRED' })
+    } finally {
+      fresh.context.close()
+    }
+  })
+
   test('a version deleted after its token was issued → 404 VERSION_NOT_FOUND', async () => {
     const doomed = await uploadVersion(setup, '3.0.0')
     const info = (await install(setup.context, doomed.id, setup.owner.token)).body

@@ -231,9 +231,16 @@ export function createRuntimeService(deps: RuntimeDeps) {
     return facts
   }
 
-  async function buildInstallInfo(facts: VersionFacts): Promise<InstallInfo> {
+  /**
+   * `presented` is the download token the caller came with, if any. An unpublished version's links
+   * carry that same token rather than a fresh one: otherwise a link could renew itself forever, and
+   * a removed member or a disabled user's tester would keep access to drafts by polling.
+   */
+  async function buildInstallInfo(facts: VersionFacts, presented?: string): Promise<InstallInfo> {
     const published = facts.status === 'PUBLISHED'
-    const token = await tokens.signDownload(facts.id, published ? null : clock() + config.downloadTokenTtlSeconds * 1000)
+    const token = published
+      ? await tokens.signDownload(facts.id, null)
+      : (presented ?? (await tokens.signDownload(facts.id, clock() + config.downloadTokenTtlSeconds * 1000)))
     return {
       appId: facts.appId,
       appName: facts.appName,
@@ -257,10 +264,10 @@ export function createRuntimeService(deps: RuntimeDeps) {
     return cached.json
   }
 
-  async function installJson(facts: VersionFacts): Promise<SerialisedJson> {
+  async function installJson(facts: VersionFacts, presented?: string): Promise<SerialisedJson> {
     const cached = cachedInstallJson(facts)
     if (cached) return cached
-    const json = serialise(await buildInstallInfo(facts))
+    const json = serialise(await buildInstallInfo(facts, presented))
     // drafts get a fresh expiring token on every request; only published versions are kept
     if (facts.status === 'PUBLISHED') {
       installCache.delete(facts.id)
@@ -281,7 +288,10 @@ export function createRuntimeService(deps: RuntimeDeps) {
       const facts = fastAuthorise(versionId, token)
       const cached = facts && cachedInstallJson(facts)
       if (cached) return cached
-      return authorise(versionId, token).then(installJson)
+      return authorise(versionId, token).then(async (found) => {
+        const verified = token ? await tokens.verify(token) : null
+        return installJson(found, verified?.ok && verified.kind === 'download' ? token : undefined)
+      })
     },
 
     /** Public: the current release of `appId` (404 for an unknown appId or one never published). */
