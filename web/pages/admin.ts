@@ -11,9 +11,13 @@ interface AdminListing {
   auditLogs: AuditLog[]
 }
 
-function listingPath(before?: string): string {
+/** The listing, paged back from the oldest audit entry shown (its createdAt and id). */
+function listingPath(before?: AuditLog): string {
   const query = new URLSearchParams({ auditLimit: String(AUDIT_PAGE) })
-  if (before) query.set('auditBefore', before)
+  if (before) {
+    query.set('auditBefore', before.createdAt)
+    query.set('auditBeforeId', before.id)
+  }
   return `/api/admin/users?${query}`
 }
 
@@ -173,9 +177,9 @@ function auditRow(entry: AuditLog): HTMLElement {
 
 function auditSection(firstPage: AuditLog[]): HTMLElement {
   const body = h('tbody', null, firstPage.map(auditRow))
-  // auditBefore is a timestamp: entries sharing it could come twice, so skip the ones shown
+  // a guard against showing an entry twice should entries change between pages
   const shown = new Set(firstPage.map((e) => e.id))
-  let oldest = firstPage.at(-1)?.createdAt
+  let oldest = firstPage.at(-1)
   const footer = h('div', { class: 'actions' })
   const older = h('button', { type: 'button', class: 'secondary', 'data-testid': 'audit-older' }, 'Show older entries')
   const end = h('p', { class: 'hint', 'data-testid': 'audit-end' }, 'No older entries.')
@@ -192,7 +196,7 @@ function auditSection(firstPage: AuditLog[]): HTMLElement {
         const fresh = page.auditLogs.filter((e) => !shown.has(e.id))
         for (const e of fresh) shown.add(e.id)
         body.append(...fresh.map(auditRow))
-        oldest = page.auditLogs.at(-1)?.createdAt ?? oldest
+        oldest = page.auditLogs.at(-1) ?? oldest
         updateFooter(page.auditLogs.length)
       })
       .catch(showError)

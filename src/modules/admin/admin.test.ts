@@ -156,6 +156,32 @@ describe('listing', () => {
     }
   })
 
+  test('entries sharing one millisecond are neither lost nor repeated across a page boundary (auditBeforeId)', async () => {
+    const own = createTestContext()
+    try {
+      const root = await createUser(own, { email: 'root@example.com', role: 'ADMIN' })
+      own.advance(1000)
+      // what one PATCH that changes name, role and password writes: three entries, one createdAt
+      for (let i = 0; i < 3; i++) recordAudit(own.dataDir.db, () => own.now.value, { actor: null, action: 'test.entry', targetType: 'test', targetId: String(i), summary: `same ms ${i}` })
+      const seen: string[] = []
+      let page = await own.call('GET', '/api/admin/users?auditLimit=1', { token: root.token })
+      while (page.body.auditLogs.length > 0) {
+        const last = page.body.auditLogs.at(-1)
+        seen.push(...page.body.auditLogs.map((e: { summary: string }) => e.summary))
+        page = await own.call('GET', `/api/admin/users?auditLimit=1&auditBefore=${encodeURIComponent(last.createdAt)}&auditBeforeId=${last.id}`, { token: root.token })
+      }
+      expect(seen.filter((summary) => summary.startsWith('same ms')).sort()).toEqual(['same ms 0', 'same ms 1', 'same ms 2'])
+      expect(new Set(seen).size).toBe(seen.length)
+    } finally {
+      own.close()
+    }
+  })
+
+  test('auditBeforeId without auditBefore is 400', async () => {
+    const res = await context.call('GET', '/api/admin/users?auditBeforeId=abc', { token: admin.token })
+    expect({ status: res.status, code: res.body.code, field: res.body.details[0].field }).toEqual({ status: 400, code: 'VALIDATION_ERROR', field: 'auditBeforeId' })
+  })
+
   test.each(['0', '1001', 'ten', '-5', '2.5'])('auditLimit=%p is 400', async (value) => {
     const res = await context.call('GET', `/api/admin/users?auditLimit=${value}`, { token: admin.token })
     expect(res.status).toBe(400)

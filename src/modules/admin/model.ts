@@ -7,6 +7,9 @@ export const listQuery = t.Object({
   // without the field's name.
   auditLimit: t.Optional(t.Numeric({ error: 'must be a whole number from 1 to 1000', description: 'audit entries to return, 1 to 1000 (default 100)' })),
   auditBefore: t.Optional(t.String({ maxLength: 40, description: 'only audit entries created before this ISO timestamp (to page back)' })),
+  auditBeforeId: t.Optional(
+    t.String({ maxLength: 64, description: 'with auditBefore: the id of the oldest entry shown, so that entries sharing its createdAt are neither lost nor repeated' }),
+  ),
 })
 
 // displayName is optional here too (it defaults to the part of the email before "@"), as on register.

@@ -17,7 +17,7 @@ export interface AdminListing {
 }
 
 /** Every user (oldest first) and a page of the audit log (newest first). */
-export function listUsersWithAudit(db: Db, options: { auditLimit?: number; auditBefore?: string }): AdminListing {
+export function listUsersWithAudit(db: Db, options: { auditLimit?: number; auditBefore?: string; auditBeforeId?: string }): AdminListing {
   const limit = options.auditLimit ?? auditLimitDefault
   if (!Number.isInteger(limit) || limit < 1 || limit > auditLimitMax) {
     throw invalidField('auditLimit', `must be a whole number from 1 to ${auditLimitMax}`, 'query')
@@ -31,7 +31,10 @@ export function listUsersWithAudit(db: Db, options: { auditLimit?: number; audit
     before = new Date(at).toISOString()
   }
   const rows = db.select().from(users).orderBy(asc(users.createdAt), asc(users.id)).all()
-  return { users: rows.map(toUserRecord), auditLogs: listAuditLogs(db, { limit, before }) }
+  if (options.auditBeforeId !== undefined && before === undefined) {
+    throw invalidField('auditBeforeId', 'goes with auditBefore (the createdAt of the same entry)', 'query')
+  }
+  return { users: rows.map(toUserRecord), auditLogs: listAuditLogs(db, { limit, before, beforeId: options.auditBeforeId }) }
 }
 
 export interface UserPatch {

@@ -1,5 +1,5 @@
 // The audit log: who did what to which record, one line each (decisions §2, §7).
-import { desc, lt } from 'drizzle-orm'
+import { and, desc, eq, lt, or } from 'drizzle-orm'
 import { auditLogs } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { newId, isoAt, type Clock } from '../../ids'
@@ -52,12 +52,21 @@ function parseMetadata(text: string): unknown {
 }
 
 /**
- * Newest first, at most `limit`; with `before` (a createdAt), only entries strictly older, which is
- * how a reader pages back. Ties on createdAt are ordered by id (UUIDv7, so by insertion time).
+ * Newest first, at most `limit`, in (createdAt, id) order. With `before` (a createdAt), only entries
+ * strictly older, which is how a reader pages back; with `beforeId` too, entries of that very
+ * createdAt whose id sorts before it also come, so a page boundary inside one millisecond (one
+ * admin change can write several entries) loses nothing.
  */
-export function listAuditLogs(db: Db, options: { limit: number; before?: string }): AuditLogRecord[] {
+export function listAuditLogs(db: Db, options: { limit: number; before?: string; beforeId?: string }): AuditLogRecord[] {
   const query = db.select().from(auditLogs)
-  const rows = (options.before === undefined ? query : query.where(lt(auditLogs.createdAt, options.before)))
+  const { before, beforeId } = options
+  const older =
+    before === undefined
+      ? undefined
+      : beforeId === undefined
+        ? lt(auditLogs.createdAt, before)
+        : or(lt(auditLogs.createdAt, before), and(eq(auditLogs.createdAt, before), lt(auditLogs.id, beforeId)))
+  const rows = (older === undefined ? query : query.where(older))
     .orderBy(desc(auditLogs.createdAt), desc(auditLogs.id))
     .limit(options.limit)
     .all()
