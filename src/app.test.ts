@@ -100,3 +100,10 @@ test('openapi marks the routes that need a Bearer token, and only those', async 
   expect(body.paths['/api/mini-apps/access/versions/{versionId}/install'].get.security).toEqual([])
   expect(body.paths['/api/mini-apps/by-app-id/{appId}/versions/upload'].post.security).toEqual([{ bearer: [] }])
 })
+
+test('the data directory keeps its secrets to its owner: database and secret are mode 0600', async () => {
+  const { statSync } = await import('node:fs')
+  for (const file of [context.dataDir.paths.database, context.dataDir.paths.secret]) {
+    expect({ file, mode: (statSync(file).mode & 0o777).toString(8) }).toEqual({ file, mode: '600' })
+  }
+})

@@ -1,5 +1,5 @@
 // The data directory: database, signing secret, blob store, tmp/, and the lock a running server holds.
-import { mkdirSync, existsSync, readFileSync, writeFileSync, openSync, closeSync, fsyncSync, renameSync, accessSync, constants, statSync, rmSync, readdirSync } from 'node:fs'
+import { chmodSync, mkdirSync, existsSync, readFileSync, writeFileSync, openSync, closeSync, fsyncSync, renameSync, accessSync, constants, statSync, rmSync, readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { ConfigError } from './config'
@@ -49,7 +49,8 @@ export function writeFileAtomic(path: string, content: string | Uint8Array, mode
 
 function ensureWritableDirectory(path: string): void {
   try {
-    mkdirSync(path, { recursive: true })
+    // the directory holds password hashes and the signing secret: only its owner reads it
+    mkdirSync(path, { recursive: true, mode: 0o700 })
   } catch (error) {
     throw new ConfigError(`data directory ${path} cannot be created: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
   }
@@ -97,6 +98,10 @@ export function openDataDir(root: string, options: { sweepTmp?: boolean } = {}):
   }
   const secret = readOrCreateSecret(paths)
   const db = openDatabase(paths.database)
+  // SQLite creates files with the process umask (usually 0644); the database holds password hashes
+  for (const file of [paths.database, `${paths.database}-wal`, `${paths.database}-shm`]) {
+    if (existsSync(file)) chmodSync(file, 0o600)
+  }
   return { paths, db, secret }
 }
 
