@@ -1,4 +1,5 @@
 // Answering a stored file (decisions §6): headers, HEAD, If-None-Match, single ranges; bodies stream from disk.
+import { statSync } from 'node:fs'
 import { AppError } from '../../http/errors'
 import { parseRange } from './range'
 
@@ -43,11 +44,24 @@ export function etagMatches(ifNoneMatch: string, etag: string): boolean {
 }
 
 /**
+ * Throws 500 STORED_FILE_MISSING when the blob is not on disk (deleted by hand, a bad restore).
+ * Without this check the response wraps a `Bun.file` that fails only once Bun starts sending it:
+ * a plain-text 500 from Bun, logged as a 200. One stat per download; downloads are throughput-bound.
+ * The path goes to the log only: messages never carry file paths (decisions §1).
+ */
+function assertStored(file: StoredFile, log: (line: string) => void): void {
+  if (statSync(file.path, { throwIfNoEntry: false })?.isFile()) return
+  log(JSON.stringify({ level: 'error', msg: 'stored file missing', kind: file.kind, sha256: file.sha256, path: file.path }))
+  throw new AppError(500, 'STORED_FILE_MISSING', `The stored file ${fileKinds[file.kind].fileName} of this version is missing from the data directory; an operator should run \`miniship doctor\``)
+}
+
+/**
  * The response for one stored file. The body is a `Bun.file` (or a slice of one), which Bun sends
  * with sendfile: nothing is read into memory here, whatever the size. Bun ignores `If-Range`, which
  * is fine because a blob's path is its content hash: the bytes at a path never change.
  */
-export function fileResponse(file: StoredFile, request: FileRequest): Response {
+export function fileResponse(file: StoredFile, request: FileRequest, log: (line: string) => void = console.error): Response {
+  assertStored(file, log)
   const etag = `"${file.sha256}"`
   const headers: Record<string, string> = {
     etag,

@@ -72,7 +72,7 @@ export function runtimeRoutes(deps: AppDeps) {
 
   function answerFile(request: Request, versionId: string, target: Target, token: string | undefined): Promise<Response> | Response {
     return then(runtime.file(versionId, token, target.kind, { anonymousRelease: target.anonymousRelease }), (stored) =>
-      fileResponse(stored, { method: request.method, range: request.headers.get('range'), ifNoneMatch: request.headers.get('if-none-match') }),
+      fileResponse(stored, { method: request.method, range: request.headers.get('range'), ifNoneMatch: request.headers.get('if-none-match') }, deps.log),
     )
   }
 

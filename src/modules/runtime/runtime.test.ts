@@ -5,6 +5,8 @@ import type { Config } from '../../config'
 import { createMiniApp, createTestUser, iosAssets, androidAssets, upload, uploadForm, type TestUser } from '../versions/test-fixtures'
 import { createTokenService } from '../auth/tokens'
 import { derivedManifestUrl, resolveUrl, sha256Hex } from './test-runtime'
+import { rmSync } from 'node:fs'
+import { blobPath } from '../../storage'
 
 const access = '/api/mini-apps/access'
 const day = 86_400_000
@@ -482,6 +484,35 @@ describe('install info stays right across the lifecycle (cache freshness)', () =
       const gone = await install(setup.context, v3.id, tokenOf(v3Info.bundleUrl)!)
       expect({ status: gone.status, code: gone.body.code }).toEqual({ status: 404, code: 'VERSION_NOT_FOUND' })
       expect(iosAssets().length + androidAssets().length).toBeGreaterThan(0)
+    } finally {
+      setup.context.close()
+    }
+  })
+})
+
+describe('a stored file gone from the data directory', () => {
+  test('GET and HEAD → 500 STORED_FILE_MISSING as JSON, pointing at `miniship doctor`, the path only in the log', async () => {
+    const setup = await setUp()
+    try {
+      const version = await uploadVersion(setup, '1.0.0', { bundleAndroid: 'android-only-here' })
+      const info = (await install(setup.context, version.id, setup.owner.token)).body
+      const blob = blobPath(setup.context.dataDir.paths, version.files.bundleAndroid!.sha256)
+      rmSync(blob)
+      const url = `${access}/versions/${version.id}/bundles/android?token=${tokenOf(info.bundleUrl)}`
+      const get = await setup.context.call('GET', url)
+      expect({ status: get.status, type: get.headers.get('content-type'), code: get.body.code }).toEqual({
+        status: 500,
+        type: 'application/json; charset=utf-8',
+        code: 'STORED_FILE_MISSING',
+      })
+      expect(get.body.message).toContain('miniship doctor')
+      expect(get.text).not.toContain(setup.context.dataDir.paths.root)
+      expect(get.text).not.toContain(version.files.bundleAndroid!.sha256)
+      expect(setup.context.logs.some((line) => line.includes('stored file missing') && line.includes(blob))).toBe(true)
+      const head = await fetchFrom(setup.context, url, { method: 'HEAD' })
+      expect({ status: head.response.status, code: JSON.parse(new TextDecoder().decode(head.bytes)).code }).toEqual({ status: 500, code: 'STORED_FILE_MISSING' })
+      // the other files of the version still answer
+      expect((await fetchFrom(setup.context, info.bundleUrl)).response.status).toBe(200)
     } finally {
       setup.context.close()
     }
