@@ -13,7 +13,7 @@ import { blobPath } from '../storage'
 import { collectGarbage, findGarbage } from '../storage/gc'
 import { tempDir } from '../test-support'
 import { productVersion } from '../version'
-import { createBackup, defaultBackupName } from './create'
+import { backupTarget, createBackup, defaultBackupName } from './create'
 import { BackupError, parseManifest, type BackupManifest } from './manifest'
 import { restoreBackup } from './restore'
 import { readTar } from './tar-reader'
@@ -162,6 +162,31 @@ describe('backup', () => {
 
   test('the default name is a UTC timestamp', () => {
     expect(defaultBackupName(new Date('2026-11-22T10:00:05.123Z'))).toBe('miniship-backup-20261122T100005Z.tar.gz')
+  })
+
+  test('--out: a file, or a directory (ending in / or existing; made 0700 when missing) for the default name', async () => {
+    const at = new Date('2026-11-22T10:00:05.123Z')
+    const name = defaultBackupName(at)
+    const cwd = scratch()
+    mkdirSync(join(cwd, 'existing'))
+    writeFileSync(join(cwd, 'a-file'), 'x')
+    expect(backupTarget(undefined, at, cwd)).toBe(join(cwd, name))
+    expect(backupTarget('nightly.tar.gz', at, cwd)).toBe(join(cwd, 'nightly.tar.gz'))
+    expect(backupTarget('existing', at, cwd)).toBe(join(cwd, 'existing', name))
+    expect(backupTarget('.', at, cwd)).toBe(join(cwd, name))
+    expect(existsSync(join(cwd, 'later'))).toBe(false)
+    expect(backupTarget('later/nested/', at, cwd)).toBe(join(cwd, 'later', 'nested', name))
+    expect(statSync(join(cwd, 'later', 'nested')).isDirectory()).toBe(true)
+    expect(statSync(join(cwd, 'later', 'nested')).mode & 0o777).toBe(0o700)
+    expect(() => backupTarget('a-file/', at, cwd)).toThrow(BackupError)
+
+    // the whole way: `--out somedir/` that does not exist yet ends up as somedir/<default name>
+    const { root, opened } = populatedDataDir()
+    opened.db.$client.close()
+    const result = await createBackup({ dataDir: root, out: backupTarget('somedir/', at, cwd), now: () => at })
+    expect(result.out).toBe(join(cwd, 'somedir', name))
+    expect(statSync(join(cwd, 'somedir')).isDirectory()).toBe(true)
+    expect(readdirSync(join(cwd, 'somedir'))).toEqual([name])
   })
 
   test('refuses to overwrite an existing archive', async () => {

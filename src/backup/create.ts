@@ -1,7 +1,7 @@
 // `miniship backup`: a consistent .tar.gz of a data directory (database snapshot, the blobs it refers to,
 // the signing secret, backup.json), taken while a server may be running and writing.
 import { createReadStream, createWriteStream, existsSync, linkSync, copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
-import { basename, dirname, join } from 'node:path'
+import { basename, dirname, join, resolve, sep } from 'node:path'
 import { Database } from 'bun:sqlite'
 import { TarArchive } from 'archiver'
 import { dataDirPaths, fsyncPath, type DataDirPaths } from '../data-dir'
@@ -34,6 +34,27 @@ export interface BackupResult {
 /** `miniship-backup-20261122T100000Z.tar.gz` */
 export function defaultBackupName(now: Date): string {
   return `miniship-backup-${now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z')}.tar.gz`
+}
+
+/**
+ * The archive path `--out` asks for. No `--out`: the default name in `cwd`. An `--out` that ends in
+ * `/` or names an existing directory: the default name inside that directory, made (0700, as the
+ * archive holds the secret) when missing; without this, `--out backups/` wrote a file named
+ * `backups`. Anything else: that file.
+ */
+export function backupTarget(out: string | undefined, now: Date, cwd = process.cwd()): string {
+  if (out === undefined) return resolve(cwd, defaultBackupName(now))
+  const path = resolve(cwd, out)
+  const existing = statSync(path, { throwIfNoEntry: false })
+  const namesDirectory = out.endsWith('/') || out.endsWith(sep) || existing?.isDirectory() === true
+  if (!namesDirectory) return path
+  if (existing !== undefined && !existing.isDirectory()) throw new BackupError(`${path} is a file, not a directory to put the archive in`)
+  try {
+    mkdirSync(path, { recursive: true, mode: 0o700 })
+  } catch (error) {
+    throw new BackupError(`could not create the directory ${path}: ${(error as Error).message}`)
+  }
+  return join(path, defaultBackupName(now))
 }
 
 /** A deleted version can remove a blob between snapshot and staging; a fresh snapshot no longer needs it. */
