@@ -15,7 +15,7 @@ import { tempDir } from '../test-support'
 import { productVersion } from '../version'
 import { backupTarget, createBackup, defaultBackupName } from './create'
 import { BackupError, parseManifest, type BackupManifest } from './manifest'
-import { restoreBackup } from './restore'
+import { removeRestoreLeftovers, restoreBackup } from './restore'
 import { readTar } from './tar-reader'
 
 const cleanups: string[] = []
@@ -248,6 +248,47 @@ describe('restore', () => {
     expect(existsSync(join(target, 'keep.txt'))).toBe(false)
     expect(existsSync(join(target, 'miniship.db'))).toBe(true)
     expect(readdirSync(dirname(target)).filter((name) => name.includes('.restore-') || name.includes('.replaced-'))).toEqual([])
+  })
+
+  test('removes what killed restores into the same target left beside it, says so in one line, and spares live restores', async () => {
+    const { root, opened } = populatedDataDir()
+    opened.db.$client.close()
+    const { archive } = await backupOf(root)
+    const parent = scratch()
+    const target = join(parent, 'data')
+    const deadPid = Bun.spawnSync(['true']).pid
+    const leftovers = ['.data.restore-0123456789ab', `.data.restore-${deadPid}-abcdef012345`, `.data.restore-${process.pid}-00000000aaaa`]
+    for (const name of leftovers) {
+      mkdirSync(join(parent, name))
+      writeFileSync(join(parent, name, 'secret.key'), 'a copy of the secret')
+    }
+    // not leftovers of this target: another target's, a name we never make, a live process's restore
+    const kept = ['.other.restore-0123456789ab', '.data.restore-x.restore-0123456789ab', '.data.restore-notours', `.data.restore-${process.ppid}-0123456789ab`]
+    for (const name of kept) mkdirSync(join(parent, name))
+
+    const notices: string[] = []
+    let ownStagingSweep: string | null | undefined
+    let ownStaging: string[] = []
+    const progress = (line: string) => {
+      if (line !== 'checking the database…') return
+      // mid-restore, with its own staging directory full: a sweep must not take it for a leftover
+      ownStaging = readdirSync(parent).filter((name) => name.startsWith(`.data.restore-${process.pid}-`))
+      ownStagingSweep = removeRestoreLeftovers(target)
+    }
+    await restoreBackup({ archive, dataDir: target, notice: (line) => notices.push(line), progress })
+    expect(ownStaging).toHaveLength(1)
+    expect(ownStagingSweep).toBeNull()
+    expect(existsSync(join(target, 'miniship.db'))).toBe(true)
+    expect(notices).toHaveLength(1)
+    expect(notices[0]).not.toContain('\n')
+    expect(notices[0]).toContain(`left beside ${target}`)
+    for (const name of leftovers) expect(notices[0]).toContain(name)
+    expect(readdirSync(parent).sort()).toEqual(['data', ...kept].sort())
+
+    // nothing left: nothing said
+    const quiet: string[] = []
+    await restoreBackup({ archive, dataDir: target, force: true, notice: (line) => quiet.push(line) })
+    expect(quiet).toEqual([])
   })
 
   test('through a symbolic link, the directory it points to is replaced and the link stays', async () => {

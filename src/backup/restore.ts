@@ -19,6 +19,8 @@ export interface RestoreOptions {
   dataDir: string
   force?: boolean
   progress?: (line: string) => void
+  /** one-line notices worth keeping (the CLI writes them to stderr), e.g. leftovers removed */
+  notice?: (line: string) => void
   /** paths to delete if the process is interrupted (the CLI removes them on SIGINT/SIGTERM) */
   cleanup?: Set<string>
 }
@@ -192,6 +194,63 @@ function prepareDatabase(directory: string, manifest: BackupManifest): number {
   return schemaVersion - applied
 }
 
+/** Staging directories of restores running in this process right now (tests run several at once). */
+const activeStagings = new Set<string>()
+
+/** `.<name>.restore-<pid>-<hex>`: the pid lets a later restore tell a live restore's staging from a dead one's. */
+function stagingPrefix(target: string): string {
+  return `.${basename(target)}.restore-`
+}
+
+/** `<pid>-<12 hex>`, or `<12 hex>` as restores named it before; nothing looser (`.data.restore-x.restore-…` belongs to `data.restore-x`). */
+const stagingSuffix = /^(?:(\d+)-)?[0-9a-f]{12}$/
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/**
+ * Removes the staging directories that killed restores (SIGKILL, power loss) left beside `target`:
+ * each holds a copy of the secret and the database, and nothing else would ever remove it. Spared:
+ * the staging of a restore still running, in this process or in another live one (by the pid in
+ * the name; a name without one, from before the pid was recorded, is always a leftover). Returns
+ * one line saying what was done, or null when there was nothing.
+ */
+export function removeRestoreLeftovers(target: string): string | null {
+  const parent = dirname(target)
+  const prefix = stagingPrefix(target)
+  let names: string[]
+  try {
+    names = readdirSync(parent).filter((name) => name.startsWith(prefix) && stagingSuffix.test(name.slice(prefix.length)))
+  } catch {
+    return null // no parent yet: nothing left there
+  }
+  const removed: string[] = []
+  const failed: string[] = []
+  for (const name of names) {
+    const path = join(parent, name)
+    if (activeStagings.has(path)) continue
+    const pid = stagingSuffix.exec(name.slice(prefix.length))![1]
+    if (pid !== undefined && Number(pid) !== process.pid && processAlive(Number(pid))) continue
+    try {
+      rmSync(path, { recursive: true, force: true })
+      removed.push(name)
+    } catch (error) {
+      failed.push(`${name} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+    }
+  }
+  if (removed.length === 0 && failed.length === 0) return null
+  const parts: string[] = []
+  if (removed.length > 0) parts.push(`removed what ${removed.length === 1 ? 'an interrupted restore' : `${removed.length} interrupted restores`} left beside ${target}: ${removed.join(', ')}`)
+  if (failed.length > 0) parts.push(`could not remove ${failed.join(', ')}; remove ${failed.length === 1 ? 'it' : 'them'} by hand, ${failed.length === 1 ? 'it holds' : 'they hold'} a copy of the secret`)
+  return parts.join('; ')
+}
+
 function isEmptyDirectory(path: string): boolean {
   return readdirSync(path).length === 0
 }
@@ -214,6 +273,8 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreRes
     }
   }
   if (!existsSync(options.archive)) throw new BackupError(`${options.archive} does not exist`)
+  const swept = removeRestoreLeftovers(target)
+  if (swept !== null) (options.notice ?? (() => {}))(swept)
 
   progress('verifying the archive…')
   const manifest = await verifyArchive(options.archive, progress)
@@ -221,8 +282,9 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreRes
   // Beside the target, so that the final rename stays on one file system.
   const parent = dirname(target)
   mkdirSync(parent, { recursive: true })
-  const staging = join(parent, `.${basename(target)}.restore-${randomBytes(6).toString('hex')}`)
+  const staging = join(parent, `${stagingPrefix(target)}${process.pid}-${randomBytes(6).toString('hex')}`)
   cleanup.add(staging)
+  activeStagings.add(staging)
   try {
     mkdirSync(staging, { mode: 0o700 })
     await extractArchive(options.archive, staging, manifest, progress)
@@ -256,5 +318,6 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreRes
       rmSync(staging, { recursive: true, force: true })
       cleanup.delete(staging)
     }
+    activeStagings.delete(staging)
   }
 }

@@ -22,7 +22,7 @@ export function restoreCommand(): Command {
         const cleanup = new Set<string>()
         const uninstall = removeOnInterrupt(cleanup, (path) => rmSync(path, { recursive: true, force: true }))
         try {
-          const result = await restoreBackup({ archive: file, dataDir: config.dataDir, force: force === true, progress, cleanup })
+          const result = await restoreBackup({ archive: file, dataDir: config.dataDir, force: force === true, progress, cleanup, notice: (line) => process.stderr.write(`miniship: ${line}\n`) })
           progress.done()
           const blobs = result.manifest.files.length - 2
           const migrated = result.migrated > 0 ? `, migrated from schema version ${result.manifest.schemaVersion}` : ''
