@@ -124,6 +124,23 @@ describe('create-admin', () => {
     expect(existsSync(fresh)).toBe(false)
   })
 
+  test('--password-stdin on a terminal: exit 2 with one line saying to leave it out, nothing read, data dir untouched', async () => {
+    const fresh = dataDir()
+    let read = false
+    const result = await run(['--email', 'typed@example.com', '--password-stdin', '--data-dir', fresh], {
+      tty: true,
+      get stdin() {
+        read = true
+        return 'hunter22\n'
+      },
+    })
+    expect(result.exitCode).toBe(2)
+    expect(result.err).toEqual(['miniship: --password-stdin reads the password from a pipe or file; leave it out to be prompted'])
+    expect(result.out).toEqual([])
+    expect(read).toBe(false)
+    expect(existsSync(fresh)).toBe(false)
+  })
+
   test('a malformed email is exit 2', async () => {
     const result = await run(['--email', 'not-an-email', '--password-stdin', '--data-dir', dir], { stdin: 'hunter22\n' })
     expect(result.exitCode).toBe(2)

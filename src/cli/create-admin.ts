@@ -98,6 +98,10 @@ async function createAdmin(flags: CreateAdminFlags, io: CreateAdminIo): Promise<
   const email = normaliseEmail(flags.email)
   if (email === null) throw new CommandFailure(2, `--email must be an email address such as admin@example.com, got "${flags.email.slice(0, 100)}"`)
   const displayName = flags.displayName === undefined ? undefined : requireDisplayName(flags.displayName)
+  // On a terminal, reading stdin would show no prompt and echo the password as it is typed.
+  if (flags.passwordStdin && io.stdinIsTTY()) {
+    throw new CommandFailure(2, '--password-stdin reads the password from a pipe or file; leave it out to be prompted')
+  }
   if (!flags.passwordStdin && !io.stdinIsTTY()) {
     throw new CommandFailure(2, 'no terminal to ask for the password on: pipe it in with --password-stdin')
   }
