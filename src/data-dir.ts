@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, existsSync, readFileSync, writeFileSync, openSync
 import { dirname, join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { ConfigError } from './config'
-import { openDatabase, databaseFileName, type Db } from './db/open'
+import { openDatabase, databaseFileName, NewerSchemaError, type Db } from './db/open'
 
 export const secretFileName = 'secret.key'
 export const lockFileName = 'miniship.lock'
@@ -47,14 +47,29 @@ export function writeFileAtomic(path: string, content: string | Uint8Array, mode
   fsyncPath(dirname(path))
 }
 
+const fileSystemReasons: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  ENOTDIR: 'a part of the path is a file, not a directory',
+  EEXIST: 'a file of that name exists',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'the disk is full',
+}
+
+/** "permission denied" rather than "EACCES": what an operator reads in one line. */
+export function fileSystemReason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code
+  return (code && fileSystemReasons[code]) ?? (error as Error).message
+}
+
 function ensureWritableDirectory(path: string): void {
+  if (existsSync(path) && !statSync(path).isDirectory()) throw new ConfigError(`data directory ${path} is not a directory`)
   try {
     // the directory holds password hashes and the signing secret: only its owner reads it
     mkdirSync(path, { recursive: true, mode: 0o700 })
   } catch (error) {
-    throw new ConfigError(`data directory ${path} cannot be created: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+    throw new ConfigError(`data directory ${path} cannot be created: ${fileSystemReason(error)}`)
   }
-  if (!statSync(path).isDirectory()) throw new ConfigError(`data directory ${path} is not a directory`)
   try {
     accessSync(path, constants.W_OK | constants.R_OK | constants.X_OK)
   } catch {
@@ -62,12 +77,46 @@ function ensureWritableDirectory(path: string): void {
   }
 }
 
+/** Whether any file sits in the blob store (an instance that has taken uploads). */
+export function hasStoredFiles(paths: Pick<DataDirPaths, 'blobs'>): boolean {
+  const root = join(paths.blobs, 'sha256')
+  if (!existsSync(root)) return false
+  return readdirSync(root).some((prefix) => {
+    const folder = join(root, prefix)
+    return statSync(folder).isDirectory() && readdirSync(folder).length > 0
+  })
+}
+
+/**
+ * A directory that has served before (a secret or stored files) but has no database lost it: a
+ * fresh, empty database there would make every stored file look unreferenced, and the startup
+ * clean-up would delete them all. Refuse instead, and say how to recover.
+ */
+function refuseLostDatabase(paths: DataDirPaths): void {
+  const missing = !existsSync(paths.database) || statSync(paths.database).size === 0
+  if (!missing) return
+  const storedFiles = hasStoredFiles(paths)
+  if (!storedFiles && !existsSync(paths.secret)) return
+  const what = storedFiles ? 'stored files' : 'a signing secret'
+  throw new ConfigError(
+    `data directory ${paths.root} holds ${what} but its database is missing or empty; restore a backup (miniship restore FILE --data-dir ${paths.root} --force), or move the directory away to start a new instance`,
+  )
+}
+
 /** The HS256 signing secret, generated once (mode 0600) and never leaving the data directory. */
-export function readOrCreateSecret(paths: DataDirPaths): Uint8Array {
+export function readOrCreateSecret(paths: DataDirPaths, warn: (line: string) => void = () => {}): Uint8Array {
   if (!existsSync(paths.secret)) {
+    if (existsSync(paths.database)) {
+      warn(`the signing secret ${paths.secret} was missing and a new one was made: every access token and download link issued before no longer works (restore secret.key from a backup to keep them)`)
+    }
     writeFileAtomic(paths.secret, randomBytes(48).toString('base64url') + '\n')
   }
-  const text = readFileSync(paths.secret, 'utf8').trim()
+  let text: string
+  try {
+    text = readFileSync(paths.secret, 'utf8').trim()
+  } catch (error) {
+    throw new ConfigError(`signing secret ${paths.secret} cannot be read: ${fileSystemReason(error)}`)
+  }
   if (text.length < 32) throw new ConfigError(`signing secret ${paths.secret} is too short or damaged`)
   return new TextEncoder().encode(text)
 }
@@ -87,17 +136,31 @@ export interface OpenedDataDir {
  * Creates what is missing (idempotent), applies migrations and empties tmp/ (leftovers of uploads
  * a crash interrupted). Throws ConfigError when the directory is unusable.
  */
-export function openDataDir(root: string, options: { sweepTmp?: boolean } = {}): OpenedDataDir {
+export function openDataDir(root: string, options: { sweepTmp?: boolean; warn?: (line: string) => void } = {}): OpenedDataDir {
   const paths = dataDirPaths(root)
   ensureWritableDirectory(root)
+  refuseLostDatabase(paths)
   mkdirSync(join(paths.blobs, 'sha256'), { recursive: true })
   mkdirSync(paths.tmp, { recursive: true })
   // While another process serves this directory, tmp/ holds its uploads in flight: not leftovers.
   if (options.sweepTmp !== false && lockHolder(paths) === null) {
     for (const name of readdirSync(paths.tmp)) rmSync(join(paths.tmp, name), { recursive: true, force: true })
   }
-  const secret = readOrCreateSecret(paths)
-  const db = openDatabase(paths.database)
+  const secret = readOrCreateSecret(paths, options.warn ?? ((line) => process.stderr.write(`miniship: warning: ${line}\n`)))
+  if (existsSync(paths.database)) {
+    try {
+      accessSync(paths.database, constants.R_OK | constants.W_OK)
+    } catch {
+      throw new ConfigError(`database ${paths.database} is not writable by this user`)
+    }
+  }
+  let db: Db
+  try {
+    db = openDatabase(paths.database)
+  } catch (error) {
+    if (error instanceof NewerSchemaError) throw error
+    throw new ConfigError(`database ${paths.database} cannot be opened: ${(error as Error).message}; run miniship doctor, or restore a backup`)
+  }
   // SQLite creates files with the process umask (usually 0644); the database holds password hashes
   for (const file of [paths.database, `${paths.database}-wal`, `${paths.database}-shm`]) {
     if (existsSync(file)) chmodSync(file, 0o600)
@@ -124,7 +187,7 @@ export function acquireLock(paths: DataDirPaths): () => void {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
       const holder = lockHolder(paths)
       if (holder !== null && holder !== process.pid) {
-        throw new ConfigError(`another miniship (pid ${holder}) is already serving ${paths.root}; stop it first`)
+        throw new ConfigError(`another miniship (pid ${holder}) is already serving ${paths.root}; stop it first (if none runs, remove ${paths.lock})`)
       }
       // The holder died without cleaning up (SIGKILL, power loss): the lock is stale.
       rmSync(paths.lock, { force: true })
@@ -141,14 +204,25 @@ export function lockHolder(paths: Pick<DataDirPaths, 'lock'>): number | null {
   } catch {
     return null
   }
-  return Number.isInteger(holder) && holder > 0 && processAlive(holder) ? holder : null
+  return Number.isInteger(holder) && holder > 0 && (holder === process.pid || processAlive(holder)) ? holder : null
 }
 
+/**
+ * Whether `pid` is a live miniship. After a crash and a reboot the pid in a stale lock may belong
+ * to some other program; where /proc tells, a process whose command line names none of our
+ * lock-taking subcommands is not taken for a holder.
+ */
 function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false
   }
+  let commandLine: string
+  try {
+    commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+  } catch {
+    return true
+  }
+  return /miniship|\u0000(serve|doctor|restore)\u0000/.test(commandLine + '\u0000')
 }

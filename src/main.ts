@@ -21,6 +21,15 @@ const program = new Command('miniship')
   .addCommand(doctorCommand())
   .addCommand(backupCommand())
   .addCommand(restoreCommand())
-  .showHelpAfterError()
+
+// A bad invocation (unknown command or option, missing or invalid value) is one line naming the
+// problem and exit code 2, like a bad configuration value; help and --version exit 0.
+for (const command of [program, ...program.commands]) {
+  command
+    .configureOutput({ outputError: (text, write) => write(`miniship: ${text.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} (see miniship ${command === program ? '' : `${command.name()} `}--help)\n`) })
+    .exitOverride((error) => {
+      process.exit(error.exitCode === 0 ? 0 : 2)
+    })
+}
 
 await program.parseAsync(process.argv)

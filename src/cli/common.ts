@@ -37,12 +37,18 @@ export function configFrom(flags: ConfigFlags): Config {
   }
 }
 
-/** Runs an action, turning expected failures (bad config, newer schema) into one clear line. */
+/**
+ * Runs an action, turning failures into one clear line: bad configuration or a newer schema exit
+ * 2; anything unexpected exits 1 with its message (the stack only with MINISHIP_DEBUG=1), never
+ * with a trace of our source files on an operator's terminal.
+ */
 export async function runAction(action: () => Promise<void> | void): Promise<void> {
   try {
     await action()
   } catch (error) {
     if (error instanceof ConfigError || error instanceof NewerSchemaError) fail(error.message)
-    throw error
+    if (Bun.env.MINISHIP_DEBUG === '1') throw error
+    const message = error instanceof Error ? error.message.split('\n')[0] : String(error)
+    fail(`${message} (run with MINISHIP_DEBUG=1 for details)`, 1)
   }
 }

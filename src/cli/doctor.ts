@@ -1,15 +1,17 @@
 // `miniship doctor`: find what a crash, a restore or a disk problem broke, and name it.
 import { Command } from 'commander'
-import { existsSync, statSync } from 'node:fs'
+import { accessSync, constants, existsSync, statSync } from 'node:fs'
 import { Database } from 'bun:sqlite'
 import { configFrom, fail, runAction, withDataDirOption } from './common'
-import { acquireLock, dataDirPaths, lockHolder, type DataDirPaths } from '../data-dir'
+import { acquireLock, dataDirPaths, hasStoredFiles, lockHolder, type DataDirPaths } from '../data-dir'
 import { appliedMigrationCount, schemaVersion } from '../db/open'
 import { collectGarbage, describeCollected, findGarbage } from '../storage/gc'
 import { checkStoredFiles } from '../storage'
 
 export interface DoctorCheck {
   name: string
+  /** reads our tables: skipped (the migrations check says why) until every migration is applied */
+  needsSchema?: boolean
   /** problems found; an empty list means the check passed */
   run(paths: DataDirPaths, database: Database): string[] | Promise<string[]>
 }
@@ -42,11 +44,13 @@ export const databaseChecks: DoctorCheck[] = [
   },
   {
     name: 'stored files',
+    needsSchema: true,
     // every file a version refers to exists, with its recorded size and sha256
     run: (paths, database) => checkStoredFiles(database, paths),
   },
   {
     name: 'leftovers',
+    needsSchema: true,
     // While a server runs, tmp/ and fresh blobs belong to uploads in flight; it collects at startup.
     run: (paths, database) => (lockHolder(paths) === null ? garbageProblems(paths, database) : []),
   },
@@ -67,11 +71,12 @@ function garbageProblems(paths: DataDirPaths, database: Database): string[] {
 function fixLeftovers(root: string): string {
   const paths = dataDirPaths(root)
   if (!existsSync(paths.database)) return 'nothing to fix: there is no database'
+  if (!schemaComplete(paths)) fail('the database is not complete (see the problems below); nothing was removed', 1)
   const holder = lockHolder(paths)
   if (holder !== null) fail(`a miniship server (pid ${holder}) is serving ${root}; it cleans up at startup, or stop it and run doctor --fix again`, 1)
   const releaseLock = acquireLock(paths)
   try {
-    const database = new Database(paths.database, { readonly: true, strict: true })
+    const database = openForChecks(paths.database)
     try {
       return describeCollected(collectGarbage(paths, database)) ?? 'nothing to fix: no unreferenced files and nothing in tmp/'
     } finally {
@@ -89,21 +94,59 @@ function secretProblems(paths: DataDirPaths): string[] {
   return []
 }
 
+/**
+ * Doctor never writes to the database, but it opens it read-write when it can: a read-only
+ * connection to a WAL database whose -shm file is gone (a copied data directory) fails with
+ * "disk I/O error" instead of reading it.
+ */
+function openForChecks(path: string): Database {
+  try {
+    return new Database(path, { readwrite: true, create: false, strict: true })
+  } catch {
+    return new Database(path, { readonly: true, strict: true })
+  }
+}
+
+/** Whether the database opens and has every migration this miniship knows. */
+function schemaComplete(paths: DataDirPaths): boolean {
+  try {
+    const database = openForChecks(paths.database)
+    try {
+      return appliedMigrationCount(database) === schemaVersion
+    } finally {
+      database.close()
+    }
+  } catch {
+    return false
+  }
+}
+
 /** Every problem doctor finds in the data directory at `root`. */
 export async function diagnose(root: string, progress: (line: string) => void = () => {}): Promise<string[]> {
   const paths = dataDirPaths(root)
   if (!existsSync(root)) return [`data directory ${root} does not exist; run miniship init`]
-  if (!existsSync(paths.database)) return [`database ${paths.database} does not exist; run miniship init`]
+  if (!existsSync(paths.database) || statSync(paths.database).size === 0) {
+    return hasStoredFiles(paths) || existsSync(paths.secret)
+      ? [`database ${paths.database} is missing or empty while the directory holds stored files or a secret; restore a backup (miniship restore FILE --data-dir ${root} --force)`]
+      : [`database ${paths.database} does not exist; run miniship init`]
+  }
   const problems = secretProblems(paths)
+  try {
+    accessSync(paths.database, constants.R_OK | constants.W_OK)
+  } catch {
+    problems.push(`database ${paths.database} is not writable by this user: the server cannot record anything`)
+  }
   let database: Database
   try {
-    database = new Database(paths.database, { readonly: true, strict: true })
+    database = openForChecks(paths.database)
     database.query('SELECT count(*) FROM sqlite_master').get()
   } catch (error) {
     return [...problems, `database ${paths.database} cannot be opened or read: ${(error as Error).message}`]
   }
   try {
+    const schemaReady = appliedMigrationCount(database) === schemaVersion
     for (const check of databaseChecks) {
+      if (check.needsSchema && !schemaReady) continue
       progress(`checking ${check.name}…`)
       try {
         problems.push(...(await check.run(paths, database)))

@@ -2,7 +2,7 @@
 import { Command } from 'commander'
 import { configFrom, runAction, withDataDirOption } from './common'
 import { isInitialised, openDataDir } from '../data-dir'
-import { schemaVersion } from '../db/open'
+import { closeDatabase, schemaVersion } from '../db/open'
 
 export function initCommand(): Command {
   return withDataDirOption(new Command('init'))
@@ -12,8 +12,7 @@ export function initCommand(): Command {
       runAction(() => {
         const config = configFrom(flags)
         const existed = isInitialised(config.dataDir)
-        const { db } = openDataDir(config.dataDir)
-        db.$client.close()
+        closeDatabase(openDataDir(config.dataDir).db)
         console.log(
           existed
             ? `Data directory ${config.dataDir} is already initialised (schema version ${schemaVersion}).`

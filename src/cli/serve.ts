@@ -6,6 +6,7 @@ import { configFrom, fail, runAction, withServerOptions } from './common'
 import { acquireLock, openDataDir } from '../data-dir'
 import { collectGarbage } from '../storage/gc'
 import { createApp, uploadPathPattern } from '../app'
+import { closeDatabase } from '../db/open'
 import { errorResponse, toAppError } from '../http/errors'
 import { prepareRequest } from '../http/prepare-request'
 import { nativeInstallRoutes } from '../modules/runtime/native-routes'
@@ -67,7 +68,12 @@ export function startServer(config: Config): RunningServer {
     db.$client.close()
     releaseLock()
     const code = (error as NodeJS.ErrnoException).code
+    const where = `${config.host}:${config.port}`
     if (code === 'EADDRINUSE') fail(`port ${config.port} on ${config.host} is already in use`)
+    if (code === 'EACCES') fail(`no permission to listen on ${where}; use a port above 1023 (a reverse proxy can serve 80/443)`)
+    if (code === 'EADDRNOTAVAIL' || code === 'EINVAL' || code === 'ENOTFOUND' || code === 'EAI_NONAME') {
+      fail(`cannot listen on ${where}: ${config.host} is not an address of this machine`)
+    }
     throw error
   }
   // Handlers read the client address through Elysia's context `server`.
@@ -80,8 +86,7 @@ export function startServer(config: Config): RunningServer {
         const drained = server.stop(false)
         const timedOut = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), shutdownGraceMs).unref())
         if ((await Promise.race([drained, timedOut])) === 'timeout') await server.stop(true)
-        db.$client.exec('PRAGMA wal_checkpoint(TRUNCATE)')
-        db.$client.close()
+        closeDatabase(db)
         releaseLock()
         logSink.flush()
       })()

@@ -54,3 +54,16 @@ export function openDatabase(path: string, options: { migrate?: boolean } = {}):
     throw error
   }
 }
+
+/**
+ * Moves everything in the WAL into the database file, then closes: the database file alone is
+ * then complete (an operator copying it, a tool opening it read-only). Closing without this can
+ * leave every committed page in the -wal file while statements are still cached.
+ */
+export function closeDatabase(db: Pick<Db, '$client'>): void {
+  try {
+    db.$client.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+  } finally {
+    db.$client.close()
+  }
+}

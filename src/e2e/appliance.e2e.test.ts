@@ -113,6 +113,12 @@ describe('the binary alone in an empty directory', () => {
     const badEnv = await run(['serve', '--data-dir', 'data'], { env: { MINISHIP_PORT: 'abc' } })
     expect(badEnv.exitCode).toBe(2)
     expect(badEnv.stderr).toContain('MINISHIP_PORT')
+    for (const args of [['bogus'], ['serve', '--bogus'], ['--verison'], ['restore'], ['create-admin'], ['serve', '--registration', 'maybe'], ['serve', '--data-dir', 'data', '--host', '999.1.1.1', '--port', '0']]) {
+      const bad = await run(args)
+      expect({ args, exitCode: bad.exitCode, lines: bad.stderr.trim().split('\n').length }).toEqual({ args, exitCode: 2, lines: 1 })
+      expect(bad.stderr).toStartWith('miniship: ')
+      expect(bad.stderr).not.toContain('.ts:')
+    }
     writeFileSync(join(dir, 'not-a-dir'), 'x')
     const unwritable = await run(['serve', '--data-dir', 'not-a-dir/data'])
     expect(unwritable.exitCode).toBe(2)

@@ -1,0 +1,54 @@
+import { afterAll, expect, test } from 'bun:test'
+import { mkdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { openDataDir } from '../data-dir'
+import { closeDatabase } from '../db/open'
+import { tempDir } from '../test-support'
+import { diagnose } from './doctor'
+
+const made: string[] = []
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true })
+})
+
+function initialised(): string {
+  const root = tempDir('miniship-doctor-')
+  made.push(root)
+  closeDatabase(openDataDir(root).db)
+  // a copied data directory: the database file without its -wal and -shm
+  for (const suffix of ['-wal', '-shm']) rmSync(join(root, `miniship.db${suffix}`), { force: true })
+  return root
+}
+
+test('a healthy directory has no problems', async () => {
+  expect(await diagnose(initialised())).toEqual([])
+})
+
+test('an emptied database is named as such, without SQL error text', async () => {
+  const root = initialised()
+  truncateSync(join(root, 'miniship.db'), 0)
+  const problems = await diagnose(root)
+  expect(problems).toHaveLength(1)
+  expect(problems[0]).toContain('is missing or empty while the directory holds stored files or a secret; restore a backup')
+  expect(problems.join('\n')).not.toContain('no such table')
+})
+
+test('a database without our tables: the missing migrations are named and table checks skipped', async () => {
+  const root = initialised()
+  rmSync(join(root, 'miniship.db'))
+  const { Database } = await import('bun:sqlite')
+  const bare = new Database(join(root, 'miniship.db'), { create: true })
+  bare.exec('CREATE TABLE other (x)')
+  bare.close()
+  const problems = await diagnose(root)
+  expect(problems).toEqual([expect.stringContaining('migrations not applied')])
+})
+
+test('a deleted database beside stored files says to restore, not to init', async () => {
+  const root = initialised()
+  mkdirSync(join(root, 'blobs', 'sha256', 'ab'), { recursive: true })
+  writeFileSync(join(root, 'blobs', 'sha256', 'ab', 'ab'.padEnd(64, '0')), 'x')
+  rmSync(join(root, 'miniship.db'))
+  const problems = await diagnose(root)
+  expect(problems).toEqual([expect.stringContaining('restore a backup')])
+})
