@@ -1,5 +1,6 @@
 // `npm run build`: compile src/main.ts, the migrations and the console into one executable, dist/miniship.
-import { join } from 'node:path'
+import { readdirSync, rmSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
 
 const root = join(import.meta.dir, '..')
 const outfile = process.argv[2] ?? join(root, 'dist', 'miniship')
@@ -25,5 +26,10 @@ const build = Bun.spawnSync([process.execPath, ...args], { cwd: root, stdout: 'i
 if (build.exitCode !== 0) {
   console.error(`build failed (exit ${build.exitCode})`)
   process.exit(build.exitCode ?? 1)
+}
+// The source map is embedded in the executable; the copies bun also writes beside it are not needed.
+const outdir = dirname(outfile)
+for (const name of readdirSync(outdir)) {
+  if (name === `${basename(outfile)}.map` || /^chunk-[a-z0-9]+\.js\.map$/.test(name)) rmSync(join(outdir, name), { force: true })
 }
 console.log(`built ${outfile} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
