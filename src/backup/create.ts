@@ -3,7 +3,7 @@
 import { createReadStream, createWriteStream, existsSync, linkSync, copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
 import { basename, dirname, join, resolve, sep } from 'node:path'
 import { Database } from 'bun:sqlite'
-import { TarArchive } from 'archiver'
+import type { TarArchive as TarArchiveType } from 'archiver'
 import { dataDirPaths, fsyncPath, type DataDirPaths } from '../data-dir'
 import { appliedMigrationCount } from '../db/open'
 import { blobPath } from '../storage'
@@ -171,6 +171,8 @@ async function writeArchive(out: string, manifest: BackupManifest, sources: Map<
   const date = new Date(manifest.createdAt)
   try {
     const output = createWriteStream(partial, { flags: 'wx', mode: 0o600 })
+    // loaded here, not at the top: archiver is a fifth of the binary's start-up, and only backup needs it
+    const { TarArchive } = (await import('archiver')) as { TarArchive: typeof TarArchiveType }
     const archive = new TarArchive({ gzip: true, gzipOptions: { level: 1 } })
     const totalBytes = manifest.files.reduce((sum, file) => sum + file.size, 0)
     let lastReport = 0

@@ -60,6 +60,7 @@ export function startServer(config: Config): RunningServer {
       routes: {
         '/': consolePage,
         '/cli/authorize': consolePage,
+        '/api/health': { GET: withRequestLog<Server<undefined>, BunRequest>(app.store.health, log) },
         ...nativeInstallRoutes(app.store.installAnswers, (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, log), log),
       },
       fetch: handle,

@@ -1,5 +1,5 @@
 // Checks an uploaded assets archive (decisions §5): a real zip whose entries stay in the platform's folders.
-import yauzl from 'yauzl'
+import type yauzlModule from 'yauzl'
 
 export type Platform = 'ios' | 'android'
 
@@ -23,7 +23,7 @@ export function entryNameProblem(name: string, platform: Platform): string | nul
   return null
 }
 
-function isSymbolicLink(entry: yauzl.Entry): boolean {
+function isSymbolicLink(entry: yauzlModule.Entry): boolean {
   const madeBy = entry.versionMadeBy >> 8
   // Only archives made on unix (3) or macOS (19) carry unix modes in the external attributes.
   if (madeBy !== 3 && madeBy !== 19) return false
@@ -44,7 +44,9 @@ function describeZipError(error: Error): string {
  * Reads the central directory of the zip at `path` and returns the first problem as a phrase
  * to follow the field name ("assetsIos is not a valid zip archive"), or null when it is fine.
  */
-export function checkAssetsArchive(path: string, platform: Platform): Promise<string | null> {
+export async function checkAssetsArchive(path: string, platform: Platform): Promise<string | null> {
+  // loaded on the first upload rather than at start-up (the binary starts faster without it)
+  const { default: yauzl } = (await import('yauzl')) as { default: typeof yauzlModule }
   return new Promise((resolve) => {
     yauzl.open(path, { lazyEntries: true, autoClose: true, strictFileNames: false, validateEntrySizes: true }, (openError, zip) => {
       if (openError || !zip) {
@@ -61,7 +63,7 @@ export function checkAssetsArchive(path: string, platform: Platform): Promise<st
       }
       zip.on('error', (error: Error) => finish(describeZipError(error)))
       zip.on('end', () => finish(null))
-      zip.on('entry', (entry: yauzl.Entry) => {
+      zip.on('entry', (entry: yauzlModule.Entry) => {
         if (isSymbolicLink(entry)) return finish(`contains a symbolic link (${entry.fileName}); archives must hold plain files`, true)
         const problem = entryNameProblem(entry.fileName, platform)
         if (problem) return finish(problem, true)

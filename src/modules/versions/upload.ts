@@ -1,5 +1,5 @@
 // Receives a multipart upload without holding it in memory: busboy → one temp file per part, hashed while streaming.
-import Busboy from 'busboy'
+import type BusboyModule from 'busboy'
 import { Readable, pipeline } from 'node:stream'
 import type { ReadableStream as NodeWebReadableStream } from 'node:stream/web'
 import { AppError } from '../../http/errors'
@@ -40,7 +40,9 @@ export async function receiveUpload(request: Request, paths: Pick<DataDirPaths, 
   }
   if (!request.body) throw new AppError(400, 'MISSING_FILE', 'The upload has no body; send the version and the five files as multipart/form-data', [{ field: 'body', message: 'is required' }])
 
-  let busboy: Busboy.Busboy
+  // loaded on the first upload rather than at start-up (the binary starts faster without it)
+  const { default: Busboy } = (await import('busboy')) as { default: typeof BusboyModule }
+  let busboy: BusboyModule.Busboy
   try {
     busboy = Busboy({
       headers: { 'content-type': contentType },
