@@ -10,6 +10,7 @@ import { closeDatabase } from '../db/open'
 import { errorResponse, toAppError } from '../http/errors'
 import { prepareRequest } from '../http/prepare-request'
 import { nativeInstallRoutes } from '../modules/runtime/native-routes'
+import { preloadUploadParsers } from '../modules/versions/upload'
 import { createLogSink, withRequestLog } from '../http/request-log'
 import { productVersion } from '../version'
 import type { Config } from '../config'
@@ -79,6 +80,7 @@ export function startServer(config: Config): RunningServer {
   }
   // Handlers read the client address through Elysia's context `server`.
   app.server = server
+  setTimeout(() => void preloadUploadParsers(), 50).unref()
   let stopping: Promise<void> | null = null
   return {
     server,

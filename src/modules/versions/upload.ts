@@ -21,6 +21,14 @@ function tooLarge(limitBytes: number): AppError {
   return new AppError(413, 'PAYLOAD_TOO_LARGE', `The upload is larger than the limit of ${limit}`)
 }
 
+/**
+ * Loads the multipart and zip parsers ahead of the first upload. `serve` calls it just after it
+ * starts listening: off the start-up path, but before an upload would pay for it.
+ */
+export function preloadUploadParsers(): Promise<unknown> {
+  return Promise.all([import('busboy'), import('yauzl')])
+}
+
 /** Every temp file of an upload; called whatever happened, so nothing stays in tmp/. */
 export async function discardUpload(upload: Pick<ReceivedUpload, 'files'>): Promise<void> {
   await Promise.all(Object.values(upload.files).map((file) => removeTemp(file)))
