@@ -20,13 +20,17 @@ export function redactedPath(url: string): string {
   // A device-flow code in a path is as good as the token it will fetch: keep it out of logs too.
   if (path.startsWith(deviceSessionPath)) path = deviceSessionPath + path.slice(deviceSessionPath.length).replace(/^[^/]+/, '[redacted]')
   if (queryStart === -1) return path
-  const query = url.slice(queryStart + 1, hashStart !== -1 && hashStart > queryStart ? hashStart : url.length)
-  if (query === '') return path
-  const keys = query.split('&').map((pair) => {
-    const equals = pair.indexOf('=')
-    return `${equals === -1 ? pair : pair.slice(0, equals)}=[redacted]`
-  })
-  return `${path}?${keys.join('&')}`
+  const end = hashStart !== -1 && hashStart > queryStart ? hashStart : url.length
+  if (queryStart + 1 >= end) return path
+  let redacted = `${path}?`
+  for (let at = queryStart + 1; at < end; ) {
+    const next = url.indexOf('&', at)
+    const pairEnd = next === -1 || next > end ? end : next
+    const equals = url.indexOf('=', at)
+    redacted += `${at === queryStart + 1 ? '' : '&'}${url.slice(at, equals === -1 || equals > pairEnd ? pairEnd : equals)}=[redacted]`
+    at = pairEnd + 1
+  }
+  return redacted
 }
 
 export interface LogSink {
@@ -102,16 +106,12 @@ export function withRequestLog<S, R extends Request = Request>(handler: FetchHan
       response = new Response(response.body, response)
       response.headers.set('x-request-id', requestId)
     }
+    // A template rather than JSON.stringify of an object: the same line at a fraction of the cost.
+    // Only the path can hold characters JSON must escape; the id matched requestIdPattern.
+    const bytes = length === null ? 'null' : String(Number(length))
+    const durationMs = Math.round((performance.now() - started) * 100) / 100
     log(
-      JSON.stringify({
-        time: isoNow(),
-        method: request.method,
-        path: redactedPath(request.url),
-        status: response.status,
-        bytes: length === null ? null : Number(length),
-        durationMs: Math.round((performance.now() - started) * 100) / 100,
-        requestId,
-      }),
+      `{"time":"${isoNow()}","method":${JSON.stringify(request.method)},"path":${JSON.stringify(redactedPath(request.url))},"status":${response.status},"bytes":${bytes},"durationMs":${durationMs},"requestId":"${requestId}"}`,
     )
     return response
   }

@@ -7,12 +7,32 @@ import type { InstallAnswers } from '.'
 
 type Answer = Response | Promise<Response>
 
-/** `name`'s value in a URL's query string (decoded), without building a URL object. */
+/**
+ * `name`'s value in a URL's query string (decoded, the first if repeated), without building a
+ * URL or URLSearchParams: those cost more than the rest of a cached install-info answer.
+ */
 export function queryValue(url: string, name: string): string | undefined {
   const queryStart = url.indexOf('?')
   if (queryStart === -1) return undefined
   const hashStart = url.indexOf('#', queryStart)
-  return new URLSearchParams(url.slice(queryStart + 1, hashStart === -1 ? undefined : hashStart)).get(name) ?? undefined
+  const end = hashStart === -1 ? url.length : hashStart
+  const key = `${name}=`
+  let at = queryStart + 1
+  while (at < end) {
+    const next = url.indexOf('&', at)
+    const pairEnd = next === -1 || next > end ? end : next
+    if (url.startsWith(key, at)) {
+      const raw = url.slice(at + key.length, pairEnd)
+      if (!/[%+]/.test(raw)) return raw
+      try {
+        return decodeURIComponent(raw.replace(/\+/g, ' '))
+      } catch {
+        return raw
+      }
+    }
+    at = pairEnd + 1
+  }
+  return undefined
 }
 
 /** Errors thrown or rejected become the usual JSON error answers. */
