@@ -16,6 +16,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { buildZip } from '../../src/modules/versions/test-fixtures'
 
 const root = join(import.meta.dir, '..', '..')
 
@@ -83,38 +84,8 @@ async function call(base: string, method: string, path: string, init: { token?: 
   return JSON.parse(text)
 }
 
-/** A stored (uncompressed) zip with one entry, enough to pass upload's archive checks. */
-function zipWith(name: string, content: string): Uint8Array {
-  const encoder = new TextEncoder()
-  const nameBytes = encoder.encode(name)
-  const data = encoder.encode(content)
-  const crc = Bun.hash.crc32(data)
-  const local = Buffer.alloc(30 + nameBytes.length)
-  local.writeUInt32LE(0x04034b50, 0)
-  local.writeUInt16LE(20, 4)
-  local.writeUInt32LE(crc, 14)
-  local.writeUInt32LE(data.length, 18)
-  local.writeUInt32LE(data.length, 22)
-  local.writeUInt16LE(nameBytes.length, 26)
-  local.set(nameBytes, 30)
-  const central = Buffer.alloc(46 + nameBytes.length)
-  central.writeUInt32LE(0x02014b50, 0)
-  central.writeUInt16LE((3 << 8) | 20, 4)
-  central.writeUInt16LE(20, 6)
-  central.writeUInt32LE(crc, 16)
-  central.writeUInt32LE(data.length, 20)
-  central.writeUInt32LE(data.length, 24)
-  central.writeUInt16LE(nameBytes.length, 28)
-  central.writeUInt32LE((0o100644 << 16) >>> 0, 38)
-  central.set(nameBytes, 46)
-  const end = Buffer.alloc(22)
-  end.writeUInt32LE(0x06054b50, 0)
-  end.writeUInt16LE(1, 8)
-  end.writeUInt16LE(1, 10)
-  end.writeUInt32LE(central.length, 12)
-  end.writeUInt32LE(local.length + data.length, 16)
-  return new Uint8Array(Buffer.concat([local, data, central, end]))
-}
+/** A zip with one entry, enough to pass upload's archive checks. */
+const zipWith = (name: string, content: string): Uint8Array => buildZip([{ name, content }])
 
 interface Load {
   requestsPerSecond: number

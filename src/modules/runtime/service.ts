@@ -11,6 +11,7 @@ import { blobPath } from '../../storage'
 import type { DownloadClaims, TokenService } from '../auth/tokens'
 import { canSeeMiniApp, isValidAppId } from '../miniapps/service'
 import type { FileKind, StoredFile } from './files'
+import { filesOf } from '../versions/service'
 import { downloadUrls, routeUrl, type DownloadUrls } from './urls'
 
 export interface RuntimeDeps {
@@ -89,16 +90,6 @@ type VersionFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['by
  */
 function stampOf(facts: VersionFacts): string {
   return `${facts.status}\u0000${facts.buildNumber}\u0000${facts.updatedAt}\u0000${facts.appName}`
-}
-
-function filesOf(facts: VersionFacts): Record<FileKind, FileInfo> {
-  return {
-    bundleIos: { size: facts.bundleIosSize, sha256: facts.bundleIosSha256 },
-    bundleAndroid: { size: facts.bundleAndroidSize, sha256: facts.bundleAndroidSha256 },
-    manifest: { size: facts.manifestSize, sha256: facts.manifestSha256 },
-    assetsIos: { size: facts.assetsIosSize, sha256: facts.assetsIosSha256 },
-    assetsAndroid: { size: facts.assetsAndroidSize, sha256: facts.assetsAndroidSha256 },
-  }
 }
 
 /** A JSON body and its length in bytes, so the route can send Content-Length without measuring again. */
