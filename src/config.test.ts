@@ -34,6 +34,12 @@ describe('configuration precedence: flags > MINISHIP_* environment > defaults', 
     expect(config.uploadLimitBytes).toBe(2 * 1024 * 1024)
   })
 
+  test('rate limits: defaults, then the list from the environment or a flag', () => {
+    expect(loadConfig({}, {}).rateLimits).toEqual({ login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60 })
+    expect(loadConfig({}, { MINISHIP_RATE_LIMITS: 'login=20, cli-poll=120' }).rateLimits).toEqual({ login: 20, register: 10, cliSessionCreate: 10, cliSessionPoll: 120 })
+    expect(loadConfig({ rateLimits: 'register=3' }, { MINISHIP_RATE_LIMITS: 'login=20' }).rateLimits).toEqual({ login: 10, register: 3, cliSessionCreate: 10, cliSessionPoll: 60 })
+  })
+
   test('an empty environment variable counts as unset', () => {
     expect(loadConfig({}, { MINISHIP_PORT: '' }).port).toBe(3001)
   })
@@ -52,6 +58,8 @@ describe('bad values stop with a message naming the setting', () => {
     ['public url', { publicUrl: 'apps.example.com' }, {}, /--public-url must be a full http\(s\) URL/],
     ['cdn url scheme', { cdnUrl: 'ftp://cdn.example.com' }, {}, /--cdn-url must start with http/],
     ['route scheme', { routeScheme: 'Mini App' }, {}, /--route-scheme/],
+    ['rate limits name', { rateLimits: 'logins=5' }, {}, /--rate-limits must be a list such as login=10/],
+    ['rate limits zero', {}, { MINISHIP_RATE_LIMITS: 'login=0' }, /MINISHIP_RATE_LIMITS must be a list/],
   ]
   for (const [name, flags, env, message] of cases) {
     test(name, () => {

@@ -45,6 +45,7 @@ export interface ConfigFlags {
   uploadLimitMb?: string
   tokenTtl?: string
   rateLimit?: string
+  rateLimits?: string
   routeScheme?: string
   trustProxy?: string
 }
@@ -59,6 +60,7 @@ const settings = {
   uploadLimitMb: { env: 'MINISHIP_UPLOAD_LIMIT_MB', flag: '--upload-limit-mb', fallback: '512' },
   tokenTtl: { env: 'MINISHIP_TOKEN_TTL', flag: '--token-ttl', fallback: '30d' },
   rateLimit: { env: 'MINISHIP_RATE_LIMIT', flag: '--rate-limit', fallback: 'on' },
+  rateLimits: { env: 'MINISHIP_RATE_LIMITS', flag: '--rate-limits', fallback: '' },
   routeScheme: { env: 'MINISHIP_ROUTE_SCHEME', flag: '--route-scheme', fallback: 'miniapp' },
   trustProxy: { env: 'MINISHIP_TRUST_PROXY', flag: '--trust-proxy', fallback: 'off' },
 } as const satisfies Record<keyof ConfigFlags, { env: string; flag: string; fallback: string }>
@@ -70,6 +72,24 @@ export function parseDuration(text: string): number | null {
   const unit = { s: 1, m: 60, h: 3600, d: 86400 }[match[2] as 's' | 'm' | 'h' | 'd']
   const seconds = Number(match[1]) * unit
   return seconds > 0 ? seconds : null
+}
+
+const defaultRateLimits: RateLimits = { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60 }
+const rateLimitNames: Record<string, keyof RateLimits> = { login: 'login', register: 'register', 'cli-create': 'cliSessionCreate', 'cli-poll': 'cliSessionPoll' }
+
+/** "login=20,cli-poll=120" over the defaults; the names are login, register, cli-create, cli-poll. */
+export function parseRateLimits(name: string, value: string): RateLimits {
+  const limits = { ...defaultRateLimits }
+  if (value.trim() === '') return limits
+  for (const part of value.split(',')) {
+    const match = /^\s*([a-z-]+)\s*=\s*(\d{1,6})\s*$/.exec(part)
+    const key = match && rateLimitNames[match[1]!]
+    if (!match || !key || Number(match[2]) < 1) {
+      throw new ConfigError(`${name} must be a list such as login=10,register=10,cli-create=10,cli-poll=60 (requests per minute per client address, at least 1), got "${value}"`)
+    }
+    limits[key] = Number(match[2])
+  }
+  return limits
 }
 
 function onOff(name: string, value: string): boolean {
@@ -143,6 +163,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   if (dataDir.value.trim() === '') throw new ConfigError(`${dataDir.name} must not be empty`)
 
   const rateLimit = pick('rateLimit')
+  const rateLimits = pick('rateLimits')
   const trustProxy = pick('trustProxy')
   const publicUrl = pick('publicUrl')
   const cdnUrl = pick('cdnUrl')
@@ -160,7 +181,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
     cliSessionTtlSeconds: 600,
     cliIntervalSeconds: 5,
     rateLimit: onOff(rateLimit.name, rateLimit.value),
-    rateLimits: { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60 },
+    rateLimits: parseRateLimits(rateLimits.name, rateLimits.value),
     routeScheme: routeScheme.value,
     trustProxy: onOff(trustProxy.name, trustProxy.value),
     jsonLimitBytes: 1024 * 1024,

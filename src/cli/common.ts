@@ -18,6 +18,7 @@ export function withServerOptions(command: Command): Command {
     .option('--upload-limit-mb <n>', 'largest upload request in MB (env MINISHIP_UPLOAD_LIMIT_MB, default 512)')
     .option('--token-ttl <duration>', 'access token lifetime such as 30d or 12h (env MINISHIP_TOKEN_TTL, default 30d)')
     .addOption(new Option('--rate-limit <mode>', 'rate limits on login, register and device sessions (env MINISHIP_RATE_LIMIT, default on)').choices(['on', 'off']))
+    .option('--rate-limits <list>', 'requests per minute per client address (env MINISHIP_RATE_LIMITS, default login=10,register=10,cli-create=10,cli-poll=60)')
     .option('--route-scheme <name>', 'scheme of routeUrl in install info (env MINISHIP_ROUTE_SCHEME, default miniapp)')
     .addOption(new Option('--trust-proxy <mode>', 'trust X-Forwarded-* headers from a reverse proxy (env MINISHIP_TRUST_PROXY, default off)').choices(['on', 'off']))
 }

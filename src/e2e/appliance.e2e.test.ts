@@ -144,6 +144,22 @@ describe('the binary alone in an empty directory', () => {
     }
   })
 
+  test('rate limits are the operator\'s to set: --rate-limits login=2 answers the third login 429 with Retry-After', async () => {
+    const server = await startBinary({ dataDir: join(dir, 'data'), cwd: dir, binary, args: ['--rate-limits', 'login=2'] })
+    try {
+      const attempt = () =>
+        fetch(`${server.baseUrl}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'nobody@example.com', password: 'wrong password' }) })
+      expect((await attempt()).status).toBe(401)
+      expect((await attempt()).status).toBe(401)
+      const limited = await attempt()
+      expect(limited.status).toBe(429)
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
+      expect((await limited.json()).code).toBe('RATE_LIMITED')
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
+  })
+
   test('a second server on the same data directory refuses to start', async () => {
     const first = await startBinary({ dataDir: join(dir, 'data'), cwd: dir, binary })
     const second = await run(['serve', '--data-dir', 'data', '--host', '127.0.0.1', '--port', '0'])
