@@ -1,6 +1,7 @@
 // The admin console in a real browser (chromium via playwright-core) against the compiled binary:
-// sign in, create a miniapp, the whole version lifecycle, a CLI login, user administration,
-// a 360 px wide screen, the keyboard, and where the token may and may not go.
+// sign in, create a miniapp, the whole version lifecycle, a CLI login, user administration
+// (create, disable, register, role changes, password reset, the audit log), a 360 px wide
+// screen, the keyboard, and where the token may and may not go.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
@@ -11,6 +12,8 @@ import { callApi, runBinary, type ApiCallOptions, startBinary, tempDir, type Run
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password-1' }
 const USER = { email: 'tester@example.com', displayName: 'Tess Tester', password: 'tester-password-1' }
+/** Someone who creates their own account on the sign-in page (registration is open by default). */
+const NEWCOMER = { email: 'newcomer@example.com', displayName: 'Nia Newcomer', password: 'newcomer-password-1', newPassword: 'reset-password-2' }
 const APP_ID = 'com.example.shop'
 const STEP = 30_000
 /** Anything that looks like a JWT: our access tokens are JWTs, so none may appear in a URL. */
@@ -48,6 +51,8 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
   let admin: Page
   let miniAppId: string
   let cliToken: string
+  /** the newcomer's own console, signed in since they registered */
+  let newcomer: Page
 
   async function newContext(options: { width?: number; height?: number } = {}): Promise<BrowserContext> {
     const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: options.height ?? 860 } })
@@ -69,6 +74,14 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
     await form.locator('[name=email]').fill(email)
     await form.locator('[name=password]').fill(password)
     await tid(page, 'signin-submit').click()
+  }
+
+  /** A fresh browser on the sign-in page. */
+  async function signInPage(): Promise<Page> {
+    const page = await (await newContext()).newPage()
+    await page.goto(`${base}/`)
+    await tid(page, 'signin-form').waitFor()
+    return page
   }
 
   async function sessionToken(page: Page): Promise<string | null> {
@@ -523,6 +536,142 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       expect(await tid(fresh, 'current-user').count()).toBe(0)
       await userContext.close()
       await freshContext.close()
+    },
+    STEP,
+  )
+
+  test(
+    'registering from the sign-in page: the newcomer lands signed in as a regular user, with no Admin link',
+    async () => {
+      newcomer = await signInPage()
+      await tid(newcomer, 'show-register').click()
+      const form = tid(newcomer, 'register-form')
+      await form.waitFor()
+      expect(await tid(newcomer, 'signin-form').count()).toBe(0)
+      await form.locator('[name=displayName]').fill(NEWCOMER.displayName)
+      await form.locator('[name=email]').fill(NEWCOMER.email)
+      await form.locator('[name=password]').fill(NEWCOMER.password)
+      const registered = newcomer.waitForResponse((r) => r.url().endsWith('/api/auth/register'))
+      await tid(newcomer, 'register-submit').click()
+      expect((await registered).status()).toBe(201)
+
+      await tid(newcomer, 'apps-empty').waitFor()
+      const who = await tid(newcomer, 'current-user').textContent()
+      expect(who).toContain(NEWCOMER.displayName)
+      expect(who).toContain('User')
+      expect(who).not.toContain('Administrator')
+      expect(await tid(newcomer, 'nav-admin').count()).toBe(0)
+      expect(await tid(newcomer, 'nav-apps').isVisible()).toBe(true)
+      expect(await newcomer.title()).toBe('Miniapps · miniship')
+      const token = await sessionToken(newcomer)
+      expect(token).toMatch(JWT)
+      tokens.add(token!)
+    },
+    STEP,
+  )
+
+  test(
+    'the admin makes the newcomer an administrator and back (each change ends their session), resets their password, and the audit log lists it all',
+    async () => {
+      const roleOf = () => tid(admin, `user-role-${NEWCOMER.email}`).getAttribute('data-role')
+      await admin.goto(`${base}/#/admin`)
+      await admin.reload() // the newcomer registered after this page was drawn
+      await tid(admin, `user-row-${NEWCOMER.email}`).waitFor()
+      expect(await roleOf()).toBe('USER')
+      expect(await tid(admin, `user-role-${NEWCOMER.email}`).textContent()).toBe('User')
+
+      // User → Administrator; the newcomer's open console finds its token revoked at the next request
+      await tid(admin, `toggle-role-${NEWCOMER.email}`).click()
+      await confirm(admin)
+      await eventually(async () => expect(await roleOf()).toBe('ADMIN'))
+      expect(await tid(admin, `user-role-${NEWCOMER.email}`).textContent()).toBe('Administrator')
+      expect(await tid(admin, 'notice').textContent()).toContain(`${NEWCOMER.email} is now an administrator`)
+
+      watch.expectHttpError('GET', /^\/api\/auth\/me$/, 401)
+      const revoked = newcomer.waitForResponse((r) => r.url().endsWith('/api/auth/me'))
+      await newcomer.reload()
+      expect((await revoked).status()).toBe(401)
+      await tid(newcomer, 'signin-form').waitFor()
+      expect(await alertMessage(newcomer)).toContain('Please sign in again')
+      expect(await sessionToken(newcomer)).toBeNull()
+      // signed in again they are an administrator
+      await signInWithForm(newcomer, NEWCOMER.email, NEWCOMER.password)
+      await tid(newcomer, 'nav-admin').waitFor()
+      expect(await tid(newcomer, 'current-user').textContent()).toContain('Administrator')
+      const adminToken = (await sessionToken(newcomer))!
+      tokens.add(adminToken)
+
+      // Administrator → User: that token stops working too
+      await tid(admin, `toggle-role-${NEWCOMER.email}`).click()
+      await confirm(admin)
+      await eventually(async () => expect(await roleOf()).toBe('USER'))
+      expect(await tid(admin, 'notice').textContent()).toContain(`${NEWCOMER.email} is now a regular user`)
+      const me = await api('GET', '/api/auth/me', { token: adminToken })
+      expect(me.status).toBe(401)
+      await newcomer.context().close()
+
+      // a new password through the dialog (Cancel first changes nothing)
+      await tid(admin, `reset-password-${NEWCOMER.email}`).click()
+      await tid(admin, 'confirm-dialog').waitFor()
+      await tid(admin, 'confirm-cancel').click()
+      await tid(admin, 'confirm-dialog').waitFor({ state: 'detached' })
+      await tid(admin, `reset-password-${NEWCOMER.email}`).click()
+      const dialog = tid(admin, 'confirm-dialog')
+      await dialog.waitFor()
+      expect(await dialog.textContent()).toContain(`Set a new password for ${NEWCOMER.email}`)
+      await dialog.getByTestId('confirm-password').fill(NEWCOMER.newPassword)
+      await dialog.getByTestId('confirm-ok').click()
+      await dialog.waitFor({ state: 'detached' })
+      await eventually(async () => expect(await tid(admin, 'notice').textContent()).toContain(`Set a new password for ${NEWCOMER.email}`))
+
+      // the audit log, newest first, tells the story of this account
+      const aboutNewcomer = async () =>
+        tid(admin, 'audit-entry').evaluateAll(
+          (rows, email) => rows.filter((r) => r.textContent!.includes(email as string)).map((r) => `${(r as HTMLElement).dataset.action}: ${r.querySelector('td:last-child')!.firstChild!.textContent}`), // the summary, not its Details
+          NEWCOMER.email,
+        )
+      await eventually(async () => expect((await aboutNewcomer())[0]).toStartWith('user.password_reset'))
+      expect(await aboutNewcomer()).toEqual([
+        `user.password_reset: Reset the password of ${NEWCOMER.email}`,
+        `user.role_change: Changed the role of ${NEWCOMER.email} from ADMIN to USER`,
+        `user.role_change: Changed the role of ${NEWCOMER.email} from USER to ADMIN`,
+        `user.register: ${NEWCOMER.email} registered`,
+      ])
+      const changes = tid(admin, 'audit-entry').filter({ hasText: `Changed the role of ${NEWCOMER.email}` })
+      for (const row of await changes.all()) expect(await row.textContent()).toContain(ADMIN.email) // who did it
+
+      // paging: the console asks for 50 at a time and offers older ones only after a full page
+      const rowKeys = () => tid(admin, 'audit-entry').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.querySelector('time')?.getAttribute('datetime') ?? td.textContent).join('|')))
+      const firstPage = await rowKeys()
+      expect(firstPage.length).toBeLessThanOrEqual(50)
+      if (await tid(admin, 'audit-older').count()) {
+        expect(firstPage.length).toBe(50)
+        await tid(admin, 'audit-older').click()
+        await eventually(async () => expect((await rowKeys()).length).toBeGreaterThan(50))
+        const all = await rowKeys()
+        expect(all.slice(0, 50)).toEqual(firstPage)
+        expect(new Set(all).size).toBe(all.length)
+      } else {
+        expect(firstPage.length).toBeLessThan(50)
+        expect(await tid(admin, 'audit-end').isVisible()).toBe(true)
+      }
+
+      // a fresh browser: the old password is refused with the server's message, the new one works
+      const fresh = await signInPage()
+      watch.expectHttpError('POST', /^\/api\/auth\/login$/, 401)
+      const refused = fresh.waitForResponse((r) => r.url().endsWith('/api/auth/login'))
+      await signInWithForm(fresh, NEWCOMER.email, NEWCOMER.password)
+      const body = await (await refused).json()
+      expect(body.code).toBe('INVALID_CREDENTIALS')
+      expect(await alertMessage(fresh)).toBe(body.message)
+      expect(await sessionToken(fresh)).toBeNull()
+      await signInWithForm(fresh, NEWCOMER.email, NEWCOMER.newPassword)
+      await tid(fresh, 'apps-empty').waitFor()
+      expect(await tid(fresh, 'current-user').textContent()).toContain(NEWCOMER.displayName)
+      expect(await tid(fresh, 'current-user').textContent()).not.toContain('Administrator')
+      expect(await tid(fresh, 'nav-admin').count()).toBe(0)
+      tokens.add((await sessionToken(fresh))!)
+      await fresh.context().close()
     },
     STEP,
   )
