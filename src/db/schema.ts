@@ -33,12 +33,15 @@ export const auditLogs = sqliteTable(
 
 export const cliSessions = sqliteTable('cli_sessions', {
   code: text('code').primaryKey(),
-  /** pending → approved → consumed (the poll that handed out the token) */
-  status: text('status', { enum: ['pending', 'approved', 'consumed'] }).notNull(),
+  /** pending → approved → consumed (the poll that handed out the token), or pending → denied */
+  status: text('status', { enum: ['pending', 'approved', 'consumed', 'denied'] }).notNull(),
   userId: text('user_id').references(() => users.id),
   expiresAt: text('expires_at').notNull(),
   createdAt: text('created_at').notNull(),
   approvedAt: text('approved_at'),
+  /** who started the sign-in, shown on the approval page so a person can spot a login they did not start */
+  requesterAddress: text('requester_address'),
+  requesterUserAgent: text('requester_user_agent'),
 })
 
 export const miniApps = sqliteTable('mini_apps', {

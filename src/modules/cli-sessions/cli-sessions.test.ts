@@ -259,3 +259,101 @@ describe('rate limits', () => {
     expect((await limited.call('GET', `/api/auth/cli/sessions/${session.code}`, { headers: from })).status).toBe(200)
   })
 })
+
+describe('deny and details (the approval page)', () => {
+  const proxied = createTestContext({ trustProxy: true })
+  let frank: TestUser
+  beforeAll(async () => {
+    frank = await createUser(proxied, { email: 'frank@example.com' })
+  })
+  afterAll(() => proxied.close())
+  const from = { 'x-forwarded-for': '198.51.100.7', 'user-agent': 'miniship-cli/0.2.0 (linux x64)' }
+
+  test('details show who asked and when; a deny makes the next poll expired with reason denied', async () => {
+    const session = await newSession(proxied, from)
+    const details = await proxied.call('GET', `/api/auth/cli/sessions/${session.code}/details`, { token: frank.token })
+    expect(details.status).toBe(200)
+    expect(details.body).toEqual({
+      code: session.code,
+      status: 'pending',
+      createdAt: new Date(proxied.now.value).toISOString(),
+      expiresAt: session.expiresAt,
+      requestedFrom: { address: '198.51.100.7', userAgent: 'miniship-cli/0.2.0 (linux x64)' },
+    })
+
+    const deny = await proxied.call('POST', `/api/auth/cli/sessions/${session.code.toLowerCase()}/deny`, { token: frank.token })
+    expect(deny.status).toBe(200)
+    expect(deny.body).toEqual({ code: session.code, status: 'denied' })
+    const poll = await proxied.call('GET', `/api/auth/cli/sessions/${session.code}`)
+    expect(poll.status).toBe(200)
+    expect(poll.body).toEqual({ status: 'expired', reason: 'denied' })
+    expect((await proxied.call('GET', `/api/auth/cli/sessions/${session.code}/details`, { token: frank.token })).body.status).toBe('denied')
+
+    const entry = proxied.dataDir.db.select().from(auditLogs).where(eq(auditLogs.action, 'cli_session.deny')).get()!
+    expect(entry.actorId).toBe(frank.user.id)
+    expect(entry.summary).toContain('198.51.100.7')
+    expect(entry.summary).toMatch(/[A-Z]{4}-\*{4}/)
+  })
+
+  test('after approval the details say approved, also once the token was collected', async () => {
+    const session = await newSession(proxied, from)
+    expect((await proxied.call('POST', `/api/auth/cli/sessions/${session.code}/approve`, { token: frank.token })).status).toBe(200)
+    expect((await proxied.call('GET', `/api/auth/cli/sessions/${session.code}/details`, { token: frank.token })).body.status).toBe('approved')
+    expect((await proxied.call('GET', `/api/auth/cli/sessions/${session.code}`)).body.status).toBe('approved')
+    expect((await proxied.call('GET', `/api/auth/cli/sessions/${session.code}/details`, { token: frank.token })).body.status).toBe('approved')
+  })
+
+  test('an undecided session past its time is expired in the details; a very long user agent is cut', async () => {
+    const session = await newSession(proxied, { ...from, 'user-agent': 'x'.repeat(2000) })
+    proxied.advance(600_000)
+    const details = await proxied.call('GET', `/api/auth/cli/sessions/${session.code}/details`, { token: frank.token })
+    expect(details.body.status).toBe('expired')
+    expect(details.body.requestedFrom.userAgent).toHaveLength(300)
+  })
+
+  test('deny refuses: unknown 404, denied twice 409, approved 409, expired 410, no token 401', async () => {
+    const unknown = await proxied.call('POST', '/api/auth/cli/sessions/ZZZZ-0000/deny', { token: frank.token })
+    expect(unknown.status).toBe(404)
+    expect(unknown.body.code).toBe('CLI_SESSION_NOT_FOUND')
+
+    const denied = await newSession(proxied, from)
+    expect((await proxied.call('POST', `/api/auth/cli/sessions/${denied.code}/deny`, { token: frank.token })).status).toBe(200)
+    const twice = await proxied.call('POST', `/api/auth/cli/sessions/${denied.code}/deny`, { token: frank.token })
+    expect(twice.status).toBe(409)
+    expect(twice.body.code).toBe('CLI_SESSION_DENIED')
+    const approveDenied = await proxied.call('POST', `/api/auth/cli/sessions/${denied.code}/approve`, { token: frank.token })
+    expect(approveDenied.status).toBe(409)
+    expect(approveDenied.body.code).toBe('CLI_SESSION_DENIED')
+
+    const approved = await newSession(proxied, from)
+    expect((await proxied.call('POST', `/api/auth/cli/sessions/${approved.code}/approve`, { token: frank.token })).status).toBe(200)
+    const late = await proxied.call('POST', `/api/auth/cli/sessions/${approved.code}/deny`, { token: frank.token })
+    expect(late.status).toBe(409)
+    expect(late.body.code).toBe('CLI_SESSION_ALREADY_APPROVED')
+    // the refused deny changed nothing: the CLI still collects its token
+    expect((await proxied.call('GET', `/api/auth/cli/sessions/${approved.code}`)).body.status).toBe('approved')
+
+    const old = await newSession(proxied, from)
+    proxied.advance(600_000)
+    const expired = await proxied.call('POST', `/api/auth/cli/sessions/${old.code}/deny`, { token: frank.token })
+    expect(expired.status).toBe(410)
+    expect(expired.body.code).toBe('CLI_SESSION_EXPIRED')
+
+    const open = await newSession(proxied, from)
+    const anonymous = await proxied.call('POST', `/api/auth/cli/sessions/${open.code}/deny`)
+    expect(anonymous.status).toBe(401)
+    expect(anonymous.body.code).toBe('AUTH_REQUIRED')
+    const anonymousDetails = await proxied.call('GET', `/api/auth/cli/sessions/${open.code}/details`)
+    expect(anonymousDetails.status).toBe(401)
+    expect(anonymousDetails.body.code).toBe('AUTH_REQUIRED')
+    expect((await proxied.call('GET', `/api/auth/cli/sessions/${open.code}`)).body).toEqual({ status: 'pending' })
+  })
+
+  test('details of an unknown or malformed code are 404', async () => {
+    for (const code of ['ZZZZ-0000', 'nonsense']) {
+      const res = await proxied.call('GET', `/api/auth/cli/sessions/${code}/details`, { token: frank.token })
+      expect(res.status).toBe(404)
+      expect(res.body.code).toBe('CLI_SESSION_NOT_FOUND')
+    }
+  })
+})

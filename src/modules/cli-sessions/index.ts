@@ -1,9 +1,9 @@
-// Routes of the CLI device flow: create a session, poll it, approve it (decisions §4).
+// Routes of the CLI device flow: create a session, poll it, see who asks, approve or deny it (decisions §4).
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../../app'
 import { clientAddress, publicOrigin } from '../../http/client'
 import { personSchema } from '../auth/model'
-import { approveCliSession, createCliSession, pollCliSession, verificationUrl } from './service'
+import { approveCliSession, cliSessionDetails, createCliSession, denyCliSession, pollCliSession, verificationUrl } from './service'
 
 const codeParams = t.Object({ code: t.String({ maxLength: 64, description: 'the session code, e.g. ABCD-1234' }) })
 
@@ -13,8 +13,9 @@ export function cliSessionRoutes(deps: AppDeps) {
     .post(
       '',
       ({ request, server, set }) => {
-        deps.rateLimiter.hit('cli-session-create', clientAddress(request, server, deps.config), deps.config.rateLimits.cliSessionCreate)
-        const session = createCliSession(deps.db, deps.clock, deps.config)
+        const address = clientAddress(request, server, deps.config)
+        deps.rateLimiter.hit('cli-session-create', address, deps.config.rateLimits.cliSessionCreate)
+        const session = createCliSession(deps.db, deps.clock, deps.config, { address, userAgent: request.headers.get('user-agent') })
         set.status = 201
         return { code: session.code, verificationUrl: verificationUrl(publicOrigin(request, deps.config), session.code), expiresAt: session.expiresAt, intervalSeconds: session.intervalSeconds }
       },
@@ -34,6 +35,7 @@ export function cliSessionRoutes(deps: AppDeps) {
         response: {
           200: t.Object({
             status: t.Union([t.Literal('pending'), t.Literal('approved'), t.Literal('expired')]),
+            reason: t.Optional(t.Literal('denied', { description: 'set when a person refused this sign-in on the approval page' })),
             accessToken: t.Optional(t.String()),
             user: t.Optional(personSchema),
           }),
@@ -46,5 +48,25 @@ export function cliSessionRoutes(deps: AppDeps) {
       params: codeParams,
       response: { 200: t.Object({ code: t.String(), status: t.Literal('approved') }) },
       detail: { summary: 'Approve a sign-in session as the signed-in user', tags: ['auth'] },
+    })
+    .post('/:code/deny', ({ params, user }) => denyCliSession(deps.db, deps.clock, user, params.code), {
+      auth: true,
+      params: codeParams,
+      response: { 200: t.Object({ code: t.String(), status: t.Literal('denied') }) },
+      detail: { summary: 'Refuse a sign-in session; its next poll answers expired with reason denied', tags: ['auth'] },
+    })
+    .get('/:code/details', ({ params }) => cliSessionDetails(deps.db, deps.clock, params.code), {
+      auth: true,
+      params: codeParams,
+      response: {
+        200: t.Object({
+          code: t.String(),
+          status: t.Union([t.Literal('pending'), t.Literal('approved'), t.Literal('denied'), t.Literal('expired')]),
+          createdAt: t.String(),
+          expiresAt: t.String(),
+          requestedFrom: t.Object({ address: t.Union([t.String(), t.Null()]), userAgent: t.Union([t.String(), t.Null()]) }),
+        }),
+      },
+      detail: { summary: 'Who started a sign-in session and whether it is still open (for the approval page)', tags: ['auth'] },
     })
 }

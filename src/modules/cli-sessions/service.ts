@@ -51,7 +51,16 @@ export interface NewCliSession {
   intervalSeconds: number
 }
 
-export function createCliSession(db: Db, clock: Clock, config: Pick<Config, 'cliSessionTtlSeconds' | 'cliIntervalSeconds'>): NewCliSession {
+/** Who started a sign-in: shown on the approval page so a person can spot a login they did not start. */
+export interface Requester {
+  address: string
+  userAgent: string | null
+}
+
+/** A user agent is the client's free text: keep it short enough to show on one line or two. */
+const maxUserAgentLength = 300
+
+export function createCliSession(db: Db, clock: Clock, config: Pick<Config, 'cliSessionTtlSeconds' | 'cliIntervalSeconds'>, requester: Requester): NewCliSession {
   const now = clock()
   const expiresAt = new Date(now + config.cliSessionTtlSeconds * 1000).toISOString()
   return db.transaction((tx) => {
@@ -60,7 +69,18 @@ export function createCliSession(db: Db, clock: Clock, config: Pick<Config, 'cli
     for (let attempt = 0; attempt < 10; attempt++) {
       const code = generateCode()
       if (tx.select({ code: cliSessions.code }).from(cliSessions).where(eq(cliSessions.code, code)).get()) continue
-      tx.insert(cliSessions).values({ code, status: 'pending', userId: null, expiresAt, createdAt: new Date(now).toISOString(), approvedAt: null }).run()
+      tx.insert(cliSessions)
+        .values({
+          code,
+          status: 'pending',
+          userId: null,
+          expiresAt,
+          createdAt: new Date(now).toISOString(),
+          approvedAt: null,
+          requesterAddress: requester.address,
+          requesterUserAgent: requester.userAgent?.slice(0, maxUserAgentLength) || null,
+        })
+        .run()
       return { code, expiresAt, intervalSeconds: config.cliIntervalSeconds }
     }
     throw new Error('could not draw an unused device code in 10 attempts')
@@ -80,6 +100,7 @@ function notFound(raw: string): AppError {
 export type PollResult =
   | { status: 'pending' }
   | { status: 'expired' }
+  | { status: 'expired'; reason: 'denied' }
   | { status: 'approved'; accessToken: string; user: { id: string; email: string; displayName: string } }
 
 /**
@@ -94,6 +115,8 @@ export async function pollCliSession(db: Db, clock: Clock, tokens: TokenService,
   const claimed = db.transaction((tx) => {
     const session = tx.select().from(cliSessions).where(eq(cliSessions.code, code)).get()
     if (!session) throw notFound(rawCode)
+    // The device-flow contract knows pending/approved/expired; a denial is an expiry with its reason, so the CLI stops at once.
+    if (session.status === 'denied') return { status: 'expired' as const, reason: 'denied' as const }
     if (session.status === 'consumed' || session.expiresAt <= nowIso) return { status: 'expired' as const }
     if (session.status === 'pending') return { status: 'pending' as const }
     tx.update(cliSessions).set({ status: 'consumed' }).where(and(eq(cliSessions.code, code), eq(cliSessions.status, 'approved'))).run()
@@ -128,12 +151,7 @@ export function approveCliSession(db: Db, clock: Clock, approver: { id: string; 
   db.transaction((tx) => {
     const session = tx.select().from(cliSessions).where(eq(cliSessions.code, code)).get()
     if (!session) throw notFound(rawCode)
-    if (session.status !== 'pending') {
-      throw new AppError(409, 'CLI_SESSION_ALREADY_APPROVED', `The code ${code} was already approved; run the login again for a new code`)
-    }
-    if (session.expiresAt <= nowIso) {
-      throw new AppError(410, 'CLI_SESSION_EXPIRED', `The code ${code} has expired; run the login again for a new code`)
-    }
+    assertPending(session, code, nowIso)
     tx.update(cliSessions).set({ status: 'approved', userId: approver.id, approvedAt: nowIso }).where(eq(cliSessions.code, code)).run()
     recordAudit(tx, clock, {
       actor: { id: approver.id, email: approver.email },
@@ -145,4 +163,77 @@ export function approveCliSession(db: Db, clock: Clock, approver: { id: string; 
     })
   })
   return { code, status: 'approved' }
+}
+
+/** A decision (approve or deny) is possible once, before `expiresAt`. */
+function assertPending(session: { status: string; expiresAt: string }, code: string, nowIso: string): void {
+  if (session.status === 'denied') {
+    throw new AppError(409, 'CLI_SESSION_DENIED', `The code ${code} was denied; run the login again for a new code`)
+  }
+  if (session.status !== 'pending') {
+    throw new AppError(409, 'CLI_SESSION_ALREADY_APPROVED', `The code ${code} was already approved; run the login again for a new code`)
+  }
+  if (session.expiresAt <= nowIso) {
+    throw new AppError(410, 'CLI_SESSION_EXPIRED', `The code ${code} has expired; run the login again for a new code`)
+  }
+}
+
+/**
+ * A signed-in user refuses a sign-in they did not start: the next poll answers expired with
+ * reason `denied`. 404 unknown, 409 already approved or denied, 410 past `expiresAt`.
+ */
+export function denyCliSession(db: Db, clock: Clock, denier: { id: string; email: string; status: string }, rawCode: string): { code: string; status: 'denied' } {
+  const code = normaliseCode(rawCode)
+  if (code === null) throw notFound(rawCode)
+  if (denier.status !== 'ACTIVE') throw new AppError(403, 'ACCOUNT_DISABLED', 'A disabled account cannot deny a sign-in')
+  const nowIso = isoAt(clock)
+  db.transaction((tx) => {
+    const session = tx.select().from(cliSessions).where(eq(cliSessions.code, code)).get()
+    if (!session) throw notFound(rawCode)
+    assertPending(session, code, nowIso)
+    tx.update(cliSessions).set({ status: 'denied' }).where(eq(cliSessions.code, code)).run()
+    recordAudit(tx, clock, {
+      actor: { id: denier.id, email: denier.email },
+      action: 'cli_session.deny',
+      targetType: 'user',
+      targetId: denier.id,
+      summary: `${denier.email} denied a command-line sign-in (code ${maskedCode(code)}) from ${session.requesterAddress ?? 'an unknown address'}`,
+      metadata: { code: maskedCode(code), address: session.requesterAddress },
+    })
+  })
+  return { code, status: 'denied' }
+}
+
+export type CliSessionState = 'pending' | 'approved' | 'denied' | 'expired'
+
+export interface CliSessionDetails {
+  code: string
+  /** as a person reads it: a collected token still means "approved"; an undecided session past its time "expired" */
+  status: CliSessionState
+  createdAt: string
+  expiresAt: string
+  requestedFrom: { address: string | null; userAgent: string | null }
+}
+
+/** What the approval page shows before anyone decides: who asks, since when, and whether it is still open. */
+export function cliSessionDetails(db: Db, clock: Clock, rawCode: string): CliSessionDetails {
+  const code = normaliseCode(rawCode)
+  if (code === null) throw notFound(rawCode)
+  const session = db.select().from(cliSessions).where(eq(cliSessions.code, code)).get()
+  if (!session) throw notFound(rawCode)
+  const status: CliSessionState =
+    session.status === 'approved' || session.status === 'consumed'
+      ? 'approved'
+      : session.status === 'denied'
+        ? 'denied'
+        : session.expiresAt <= isoAt(clock)
+          ? 'expired'
+          : 'pending'
+  return {
+    code,
+    status,
+    createdAt: session.createdAt,
+    expiresAt: session.expiresAt,
+    requestedFrom: { address: session.requesterAddress, userAgent: session.requesterUserAgent },
+  }
 }
