@@ -1,25 +1,55 @@
 // The console's only door to the server: token storage, JSON requests and the error body shape.
 
-/** sessionStorage key of the access token; the token never goes into a URL. */
-const TOKEN_KEY = 'miniship.token'
+/**
+ * Storage key of the access token; the token never goes into a URL. "Keep me signed in" keeps it
+ * in localStorage (every tab, survives restarts); otherwise sessionStorage (this tab only).
+ */
+export const TOKEN_KEY = 'miniship.token'
+/** Written on sign-out so that tabs holding a per-tab token sign out too (they get a storage event). */
+export const SIGNED_OUT_KEY = 'miniship.signedOut'
+
+function storages(): Storage[] {
+  const found: Storage[] = []
+  try {
+    found.push(sessionStorage)
+  } catch {
+    // storage disabled
+  }
+  try {
+    found.push(localStorage)
+  } catch {
+    // storage disabled
+  }
+  return found
+}
 
 export function getToken(): string | null {
-  try {
-    return sessionStorage.getItem(TOKEN_KEY)
-  } catch {
-    return null
+  for (const storage of storages()) {
+    const token = storage.getItem(TOKEN_KEY)
+    if (token) return token
   }
+  return null
 }
 
-export function setToken(token: string): void {
-  sessionStorage.setItem(TOKEN_KEY, token)
+export function setToken(token: string, keep: boolean): void {
+  for (const storage of storages()) storage.removeItem(TOKEN_KEY)
+  ;(keep ? localStorage : sessionStorage).setItem(TOKEN_KEY, token)
 }
 
-export function clearToken(): void {
+/** Forgets the token here; `everywhere` also tells the other tabs of this browser to forget theirs. */
+export function clearToken(everywhere = false): void {
+  for (const storage of storages()) {
+    try {
+      storage.removeItem(TOKEN_KEY)
+    } catch {
+      // storage unavailable: nothing was stored either
+    }
+  }
+  if (!everywhere) return
   try {
-    sessionStorage.removeItem(TOKEN_KEY)
+    localStorage.setItem(SIGNED_OUT_KEY, String(Date.now()))
   } catch {
-    // storage unavailable: nothing was stored either
+    // no localStorage: other tabs cannot be told
   }
 }
 
@@ -53,11 +83,15 @@ export interface MiniApp {
   name: string
   description?: string | null
   iconUrl?: string | null
+  /** whether the experience version installs without signing in (servers without it omit the field) */
+  experiencePublic?: boolean
   currentExperienceVersionId?: string | null
   currentReviewVersionId?: string | null
   currentReleaseVersionId?: string | null
   createdAt?: string
   updatedAt?: string
+  /** channels of the app, where the list endpoint sends them */
+  channels?: Channel[]
 }
 
 export interface FileInfo {
@@ -75,19 +109,25 @@ export interface Version {
   buildNumber: number
   releaseType?: string
   status: VersionStatus
+  /** the channel its upload named (release controls; older servers do not send it) */
+  channel?: string | null
   changelog?: string | null
   createdAt: string
   createdBy?: Person | null
   publishedAt?: string | null
   files?: Partial<Record<FileKey, FileInfo>>
+  /** total downloads, where the server counts them */
+  downloads?: number | { ios?: number; android?: number } | null
 }
 
 export interface ReleaseHistoryEntry {
   id: string
-  action: 'PUBLISH' | 'ROLLBACK'
+  action: 'PUBLISH' | 'ROLLBACK' | 'ROLLOUT'
   versionId: string
   version: string
   previousVersionId?: string | null
+  channel?: string | null
+  rolloutPercent?: number | null
   notes?: string | null
   actor?: Person | null
   createdAt: string
@@ -97,6 +137,33 @@ export interface AccessLink {
   versionId: string
   version: string
   installUrl: string
+  /** what the host app opens (the QR code encodes it); older servers do not send it */
+  deepLink?: string
+  /** null for links that do not expire (published versions) */
+  expiresAt?: string | null
+}
+
+export interface ChannelRelease {
+  versionId: string
+  version: string
+  rolloutPercent: number
+  hostVersionRange: string | null
+  mandatory: boolean
+  releasedAt: string
+  releasedBy: Person | null
+}
+
+export interface Channel {
+  name: string
+  createdAt: string
+  release: ChannelRelease | null
+  previousRelease: ChannelRelease | null
+}
+
+export interface Viewer {
+  memberRole: 'OWNER' | 'DEVELOPER' | null
+  isAdmin: boolean
+  canManageMembers: boolean
 }
 
 export interface Workspace {
@@ -104,8 +171,53 @@ export interface Workspace {
   versions: Version[]
   releaseHistory: ReleaseHistoryEntry[]
   accessLinks: AccessLink[]
+  /** release channels (absent on servers without release controls) */
+  channels?: Channel[]
+  /** the next page of versions; absent on servers that send every version at once */
+  nextCursor?: string | null
   /** what the signed-in user is to this miniapp (older servers may not send it) */
-  viewer?: { memberRole: 'OWNER' | 'DEVELOPER' | null; isAdmin: boolean; canManageMembers: boolean }
+  viewer?: Viewer
+}
+
+export type ApiKeyScope = 'read' | 'upload' | 'release'
+
+export interface ApiKey {
+  id: string
+  name: string
+  scopes: ApiKeyScope[]
+  miniAppIds: string[] | null
+  prefix: string
+  createdAt: string
+  expiresAt: string | null
+  lastUsedAt: string | null
+  revokedAt: string | null
+}
+
+export interface PlatformCount {
+  ios: number
+  android: number
+}
+
+export interface Insights {
+  from: string
+  to: string
+  days: { day: string; versions: { versionId: string; version: string; downloads: PlatformCount; installs: number; failures: number; activeDevices: number }[] }[]
+  totals: { downloads: PlatformCount; installs: number; failures: number; activeDevices: number }
+  adoption: { versionId: string | null; share: number }
+  recentFailures: { versionId: string; version: string; message: string; at: string }[]
+}
+
+export interface CliSessionDetails {
+  code: string
+  status: 'pending' | 'approved' | 'denied' | 'expired'
+  createdAt: string
+  expiresAt: string
+  requestedFrom: { address: string | null; userAgent: string | null }
+}
+
+export interface UploadWarning {
+  code: string
+  message: string
 }
 
 export interface AuditLog {
@@ -236,6 +348,70 @@ export async function api<T>(
     throw error
   }
   return parsed as T
+}
+
+/**
+ * For endpoints this server may not have yet (release controls, insights, API keys arrive in
+ * separate releases): a 404 answers null, so the page leaves that panel out instead of failing.
+ */
+export async function apiIfAvailable<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T | null> {
+  try {
+    return await api<T>(method, path, body)
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return null
+    throw error
+  }
+}
+
+function errorFrom(status: number, statusText: string, text: string): ApiError {
+  let parsed: unknown = null
+  try {
+    parsed = text ? JSON.parse(text) : null
+  } catch {
+    parsed = null
+  }
+  const code = parsed && typeof parsed === 'object' && typeof (parsed as { code?: unknown }).code === 'string' ? (parsed as { code: string }).code : `HTTP_${status}`
+  return new ApiError(status, code, messageOf(parsed, status, statusText), detailsOf(parsed))
+}
+
+export interface UploadProgress {
+  loaded: number
+  total: number
+}
+
+/**
+ * A multipart upload with progress: fetch cannot report how much of a request body has been
+ * sent, XMLHttpRequest's upload events can. Resolves to the parsed answer or throws ApiError.
+ */
+export function uploadForm<T>(path: string, form: FormData, onProgress: (progress: UploadProgress) => void, signal?: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest()
+    xhr.open('POST', path)
+    xhr.setRequestHeader('Accept', 'application/json')
+    const token = getToken()
+    if (token) xhr.setRequestHeader('Authorization', `Bearer ${token}`)
+    xhr.upload.addEventListener('progress', (event) => onProgress({ loaded: event.loaded, total: event.lengthComputable ? event.total : 0 }))
+    xhr.addEventListener('error', () => reject(new ApiError(0, 'NETWORK_ERROR', 'The upload was interrupted: the server could not be reached.')))
+    xhr.addEventListener('abort', () => reject(new ApiError(0, 'ABORTED', 'The upload was cancelled.')))
+    xhr.addEventListener('load', () => {
+      if (xhr.status >= 200 && xhr.status < 300) {
+        try {
+          resolve(JSON.parse(xhr.responseText) as T)
+        } catch {
+          reject(new ApiError(xhr.status, 'BAD_ANSWER', 'The server accepted the upload but its answer could not be read.'))
+        }
+        return
+      }
+      const error = errorFrom(xhr.status, xhr.statusText, xhr.responseText)
+      if (xhr.status === 401 && token && unauthorizedHandler) {
+        error.handled = true
+        unauthorizedHandler(error)
+      }
+      reject(error)
+    })
+    signal?.addEventListener('abort', () => xhr.abort())
+    xhr.send(form)
+  })
 }
 
 /** Path segment escaping for ids and codes put into URLs. */

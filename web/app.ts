@@ -1,35 +1,49 @@
 // The miniship admin console: the page shell (header, messages, sign-in gate) and the router.
 //
-// Served by the server at `/` and `/cli/authorize`; every other page lives in the hash:
-//   /#/apps  miniapps list + create      /#/apps/<id>  workspace (versions, history, settings, members)
-//   /#/admin administration (ADMIN only) /cli/authorize?code=XXXX-0000  approve a CLI login
-// The access token is kept in sessionStorage under `miniship.token`, never in a URL.
+// Served by the server at these paths (router.ts maps them to pages):
+//   /apps  miniapps list + create        /apps/<id>[/<tab>]  a miniapp (overview, versions, upload,
+//   /tokens  API keys and CLI commands                      history, settings, members)
+//   /admin administration (ADMIN only)   /cli/authorize?code=XXXX-0000  approve or deny a CLI login
+// The access token is kept in localStorage ("Keep me signed in") or sessionStorage, never in a URL.
 //
 // data-testid map (stable, for browser tests). <v> is a version string such as 1.0.0,
 // <email> a user's or member's email, <appId> a miniapp's appId. Form inputs inside a form are
 // addressed by their `name` (the API field name), e.g. [data-testid=create-app-form] [name=appId].
-//   Shell     nav, nav-apps, nav-admin (only for ADMIN), current-user (name + role), sign-out,
+//   Shell     nav, nav-apps, nav-tokens, nav-admin (only for ADMIN), current-user (name + role), sign-out,
 //             alert (role=alert, every error's message), alert-dismiss,
 //             notice (role=status, success messages), notice-dismiss, page (the <main>)
-//   Sign in   signin-form, signin-submit, show-register, register-form, register-submit,
+//   Sign in   signin-form (keep: "Keep me signed in"), signin-submit, show-register, register-form, register-submit,
 //             show-signin, registration-closed (shown once the server answered REGISTRATION_CLOSED)
 //   Forms     field-error-<name> (inline message from a 400's details[] under the input <name>)
 //   Dialog    confirm-dialog, confirm-ok, confirm-cancel, confirm-notes (publish/rollback notes),
 //             confirm-password (reset password), confirm-displayName (rename)
-//   Miniapps  apps-list, apps-empty, app-<appId>, open-app-<appId> (link to the workspace),
+//   Miniapps  apps-search, new-app (opens the create form), apps-list, apps-empty, apps-no-match,
+//             app-<appId>, open-app-<appId> (link to the miniapp), app-live-<appId> (live version per channel),
 //             create-app-form (appId, name, description, iconUrl), create-app-submit
-//   Workspace back-to-apps, app-title, app-id, summary-release, summary-review,
-//             summary-experience, versions-list, versions-empty, version-<v> (data-version-id),
-//             status-<v> (text Draft/In review/Published; data-status DRAFT/IN_REVIEW/PUBLISHED),
-//             badge-release-<v>, badge-review-<v>, badge-experience-<v>, changelog-<v>,
-//             review-<v>, publish-<v>, rollback-<v>, delete-<v> (present only when allowed),
-//             install-link-<v>, qr-<v> (wraps the <svg>), copy-link-<v>,
-//             release-history, release-history-empty, history-entry (data-action PUBLISH/ROLLBACK),
-//             edit-app-form (name, description, iconUrl), edit-app-submit,
-//             members, members-list, member-<email>, remove-member-<email>, members-unavailable,
+//   Miniapp   back-to-apps, app-title, app-id, tab-<overview|versions|history|settings|members>, upload-button
+//   Overview  channel-<name> (what phones get now on it; data-version, data-rollout), summary-release,
+//             summary-review, summary-experience, rollout-raise-<name>, rollout-halt-<name>,
+//             rollout-complete-<name>, insights, adoption-chart, downloads-chart, insights-empty
+//   Versions  versions-filter (select of statuses), versions-table, versions-empty, versions-more (next page),
+//             version-<v> (a table row; data-version-id), status-<v> (text Draft/In review/Published;
+//             data-status DRAFT/IN_REVIEW/PUBLISHED), badge-release-<v>, badge-review-<v>,
+//             badge-experience-<v>, badge-channel-<v>, changelog-<v>, review-<v>, publish-<v>,
+//             rollback-<v>, delete-<v> (present only when allowed), install-<v> (opens the install dialog)
+//   Install   install-dialog, qr-<v> (wraps the <svg>), install-link-<v>, copy-link-<v>, link-expiry,
+//             localhost-warning, install-close
+//   Publish   publish-dialog: confirm-dialog with [name=channel|rolloutPercent|mandatory|hostVersionRange|notes]
+//   Upload    upload-form (bundleIos, bundleAndroid, manifest, assetsIos, assetsAndroid, version,
+//             changelog, channel), drop-zone, upload-submit, upload-progress (data-loaded/data-total),
+//             upload-warnings, upload-done
+//   History   release-history, release-history-empty, history-entry (data-action PUBLISH/ROLLBACK/ROLLOUT)
+//   Settings  edit-app-form (name, description, iconUrl, experiencePublic), edit-app-submit
+//   Members   members, members-list, member-<email>, remove-member-<email>, members-unavailable,
 //             add-member-form (email, role), add-member-submit
-//   CLI       cli-code, cli-approve, cli-cancel, cli-result (data-state approved | 404 | 409 | 410 | error),
-//             cli-no-code
+//   Tokens    create-key-form (name, scopes, miniAppIds, expiresAt), create-key-submit, new-key (the
+//             key, shown once), copy-key, keys-table, key-<name>, revoke-key-<name>, keys-empty,
+//             keys-unavailable, login-command, push-command, copy-login, copy-push
+//   CLI       cli-code, cli-requester (address, user agent, when), cli-approve, cli-deny, cli-cancel,
+//             cli-result (data-state approved | denied | expired | 404 | 409 | 410 | error), cli-no-code
 //   Admin     users-table, user-row-<email>, user-role-<email> (data-role),
 //             user-status-<email> (data-status ACTIVE/DISABLED), toggle-role-<email>,
 //             toggle-status-<email>, reset-password-<email>, rename-<email>,
@@ -41,9 +55,10 @@ import { adminPage } from './pages/admin.ts'
 import { appsPage } from './pages/apps.ts'
 import { authPanel } from './pages/auth.ts'
 import { cliPage } from './pages/cli.ts'
+import { tokensPage } from './pages/tokens.ts'
 import { workspacePage } from './pages/workspace.ts'
-import { parseRoute, type PageContext, type Route } from './router.ts'
-import { currentUser, endSession, loadCurrentUser } from './session.ts'
+import { navigate, onNavigate, parseRoute, pathOf, type PageContext, type Route } from './router.ts'
+import { currentUser, endSession, followOtherTabs, loadCurrentUser } from './session.ts'
 
 function element(testId: string): HTMLElement {
   const found = document.querySelector<HTMLElement>(`[data-testid="${testId}"]`)
@@ -57,13 +72,28 @@ const account = element('account')
 
 let renderSeq = 0
 
+/** The Sign out button: ends the session in every tab of this browser. */
 function signOut(): void {
-  endSession()
+  endSession(true)
+  afterSignOut()
+}
+
+function afterSignOut(): void {
   hideNotice()
   hideError()
-  if (parseRoute(location).name === 'cli') run()
-  else if (location.hash === '' || location.hash === '#/apps') run()
-  else location.hash = '#/apps' // hashchange draws the sign-in form in place of the miniapps list
+  const route = parseRoute(location)
+  if (route.name === 'cli' || route.name === 'apps') run()
+  else navigate('/apps') // draws the sign-in form in place of the miniapps list
+}
+
+const TITLES: Record<Route['name'], string> = {
+  apps: 'Miniapps',
+  workspace: 'Miniapp',
+  tokens: 'Tokens',
+  admin: 'Administration',
+  signin: 'Sign in',
+  cli: 'Approve command-line sign-in',
+  notfound: 'Not found',
 }
 
 function drawHeader(route: Route): void {
@@ -73,8 +103,9 @@ function drawHeader(route: Route): void {
     h('a', { href, 'data-testid': testId, 'aria-current': current ? 'page' : undefined }, label)
   clear(
     nav,
-    me ? link('/#/apps', 'Miniapps', 'nav-apps', section === 'apps') : null,
-    me?.role === 'ADMIN' ? link('/#/admin', 'Admin', 'nav-admin', section === 'admin') : null,
+    me ? link('/apps', 'Miniapps', 'nav-apps', section === 'apps') : null,
+    me ? link('/tokens', 'Tokens', 'nav-tokens', section === 'tokens') : null,
+    me?.role === 'ADMIN' ? link('/admin', 'Admin', 'nav-admin', section === 'admin') : null,
   )
   clear(
     account,
@@ -97,7 +128,12 @@ function drawHeader(route: Route): void {
 function run(quiet = false): void {
   const id = ++renderSeq
   const route = parseRoute(location)
+  // an old `/#/apps/<id>` bookmark: show its path instead
+  if (location.hash.startsWith('#/') && route.name !== 'cli') {
+    history.replaceState(null, '', pathOf(route))
+  }
   drawHeader(route)
+  document.title = `${TITLES[route.name]} · miniship`
   let rendered = false
 
   const ctx: PageContext = {
@@ -128,34 +164,33 @@ function run(quiet = false): void {
   }
   if (!me) {
     document.title = 'Sign in · miniship'
-    ctx.render(authPanel(() => (route.name === 'signin' ? (location.hash = '#/apps') : run()), 'Sign in to manage miniapps: review, publish and roll back their versions.'))
+    ctx.render(authPanel(() => (route.name === 'signin' ? navigate('/apps', { replace: true }) : run()), 'Sign in to manage miniapps: upload, review, publish and roll out their versions.'))
     return
   }
 
   let page: Promise<void>
   switch (route.name) {
     case 'signin':
-      location.replace('#/apps')
+      navigate('/apps', { replace: true })
       return
     case 'apps':
-      document.title = 'Miniapps · miniship'
       page = appsPage(ctx)
       break
     case 'workspace':
-      document.title = 'Miniapp · miniship'
-      page = workspacePage(ctx, route.id)
+      page = workspacePage(ctx, route.id, route.tab)
+      break
+    case 'tokens':
+      page = tokensPage(ctx, me)
       break
     case 'admin':
-      document.title = 'Administration · miniship'
       if (me.role !== 'ADMIN') {
-        ctx.render(h('h1', { tabindex: -1 }, 'Administration'), h('p', null, 'Only administrators can open this page. Ask one if you need an account changed.'), h('p', null, h('a', { href: '#/apps' }, 'Back to the miniapps')))
+        ctx.render(h('h1', { tabindex: -1 }, 'Administration'), h('p', null, 'Only administrators can open this page. Ask one if you need an account changed.'), h('p', null, h('a', { href: '/apps' }, 'Back to the miniapps')))
         return
       }
       page = adminPage(ctx)
       break
     case 'notfound':
-      document.title = 'Not found · miniship'
-      ctx.render(h('h1', { tabindex: -1 }, 'Page not found'), h('p', null, 'There is no page at this address.'), h('p', null, h('a', { href: '#/apps' }, 'Go to the miniapps')))
+      ctx.render(h('h1', { tabindex: -1 }, 'Page not found'), h('p', null, 'There is no page at this address.'), h('p', null, h('a', { href: '/apps' }, 'Go to the miniapps')))
       return
   }
 
@@ -167,7 +202,7 @@ function run(quiet = false): void {
     ctx.render(
       h('h1', { tabindex: -1 }, 'This page could not be loaded'),
       h('p', { 'data-testid': 'load-error' }, error instanceof Error ? error.message : String(error)),
-      h('div', { class: 'actions' }, retry, h('a', { href: '#/apps', class: 'button secondary' }, 'Go to the miniapps')),
+      h('div', { class: 'actions' }, retry, h('a', { href: '/apps', class: 'button secondary' }, 'Go to the miniapps')),
     )
   })
 }
@@ -180,10 +215,16 @@ onUnauthorized((error) => {
   showError(wasSignedIn ? `You have been signed out (${reason}). Please sign in again.` : `Please sign in again (${reason}).`)
 })
 
-window.addEventListener('hashchange', () => {
+onNavigate(() => {
   hideError()
   hideNotice()
   run()
+})
+
+// another tab signed out (or in): follow it
+followOtherTabs((what) => {
+  if (what === 'signed-out') afterSignOut()
+  else void start()
 })
 
 /** Finds out who the stored token belongs to, then draws the page. */

@@ -11,13 +11,26 @@ export interface Attrs {
   on?: Record<string, EventListener>
 }
 
+/**
+ * Control characters (and the bidirectional overrides that can reorder a line) shown as visible
+ * symbols, so a name cannot hide text or break the layout: U+0007 → ␇, U+202E → ⟨U+202E⟩.
+ */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u0080-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    const code = c.charCodeAt(0)
+    if (code < 0x20) return String.fromCharCode(0x2400 + code)
+    if (code === 0x7f) return '\u2421'
+    return `⟨U+${code.toString(16).toUpperCase().padStart(4, '0')}⟩`
+  })
+}
+
 function append(parent: Node, child: Child): void {
   if (child === null || child === undefined || child === false) return
   if (Array.isArray(child)) {
     for (const c of child) append(parent, c)
     return
   }
-  parent.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child)
+  parent.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(printable(String(child))) : child)
 }
 
 /** Builds an element: h('button', { class: 'primary', 'data-testid': 'x', on: { click } }, 'Label'). */
@@ -192,9 +205,52 @@ export function field(
 export interface DialogField {
   name: string
   label: string
-  kind: 'textarea' | 'password' | 'text'
+  kind: 'textarea' | 'password' | 'text' | 'number' | 'checkbox' | 'select'
   hint?: string
   required?: boolean
+  /** the initial value (for a checkbox: 'on' when checked) */
+  value?: string
+  min?: number
+  max?: number
+  placeholder?: string
+  /** choices of a select; for a text field, suggestions (a datalist) */
+  options?: { value: string; label: string }[]
+}
+
+let datalistSeq = 0
+
+function dialogInput(f: DialogField): HTMLElement {
+  const testId = `confirm-${f.name}`
+  if (f.kind === 'textarea') {
+    const area = h('textarea', { name: f.name, rows: 3, 'data-testid': testId })
+    area.value = f.value ?? ''
+    return field(f.label, area, f.hint)
+  }
+  if (f.kind === 'checkbox') {
+    const box = h('input', { type: 'checkbox', name: f.name, checked: f.value === 'on', 'data-testid': testId })
+    return h('div', { class: 'field' }, h('label', { class: 'check' }, box, ` ${f.label}`), f.hint ? h('p', { class: 'hint' }, f.hint) : null)
+  }
+  if (f.kind === 'select') {
+    const select = h('select', { name: f.name, 'data-testid': testId }, (f.options ?? []).map((o) => h('option', { value: o.value }, o.label)))
+    if (f.value !== undefined) select.value = f.value
+    return field(f.label, select, f.hint)
+  }
+  const listId = f.options?.length ? `dialog-list-${++datalistSeq}` : undefined
+  const input = h('input', {
+    name: f.name,
+    type: f.kind,
+    required: f.required,
+    min: f.min,
+    max: f.max,
+    placeholder: f.placeholder,
+    list: listId,
+    autocomplete: f.kind === 'password' ? 'new-password' : 'off',
+    'data-testid': testId,
+  })
+  input.value = f.value ?? ''
+  const wrapper = field(f.label, input, f.hint)
+  if (listId) wrapper.append(h('datalist', { id: listId }, (f.options ?? []).map((o) => h('option', { value: o.value }, o.label))))
+  return wrapper
 }
 
 export interface ConfirmOptions {
@@ -203,6 +259,13 @@ export interface ConfirmOptions {
   confirmLabel: string
   danger?: boolean
   fields?: DialogField[]
+  /** data-testid of the dialog, `confirm-dialog` unless said */
+  testId?: string
+  /**
+   * Checks the entered values before the dialog closes: answer the problems by field name (shown
+   * under the inputs, the dialog stays open) or nothing to close.
+   */
+  validate?: (values: Record<string, string>) => ErrorDetail[]
 }
 
 /**
@@ -212,19 +275,7 @@ export interface ConfirmOptions {
 export function confirmDialog(options: ConfirmOptions): Promise<Record<string, string> | null> {
   return new Promise((resolve) => {
     let result: Record<string, string> | null = null
-    const inputs = (options.fields ?? []).map((f) => {
-      const input =
-        f.kind === 'textarea'
-          ? h('textarea', { name: f.name, rows: 3, 'data-testid': `confirm-${f.name}` })
-          : h('input', {
-              name: f.name,
-              type: f.kind,
-              required: f.required,
-              autocomplete: f.kind === 'password' ? 'new-password' : 'off',
-              'data-testid': `confirm-${f.name}`,
-            })
-      return field(f.label, input, f.hint)
-    })
+    const inputs = (options.fields ?? []).map(dialogInput)
     const titleId = `dialog-title-${++inputSeq}`
     const cancel = h('button', { type: 'button', class: 'secondary', 'data-testid': 'confirm-cancel' }, 'Cancel')
     const form = h(
@@ -240,12 +291,18 @@ export function confirmDialog(options: ConfirmOptions): Promise<Record<string, s
         cancel,
       ),
     )
-    const dialog = h('dialog', { 'aria-labelledby': titleId, 'data-testid': 'confirm-dialog' }, form)
+    const dialog = h('dialog', { 'aria-labelledby': titleId, 'data-testid': options.testId ?? 'confirm-dialog' }, form)
     const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null
 
     form.addEventListener('submit', (event) => {
       event.preventDefault()
-      result = formValues(form)
+      const values = formValues(form)
+      const problems = options.validate?.(values) ?? []
+      if (problems.length) {
+        showFieldErrors(form, problems)
+        return
+      }
+      result = values
       dialog.close()
     })
     cancel.addEventListener('click', () => dialog.close())
@@ -257,9 +314,41 @@ export function confirmDialog(options: ConfirmOptions): Promise<Record<string, s
 
     document.body.appendChild(dialog)
     dialog.showModal()
-    const firstInput = form.querySelector<HTMLElement>('input, textarea')
+    const firstInput = form.querySelector<HTMLElement>('input, textarea, select')
     ;(firstInput ?? cancel).focus()
   })
+}
+
+/**
+ * A modal that only shows something (the install QR code): a title, the content and a Close
+ * button; Escape closes it too. Resolves once it is closed.
+ */
+export function infoDialog(title: string, content: Child, testId: string): Promise<void> {
+  return new Promise((resolve) => {
+    const titleId = `dialog-title-${++inputSeq}`
+    const close = h('button', { type: 'button', class: 'secondary', 'data-testid': `${testId.replace(/-dialog$/, '')}-close` }, 'Close')
+    const dialog = h('dialog', { 'aria-labelledby': titleId, 'data-testid': testId, class: 'info' }, h('h2', { id: titleId }, title), h('div', { class: 'dialog-message' }, content), h('div', { class: 'actions' }, close))
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null
+    close.addEventListener('click', () => dialog.close())
+    dialog.addEventListener('close', () => {
+      dialog.remove()
+      if (opener?.isConnected) opener.focus()
+      resolve()
+    })
+    document.body.appendChild(dialog)
+    dialog.showModal()
+    close.focus()
+  })
+}
+
+/** Copies `text`, saying so in the notice (or asking to copy by hand when the browser refuses). */
+export async function copyText(text: string, what: string): Promise<void> {
+  try {
+    await navigator.clipboard.writeText(text)
+    showNotice(`Copied ${what}.`)
+  } catch {
+    showError(`The browser did not allow copying. Select ${what} and copy it by hand.`)
+  }
 }
 
 // ---- formatting ----------------------------------------------------------------------------
@@ -285,6 +374,31 @@ export function time(iso: string | null | undefined): HTMLElement | string {
   const date = new Date(iso)
   if (Number.isNaN(date.getTime())) return iso
   return h('time', { datetime: iso, title: iso }, dateFormat.format(date))
+}
+
+/** "3 minutes ago", "2 days ago": for last activity and last use, with the exact time as tooltip. */
+export function ago(iso: string | null | undefined, now = Date.now()): HTMLElement | string {
+  if (!iso) return '—'
+  const at = Date.parse(iso)
+  if (Number.isNaN(at)) return iso
+  const seconds = Math.round((now - at) / 1000)
+  const units: [number, string][] = [
+    [60, 'second'],
+    [60, 'minute'],
+    [24, 'hour'],
+    [30, 'day'],
+    [12, 'month'],
+    [Infinity, 'year'],
+  ]
+  let value = Math.abs(seconds)
+  let unit = 'second'
+  for (const [size, name] of units) {
+    unit = name
+    if (value < size) break
+    value = Math.floor(value / size)
+  }
+  const text = value < 10 && unit === 'second' ? 'just now' : `${value} ${unit}${value === 1 ? '' : 's'} ${seconds >= 0 ? 'ago' : 'from now'}`
+  return h('time', { datetime: iso, title: dateFormat.format(new Date(at)) }, text)
 }
 
 export function personName(person: Person | null | undefined): string {

@@ -1,7 +1,7 @@
-// Table-driven checks of the console's pure rules (lifecycle buttons, install URLs, routes).
+// Table-driven checks of the console's pure rules (lifecycle buttons, install URLs, routes, dropped files).
 import { describe, expect, test } from 'bun:test'
-import { parseRoute, type Route } from './router.ts'
-import { absoluteInstallUrl, allowedActions } from './rules.ts'
+import { parseRoute, pathOf, type Route } from './router.ts'
+import { absoluteInstallUrl, allowedActions, fileFieldFor, isLocalOnly, nextRolloutStep } from './rules.ts'
 
 describe('allowedActions', () => {
   const app = { currentReviewVersionId: 'r', currentReleaseVersionId: 'live' }
@@ -37,15 +37,77 @@ describe('parseRoute', () => {
   const at = (pathname: string, search = '', hash = '') => ({ pathname, search, hash }) as Location
   const cases: [Location, Route][] = [
     [at('/'), { name: 'apps' }],
+    [at('/apps'), { name: 'apps' }],
+    [at('/apps/'), { name: 'apps' }],
+    [at('/apps/01J%2FX'), { name: 'workspace', id: '01J/X', tab: 'overview' }],
+    [at('/apps/01J/versions'), { name: 'workspace', id: '01J', tab: 'versions' }],
+    [at('/apps/01J/upload'), { name: 'workspace', id: '01J', tab: 'upload' }],
+    [at('/apps/01J/nonsense'), { name: 'notfound', path: 'apps/01J/nonsense' }],
+    [at('/tokens'), { name: 'tokens' }],
+    [at('/admin'), { name: 'admin' }],
+    // bookmarks of the hash-routed console
     [at('/', '', '#/apps'), { name: 'apps' }],
-    [at('/', '', '#/apps/01J%2FX'), { name: 'workspace', id: '01J/X' }],
+    [at('/', '', '#/apps/01J%2FX'), { name: 'workspace', id: '01J/X', tab: 'overview' }],
     [at('/', '', '#/admin'), { name: 'admin' }],
     [at('/', '', '#/signin'), { name: 'signin' }],
-    [at('/', '', '#/nope/x/y'), { name: 'notfound', path: '/nope/x/y' }],
+    [at('/', '', '#/nope/x/y'), { name: 'notfound', path: 'nope/x/y' }],
     [at('/cli/authorize', '?code=ABCD-1234'), { name: 'cli', code: 'ABCD-1234' }],
     [at('/cli/authorize/', ''), { name: 'cli', code: '' }],
   ]
   for (const [location, expected] of cases) {
     test(`${location.pathname}${location.search}${location.hash}`, () => expect(parseRoute(location)).toEqual(expected))
   }
+})
+
+describe('pathOf is the inverse of parseRoute', () => {
+  const routes: Route[] = [{ name: 'apps' }, { name: 'workspace', id: 'a b/c', tab: 'overview' }, { name: 'workspace', id: 'x', tab: 'members' }, { name: 'tokens' }, { name: 'admin' }]
+  for (const route of routes) {
+    test(JSON.stringify(route), () => {
+      const url = new URL(pathOf(route), 'https://ms.example')
+      expect(parseRoute({ pathname: url.pathname, search: url.search, hash: '' } as Location)).toEqual(route)
+    })
+  }
+})
+
+describe('fileFieldFor', () => {
+  const cases: [string, string | null][] = [
+    ['main.ios.jsbundle', 'bundleIos'],
+    ['main.jsbundle', 'bundleIos'],
+    ['index.android.bundle', 'bundleAndroid'],
+    ['shop-android.hbc', 'bundleAndroid'],
+    ['app.json', 'manifest'],
+    ['assets-ios.zip', 'assetsIos'],
+    ['assets_android.zip', 'assetsAndroid'],
+    ['assets.zip', null],
+    ['ios-and-android.zip', null],
+    ['biosphere.bundle', null],
+    ['notes.txt', null],
+  ]
+  for (const [name, expected] of cases) test(`${name} → ${expected}`, () => expect(fileFieldFor(name)).toBe(expected as never))
+})
+
+describe('nextRolloutStep', () => {
+  const cases: [number, number][] = [
+    [0, 1],
+    [1, 5],
+    [7, 10],
+    [10, 25],
+    [50, 100],
+    [100, 100],
+  ]
+  for (const [from, to] of cases) test(`${from} → ${to}`, () => expect(nextRolloutStep(from)).toBe(to))
+})
+
+describe('isLocalOnly', () => {
+  const cases: [string, boolean][] = [
+    ['http://localhost:3001/api/x', true],
+    ['http://127.0.0.1:3001/api/x', true],
+    ['http://[::1]:3001/', true],
+    ['http://app.localhost/', true],
+    ['https://apps.example.com/api/x', false],
+    ['http://192.168.1.20:3001/', false],
+    ['miniship://install?x=1', false],
+    ['not a url', false],
+  ]
+  for (const [url, expected] of cases) test(url, () => expect(isLocalOnly(url)).toBe(expected))
 })

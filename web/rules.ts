@@ -1,5 +1,5 @@
-// Pure rules the pages apply: which lifecycle buttons a version gets, and how install URLs resolve.
-import type { MiniApp, Version } from './api.ts'
+// Pure rules the pages apply: lifecycle buttons, install URLs, dropped files, rollout steps, localhost links.
+import type { FileKey, MiniApp, Version } from './api.ts'
 
 export interface AllowedActions {
   review: boolean
@@ -28,4 +28,38 @@ export function absoluteInstallUrl(installUrl: string, origin: string): string {
   if (installUrl.startsWith('/')) return origin + installUrl
   if (/^[a-z][a-z0-9+.-]*:/i.test(installUrl)) return installUrl
   return `${origin}/api/${installUrl}`
+}
+
+/**
+ * Which upload field a dropped file fills, by the names the build tools give them
+ * (main.ios.jsbundle, index.android.bundle, app.json, assets-ios.zip…); null when unclear.
+ */
+export function fileFieldFor(fileName: string): FileKey | null {
+  const name = fileName.toLowerCase()
+  const ios = /(^|[^a-z])ios([^a-z]|$)/.test(name)
+  const android = /(^|[^a-z])android([^a-z]|$)/.test(name)
+  if (name.endsWith('.json')) return 'manifest'
+  if (name.endsWith('.zip')) return ios && !android ? 'assetsIos' : android && !ios ? 'assetsAndroid' : null
+  if (name.endsWith('.jsbundle') || name.endsWith('.bundle') || name.endsWith('.js') || name.endsWith('.hbc')) {
+    if (ios && !android) return 'bundleIos'
+    if (android && !ios) return 'bundleAndroid'
+    return name.endsWith('.jsbundle') ? 'bundleIos' : null
+  }
+  return null
+}
+
+/** The next step of a staged rollout: the first of 1, 5, 10, 25, 50, 100 % above `percent`. */
+export function nextRolloutStep(percent: number): number {
+  for (const step of [1, 5, 10, 25, 50, 100]) if (step > percent) return step
+  return 100
+}
+
+/** A phone cannot reach this machine's localhost: links on such an origin only work on this computer. */
+export function isLocalOnly(url: string): boolean {
+  try {
+    const host = new URL(url).hostname
+    return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\./.test(host) || host === '0.0.0.0'
+  } catch {
+    return false
+  }
 }

@@ -7,6 +7,17 @@ interface LoginAnswer {
   accessToken: string
 }
 
+/** On: the token is kept for every tab and after a restart; off: this tab only, gone when it closes. */
+function keepSignedIn(): HTMLElement {
+  return h(
+    'label',
+    { class: 'check' },
+    h('input', { type: 'checkbox', name: 'keep', checked: true, 'data-testid': 'keep-signed-in' }),
+    ' Keep me signed in',
+    h('span', { class: 'hint' }, ' (turn off on a shared computer: you are signed out when this tab closes)'),
+  )
+}
+
 /**
  * A panel with the sign-in form and, unless the server said registration is closed, a way to
  * switch to the register form. Calls onSignedIn once a token is stored and the user is loaded.
@@ -20,11 +31,12 @@ export function authPanel(onSignedIn: (me: Me) => void, intro: string, heading: 
       { 'data-testid': 'signin-form', novalidate: true },
       field('Email', h('input', { name: 'email', type: 'email', autocomplete: 'username', required: true })),
       field('Password', h('input', { name: 'password', type: 'password', autocomplete: 'current-password', required: true })),
+      keepSignedIn(),
       h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary', 'data-testid': 'signin-submit' }, 'Sign in')),
     )
     onSubmit(form, async (values) => {
       const answer = await api<LoginAnswer>('POST', '/api/auth/login', { email: values.email, password: values.password }, { auth: false })
-      const me = await startSession(answer.accessToken)
+      const me = await startSession(answer.accessToken, values.keep === 'on')
       hideError()
       onSignedIn(me)
     })
@@ -55,6 +67,7 @@ export function authPanel(onSignedIn: (me: Me) => void, intro: string, heading: 
         h('input', { name: 'password', type: 'password', autocomplete: 'new-password', required: true, minlength: 6 }),
         'At least 6 characters.',
       ),
+      keepSignedIn(),
       h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary', 'data-testid': 'register-submit' }, 'Create account')),
     )
     onSubmit(form, async (values) => {
@@ -62,7 +75,7 @@ export function authPanel(onSignedIn: (me: Me) => void, intro: string, heading: 
       if (values.displayName?.trim()) body.displayName = values.displayName.trim()
       try {
         const answer = await api<LoginAnswer>('POST', '/api/auth/register', body, { auth: false })
-        const me = await startSession(answer.accessToken)
+        const me = await startSession(answer.accessToken, values.keep === 'on')
         hideError()
         onSignedIn(me)
       } catch (error) {
