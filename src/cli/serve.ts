@@ -17,6 +17,9 @@ import type { Config } from '../config'
 
 const shutdownGraceMs = 10_000
 
+/** Page routes of the console: registered under Bun's routes, where HTML imports work (CONVENTIONS). */
+export const consolePaths = ['/', '/apps', '/apps/*', '/tokens', '/admin', '/signin', '/cli/authorize'] as const
+
 export interface RunningServer {
   server: Server<undefined>
   stop(): Promise<void>
@@ -59,8 +62,8 @@ export function startServer(config: Config): RunningServer {
       // Bun would refuse large bodies with an empty 413; we answer the limit ourselves, as JSON.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       routes: {
-        '/': consolePage,
-        '/cli/authorize': consolePage,
+        // the console's own paths open the console (its router picks the page); see web/router.ts
+        ...Object.fromEntries(consolePaths.map((path) => [path, consolePage])),
         '/api/health': { GET: withRequestLog<Server<undefined>, BunRequest>(app.store.health, log) },
         ...nativeInstallRoutes(app.store.installAnswers, (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, log), log),
       },

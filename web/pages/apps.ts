@@ -1,33 +1,104 @@
-// The miniapps list and the form that creates a miniapp.
-import { api, type MiniApp } from '../api.ts'
-import { field, h, onSubmit, showNotice } from '../dom.ts'
-import type { PageContext } from '../router.ts'
+// The miniapps list (live version per channel, rollout, last activity, search) and the create form.
+import { api, seg, type Channel, type MiniApp } from '../api.ts'
+import { ago, field, h, onSubmit, showNotice } from '../dom.ts'
+import { serverHas } from '../features.ts'
+import { appPath, navigate, type PageContext } from '../router.ts'
+
+/** One line per channel: "stable 1.2.0 · beta 1.3.0 (10 %)"; a halted rollout says so. */
+export function channelSummary(channels: Channel[]): HTMLElement[] {
+  return channels
+    .filter((c) => c.release)
+    .map((c) => {
+      const release = c.release!
+      const rollout = release.rolloutPercent >= 100 ? null : release.rolloutPercent === 0 ? 'halted' : `${release.rolloutPercent} %`
+      return h(
+        'span',
+        { class: `live-chip${release.rolloutPercent === 0 ? ' halted' : ''}`, 'data-channel': c.name },
+        h('span', { class: 'chip-channel' }, c.name),
+        ' ',
+        h('strong', null, release.version),
+        rollout ? h('span', { class: 'chip-rollout' }, ` ${rollout}`) : null,
+      )
+    })
+}
+
+/** The latest moment anything happened to the app that the list can know of. */
+function lastActivity(app: MiniApp, channels: Channel[] | null): string | undefined {
+  const moments = [app.updatedAt, app.createdAt, ...(channels ?? []).map((c) => c.release?.releasedAt)].filter((m): m is string => !!m)
+  return moments.sort().at(-1)
+}
 
 export async function appsPage(ctx: PageContext): Promise<void> {
-  const apps = await api<MiniApp[]>('GET', '/api/mini-apps')
+  const [apps, hasChannels] = await Promise.all([api<MiniApp[]>('GET', '/api/mini-apps'), serverHas('channels')])
   if (!ctx.isCurrent()) return
 
-  const list = apps.length
-    ? h(
-        'ul',
-        { class: 'app-list', 'data-testid': 'apps-list' },
-        apps.map((app) =>
-          h(
-            'li',
-            { class: 'card app-item', 'data-testid': `app-${app.appId}` },
-            h('span', { class: 'avatar', 'aria-hidden': 'true' }, (app.name || app.appId).slice(0, 1).toUpperCase()),
-            h(
-              'div',
-              { class: 'app-text' },
-              h('a', { href: `#/apps/${encodeURIComponent(app.id)}`, class: 'app-name', 'data-testid': `open-app-${app.appId}` }, app.name || app.appId),
-              h('p', { class: 'muted' }, h('code', null, app.appId), app.currentReleaseVersionId ? ' · has a live release' : ' · not released yet'),
-              app.description ? h('p', null, app.description) : null,
-            ),
-          ),
-        ),
-      )
-    : h('p', { class: 'empty', 'data-testid': 'apps-empty' }, 'No miniapps yet. Create your first one with the form below.')
+  const form = createForm()
+  const createSection = h(
+    'section',
+    { class: 'card create-app', 'aria-labelledby': 'create-app-title', hidden: apps.length > 0 },
+    h('h2', { id: 'create-app-title' }, 'New miniapp'),
+    h('p', null, 'You become its owner and can add other people as members.'),
+    form,
+  )
+  const newButton = h('button', { type: 'button', class: 'primary', 'data-testid': 'new-app', 'aria-expanded': String(apps.length === 0) }, 'New miniapp')
+  newButton.addEventListener('click', () => {
+    createSection.hidden = !createSection.hidden
+    newButton.setAttribute('aria-expanded', String(!createSection.hidden))
+    if (!createSection.hidden) createSection.querySelector<HTMLInputElement>('input')?.focus()
+  })
 
+  const rows = apps.map((app) => {
+    const live = h('div', { class: 'live', 'data-testid': `app-live-${app.appId}` }, app.currentReleaseVersionId ? 'Has a live release' : 'Not released yet')
+    const activity = h('span', { class: 'activity' }, 'Active ', ago(lastActivity(app, null)))
+    const row = h(
+      'li',
+      { class: 'app-item', 'data-testid': `app-${app.appId}`, 'data-search': `${app.name} ${app.appId}`.toLowerCase() },
+      app.iconUrl ? h('img', { class: 'avatar', src: app.iconUrl, alt: '', loading: 'lazy', referrerpolicy: 'no-referrer' }) : h('span', { class: 'avatar', 'aria-hidden': 'true' }, (app.name || app.appId).slice(0, 1).toUpperCase()),
+      h(
+        'div',
+        { class: 'app-text' },
+        h('a', { href: appPath(app.id), class: 'app-name', 'data-testid': `open-app-${app.appId}` }, app.name || app.appId),
+        h('p', { class: 'muted app-id' }, h('code', null, app.appId)),
+        app.description ? h('p', { class: 'app-description' }, app.description) : null,
+      ),
+      h('div', { class: 'app-state' }, live, activity),
+    )
+    // the channels come from each app's own endpoint (servers without release controls: keep the sentence)
+    if (hasChannels) void api<{ channels: Channel[] }>('GET', `/api/mini-apps/${seg(app.id)}/channels`)
+      .then((answer) => {
+        if (!ctx.isCurrent()) return
+        const chips = channelSummary(answer.channels)
+        live.replaceChildren(...(chips.length ? chips : ['Not released yet']))
+        activity.replaceChildren('Active ', ago(lastActivity(app, answer.channels)))
+      })
+      .catch(() => undefined) // the list still says whether there is a live release
+    return row
+  })
+
+  const list = apps.length ? h('ul', { class: 'app-list card', 'data-testid': 'apps-list' }, rows) : h('p', { class: 'empty', 'data-testid': 'apps-empty' }, 'No miniapps yet. Create your first one with the form below.')
+  const noMatch = h('p', { class: 'empty', 'data-testid': 'apps-no-match', hidden: true }, 'No miniapp matches this search.')
+  const search = h('input', { type: 'search', name: 'q', placeholder: 'Search by name or App ID', 'aria-label': 'Search miniapps', 'data-testid': 'apps-search', autocomplete: 'off' })
+  search.addEventListener('input', () => {
+    const q = search.value.trim().toLowerCase()
+    let shown = 0
+    for (const row of rows) {
+      row.hidden = q !== '' && !(row.dataset.search ?? '').includes(q)
+      if (!row.hidden) shown++
+    }
+    noMatch.hidden = shown > 0 || rows.length === 0
+  })
+
+  ctx.render(
+    h('div', { class: 'page-head' }, h('h1', { tabindex: -1 }, 'Miniapps'), newButton),
+    createSection,
+    apps.length > 1 ? h('div', { class: 'toolbar' }, search) : null,
+    list,
+    noMatch,
+    apps.length ? null : h('p', { class: 'lead' }, 'A miniapp is a small app that runs inside the host app. Create one, then upload its builds from this console or with the command-line tool (see Tokens).'),
+  )
+}
+
+function createForm(): HTMLFormElement {
   const form = h(
     'form',
     { 'data-testid': 'create-app-form', novalidate: true },
@@ -46,20 +117,8 @@ export async function appsPage(ctx: PageContext): Promise<void> {
     if (values.description?.trim()) body.description = values.description.trim()
     if (values.iconUrl?.trim()) body.iconUrl = values.iconUrl.trim()
     const created = await api<MiniApp>('POST', '/api/mini-apps', body)
-    // the shell clears messages on every hashchange: show the notice once the workspace route has taken over
-    const notice = `Created miniapp “${created.name}”. Upload its first version with the command-line tool.`
-    window.addEventListener('hashchange', () => showNotice(notice), { once: true })
-    location.hash = `#/apps/${encodeURIComponent(created.id)}`
+    navigate(appPath(created.id))
+    showNotice(`Created miniapp “${created.name}”. Upload its first version from the Upload button or with the command-line tool.`)
   })
-
-  ctx.render(
-    h('h1', { tabindex: -1 }, 'Miniapps'),
-    h(
-      'p',
-      { class: 'lead' },
-      'A miniapp is a small app that runs inside the host app. Open one to see its uploaded versions, send a version to review, publish it to users, or roll back.',
-    ),
-    list,
-    h('section', { class: 'card', 'aria-labelledby': 'create-app-title' }, h('h2', { id: 'create-app-title' }, 'Create a miniapp'), h('p', null, 'You become its owner and can add other people as members.'), form),
-  )
+  return form
 }

@@ -1,6 +1,7 @@
-// /cli/authorize?code=XXXX-0000: a signed-in user approves a command-line login with one click.
-import { api, ApiError, seg, type Me } from '../api.ts'
-import { h, hideError, personName, showError } from '../dom.ts'
+// /cli/authorize?code=XXXX-0000: a signed-in user sees who asks (address, tool, time) and
+// approves the command-line login with one click, or denies it.
+import { api, ApiError, seg, type CliSessionDetails, type Me } from '../api.ts'
+import { ago, h, hideError, personName, showError, time } from '../dom.ts'
 import type { PageContext } from '../router.ts'
 import { currentUser } from '../session.ts'
 import { authPanel } from './auth.ts'
@@ -14,8 +15,14 @@ const REFUSAL: Record<number, string> = {
   410: 'This code has expired',
 }
 
+/** The settled states, as the page says them (on reload too). */
+const SETTLED: Record<Exclude<CliSessionDetails['status'], 'pending'>, { title: string; text: string; tone: string }> = {
+  approved: { title: 'Approved', text: 'This sign-in was approved. The command-line tool is signed in; you can close this tab.', tone: 'success' },
+  denied: { title: 'Denied', text: 'This sign-in was denied: the command-line tool was told and stopped. Nothing can act with this code.', tone: 'failure' },
+  expired: { title: 'This code has expired', text: 'Nobody approved it in time. Run the tool’s login again to get a new code.', tone: 'failure' },
+}
+
 export function cliPage(ctx: PageContext, code: string): void {
-  document.title = 'Approve command-line sign-in · miniship'
   const me = currentUser()
   const heading = h('h1', { tabindex: -1 }, 'Approve a command-line sign-in')
 
@@ -23,7 +30,7 @@ export function cliPage(ctx: PageContext, code: string): void {
     ctx.render(
       heading,
       h('p', { 'data-testid': 'cli-no-code' }, 'This page approves a sign-in started by the command-line tool, but the link has no code in it. Run the tool’s login again and open the link it prints.'),
-      h('p', null, h('a', { href: '/#/apps' }, 'Go to the console')),
+      h('p', null, h('a', { href: '/apps' }, 'Go to the console')),
     )
     return
   }
@@ -37,50 +44,61 @@ export function cliPage(ctx: PageContext, code: string): void {
   const odd = CODE_SHAPE.test(code) ? null : h('p', { class: 'hint' }, 'This does not look like a code from the tool (four letters, a dash, four digits). Check the link.')
 
   if (!me) {
-    ctx.render(
-      heading,
-      codeBox,
-      explain,
-      odd,
-      authPanel(() => ctx.reload(), 'Sign in first; you come back to this page to approve the code.', 'h2'),
-    )
+    ctx.render(heading, codeBox, explain, odd, authPanel(() => ctx.reload(), 'Sign in first; you come back to this page to approve the code.', 'h2'))
     return
   }
 
   const result = h('div', { 'data-testid': 'cli-result', 'aria-live': 'polite' })
+  const requester = h('div', { class: 'requester', 'data-testid': 'cli-requester' })
   const approve = h('button', { type: 'button', class: 'primary large', 'data-testid': 'cli-approve' }, 'Approve sign-in')
-  const leave = h('a', { href: '/#/apps', class: 'button secondary', 'data-testid': 'cli-cancel' }, 'Don’t approve')
+  const deny = h('button', { type: 'button', class: 'danger-outline large', 'data-testid': 'cli-deny' }, 'Deny')
+  const leave = h('a', { href: '/apps', class: 'button secondary', 'data-testid': 'cli-cancel' }, 'Decide later')
+
+  function show(state: string, tone: string, title: string, text: string): void {
+    result.dataset.state = state
+    result.className = `card ${tone}`
+    result.replaceChildren(h('h2', null, title), h('p', null, text))
+  }
   /** Once the code is settled there is nothing left to approve or refuse here. */
   function settle(): void {
     approve.remove()
+    deny.remove()
     leave.textContent = 'Go to the console'
   }
+  function refused(error: unknown, button: HTMLButtonElement): void {
+    if (error instanceof ApiError && error.handled) return
+    if (error instanceof ApiError && error.code === 'CLI_SESSION_DENIED') {
+      settle()
+      show('denied', SETTLED.denied.tone, SETTLED.denied.title, SETTLED.denied.text)
+      showError(error)
+      return
+    }
+    const title = error instanceof ApiError ? REFUSAL[error.status] : undefined
+    show(error instanceof ApiError ? String(error.status) : 'error', 'failure', title ?? 'Could not do that', title ? 'Nothing was approved. Run the tool’s login again to get a new code.' : 'Nothing changed. Try again, or run the tool’s login again.')
+    showError(error) // the server's own message, in the alert region at the top
+    if (!title) button.disabled = false
+    else settle()
+  }
+
   approve.addEventListener('click', () => {
     approve.disabled = true
     hideError()
     api<{ code?: string; status?: string }>('POST', `/api/auth/cli/sessions/${seg(code)}/approve`)
       .then(() => {
         settle()
-        result.dataset.state = 'approved'
-        result.className = 'card success'
-        result.replaceChildren(
-          h('h2', null, 'Approved'),
-          h('p', null, `The command-line tool is now signed in as ${personName(me satisfies Me)}. You can close this tab and go back to your terminal.`),
-        )
+        show('approved', 'success', 'Approved', `The command-line tool is now signed in as ${personName(me satisfies Me)}. You can close this tab and go back to your terminal.`)
       })
-      .catch((error: unknown) => {
-        if (error instanceof ApiError && error.handled) return
-        const title = error instanceof ApiError ? REFUSAL[error.status] : undefined
-        result.dataset.state = error instanceof ApiError ? String(error.status) : 'error'
-        result.className = 'card failure'
-        result.replaceChildren(
-          h('h2', null, title ?? 'Could not approve'),
-          h('p', null, title ? 'Nothing was approved. Run the tool’s login again to get a new code.' : 'Nothing was approved. Try again, or run the tool’s login again.'),
-        )
-        showError(error) // the server's own message, in the alert region at the top
-        if (!title) approve.disabled = false
-        else settle()
+      .catch((error: unknown) => refused(error, approve))
+  })
+  deny.addEventListener('click', () => {
+    deny.disabled = true
+    hideError()
+    api<{ code: string; status: 'denied' }>('POST', `/api/auth/cli/sessions/${seg(code)}/deny`)
+      .then(() => {
+        settle()
+        show('denied', SETTLED.denied.tone, SETTLED.denied.title, 'You denied this sign-in. The command-line tool stops at its next check; nothing can act with this code.')
       })
+      .catch((error: unknown) => refused(error, deny))
   })
 
   ctx.render(
@@ -88,8 +106,38 @@ export function cliPage(ctx: PageContext, code: string): void {
     codeBox,
     explain,
     odd,
+    requester,
     h('p', null, 'Signed in as ', h('strong', null, personName(me)), '.'),
-    h('div', { class: 'actions' }, approve, leave),
+    h('div', { class: 'actions' }, approve, deny, leave),
     result,
   )
+
+  // who asks, and whether it is still open (after approval a reload says so instead of offering the buttons again)
+  api<CliSessionDetails>('GET', `/api/auth/cli/sessions/${seg(code)}/details`)
+    .then((details) => {
+      if (!ctx.isCurrent()) return
+      const from = details.requestedFrom
+      requester.replaceChildren(
+        h(
+          'dl',
+          { class: 'summary card' },
+          h('div', null, h('dt', null, 'Requested from'), h('dd', null, from.address ?? 'an unknown address')),
+          h('div', null, h('dt', null, 'Tool'), h('dd', { class: 'agent' }, from.userAgent ?? 'not given')),
+          h('div', null, h('dt', null, 'Started'), h('dd', null, ago(details.createdAt), ' (', time(details.createdAt), ')')),
+        ),
+      )
+      if (details.status !== 'pending') {
+        settle()
+        const settled = SETTLED[details.status]
+        show(details.status, settled.tone, settled.title, settled.text)
+      }
+    })
+    .catch((error: unknown) => {
+      if (error instanceof ApiError && error.status === 404) {
+        // an unknown code: say so now rather than after a click
+        requester.replaceChildren(h('p', { class: 'hint' }, 'The server does not know this code. Check the link, or run the tool’s login again.'))
+        return
+      }
+      if (!(error instanceof ApiError && error.handled)) showError(error)
+    })
 }

@@ -1,0 +1,42 @@
+// The History tab: every publish, rollback and rollout change, newest first.
+import type { ReleaseHistoryEntry } from '../api.ts'
+import { h, personName, time } from '../dom.ts'
+import type { ReleaseContext } from './release-actions.ts'
+
+/** One sentence per entry: "Published 1.1.0 on beta at 10 % (replacing 1.0.0)". */
+export function historyLine(entry: ReleaseHistoryEntry, rc: Pick<ReleaseContext, 'versionName'>): string {
+  const previous = entry.previousVersionId ? (rc.versionName(entry.previousVersionId) ?? 'an older version') : null
+  const on = entry.channel ? ` on ${entry.channel}` : ''
+  const at = typeof entry.rolloutPercent === 'number' && entry.rolloutPercent < 100 ? ` at ${entry.rolloutPercent} %` : ''
+  switch (entry.action) {
+    case 'ROLLBACK':
+      return `Rolled back${on} to ${entry.version}${previous ? ` (was ${previous})` : ''}`
+    case 'ROLLOUT':
+      return entry.rolloutPercent === 0 ? `Halted the rollout of ${entry.version}${on}` : `Rollout of ${entry.version}${on} set to ${entry.rolloutPercent ?? '?'} %`
+    default:
+      return `Published ${entry.version}${on}${at}${previous ? ` (replacing ${previous})` : ''}`
+  }
+}
+
+export function historyTab(entries: ReleaseHistoryEntry[], rc: Pick<ReleaseContext, 'versionName'>): HTMLElement {
+  return h(
+    'section',
+    { 'aria-labelledby': 'history-title' },
+    h('h2', { id: 'history-title' }, 'Release history'),
+    entries.length
+      ? h(
+          'ol',
+          { class: 'history card', 'data-testid': 'release-history' },
+          entries.map((entry) =>
+            h(
+              'li',
+              { 'data-testid': 'history-entry', 'data-action': entry.action },
+              h('p', null, h('strong', null, historyLine(entry, rc))),
+              h('p', { class: 'muted' }, 'by ', personName(entry.actor), ' · ', time(entry.createdAt)),
+              entry.notes?.trim() ? h('p', { class: 'notes' }, entry.notes) : null,
+            ),
+          ),
+        )
+      : h('p', { class: 'empty', 'data-testid': 'release-history-empty' }, 'Nothing has been published yet.'),
+  )
+}

@@ -1,0 +1,154 @@
+// The Overview tab: per channel what phones get now and how its rollout goes, adoption and
+// downloads from insights, the review and experience versions, and the latest changes.
+import { api, type Channel, type Insights, type ReleaseHistoryEntry, type Workspace } from '../api.ts'
+import { ago, h, personName } from '../dom.ts'
+import { stackedBarChart, type Series } from '../charts/bars.ts'
+import { appPath } from '../router.ts'
+import { actionButton, completeRollout, haltRollout, raiseRollout, type ReleaseContext } from './release-actions.ts'
+import { historyLine } from './history.ts'
+
+function rolloutText(percent: number): string {
+  return percent >= 100 ? 'All devices' : percent === 0 ? 'Rollout halted' : `${percent} % of devices`
+}
+
+function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean): HTMLElement {
+  const release = channel.release
+  if (!release) {
+    return h('article', { class: 'channel card', 'data-testid': `channel-${channel.name}` }, h('h3', null, channel.name), h('p', { class: 'muted' }, 'Nothing released on this channel.'))
+  }
+  const controls = canRollout
+    ? [
+        release.rolloutPercent < 100 ? actionButton('Raise…', `rollout-raise-${channel.name}`, 'secondary small', (b) => raiseRollout(rc, channel, b)) : null,
+        release.rolloutPercent < 100 ? actionButton('Complete', `rollout-complete-${channel.name}`, 'secondary small', (b) => completeRollout(rc, channel, b)) : null,
+        release.rolloutPercent > 0 ? actionButton('Halt…', `rollout-halt-${channel.name}`, 'danger-outline small', (b) => haltRollout(rc, channel, b)) : null,
+      ]
+    : []
+  return h(
+    'article',
+    { class: `channel card${release.rolloutPercent === 0 ? ' halted' : ''}`, 'data-testid': `channel-${channel.name}`, 'data-version': release.version, 'data-rollout': String(release.rolloutPercent) },
+    h('div', { class: 'channel-head' }, h('h3', null, channel.name), release.mandatory ? h('span', { class: 'badge mandatory' }, 'Mandatory') : null),
+    h('p', { class: 'channel-version' }, release.version),
+    h(
+      'div',
+      { class: 'rollout' },
+      h('progress', { max: 100, value: release.rolloutPercent, 'aria-label': `Rollout of ${release.version} on ${channel.name}` }),
+      h('span', { class: 'rollout-text' }, rolloutText(release.rolloutPercent)),
+    ),
+    h(
+      'p',
+      { class: 'muted small-text' },
+      release.hostVersionRange ? ['Host app ', h('code', null, release.hostVersionRange), ' · '] : null,
+      'since ',
+      ago(release.releasedAt),
+      release.releasedBy ? ` by ${release.releasedBy.displayName || release.releasedBy.email}` : null,
+    ),
+    channel.previousRelease && release.rolloutPercent < 100 ? h('p', { class: 'muted small-text' }, `Others stay on ${channel.previousRelease.version}`) : null,
+    controls.some(Boolean) ? h('div', { class: 'actions tight' }, controls) : null,
+  )
+}
+
+/** The adoption chart: each day's active devices split by version (the 4 biggest, the rest as "other"). */
+export function adoptionSeries(insights: Insights): Series[] {
+  const totals = new Map<string, { name: string; devices: number }>()
+  for (const day of insights.days) {
+    for (const v of day.versions) {
+      const entry = totals.get(v.versionId) ?? { name: v.version, devices: 0 }
+      entry.devices += v.activeDevices
+      totals.set(v.versionId, entry)
+    }
+  }
+  const top = [...totals.entries()].filter(([, t]) => t.devices > 0).sort((a, b) => b[1].devices - a[1].devices).slice(0, 4).map(([id]) => id)
+  const series: Series[] = top.map((id) => ({ name: totals.get(id)!.name, values: insights.days.map((d) => d.versions.find((v) => v.versionId === id)?.activeDevices ?? 0) }))
+  const otherValues = insights.days.map((d) => d.versions.filter((v) => !top.includes(v.versionId)).reduce((sum, v) => sum + v.activeDevices, 0))
+  if (otherValues.some((n) => n > 0)) series.push({ name: 'other', values: otherValues })
+  return series
+}
+
+function insightsPanel(insights: Insights, workspace: Workspace): HTMLElement {
+  const days = insights.days.map((d) => d.day)
+  const downloads: Series[] = [
+    { name: 'iOS', values: insights.days.map((d) => d.versions.reduce((sum, v) => sum + v.downloads.ios, 0)) },
+    { name: 'Android', values: insights.days.map((d) => d.versions.reduce((sum, v) => sum + v.downloads.android, 0)) },
+  ]
+  const total = insights.totals.downloads.ios + insights.totals.downloads.android
+  const adoption = adoptionSeries(insights)
+  const live = insights.adoption.versionId ? (workspace.versions.find((v) => v.id === insights.adoption.versionId)?.version ?? 'the live version') : null
+  const figures = h(
+    'dl',
+    { class: 'figures' },
+    h('div', null, h('dt', null, 'Downloads'), h('dd', null, String(total))),
+    h('div', null, h('dt', null, 'Installs'), h('dd', null, String(insights.totals.installs))),
+    h('div', null, h('dt', null, 'Failures'), h('dd', { class: insights.totals.failures ? 'bad' : '' }, String(insights.totals.failures))),
+    h('div', null, h('dt', null, 'Active devices'), h('dd', null, String(insights.totals.activeDevices))),
+    live ? h('div', null, h('dt', null, `On ${live}`), h('dd', null, `${Math.round(insights.adoption.share * 100)} %`)) : null,
+  )
+  const hasData = total > 0 || insights.totals.activeDevices > 0 || insights.totals.installs > 0
+  return h(
+    'section',
+    { class: 'card insights', 'data-testid': 'insights', 'aria-labelledby': 'insights-title' },
+    h('h2', { id: 'insights-title' }, 'Last 30 days'),
+    figures,
+    hasData
+      ? h(
+          'div',
+          { class: 'charts' },
+          h('div', null, h('h3', null, 'Adoption'), adoption.length ? stackedBarChart({ days, series: adoption, percent: true, label: 'Share of active devices per version, per day', testId: 'adoption-chart' }) : h('p', { class: 'muted' }, 'No active devices reported.')),
+          h('div', null, h('h3', null, 'Downloads per day'), stackedBarChart({ days, series: downloads, label: 'Downloads per day, iOS and Android', testId: 'downloads-chart' })),
+        )
+      : h('p', { class: 'empty', 'data-testid': 'insights-empty' }, 'No downloads or installs recorded yet. Once phones install a version, its adoption and downloads per day appear here.'),
+    insights.recentFailures.length
+      ? h('details', { class: 'failures' }, h('summary', null, `Recent install failures (${insights.recentFailures.length})`), h('ul', null, insights.recentFailures.slice(0, 5).map((f) => h('li', null, h('strong', null, f.version), ' ', f.message, ' · ', ago(f.at)))))
+      : null,
+  )
+}
+
+interface OverviewOptions {
+  rc: ReleaseContext
+  workspace: Workspace
+  canRollout: boolean
+  hasInsights: boolean
+  isCurrent(): boolean
+}
+
+export function overviewTab(options: OverviewOptions): HTMLElement {
+  const { rc, workspace, canRollout } = options
+  const { miniApp } = workspace
+  const label = (id: string | null | undefined) => (id ? (rc.versionName(id) ?? 'a version further down the list') : 'none')
+
+  const channels = rc.channels
+    ? h('div', { class: 'channels', 'data-testid': 'channels' }, rc.channels.length ? rc.channels.map((c) => channelCard(rc, c, canRollout)) : h('p', { class: 'muted' }, 'No channels.'))
+    : null
+
+  const summary = h(
+    'dl',
+    { class: 'summary card' },
+    h('div', null, h('dt', null, 'Live release'), h('dd', { 'data-testid': 'summary-release' }, label(miniApp.currentReleaseVersionId)), h('dd', { class: 'hint' }, rc.channels ? 'On the stable channel.' : 'What users of the host app download.')),
+    h('div', null, h('dt', null, 'Review version'), h('dd', { 'data-testid': 'summary-review' }, label(miniApp.currentReviewVersionId)), h('dd', { class: 'hint' }, 'Submitted for checking before it is published.')),
+    h('div', null, h('dt', null, 'Experience version'), h('dd', { 'data-testid': 'summary-experience' }, label(miniApp.currentExperienceVersionId)), h('dd', { class: 'hint' }, 'The latest upload, for testers to try.')),
+  )
+
+  const recent: ReleaseHistoryEntry[] = workspace.releaseHistory.slice(0, 3)
+  const changes = h(
+    'section',
+    { class: 'card recent', 'aria-labelledby': 'recent-title' },
+    h('h2', { id: 'recent-title' }, 'Latest changes'),
+    recent.length
+      ? h('ul', { class: 'plain' }, recent.map((entry) => h('li', null, h('strong', null, historyLine(entry, rc)), h('span', { class: 'muted' }, ' · ', personName(entry.actor), ' · ', ago(entry.createdAt)))))
+      : h('p', { class: 'muted' }, 'Nothing has been published yet.'),
+    recent.length ? h('p', null, h('a', { href: appPath(miniApp.id, 'history') }, 'All of the release history')) : null,
+  )
+
+  const insightsSlot = h('div', { class: 'insights-slot' })
+  if (options.hasInsights) {
+    insightsSlot.append(h('p', { class: 'loading' }, 'Loading insights…'))
+    api<Insights>('GET', `${rc.base}/insights?days=30`)
+      .then((insights) => {
+        if (options.isCurrent()) insightsSlot.replaceChildren(insightsPanel(insights, workspace))
+      })
+      .catch((error: unknown) => {
+        if (options.isCurrent()) insightsSlot.replaceChildren(h('p', { class: 'hint' }, `Insights could not be loaded: ${error instanceof Error ? error.message : String(error)}`))
+      })
+  }
+
+  return h('div', { class: 'overview' }, channels, h('div', { class: options.hasInsights ? 'overview-grid' : 'overview-grid single' }, options.hasInsights ? insightsSlot : null, h('div', { class: 'side' }, summary, changes)))
+}

@@ -1,0 +1,199 @@
+// The release actions a miniapp page offers (review, publish, roll back, delete, rollout changes),
+// each behind the confirmation it needs; shared by the Overview and Versions tabs.
+import { api, ApiError, seg, type Channel, type MiniApp, type Version } from '../api.ts'
+import { confirmDialog, h, showError, showNotice, type DialogField } from '../dom.ts'
+import { nextRolloutStep } from '../rules.ts'
+import type { PageContext } from '../router.ts'
+
+export const CHANNEL_PATTERN = /^[a-z][a-z0-9-]{0,31}$/
+
+export interface ReleaseContext {
+  ctx: PageContext
+  base: string
+  miniApp: MiniApp
+  /** null on servers without release channels: publish and roll back then act on the one live release */
+  channels: Channel[] | null
+  /** versions known to the page, to name the current release in the dialogs */
+  versionName(id: string | null | undefined): string | null
+}
+
+/** Runs one call with its button disabled, then says so and reloads the page. */
+async function act(rc: ReleaseContext, button: HTMLButtonElement | null, call: () => Promise<unknown>, done: string): Promise<void> {
+  if (button) button.disabled = true
+  try {
+    await call()
+    showNotice(done)
+    rc.ctx.reload()
+  } catch (error) {
+    showError(error)
+    if (button) button.disabled = false
+  }
+}
+
+export function review(rc: ReleaseContext, v: Version, button: HTMLButtonElement): Promise<void> {
+  return act(rc, button, () => api('POST', `${rc.base}/versions/${seg(v.id)}/review`), `Version ${v.version} is now the review version. Publish it once it has been checked.`)
+}
+
+function percentProblem(raw: string | undefined, min: number): string | null {
+  const value = Number(raw)
+  return Number.isInteger(value) && value >= min && value <= 100 ? null : `must be a whole number from ${min} to 100`
+}
+
+export async function publish(rc: ReleaseContext, v: Version, button: HTMLButtonElement): Promise<void> {
+  const liveOnStable = rc.versionName(rc.miniApp.currentReleaseVersionId)
+  const fields: DialogField[] = []
+  if (rc.channels) {
+    fields.push(
+      {
+        name: 'channel',
+        label: 'Channel',
+        kind: 'text',
+        value: v.channel || 'stable',
+        hint: 'Phones on this channel get the version. A new name creates the channel.',
+        options: rc.channels.map((c) => ({ value: c.name, label: c.release ? `${c.name} (now ${c.release.version})` : c.name })),
+      },
+      { name: 'rolloutPercent', label: 'Rollout (% of devices)', kind: 'number', value: '100', min: 1, max: 100, hint: 'Start small (for example 10) and raise it from the overview once it looks healthy.' },
+      { name: 'mandatory', label: 'Mandatory update (the host app must install it before opening the miniapp)', kind: 'checkbox' },
+      { name: 'hostVersionRange', label: 'Host app versions (optional)', kind: 'text', placeholder: '>=2.3.0', hint: 'A semver range; devices whose host app is outside it keep what they have.' },
+    )
+  }
+  fields.push({ name: 'notes', label: 'Release notes (optional)', kind: 'textarea', hint: 'Saved in the release history.' })
+  const answer = await confirmDialog({
+    title: `Publish ${v.version}?`,
+    testId: 'publish-dialog',
+    message: [
+      h('p', null, rc.channels ? `Version ${v.version} (build ${v.buildNumber}) becomes the release of the channel you choose.` : `Version ${v.version} (build ${v.buildNumber}) becomes the live release that every user of the host app downloads${liveOnStable ? `, replacing ${liveOnStable}` : ''}.`),
+      h('p', null, 'A published version cannot be deleted. To go back later, roll back to an earlier published version.'),
+    ],
+    confirmLabel: `Publish ${v.version}`,
+    fields,
+    validate: (values) => {
+      if (!rc.channels) return []
+      const problems = []
+      if (!CHANNEL_PATTERN.test(values.channel?.trim() ?? '')) problems.push({ field: 'channel', message: 'must start with a lower-case letter, then up to 31 lower-case letters, digits or dashes' })
+      const percent = percentProblem(values.rolloutPercent, 1)
+      if (percent) problems.push({ field: 'rolloutPercent', message: percent })
+      return problems
+    },
+  })
+  if (!answer) return
+  const body: Record<string, unknown> = {}
+  const notes = answer.notes?.trim()
+  if (notes) body.notes = notes
+  let channel = 'stable'
+  if (rc.channels) {
+    channel = answer.channel!.trim()
+    body.channel = channel
+    body.rolloutPercent = Number(answer.rolloutPercent)
+    body.mandatory = answer.mandatory === 'on'
+    if (answer.hostVersionRange?.trim()) body.hostVersionRange = answer.hostVersionRange.trim()
+  }
+  const isNewChannel = rc.channels !== null && !rc.channels.some((c) => c.name === channel)
+  const rollout = rc.channels && Number(answer.rolloutPercent) < 100 ? ` to ${answer.rolloutPercent} % of devices` : ''
+  await act(
+    rc,
+    button,
+    async () => {
+      if (isNewChannel) await createChannel(rc, channel)
+      await api('POST', `${rc.base}/versions/${seg(v.id)}/publish`, body)
+    },
+    rc.channels ? `Published ${v.version} on ${channel}${rollout}.` : `Published ${v.version}. It is now the live release.`,
+  )
+}
+
+async function createChannel(rc: ReleaseContext, name: string): Promise<void> {
+  try {
+    await api('POST', `${rc.base}/channels`, { name })
+  } catch (error) {
+    // someone else created it a moment ago: publishing to it is what was asked
+    if (!(error instanceof ApiError && error.code === 'CHANNEL_EXISTS')) throw error
+  }
+}
+
+export async function rollback(rc: ReleaseContext, v: Version, button: HTMLButtonElement): Promise<void> {
+  const current = rc.versionName(rc.miniApp.currentReleaseVersionId)
+  const fields: DialogField[] = []
+  if (rc.channels) {
+    const released = rc.channels.filter((c) => c.release)
+    fields.push({ name: 'channel', label: 'Channel', kind: 'select', value: 'stable', options: (released.length ? released : [{ name: 'stable', release: null }]).map((c) => ({ value: c.name, label: c.release ? `${c.name} (now ${c.release.version})` : c.name })) })
+  }
+  fields.push({ name: 'notes', label: 'Why? (optional)', kind: 'textarea', hint: 'Saved in the release history.' })
+  const answer = await confirmDialog({
+    title: `Roll back to ${v.version}?`,
+    message: [
+      h('p', null, `The release${rc.channels ? ' of the channel you choose' : ''} changes${!rc.channels && current ? ` from ${current}` : ''} to ${v.version} (build ${v.buildNumber}) for every device on it. Users get it on their next update check.`),
+      h('p', null, 'The version it replaces stays published, so you can roll back to it again later.'),
+    ],
+    confirmLabel: `Roll back to ${v.version}`,
+    danger: true,
+    fields,
+  })
+  if (!answer) return
+  const body: Record<string, string> = { targetVersionId: v.id }
+  if (answer.notes?.trim()) body.notes = answer.notes.trim()
+  if (rc.channels && answer.channel) body.channel = answer.channel
+  await act(rc, button, () => api('POST', `${rc.base}/rollback`, body), `Rolled back: ${v.version} is now the live release${body.channel ? ` on ${body.channel}` : ''}.`)
+}
+
+export async function remove(rc: ReleaseContext, v: Version, button: HTMLButtonElement): Promise<void> {
+  const answer = await confirmDialog({
+    title: `Delete ${v.version}?`,
+    message: h('p', null, `Version ${v.version} (build ${v.buildNumber}) and its files are removed for good, and its install link stops working. This cannot be undone.`),
+    confirmLabel: `Delete ${v.version}`,
+    danger: true,
+  })
+  if (!answer) return
+  await act(rc, button, () => api('DELETE', `${rc.base}/versions/${seg(v.id)}`), `Deleted version ${v.version}.`)
+}
+
+function setRollout(rc: ReleaseContext, channel: Channel, percent: number, button: HTMLButtonElement, done: string): Promise<void> {
+  return act(rc, button, () => api('PATCH', `${rc.base}/channels/${seg(channel.name)}/rollout`, { rolloutPercent: percent }), done)
+}
+
+/** Raise…: asks for the new share (the next usual step suggested). */
+export async function raiseRollout(rc: ReleaseContext, channel: Channel, button: HTMLButtonElement): Promise<void> {
+  const release = channel.release!
+  const answer = await confirmDialog({
+    title: `Raise the rollout of ${release.version} on ${channel.name}`,
+    testId: 'rollout-dialog',
+    message: h('p', null, `Now ${release.rolloutPercent} % of devices on ${channel.name} get ${release.version}. Devices already on it keep it; more devices join at their next update check.`),
+    confirmLabel: 'Raise rollout',
+    fields: [{ name: 'rolloutPercent', label: 'New rollout (%)', kind: 'number', min: 1, max: 100, value: String(nextRolloutStep(release.rolloutPercent)) }],
+    validate: (values) => {
+      const problem = percentProblem(values.rolloutPercent, 1)
+      if (problem) return [{ field: 'rolloutPercent', message: problem }]
+      return Number(values.rolloutPercent) <= release.rolloutPercent ? [{ field: 'rolloutPercent', message: `must be above the current ${release.rolloutPercent} % (use Halt to stop the rollout)` }] : []
+    },
+  })
+  if (!answer) return
+  const percent = Number(answer.rolloutPercent)
+  await setRollout(rc, channel, percent, button, `${release.version} now rolls out to ${percent} % of devices on ${channel.name}.`)
+}
+
+export async function completeRollout(rc: ReleaseContext, channel: Channel, button: HTMLButtonElement): Promise<void> {
+  const release = channel.release!
+  await setRollout(rc, channel, 100, button, `${release.version} now goes to every device on ${channel.name}.`)
+}
+
+export async function haltRollout(rc: ReleaseContext, channel: Channel, button: HTMLButtonElement): Promise<void> {
+  const release = channel.release!
+  const previous = channel.previousRelease
+  const answer = await confirmDialog({
+    title: `Halt the rollout of ${release.version}?`,
+    message: [
+      h('p', null, `No more devices on ${channel.name} get ${release.version}${previous ? `; devices that do not have it yet stay on ${previous.version}` : ''}. Devices that already installed it keep it.`),
+      h('p', null, 'Raise the rollout again to resume, or roll back to an earlier version.'),
+    ],
+    confirmLabel: 'Halt rollout',
+    danger: true,
+  })
+  if (!answer) return
+  await setRollout(rc, channel, 0, button, `Halted the rollout of ${release.version} on ${channel.name}.`)
+}
+
+/** A button whose handler may open a dialog; failures go to the alert. */
+export function actionButton(label: string, testId: string, kind: string, handler: (button: HTMLButtonElement) => void | Promise<void>): HTMLButtonElement {
+  const button = h('button', { type: 'button', class: kind, 'data-testid': testId }, label)
+  button.addEventListener('click', () => void Promise.resolve(handler(button)).catch(showError))
+  return button
+}
