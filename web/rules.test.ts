@@ -22,6 +22,24 @@ describe('allowedActions', () => {
   }
 })
 
+describe('allowedActions with channels', () => {
+  const app = { currentReviewVersionId: null, currentReleaseVersionId: 'live' }
+  const channel = (release: string | null, previous: string | null = null) => ({
+    release: release ? ({ versionId: release } as never) : null,
+    previousRelease: previous ? ({ versionId: previous } as never) : null,
+  })
+  const cases: [string, string, ReturnType<typeof channel>[], boolean][] = [
+    ['live on beta only: may go to stable', 'b', [channel('live'), channel('b')], true],
+    ['live on stable, beta empty: may go to beta', 'live', [channel('live'), channel(null)], true],
+    ['the release of every channel: nowhere left', 'live', [channel('live'), channel('live')], false],
+    ['replaced on stable, live nowhere: roll back instead', 'old', [channel('live', 'old')], false],
+    ['live on beta, stable just moved off it: roll back there instead', 'b', [channel('live', 'b'), channel('b')], false],
+  ]
+  for (const [name, id, channels, expected] of cases) {
+    test(name, () => expect(allowedActions({ id, status: 'PUBLISHED' }, app, channels).publish).toBe(expected))
+  }
+})
+
 describe('absoluteInstallUrl', () => {
   const cases: [string, string][] = [
     ['/api/mini-apps/access/versions/v1/install?token=t', 'https://ms.example/api/mini-apps/access/versions/v1/install?token=t'],

@@ -1,5 +1,5 @@
 // Pure rules the pages apply: lifecycle buttons, install URLs, dropped files, rollout steps, localhost links.
-import type { FileKey, MiniApp, Version } from './api.ts'
+import type { Channel, FileKey, MiniApp, Version } from './api.ts'
 
 export interface AllowedActions {
   review: boolean
@@ -8,13 +8,27 @@ export interface AllowedActions {
   remove: boolean
 }
 
-/** The version lifecycle of decisions.md §5, as buttons: shown only where the server would accept. */
-export function allowedActions(version: Pick<Version, 'id' | 'status'>, miniApp: Pick<MiniApp, 'currentReviewVersionId' | 'currentReleaseVersionId'>): AllowedActions {
+/**
+ * The version lifecycle of decisions.md §5, as buttons: shown only where the server would accept.
+ * With release channels a version live on one channel may still be published into another that
+ * does not have it yet (beta → stable); without channels, or once every channel has it, it may not.
+ */
+export function allowedActions(
+  version: Pick<Version, 'id' | 'status'>,
+  miniApp: Pick<MiniApp, 'currentReviewVersionId' | 'currentReleaseVersionId'>,
+  channels: Pick<Channel, 'release' | 'previousRelease'>[] | null = null,
+): AllowedActions {
   const unpublished = version.status === 'DRAFT' || version.status === 'IN_REVIEW'
+  // promotion: live on one channel, and some channel neither has it nor just moved off it (the server refuses a second release into a channel)
+  const promotable =
+    version.status === 'PUBLISHED' &&
+    channels !== null &&
+    channels.some((c) => c.release?.versionId === version.id) &&
+    channels.some((c) => c.release?.versionId !== version.id && c.previousRelease?.versionId !== version.id)
   return {
     // re-submitting the version that already is the review version would change nothing
     review: unpublished && miniApp.currentReviewVersionId !== version.id,
-    publish: unpublished,
+    publish: unpublished || promotable,
     rollback: version.status === 'PUBLISHED' && miniApp.currentReleaseVersionId !== version.id,
     remove: version.status !== 'PUBLISHED' && miniApp.currentReleaseVersionId !== version.id,
   }

@@ -48,7 +48,7 @@ export async function publish(rc: ReleaseContext, v: Version, button: HTMLButton
         name: 'channel',
         label: 'Channel',
         kind: 'text',
-        value: v.channel || 'stable',
+        value: v.status === 'PUBLISHED' ? (rc.channels.find((c) => c.release?.versionId !== v.id)?.name ?? 'stable') : v.channel || 'stable',
         hint: 'Phones on this channel get the version. A new name creates the channel.',
         options: rc.channels.map((c) => ({ value: c.name, label: c.release ? `${c.name} (now ${c.release.version})` : c.name })),
       },
@@ -115,7 +115,8 @@ export async function rollback(rc: ReleaseContext, v: Version, button: HTMLButto
   const fields: DialogField[] = []
   if (rc.channels) {
     const released = rc.channels.filter((c) => c.release)
-    fields.push({ name: 'channel', label: 'Channel', kind: 'select', value: 'stable', options: (released.length ? released : [{ name: 'stable', release: null }]).map((c) => ({ value: c.name, label: c.release ? `${c.name} (now ${c.release.version})` : c.name })) })
+    const preferred = v.channel && released.some((c) => c.name === v.channel) ? v.channel : 'stable'
+    fields.push({ name: 'channel', label: 'Channel', kind: 'select', value: preferred, options: (released.length ? released : [{ name: 'stable', release: null }]).map((c) => ({ value: c.name, label: c.release ? `${c.name} (now ${c.release.version})` : c.name })) })
   }
   fields.push({ name: 'notes', label: 'Why? (optional)', kind: 'textarea', hint: 'Saved in the release history.' })
   const answer = await confirmDialog({

@@ -7,7 +7,7 @@ import { absoluteInstallUrl, allowedActions, isLocalOnly } from '../rules.ts'
 import { actionButton, publish, remove, review, rollback, type ReleaseContext } from './release-actions.ts'
 
 export const STATUS_LABEL: Record<VersionStatus, string> = { DRAFT: 'Draft', IN_REVIEW: 'In review', PUBLISHED: 'Published' }
-export const PAGE_SIZE = 50
+export const PAGE_SIZE = 25
 
 export function totalSize(version: Version): number | null {
   if (!version.files) return null
@@ -59,7 +59,7 @@ export function versionsTab(options: VersionsTabOptions): HTMLElement {
   }
 
   function row(v: Version): HTMLTableRowElement {
-    const allowed = allowedActions(v, miniApp)
+    const allowed = allowedActions(v, miniApp, rc.channels)
     const link = links.get(v.id)
     const live = liveOn.get(v.id)
     const badges = [
