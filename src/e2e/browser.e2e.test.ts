@@ -1,12 +1,14 @@
 // The admin console in a real browser (chromium via playwright-core) against the compiled binary:
-// sign in, create a miniapp, the whole version lifecycle, a CLI login, user administration
-// (create, disable, register, role changes, password reset, the audit log), a 360 px wide
-// screen, the keyboard, and where the token may and may not go.
+// sign in, create a miniapp, the whole version lifecycle, a CLI login (approve and deny), user
+// administration (create, disable, register, role changes, password reset, the audit log), upload
+// from the browser, channels and rollout, the install QR dialog, API keys, keep-me-signed-in,
+// 100 versions, 360 px wide screens, dark mode, the keyboard, and where the token may and may not go.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import { buildZip, type ZipEntry } from '../modules/versions/test-fixtures'
+import { encode } from 'uqr'
 import { hasChromium, launchChromium, PageWatch, screenshot, CHROMIUM } from './browser-support'
 import { callApi, runBinary, type ApiCallOptions, startBinary, tempDir, type RunningBinary } from './support'
 
@@ -15,6 +17,10 @@ const USER = { email: 'tester@example.com', displayName: 'Tess Tester', password
 /** Someone who creates their own account on the sign-in page (registration is open by default). */
 const NEWCOMER = { email: 'newcomer@example.com', displayName: 'Nia Newcomer', password: 'newcomer-password-1', newPassword: 'reset-password-2' }
 const APP_ID = 'com.example.shop'
+/** 64 characters without a break: the longest App ID there can be, and a name as long */
+const LONG_APP_ID = `com.${'x'.repeat(60)}`
+const LONG_NAME = 'W'.repeat(64)
+const MANY_APP_ID = 'com.example.many'
 const STEP = 30_000
 /** Anything that looks like a JWT: our access tokens are JWTs, so none may appear in a URL. */
 const JWT = /eyJ[\w-]{5,}\.[\w-]{5,}\.[\w-]{5,}/
@@ -54,8 +60,8 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
   /** the newcomer's own console, signed in since they registered */
   let newcomer: Page
 
-  async function newContext(options: { width?: number; height?: number } = {}): Promise<BrowserContext> {
-    const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: options.height ?? 860 } })
+  async function newContext(options: { width?: number; height?: number; dark?: boolean } = {}): Promise<BrowserContext> {
+    const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: options.height ?? 860 }, colorScheme: options.dark ? 'dark' : 'light' })
     watch.attach(context)
     contexts.push(context)
     return context
@@ -84,29 +90,39 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
     return page
   }
 
+  /** The access token wherever the console keeps it (localStorage when "Keep me signed in" is on, else sessionStorage). */
   async function sessionToken(page: Page): Promise<string | null> {
-    return page.evaluate(() => sessionStorage.getItem('miniship.token'))
+    return page.evaluate(() => localStorage.getItem('miniship.token') ?? sessionStorage.getItem('miniship.token'))
   }
 
-  async function noHorizontalScroll(page: Page, what: string): Promise<void> {
-    const width = await page.evaluate(() => document.documentElement.scrollWidth)
-    if (width > 360) throw new Error(`the ${what} page is ${width} px wide on a 360 px screen: it scrolls sideways`)
+  async function noHorizontalScroll(page: Page, what: string, width = 360): Promise<void> {
+    const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth)
+    if (scrollWidth > width) throw new Error(`the ${what} page is ${scrollWidth} px wide on a ${width} px screen: it scrolls sideways`)
   }
+
+  /** Opens a tab of the miniapp page and waits until it is the one drawn. */
+  async function openTab(page: Page, name: 'overview' | 'versions' | 'history' | 'settings' | 'members'): Promise<void> {
+    await tid(page, `tab-${name}`).click()
+    await page.locator(`[data-testid="tab-${name}"][aria-current="page"]`).waitFor()
+  }
+
+  const appUrl = (id: string, tab = '') => `${base}/apps/${encodeURIComponent(id)}${tab ? `/${tab}` : ''}`
 
   const api = (method: string, path: string, options: ApiCallOptions = {}) => callApi(base, method, path, options)
 
   /** Uploads a version as the command-line tool does: multipart with both bundles, the manifest and two asset zips. */
-  async function upload(version: string, changelog: string): Promise<void> {
+  async function upload(version: string, changelog: string, appId = APP_ID): Promise<{ id: string }> {
     const form = new FormData()
     form.append('version', version)
     form.append('changelog', changelog)
     form.append('bundleIos', new Blob([`console.log("ios ${version}")`]), 'main.ios.jsbundle')
     form.append('bundleAndroid', new Blob([`console.log("android ${version}")`]), 'main.android.bundle')
-    form.append('manifest', new Blob([JSON.stringify({ appId: APP_ID, version, name: 'Shop' })], { type: 'application/json' }), 'app.json')
+    form.append('manifest', new Blob([JSON.stringify({ appId, version, name: 'Shop', pages: { home: 'Home' } })], { type: 'application/json' }), 'app.json')
     form.append('assetsIos', zipBlob([{ name: 'assets/' }, { name: 'assets/logo.png', content: `ios logo ${version}` }]), 'assets-ios.zip')
     form.append('assetsAndroid', zipBlob([{ name: 'drawable-mdpi/logo.png', content: `android logo ${version}` }, { name: 'raw/config.json', content: '{}' }]), 'assets-android.zip')
-    const answer = await api('POST', `/api/mini-apps/by-app-id/${APP_ID}/versions/upload`, { token: cliToken, body: form })
+    const answer = await api('POST', `/api/mini-apps/by-app-id/${appId}/versions/upload`, { token: cliToken, body: form })
     expect(answer.status).toBe(201)
+    return answer.body
   }
 
   /** The lifecycle buttons a version card shows, in a fixed order. */
@@ -120,7 +136,7 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
   }
 
   async function versionOrder(page: Page): Promise<string[]> {
-    return page.locator('li[data-testid^="version-"]').evaluateAll((items) => items.map((li) => (li as HTMLElement).dataset.testid!.slice('version-'.length)))
+    return page.locator('tr[data-testid^="version-"]').evaluateAll((rows) => rows.map((tr) => (tr as HTMLElement).dataset.testid!.slice('version-'.length)))
   }
 
   async function statusOf(page: Page, version: string): Promise<string | null> {
@@ -131,14 +147,32 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
     return tid(page, 'history-entry').evaluateAll((items) => items.map((li) => (li as HTMLElement).dataset.action!))
   }
 
-  /** Reloads the workspace (after an upload made outside the browser) and waits until it is drawn. */
+  /** Reloads the miniapp page (after an upload made outside the browser) and waits until it is drawn. */
   async function reloadWorkspace(page: Page): Promise<void> {
     await page.reload()
     await tid(page, 'app-title').waitFor()
   }
 
+  /** The overview's live/review/experience lines, read from the Overview tab (then back to Versions). */
+  async function summary(page: Page): Promise<{ release: string; review: string; experience: string }> {
+    await openTab(page, 'overview')
+    const read = async (id: string) => (await tid(page, id).textContent()) ?? ''
+    const found = { release: await read('summary-release'), review: await read('summary-review'), experience: await read('summary-experience') }
+    await openTab(page, 'versions')
+    return found
+  }
+
+  async function historyOf(page: Page): Promise<{ actions: string[]; first: string }> {
+    await openTab(page, 'history')
+    const actions = await historyActions(page)
+    const first = actions.length ? ((await tid(page, 'history-entry').first().textContent()) ?? '') : ''
+    await openTab(page, 'versions')
+    return { actions, first }
+  }
+
+  /** Confirms the open dialog (confirmation, publish or rollout), with notes when given. */
   async function confirm(page: Page, notes?: string): Promise<void> {
-    const dialog = tid(page, 'confirm-dialog')
+    const dialog = page.locator('dialog[open]')
     await dialog.waitFor()
     if (notes !== undefined) await dialog.getByTestId('confirm-notes').fill(notes)
     await dialog.getByTestId('confirm-ok').click()
@@ -228,8 +262,9 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       expect(token).toMatch(JWT)
       tokens.add(token!)
       expect(admin.url()).not.toContain(token!)
-      // the token lives in sessionStorage only: nothing in localStorage or cookies
-      expect(await admin.evaluate(() => localStorage.length)).toBe(0)
+      // "Keep me signed in" is on by default: the token lives in localStorage, never in cookies
+      expect(await admin.evaluate(() => localStorage.getItem('miniship.token'))).toBe(token)
+      expect(await admin.evaluate(() => sessionStorage.getItem('miniship.token'))).toBeNull()
       expect(await context.cookies()).toEqual([])
     },
     STEP,
@@ -257,17 +292,31 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       expect(await tid(admin, 'app-title').textContent()).toBe('Shop')
       expect(await tid(admin, 'app-id').textContent()).toBe(APP_ID)
       expect(await tid(admin, 'notice').textContent()).toContain('Created miniapp')
-      await tid(admin, 'versions-empty').waitFor()
-      await tid(admin, 'release-history-empty').waitFor()
+      // a path of its own (no #), which the server answers with the console
+      const path = new URL(admin.url()).pathname
+      expect(path).toMatch(/^\/apps\/[^/]+$/)
+      miniAppId = decodeURIComponent(path.slice('/apps/'.length))
+      expect(await admin.title()).toBe('Shop · Overview · miniship')
+      await tid(admin, 'summary-release').waitFor()
       expect(await tid(admin, 'summary-release').textContent()).toBe('none')
-      miniAppId = decodeURIComponent(new URL(admin.url()).hash.replace('#/apps/', ''))
-      expect(miniAppId.length).toBeGreaterThan(0)
-      // the owner sees the members section with themself in it
+      await openTab(admin, 'versions')
+      await tid(admin, 'versions-empty').waitFor()
+      expect(await admin.title()).toBe('Shop · Versions · miniship')
+      await openTab(admin, 'history')
+      await tid(admin, 'release-history-empty').waitFor()
+      // the owner sees the members tab with themself in it
+      await openTab(admin, 'members')
       await tid(admin, `member-${ADMIN.email}`).waitFor()
 
       await tid(admin, 'back-to-apps').click()
       await tid(admin, `app-${APP_ID}`).waitFor()
-      expect(await tid(admin, `app-${APP_ID}`).textContent()).toContain('not released yet')
+      expect(new URL(admin.url()).pathname).toBe('/apps')
+      await eventually(async () => expect(await tid(admin, `app-live-${APP_ID}`).textContent()).toContain('Not released yet'))
+      // the create form folds away once there is an app; New miniapp opens it
+      expect(await tid(admin, 'create-app-form').isVisible()).toBe(false)
+      await tid(admin, 'new-app').click()
+      expect(await tid(admin, 'create-app-form').isVisible()).toBe(true)
+      await tid(admin, 'new-app').click()
       await screenshot(admin, 'apps-list')
     },
     STEP,
@@ -308,19 +357,21 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       expect(cliToken).toMatch(JWT)
       tokens.add(cliToken)
 
-      // the same link again: the code is used up, and the page says so with the server's message
+      // the same link again: the page says it was approved instead of offering the buttons again
       await page.reload()
-      await tid(page, 'cli-approve').waitFor()
-      watch.expectHttpError('POST', /\/approve$/, 409)
-      const used = page.waitForResponse((r) => r.url().endsWith('/approve'))
-      await tid(page, 'cli-approve').click()
-      const usedBody = await (await used).json()
-      await eventually(async () => expect(await tid(page, 'cli-result').getAttribute('data-state')).toBe('409'))
-      expect(await alertMessage(page)).toBe(usedBody.message)
+      await eventually(async () => expect(await tid(page, 'cli-result').getAttribute('data-state')).toBe('approved'))
+      expect(await tid(page, 'cli-approve').count()).toBe(0)
+      expect(await tid(page, 'cli-deny').count()).toBe(0)
+      // and the server still refuses a second approval with 409 (a page drawn before the first approval would send it)
+      const again = await api('POST', `/api/auth/cli/sessions/${code}/approve`, { token: cliToken })
+      expect(again.status).toBe(409)
+      expect(again.body.code).toBe('CLI_SESSION_ALREADY_APPROVED')
 
-      // a code nobody created
+      // a code nobody created: the page says so at once, and an approval is refused with the server's message
+      watch.expectHttpError('GET', /\/details$/, 404)
       await page.goto(`${base}/cli/authorize?code=ZZZZ-0000`)
       await tid(page, 'cli-approve').waitFor()
+      await eventually(async () => expect(await tid(page, 'cli-requester').textContent()).toContain('does not know this code'))
       watch.expectHttpError('POST', /\/approve$/, 404)
       const unknown = page.waitForResponse((r) => r.url().endsWith('/approve'))
       await tid(page, 'cli-approve').click()
@@ -334,9 +385,36 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
   )
 
   test(
+    'Deny on the approval page: it shows who asks, the next poll answers expired with reason denied, and a reload says denied',
+    async () => {
+      const started = await fetch(`${base}/api/auth/cli/sessions`, { method: 'POST', headers: { 'user-agent': 'miniship-cli/test (linux)' } })
+      expect(started.status).toBe(201)
+      const { code } = (await started.json()) as { code: string }
+      await admin.goto(`${base}/cli/authorize?code=${code}`)
+      await tid(admin, 'cli-deny').waitFor()
+      await eventually(async () => expect(await tid(admin, 'cli-requester').textContent()).toContain('127.0.0.1'))
+      expect(await tid(admin, 'cli-requester').textContent()).toContain('miniship-cli/test (linux)')
+      await screenshot(admin, 'cli-approval-requester')
+
+      await tid(admin, 'cli-deny').click()
+      await eventually(async () => expect(await tid(admin, 'cli-result').getAttribute('data-state')).toBe('denied'))
+      expect(await tid(admin, 'cli-approve').count()).toBe(0)
+      const poll = await api('GET', `/api/auth/cli/sessions/${code}`)
+      expect(poll.status).toBe(200)
+      expect(poll.body).toEqual({ status: 'expired', reason: 'denied' })
+
+      await admin.reload()
+      await eventually(async () => expect(await tid(admin, 'cli-result').getAttribute('data-state')).toBe('denied'))
+      expect(await tid(admin, 'cli-approve').count()).toBe(0)
+      expect(await tid(admin, 'cli-deny').count()).toBe(0)
+    },
+    STEP,
+  )
+
+  test(
     'upload → review → publish with notes, checking statuses, badges, buttons and the release history',
     async () => {
-      await admin.goto(`${base}/#/apps/${encodeURIComponent(miniAppId)}`)
+      await admin.goto(appUrl(miniAppId, 'versions'))
       await tid(admin, 'versions-empty').waitFor()
       await upload('1.0.0', 'First version: the shop front.')
       await reloadWorkspace(admin)
@@ -345,30 +423,28 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       expect(await statusOf(admin, '1.0.0')).toBe('DRAFT')
       expect(await tid(admin, 'status-1.0.0').textContent()).toBe('Draft')
       expect(await tid(admin, 'changelog-1.0.0').textContent()).toBe('First version: the shop front.')
-      expect(await tid(admin, 'version-1.0.0').textContent()).toContain('Build 1')
-      expect(await tid(admin, 'version-1.0.0').textContent()).toContain(`uploaded by admin (${ADMIN.email})`)
+      expect(await tid(admin, 'version-1.0.0').locator('td[data-label="Build"]').textContent()).toBe('1')
+      expect(await tid(admin, 'version-1.0.0').locator('td[data-label="Uploaded"]').textContent()).toContain('by admin')
       expect(await tid(admin, 'badge-experience-1.0.0').count()).toBe(1)
       expect(await tid(admin, 'badge-release-1.0.0').count()).toBe(0)
-      expect(await tid(admin, 'summary-experience').textContent()).toBe('1.0.0 (build 1)')
       expect(await buttonsOf(admin, '1.0.0')).toEqual(['review', 'publish', 'delete'])
-      // an install link on this server and its QR code drawn in the page (an <svg>, no image request)
-      const install = await tid(admin, 'install-link-1.0.0').getAttribute('href')
-      expect(new URL(install!).origin).toBe(base)
-      expect(await tid(admin, 'qr-1.0.0').locator('svg').count()).toBe(1)
+      expect((await summary(admin)).experience).toBe('1.0.0 (build 1)')
 
       await tid(admin, 'review-1.0.0').click()
       await eventually(async () => expect(await statusOf(admin, '1.0.0')).toBe('IN_REVIEW'))
       expect(await tid(admin, 'status-1.0.0').textContent()).toBe('In review')
       expect(await tid(admin, 'badge-review-1.0.0').count()).toBe(1)
-      expect(await tid(admin, 'summary-review').textContent()).toBe('1.0.0 (build 1)')
       expect(await buttonsOf(admin, '1.0.0')).toEqual(['publish', 'delete'])
       expect(await tid(admin, 'notice').textContent()).toContain('review version')
+      expect((await summary(admin)).review).toBe('1.0.0 (build 1)')
 
-      // Cancel first: nothing changes; then publish with notes
+      // Cancel first: nothing changes; then publish with notes (to stable, all devices: the defaults)
       await tid(admin, 'publish-1.0.0').click()
-      await tid(admin, 'confirm-dialog').waitFor()
+      await tid(admin, 'publish-dialog').waitFor()
+      expect(await tid(admin, 'confirm-channel').inputValue()).toBe('stable')
+      expect(await tid(admin, 'confirm-rolloutPercent').inputValue()).toBe('100')
       await tid(admin, 'confirm-cancel').click()
-      await tid(admin, 'confirm-dialog').waitFor({ state: 'detached' })
+      await tid(admin, 'publish-dialog').waitFor({ state: 'detached' })
       expect(await statusOf(admin, '1.0.0')).toBe('IN_REVIEW')
 
       await tid(admin, 'publish-1.0.0').click()
@@ -376,13 +452,13 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       await eventually(async () => expect(await statusOf(admin, '1.0.0')).toBe('PUBLISHED'))
       expect(await tid(admin, 'status-1.0.0').textContent()).toBe('Published')
       expect(await tid(admin, 'badge-release-1.0.0').count()).toBe(1)
-      expect(await tid(admin, 'summary-release').textContent()).toBe('1.0.0 (build 1)')
-      expect(await buttonsOf(admin, '1.0.0')).toEqual([]) // the live release: nothing to review, publish, roll back to or delete
-      expect(await historyActions(admin)).toEqual(['PUBLISH'])
-      const entry = tid(admin, 'history-entry').first()
-      expect(await entry.textContent()).toContain('Published 1.0.0')
-      expect(await entry.textContent()).toContain('Launch of the shop.')
-      expect(await entry.textContent()).toContain(ADMIN.email)
+      expect(await buttonsOf(admin, '1.0.0')).toEqual([]) // the release of every channel: nothing to review, publish, roll back to or delete
+      expect((await summary(admin)).release).toBe('1.0.0 (build 1)')
+      const history = await historyOf(admin)
+      expect(history.actions).toEqual(['PUBLISH'])
+      expect(history.first).toContain('Published 1.0.0 on stable')
+      expect(history.first).toContain('Launch of the shop.')
+      expect(history.first).toContain(ADMIN.email)
     },
     STEP,
   )
@@ -394,7 +470,7 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       await reloadWorkspace(admin)
       expect(await versionOrder(admin)).toEqual(['1.1.0', '1.0.0'])
       expect(await statusOf(admin, '1.1.0')).toBe('DRAFT')
-      expect(await tid(admin, 'version-1.1.0').textContent()).toContain('Build 2')
+      expect(await tid(admin, 'version-1.1.0').locator('td[data-label="Build"]').textContent()).toBe('2')
       expect(await tid(admin, 'badge-experience-1.1.0').count()).toBe(1)
       expect(await tid(admin, 'badge-experience-1.0.0').count()).toBe(0)
       expect(await buttonsOf(admin, '1.1.0')).toEqual(['review', 'publish', 'delete'])
@@ -404,26 +480,27 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       await tid(admin, 'publish-1.1.0').click()
       await confirm(admin, 'Checkout in one step.')
       await eventually(async () => expect(await statusOf(admin, '1.1.0')).toBe('PUBLISHED'))
-      expect(await tid(admin, 'summary-release').textContent()).toBe('1.1.0 (build 2)')
       expect(await tid(admin, 'badge-release-1.1.0').count()).toBe(1)
       expect(await tid(admin, 'badge-release-1.0.0').count()).toBe(0)
       expect(await buttonsOf(admin, '1.1.0')).toEqual([])
       expect(await buttonsOf(admin, '1.0.0')).toEqual(['rollback'])
-      expect(await historyActions(admin)).toEqual(['PUBLISH', 'PUBLISH'])
-      expect(await tid(admin, 'history-entry').first().textContent()).toContain('Published 1.1.0 (replacing 1.0.0)')
+      expect((await summary(admin)).release).toBe('1.1.0 (build 2)')
+      let history = await historyOf(admin)
+      expect(history.actions).toEqual(['PUBLISH', 'PUBLISH'])
+      expect(history.first).toContain('Published 1.1.0 on stable (replacing 1.0.0)')
 
       await tid(admin, 'rollback-1.0.0').click()
       await confirm(admin, 'Checkout broke on old phones.')
-      await eventually(async () => expect(await tid(admin, 'summary-release').textContent()).toBe('1.0.0 (build 1)'))
-      expect(await tid(admin, 'badge-release-1.0.0').count()).toBe(1)
+      await eventually(async () => expect(await tid(admin, 'badge-release-1.0.0').count()).toBe(1))
       expect(await statusOf(admin, '1.1.0')).toBe('PUBLISHED')
       expect(await buttonsOf(admin, '1.1.0')).toEqual(['rollback'])
       expect(await buttonsOf(admin, '1.0.0')).toEqual([])
-      expect(await historyActions(admin)).toEqual(['ROLLBACK', 'PUBLISH', 'PUBLISH'])
-      const rollback = await tid(admin, 'history-entry').first().textContent()
-      expect(rollback).toContain('Rolled back to 1.0.0 (was 1.1.0)')
-      expect(rollback).toContain('Checkout broke on old phones.')
       expect(await tid(admin, 'notice').textContent()).toContain('Rolled back')
+      expect((await summary(admin)).release).toBe('1.0.0 (build 1)')
+      history = await historyOf(admin)
+      expect(history.actions).toEqual(['ROLLBACK', 'PUBLISH', 'PUBLISH'])
+      expect(history.first).toContain('Rolled back on stable to 1.0.0 (was 1.1.0)')
+      expect(history.first).toContain('Checkout broke on old phones.')
 
       await upload('1.2.0', 'An experiment nobody should ship.')
       await reloadWorkspace(admin)
@@ -443,7 +520,7 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       await tid(admin, 'version-1.2.0').waitFor({ state: 'detached' })
       expect(await versionOrder(admin)).toEqual(['1.1.0', '1.0.0'])
       expect(await tid(admin, 'notice').textContent()).toContain('Deleted version 1.2.0')
-      expect(await historyActions(admin)).toEqual(['ROLLBACK', 'PUBLISH', 'PUBLISH'])
+      expect((await historyOf(admin)).actions).toEqual(['ROLLBACK', 'PUBLISH', 'PUBLISH'])
 
       // what the server holds matches what the page showed
       const workspace = await api('GET', `/api/mini-apps/${miniAppId}/workspace`, { token: cliToken })
@@ -481,7 +558,7 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       tokens.add((await sessionToken(userPage))!)
 
       // the owner adds them to the miniapp: an unknown email is refused with the server's message first
-      await admin.goto(`${base}/#/apps/${encodeURIComponent(miniAppId)}`)
+      await admin.goto(appUrl(miniAppId, 'members'))
       const addMember = tid(admin, 'add-member-form')
       await addMember.waitFor()
       watch.expectHttpError('POST', /\/members$/, 404)
@@ -500,9 +577,12 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       await userPage.reload()
       // the workspace tells the page they are a developer, so it does not ask for the members (no 403 in the console)
       await tid(userPage, `open-app-${APP_ID}`).click()
-      await tid(userPage, 'members-unavailable').waitFor()
-      expect(await versionOrder(userPage)).toEqual(['1.1.0', '1.0.0'])
+      await tid(userPage, 'summary-release').waitFor()
       expect(await tid(userPage, 'summary-release').textContent()).toBe('1.0.0 (build 1)')
+      await openTab(userPage, 'members')
+      await tid(userPage, 'members-unavailable').waitFor()
+      await openTab(userPage, 'versions')
+      expect(await versionOrder(userPage)).toEqual(['1.1.0', '1.0.0'])
 
       await tid(admin, 'nav-admin').click()
       await tid(admin, `user-row-${USER.email}`).waitFor()
@@ -574,8 +654,7 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
     'the admin makes the newcomer an administrator and back (each change ends their session), resets their password, and the audit log lists it all',
     async () => {
       const roleOf = () => tid(admin, `user-role-${NEWCOMER.email}`).getAttribute('data-role')
-      await admin.goto(`${base}/#/admin`)
-      await admin.reload() // the newcomer registered after this page was drawn
+      await admin.goto(`${base}/admin`) // drawn afresh: the newcomer registered after the last visit
       await tid(admin, `user-row-${NEWCOMER.email}`).waitFor()
       expect(await roleOf()).toBe('USER')
       expect(await tid(admin, `user-role-${NEWCOMER.email}`).textContent()).toBe('User')
@@ -677,39 +756,394 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
   )
 
   test(
-    'at 360 px wide every page fits without scrolling sideways',
+    'upload from the browser: a field error under the version, then the five files dropped on the page go up with a progress bar and the manifest warning',
     async () => {
-      const context = await newContext({ width: 360, height: 780 })
+      await admin.goto(appUrl(miniAppId))
+      await tid(admin, 'upload-button').click()
+      const form = tid(admin, 'upload-form')
+      await form.waitFor()
+      expect(new URL(admin.url()).pathname).toBe(`/apps/${miniAppId}/upload`)
+      const files: Record<string, { name: string; mimeType: string; buffer: Buffer }> = {
+        bundleIos: { name: 'main.ios.jsbundle', mimeType: 'application/javascript', buffer: Buffer.from('console.log("ios 1.3.0")') },
+        bundleAndroid: { name: 'index.android.bundle', mimeType: 'application/javascript', buffer: Buffer.from('console.log("android 1.3.0")'.repeat(20_000)) },
+        // no "pages" and no version: the server accepts it with a warning about each
+        manifest: { name: 'app.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ appId: APP_ID, name: 'Shop' })) },
+        assetsIos: { name: 'assets-ios.zip', mimeType: 'application/zip', buffer: Buffer.from(buildZip([{ name: 'assets/logo.png', content: 'ios logo 1.3.0' }])) },
+        assetsAndroid: { name: 'assets-android.zip', mimeType: 'application/zip', buffer: Buffer.from(buildZip([{ name: 'drawable-mdpi/logo.png', content: 'android logo 1.3.0' }])) },
+      }
+      for (const [name, file] of Object.entries(files)) await form.locator(`[name=${name}]`).setInputFiles(file)
+      await form.locator('[name=version]').fill('one point three')
+      watch.expectHttpError('POST', /\/versions\/upload$/, 400)
+      const refused = admin.waitForResponse((r) => r.url().endsWith('/versions/upload'))
+      await tid(admin, 'upload-submit').click()
+      const refusedBody = await (await refused).json()
+      expect(refusedBody.code).toBe('VALIDATION_ERROR')
+      await tid(admin, 'field-error-version').waitFor()
+      expect(await form.locator('[name=version]').getAttribute('aria-invalid')).toBe('true')
+      expect(await alertMessage(admin)).toBe(refusedBody.message)
+
+      // empty the inputs, then drop the five files on the drop zone: each lands in its input by its name
+      await form.evaluate((element) => {
+        for (const input of element.querySelectorAll<HTMLInputElement>('input[type=file]')) input.value = ''
+      })
+      const dropped = Object.values(files).map((f) => ({ name: f.name, type: f.mimeType, bytes: [...f.buffer] }))
+      await tid(admin, 'drop-zone').evaluate((zone, list) => {
+        const transfer = new DataTransfer()
+        for (const f of list) transfer.items.add(new File([new Uint8Array(f.bytes)], f.name, { type: f.type }))
+        zone.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }))
+      }, dropped)
+      const filled = await form.evaluate((element) => [...element.querySelectorAll<HTMLInputElement>('input[type=file]')].map((i) => `${i.name}:${i.files?.[0]?.name ?? ''}`))
+      expect(filled).toEqual(Object.entries(files).map(([name, f]) => `${name}:${f.name}`))
+
+      await form.locator('[name=version]').fill('1.3.0')
+      await form.locator('[name=changelog]').fill('Uploaded from the browser.')
+      await tid(admin, 'upload-submit').click()
+      await tid(admin, 'upload-done').waitFor()
+      const progress = tid(admin, 'upload-progress')
+      const total = Number(await progress.getAttribute('data-total'))
+      expect(total).toBeGreaterThan(500_000)
+      expect(Number(await progress.getAttribute('data-loaded'))).toBe(total)
+      expect(await tid(admin, 'upload-warnings').locator('li').evaluateAll((items) => items.map((li) => (li as HTMLElement).dataset.code))).toEqual(['MANIFEST_VERSION_SET', 'MANIFEST_WITHOUT_PAGES'])
+      expect(await tid(admin, 'notice').textContent()).toContain('Uploaded 1.3.0 (build 4)')
+      await screenshot(admin, 'upload-done')
+
+      const workspace = await api('GET', `/api/mini-apps/${miniAppId}/workspace`, { token: cliToken })
+      const uploaded = workspace.body.versions.find((v: { version: string }) => v.version === '1.3.0')
+      expect(uploaded.status).toBe('DRAFT')
+      expect(uploaded.changelog).toBe('Uploaded from the browser.')
+      expect(uploaded.files.bundleAndroid.size).toBe(files.bundleAndroid!.buffer.length)
+    },
+    STEP,
+  )
+
+  test(
+    'the install dialog: a QR code of the deep link at 4+ px per module with a 4-module quiet zone, the plain link, its expiry and the localhost warning',
+    async () => {
+      await admin.goto(appUrl(miniAppId, 'versions'))
+      await tid(admin, 'install-1.3.0').click()
+      const dialog = tid(admin, 'install-dialog')
+      await dialog.waitFor()
+      const svg = tid(admin, 'qr-1.3.0').locator('svg')
+      const deepLink = (await tid(admin, 'qr-1.3.0').getAttribute('data-deep-link'))!
+      const modules = Number(await svg.getAttribute('data-modules'))
+      const px = Number(await svg.getAttribute('data-module-px'))
+      expect(px).toBeGreaterThanOrEqual(4)
+      expect(Number(await svg.getAttribute('width'))).toBe(modules * px)
+      const drawn = await svg.boundingBox()
+      expect(drawn!.width).toBeGreaterThanOrEqual(modules * 4)
+      // the drawn modules are exactly the QR code of the deep link with a 4-module border
+      const qr = encode(deepLink, { ecc: 'L', border: 4 })
+      expect(qr.size).toBe(modules)
+      let expected = ''
+      qr.data.forEach((row, y) => row.forEach((dark, x) => (expected += dark ? `M${x} ${y}h1v1h-1z` : '')))
+      expect(await svg.locator('path').getAttribute('d')).toBe(expected)
+      for (let i = 0; i < 4; i++) {
+        expect(qr.data[i]!.some(Boolean) || qr.data[modules - 1 - i]!.some(Boolean)).toBe(false)
+        expect(qr.data.some((row) => row[i] || row[modules - 1 - i])).toBe(false)
+      }
+      // the same deep link the API hands out for this version (its token signed a moment apart)
+      const workspace = await api('GET', `/api/mini-apps/${miniAppId}/workspace`, { token: cliToken })
+      const link = workspace.body.accessLinks.find((l: { version: string }) => l.version === '1.3.0')
+      const withoutToken = (url: string) => url.replace(/token(=|%3D)[^&]+/gi, 'token=…')
+      expect(withoutToken(deepLink)).toBe(withoutToken(link.deepLink))
+      const href = (await tid(admin, 'install-link-1.3.0').getAttribute('href'))!
+      expect(withoutToken(href)).toBe(withoutToken(link.installUrl))
+      expect(await tid(admin, 'install-link-1.3.0').textContent()).toBe(href)
+      // a draft's link expires; this server is on 127.0.0.1, which a phone cannot reach
+      expect(await tid(admin, 'link-expiry').textContent()).toContain('expires')
+      expect(await tid(admin, 'localhost-warning').textContent()).toContain('127.0.0.1')
+      await admin.screenshot({ path: join(import.meta.dir, '..', '..', 'test-output', 'screenshots', 'install-dialog.png') })
+      await tid(admin, 'install-close').click()
+      await dialog.waitFor({ state: 'detached' })
+    },
+    STEP,
+  )
+
+  test(
+    'publish 1.3.0 to beta at 10 %, raise the rollout to 100 %, then halt it',
+    async () => {
+      await tid(admin, 'publish-1.3.0').click()
+      const dialog = tid(admin, 'publish-dialog')
+      await dialog.waitFor()
+      await tid(admin, 'confirm-channel').fill('beta')
+      await tid(admin, 'confirm-rolloutPercent').fill('10')
+      await tid(admin, 'confirm-hostVersionRange').fill('>=2.0.0')
+      await tid(admin, 'confirm-ok').click()
+      await dialog.waitFor({ state: 'detached' })
+      await eventually(async () => expect(await tid(admin, 'notice').textContent()).toContain('Published 1.3.0 on beta to 10 % of devices'))
+      let channels = (await api('GET', `/api/mini-apps/${miniAppId}/channels`, { token: cliToken })).body.channels
+      let beta = channels.find((c: { name: string }) => c.name === 'beta')
+      expect(beta.release).toMatchObject({ version: '1.3.0', rolloutPercent: 10, hostVersionRange: '>=2.0.0', mandatory: false })
+      expect(channels.find((c: { name: string }) => c.name === 'stable').release.version).toBe('1.0.0')
+
+      await openTab(admin, 'overview')
+      const card = tid(admin, 'channel-beta')
+      expect(await card.getAttribute('data-rollout')).toBe('10')
+      expect(await card.getAttribute('data-version')).toBe('1.3.0')
+      expect(await card.textContent()).toContain('10 % of devices')
+      expect(await card.textContent()).toContain('>=2.0.0')
+      expect(await tid(admin, 'channel-stable').getAttribute('data-version')).toBe('1.0.0')
+
+      // raise: lower than now is refused in the dialog itself, then 100
+      await tid(admin, 'rollout-raise-beta').click()
+      const raise = tid(admin, 'rollout-dialog')
+      await raise.waitFor()
+      expect(await tid(admin, 'confirm-rolloutPercent').inputValue()).toBe('25')
+      await tid(admin, 'confirm-rolloutPercent').fill('5')
+      await tid(admin, 'confirm-ok').click()
+      await raise.getByTestId('field-error-rolloutPercent').waitFor()
+      await tid(admin, 'confirm-rolloutPercent').fill('100')
+      await tid(admin, 'confirm-ok').click()
+      await raise.waitFor({ state: 'detached' })
+      await eventually(async () => expect(await tid(admin, 'channel-beta').getAttribute('data-rollout')).toBe('100'))
+      expect(await tid(admin, 'rollout-raise-beta').count()).toBe(0)
+
+      await tid(admin, 'rollout-halt-beta').click()
+      await confirm(admin)
+      await eventually(async () => expect(await tid(admin, 'channel-beta').getAttribute('data-rollout')).toBe('0'))
+      expect(await tid(admin, 'channel-beta').textContent()).toContain('Rollout halted')
+      channels = (await api('GET', `/api/mini-apps/${miniAppId}/channels`, { token: cliToken })).body.channels
+      beta = channels.find((c: { name: string }) => c.name === 'beta')
+      expect(beta.release.rolloutPercent).toBe(0)
+      await screenshot(admin, 'overview-rollout')
+
+      const history = await historyOf(admin)
+      expect(history.actions.slice(0, 3)).toEqual(['ROLLOUT', 'ROLLOUT', 'PUBLISH'])
+      expect(history.first).toContain('Halted the rollout of 1.3.0 on beta')
+      // the list of miniapps shows both channels, the halted one as such
+      await tid(admin, 'back-to-apps').click()
+      await eventually(async () => expect(await tid(admin, `app-live-${APP_ID}`).textContent()).toContain('beta 1.3.0 halted'))
+      expect(await tid(admin, `app-live-${APP_ID}`).textContent()).toContain('stable 1.0.0')
+    },
+    STEP,
+  )
+
+  test(
+    'Tokens: the login and push commands for this server; an API key created with scopes and an app, shown once, used over HTTP, then revoked',
+    async () => {
+      await admin.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
+      await tid(admin, 'nav-tokens').click()
+      await tid(admin, 'login-command').waitFor()
+      expect(await admin.title()).toBe('Tokens · miniship')
+      expect(await tid(admin, 'login-command').textContent()).toBe(`miniship login --server ${base}/api`)
+      expect(await tid(admin, 'push-command').textContent()).toStartWith('miniship push ')
+      await tid(admin, 'copy-login').click()
+      await eventually(async () => expect(await admin.evaluate(() => navigator.clipboard.readText())).toBe(`miniship login --server ${base}/api`))
+
+      const openapi = await api('GET', '/api/openapi.json')
+      if (!openapi.body.paths['/api/auth/api-keys']) {
+        // a server without API keys: the page says so instead of offering a form that cannot work
+        await tid(admin, 'keys-unavailable').waitFor()
+        console.warn('API keys are not on this server yet: only the fallback of the Tokens page was checked')
+        return
+      }
+      await tid(admin, 'keys-empty').waitFor()
+      const form = tid(admin, 'create-key-form')
+      await form.locator('[name=name]').fill('ci-shop')
+      await form.locator(`[name=miniAppIds][value="${miniAppId}"]`).check()
+      await tid(admin, 'create-key-submit').click()
+      await tid(admin, 'new-key').waitFor()
+      const key = (await tid(admin, 'new-key').textContent())!
+      expect(key).toStartWith('msk_')
+      await tid(admin, 'key-ci-shop').waitFor()
+      const row = await tid(admin, 'key-ci-shop').textContent()
+      expect(row).toContain('read, upload')
+      expect(row).toContain(APP_ID)
+      expect(row).toContain('never')
+      expect(row).not.toContain(key) // the list shows the prefix only
+      const created = (await api('GET', '/api/auth/api-keys', { token: cliToken })).body.apiKeys.find((k: { name: string }) => k.name === 'ci-shop')
+      expect(created).toMatchObject({ scopes: ['read', 'upload'], miniAppIds: [miniAppId], revokedAt: null })
+
+      // the key works over HTTP, for its app
+      const withKey = await api('GET', `/api/mini-apps/${miniAppId}/workspace`, { token: key })
+      expect(withKey.status).toBe(200)
+      // gone after a reload: shown once
+      await admin.reload()
+      await tid(admin, 'key-ci-shop').waitFor()
+      expect(await tid(admin, 'new-key').count()).toBe(0)
+
+      await tid(admin, 'revoke-key-ci-shop').click()
+      await confirm(admin)
+      await tid(admin, 'key-ci-shop').waitFor({ state: 'detached' })
+      expect(await tid(admin, 'notice').textContent()).toContain('Revoked the key ci-shop')
+      const refused = await api('GET', `/api/mini-apps/${miniAppId}/workspace`, { token: key })
+      expect(refused.status).toBe(401)
+    },
+    STEP,
+  )
+
+  test(
+    'Keep me signed in: a second page of the same browser is signed in, sign-out there ends it on the first; unticked, the sign-in stays in its tab',
+    async () => {
+      const context = await newContext()
+      const first = await context.newPage()
+      await first.goto(`${base}/apps`)
+      await tid(first, 'signin-form').waitFor()
+      expect(await tid(first, 'keep-signed-in').isChecked()).toBe(true)
+      await signInWithForm(first, ADMIN.email, ADMIN.password)
+      await tid(first, 'current-user').waitFor()
+      tokens.add((await sessionToken(first))!)
+
+      const second = await context.newPage()
+      await second.goto(`${base}/apps`)
+      await tid(second, `app-${APP_ID}`).waitFor()
+      expect(await tid(second, 'signin-form').count()).toBe(0)
+
+      // sign-out in one ends it in the other (a storage event), without a reload
+      await tid(second, 'sign-out').click()
+      await tid(second, 'signin-form').waitFor()
+      await tid(first, 'signin-form').waitFor()
+      expect(await sessionToken(first)).toBeNull()
+      expect(await tid(first, 'current-user').count()).toBe(0)
+
+      // unticked: this tab only
+      await tid(first, 'keep-signed-in').uncheck()
+      await signInWithForm(first, ADMIN.email, ADMIN.password)
+      await tid(first, 'current-user').waitFor()
+      tokens.add((await sessionToken(first))!)
+      expect(await first.evaluate(() => localStorage.getItem('miniship.token'))).toBeNull()
+      expect(await first.evaluate(() => sessionStorage.getItem('miniship.token'))).not.toBeNull()
+      await second.reload()
+      await tid(second, 'signin-form').waitFor()
+      // and a tab-only session also ends when another tab signs out
+      await signInWithForm(second, ADMIN.email, ADMIN.password)
+      await tid(second, 'current-user').waitFor()
+      tokens.add((await sessionToken(second))!)
+      await tid(second, 'sign-out').click()
+      await tid(first, 'signin-form').waitFor()
+      expect(await sessionToken(first)).toBeNull()
+      await context.close()
+    },
+    STEP,
+  )
+
+  test(
+    '100 versions: the versions tab stays under three screens at 1280×800, pages on, and filters by status',
+    async () => {
+      const created = await api('POST', '/api/mini-apps', { token: cliToken, json: { appId: MANY_APP_ID, name: 'Many versions' } })
+      expect(created.status).toBe(201)
+      const manyId = created.body.id as string
+      let published = ''
+      for (let i = 0; i < 100; i++) {
+        const version = await upload(`2.0.${i}`, `Build number ${i + 1}.`, MANY_APP_ID)
+        if (i === 41) published = version.id
+      }
+      expect((await api('POST', `/api/mini-apps/${manyId}/versions/${published}/publish`, { token: cliToken, json: {} })).status).toBe(200)
+
+      const context = await newContext({ width: 1280, height: 800 })
       const page = await context.newPage()
-      await page.goto(`${base}/`)
-      await tid(page, 'signin-form').waitFor()
-      await noHorizontalScroll(page, 'sign-in')
+      await page.goto(`${base}/signin`)
       await signInWithForm(page, ADMIN.email, ADMIN.password)
-      await tid(page, `app-${APP_ID}`).waitFor()
+      await tid(page, 'current-user').waitFor()
       tokens.add((await sessionToken(page))!)
-      await noHorizontalScroll(page, 'miniapps')
-      await screenshot(page, 'apps-list-360')
+      await page.goto(appUrl(manyId, 'versions'))
+      await tid(page, 'versions-table').waitFor()
+      const firstPage = await versionOrder(page)
+      expect(firstPage).toEqual(Array.from({ length: 25 }, (_, i) => `2.0.${99 - i}`))
+      const height = await page.evaluate(() => document.documentElement.scrollHeight)
+      expect(height).toBeLessThan(3 * 800)
+      await screenshot(page, 'versions-100')
 
-      await tid(page, `open-app-${APP_ID}`).click()
-      await tid(page, 'version-1.1.0').waitFor()
-      await noHorizontalScroll(page, 'workspace')
-      await screenshot(page, 'workspace-360')
+      await tid(page, 'versions-more').click()
+      await eventually(async () => expect((await versionOrder(page)).length).toBe(50))
+      const twoPages = await versionOrder(page)
+      expect(twoPages).toEqual(Array.from({ length: 50 }, (_, i) => `2.0.${99 - i}`))
+      for (let i = 0; i < 2; i++) await tid(page, 'versions-more').click().then(() => eventually(async () => expect((await versionOrder(page)).length).toBe(75 + 25 * i)))
+      expect(await tid(page, 'versions-more').count()).toBe(0)
+      expect(new Set(await versionOrder(page)).size).toBe(100)
 
-      await page.goto(`${base}/#/admin`)
-      await tid(page, 'users-table').waitFor()
-      await noHorizontalScroll(page, 'admin')
-      await screenshot(page, 'admin-360')
+      await tid(page, 'versions-filter').selectOption('PUBLISHED')
+      await eventually(async () => expect(await versionOrder(page)).toEqual(['2.0.41']))
+      expect(new URL(page.url()).search).toBe('?status=PUBLISHED')
+      await page.reload()
+      await tid(page, 'versions-table').waitFor()
+      expect(await versionOrder(page)).toEqual(['2.0.41'])
+      expect(await tid(page, 'versions-filter').inputValue()).toBe('PUBLISHED')
+      await context.close()
+    },
+    60_000,
+  )
 
-      const started = await api('POST', '/api/auth/cli/sessions')
-      await page.goto(`${base}/cli/authorize?code=${started.body.code}`)
-      await tid(page, 'cli-approve').waitFor()
-      await noHorizontalScroll(page, 'CLI approval')
+  test(
+    'every page at 1280×800 and 390×844 (screenshots), and at 360 px with a 64-character name: nothing scrolls sideways',
+    async () => {
+      const long = await api('POST', '/api/mini-apps', { token: cliToken, json: { appId: LONG_APP_ID, name: LONG_NAME, description: `Bell\u0007 and an override\u202e here, then ${'z'.repeat(80)}` } })
+      expect(long.status).toBe(201)
+      const session = await api('POST', '/api/auth/cli/sessions')
+      const pages: [string, string, string][] = [
+        ['apps', '/apps', `app-${LONG_APP_ID}`],
+        ['overview', `/apps/${miniAppId}`, 'channel-beta'],
+        ['versions', `/apps/${miniAppId}/versions`, 'versions-table'],
+        ['upload', `/apps/${miniAppId}/upload`, 'upload-form'],
+        ['history', `/apps/${miniAppId}/history`, 'release-history'],
+        ['settings', `/apps/${miniAppId}/settings`, 'edit-app-form'],
+        ['members', `/apps/${miniAppId}/members`, 'members-list'],
+        ['long-app', `/apps/${long.body.id}`, 'app-title'],
+        ['tokens', '/tokens', 'login-command'],
+        ['admin', '/admin', 'users-table'],
+        ['cli-approval', `/cli/authorize?code=${session.body.code}`, 'cli-approve'],
+      ]
+      for (const [width, height, shots] of [
+        [1280, 800, true],
+        [390, 844, true],
+        [360, 780, false],
+      ] as const) {
+        const context = await newContext({ width, height })
+        const page = await context.newPage()
+        await page.goto(`${base}/`)
+        await tid(page, 'signin-form').waitFor()
+        await noHorizontalScroll(page, 'sign-in', width)
+        if (shots) await screenshot(page, `sign-in-${width}`)
+        await signInWithForm(page, ADMIN.email, ADMIN.password)
+        await tid(page, `app-${APP_ID}`).waitFor()
+        tokens.add((await sessionToken(page))!)
+        for (const [name, path, ready] of pages) {
+          await page.goto(`${base}${path}`)
+          await tid(page, ready).waitFor()
+          await page.waitForLoadState('networkidle')
+          await noHorizontalScroll(page, name, width)
+          if (shots) await screenshot(page, `${name}-${width}`)
+        }
+        // the long name wraps, and its control characters are shown, not obeyed
+        expect(await tid(page, 'cli-code').isVisible()).toBe(true)
+        await page.goto(`${base}/apps/${long.body.id}`)
+        await tid(page, 'app-title').waitFor()
+        const description = await page.locator('.title-block .app-description').textContent()
+        expect(description).toContain('Bell\u2407')
+        expect(description).toContain('⟨U+202E⟩')
+        // an old #/ bookmark opens its page at the real path
+        await page.goto(`${base}/#/admin`)
+        await tid(page, 'users-table').waitFor()
+        expect(new URL(page.url()).pathname).toBe('/admin')
+        // signing out forgets the token and shows the sign-in form
+        await tid(page, 'sign-out').click()
+        await tid(page, 'signin-form').waitFor()
+        expect(await sessionToken(page)).toBeNull()
+        expect(await tid(page, 'current-user').count()).toBe(0)
+        await context.close()
+      }
+    },
+    90_000,
+  )
 
-      // signing out forgets the token and shows the sign-in form
-      await tid(page, 'sign-out').click()
-      await tid(page, 'signin-form').waitFor()
-      expect(await sessionToken(page)).toBeNull()
-      expect(await tid(page, 'current-user').count()).toBe(0)
+  test(
+    'dark mode follows the system',
+    async () => {
+      const context = await newContext({ width: 1280, height: 800, dark: true })
+      const page = await context.newPage()
+      await page.goto(`${base}/signin`)
+      await signInWithForm(page, ADMIN.email, ADMIN.password)
+      await tid(page, 'current-user').waitFor()
+      tokens.add((await sessionToken(page))!)
+      await page.goto(appUrl(miniAppId))
+      await tid(page, 'channel-beta').waitFor()
+      const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor)
+      const [r, g, b] = background.match(/\d+/g)!.map(Number)
+      expect(r! + g! + b!).toBeLessThan(3 * 60)
+      await screenshot(page, 'overview-dark')
+      await page.goto(appUrl(miniAppId, 'versions'))
+      await tid(page, 'versions-table').waitFor()
+      await screenshot(page, 'versions-dark')
       await context.close()
     },
     STEP,

@@ -113,7 +113,7 @@ interface OverviewOptions {
 export function overviewTab(options: OverviewOptions): HTMLElement {
   const { rc, workspace, canRollout } = options
   const { miniApp } = workspace
-  const label = (id: string | null | undefined) => (id ? (rc.versionName(id) ?? 'a version further down the list') : 'none')
+  const label = (id: string | null | undefined) => (id ? (rc.versionLabel(id) ?? 'a version further down the list') : 'none')
 
   const channels = rc.channels
     ? h('div', { class: 'channels', 'data-testid': 'channels' }, rc.channels.length ? rc.channels.map((c) => channelCard(rc, c, canRollout)) : h('p', { class: 'muted' }, 'No channels.'))

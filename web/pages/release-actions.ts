@@ -13,8 +13,10 @@ export interface ReleaseContext {
   miniApp: MiniApp
   /** null on servers without release channels: publish and roll back then act on the one live release */
   channels: Channel[] | null
-  /** versions known to the page, to name the current release in the dialogs */
+  /** the version string of a version id the page knows of ("1.2.0"), or null */
   versionName(id: string | null | undefined): string | null
+  /** the same with its build ("1.2.0 (build 7)") where the page has the version row */
+  versionLabel(id: string | null | undefined): string | null
 }
 
 /** Runs one call with its button disabled, then says so and reloads the page. */
@@ -40,7 +42,7 @@ function percentProblem(raw: string | undefined, min: number): string | null {
 }
 
 export async function publish(rc: ReleaseContext, v: Version, button: HTMLButtonElement): Promise<void> {
-  const liveOnStable = rc.versionName(rc.miniApp.currentReleaseVersionId)
+  const liveOnStable = rc.versionLabel(rc.miniApp.currentReleaseVersionId)
   const fields: DialogField[] = []
   if (rc.channels) {
     fields.push(
@@ -111,7 +113,7 @@ async function createChannel(rc: ReleaseContext, name: string): Promise<void> {
 }
 
 export async function rollback(rc: ReleaseContext, v: Version, button: HTMLButtonElement): Promise<void> {
-  const current = rc.versionName(rc.miniApp.currentReleaseVersionId)
+  const current = rc.versionLabel(rc.miniApp.currentReleaseVersionId)
   const fields: DialogField[] = []
   if (rc.channels) {
     const released = rc.channels.filter((c) => c.release)

@@ -31,7 +31,7 @@ export function showInstall(v: Version, link: AccessLink): Promise<void> {
           `This link points at ${new URL(installUrl).host}, which a phone cannot reach: it means the phone itself. Open the console through this computer's network address or set --public-url.`,
         )
       : null,
-    h('div', { class: 'qr-box', 'data-testid': `qr-${v.version}` }, qrCode(encoded, `QR code to install ${v.version}`)),
+    h('div', { class: 'qr-box', 'data-testid': `qr-${v.version}`, 'data-deep-link': encoded }, qrCode(encoded, `QR code to install ${v.version}`)),
     h('p', { class: 'hint' }, 'Scan with the host app on a test device. The link works without signing in: share it only with people who may try this version.'),
     h('a', { href: installUrl, class: 'install-link', 'data-testid': `install-link-${v.version}`, rel: 'noopener' }, installUrl),
     expiry,

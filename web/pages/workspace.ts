@@ -58,11 +58,20 @@ export async function workspacePage(ctx: PageContext, miniAppId: string, tab: Mi
   const { miniApp } = workspace
   document.title = `${miniApp.name} · ${tab === 'upload' ? 'Upload' : TAB_LABEL[tab]} · miniship`
 
-  const names = new Map(workspace.versions.map((v) => [v.id, `${v.version} (build ${v.buildNumber})`]))
+  const names = new Map(workspace.versions.map((v) => [v.id, v.version]))
+  const labels = new Map(workspace.versions.map((v) => [v.id, `${v.version} (build ${v.buildNumber})`]))
   for (const c of channels ?? []) {
     for (const r of [c.release, c.previousRelease]) if (r && !names.has(r.versionId)) names.set(r.versionId, r.version)
   }
-  const rc: ReleaseContext = { ctx, base, miniApp, channels, versionName: (id) => (id ? (names.get(id) ?? null) : null) }
+  for (const entry of workspace.releaseHistory) if (!names.has(entry.versionId)) names.set(entry.versionId, entry.version)
+  const rc: ReleaseContext = {
+    ctx,
+    base,
+    miniApp,
+    channels,
+    versionName: (id) => (id ? (names.get(id) ?? null) : null),
+    versionLabel: (id) => (id ? (labels.get(id) ?? names.get(id) ?? null) : null),
+  }
 
   let content: HTMLElement
   switch (tab) {
