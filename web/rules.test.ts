@@ -1,7 +1,7 @@
 // Table-driven checks of the console's pure rules (lifecycle buttons, install URLs, routes, dropped files).
 import { describe, expect, test } from 'bun:test'
 import { parseRoute, pathOf, type Route } from './router.ts'
-import { absoluteInstallUrl, allowedActions, fileFieldFor, isLocalOnly, nextRolloutStep } from './rules.ts'
+import { absoluteInstallUrl, allowedActions, channelsReleasedIn, fileFieldFor, isLocalOnly, nextRolloutStep } from './rules.ts'
 
 describe('allowedActions', () => {
   const app = { currentReviewVersionId: 'r', currentReleaseVersionId: 'live' }
@@ -37,6 +37,29 @@ describe('allowedActions with channels', () => {
   ]
   for (const [name, id, channels, expected] of cases) {
     test(name, () => expect(allowedActions({ id, status: 'PUBLISHED' }, app, channels).publish).toBe(expected))
+  }
+})
+
+describe('rollback with channels', () => {
+  const app = { currentReviewVersionId: null, currentReleaseVersionId: 'new' }
+  const channels = [
+    { name: 'stable', release: { versionId: 'new' } as never, previousRelease: null },
+    { name: 'beta', release: { versionId: 'b' } as never, previousRelease: null },
+  ]
+  const history = channelsReleasedIn([
+    { versionId: 'b', channel: 'beta', action: 'PUBLISH' },
+    { versionId: 'b', channel: 'beta', action: 'ROLLOUT' },
+    { versionId: 'old', channel: 'stable', action: 'PUBLISH' },
+    { versionId: 'new', channel: 'stable', action: 'PUBLISH' },
+  ])
+  const cases: [string, string, boolean][] = [
+    ['replaced on stable: may come back there', 'old', true],
+    ['only ever on beta, live there: nowhere to roll back to it', 'b', false],
+    ['live on stable, never elsewhere', 'new', false],
+    ['not in the history at all: released on stable before channels', 'ancient', true],
+  ]
+  for (const [name, id, expected] of cases) {
+    test(name, () => expect(allowedActions({ id, status: 'PUBLISHED' }, app, channels, history.get(id) ?? null).rollback).toBe(expected))
   }
 })
 

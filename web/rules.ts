@@ -11,27 +11,48 @@ export interface AllowedActions {
 /**
  * The version lifecycle of decisions.md §5, as buttons: shown only where the server would accept.
  * With release channels a version live on one channel may still be published into another that
- * does not have it yet (beta → stable); without channels, or once every channel has it, it may not.
+ * does not have it yet (beta → stable), and rolled back to only in a channel it was released in
+ * (`releasedIn`, from the release history) that has another release now.
  */
 export function allowedActions(
   version: Pick<Version, 'id' | 'status'>,
   miniApp: Pick<MiniApp, 'currentReviewVersionId' | 'currentReleaseVersionId'>,
-  channels: Pick<Channel, 'release' | 'previousRelease'>[] | null = null,
+  channels: (Pick<Channel, 'release' | 'previousRelease'> & { name?: string })[] | null = null,
+  releasedIn: ReadonlySet<string> | null = null,
 ): AllowedActions {
   const unpublished = version.status === 'DRAFT' || version.status === 'IN_REVIEW'
+  const published = version.status === 'PUBLISHED'
   // promotion: live on one channel, and some channel neither has it nor just moved off it (the server refuses a second release into a channel)
   const promotable =
-    version.status === 'PUBLISHED' &&
+    published &&
     channels !== null &&
     channels.some((c) => c.release?.versionId === version.id) &&
     channels.some((c) => c.release?.versionId !== version.id && c.previousRelease?.versionId !== version.id)
+  // a published version the history does not mention was released before channels existed: on stable
+  const released = releasedIn && releasedIn.size ? releasedIn : new Set(['stable'])
+  const rollback =
+    channels !== null
+      ? published && channels.some((c) => released.has(c.name ?? 'stable') && c.release?.versionId !== version.id)
+      : published && miniApp.currentReleaseVersionId !== version.id
   return {
     // re-submitting the version that already is the review version would change nothing
     review: unpublished && miniApp.currentReviewVersionId !== version.id,
     publish: unpublished || promotable,
-    rollback: version.status === 'PUBLISHED' && miniApp.currentReleaseVersionId !== version.id,
+    rollback,
     remove: version.status !== 'PUBLISHED' && miniApp.currentReleaseVersionId !== version.id,
   }
+}
+
+/** Which channels each version was published or rolled back into, from the release history. */
+export function channelsReleasedIn(history: { versionId: string; channel?: string | null; action: string }[]): Map<string, Set<string>> {
+  const found = new Map<string, Set<string>>()
+  for (const entry of history) {
+    if (entry.action === 'ROLLOUT') continue
+    const set = found.get(entry.versionId) ?? new Set<string>()
+    set.add(entry.channel ?? 'stable')
+    found.set(entry.versionId, set)
+  }
+  return found
 }
 
 /**

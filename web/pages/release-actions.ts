@@ -1,8 +1,8 @@
 // The release actions a miniapp page offers (review, publish, roll back, delete, rollout changes),
 // each behind the confirmation it needs; shared by the Overview and Versions tabs.
-import { api, ApiError, seg, type Channel, type MiniApp, type Version } from '../api.ts'
+import { api, ApiError, seg, type Channel, type MiniApp, type ReleaseHistoryEntry, type Version } from '../api.ts'
 import { confirmDialog, h, showError, showNotice, type DialogField } from '../dom.ts'
-import { nextRolloutStep } from '../rules.ts'
+import { channelsReleasedIn, nextRolloutStep } from '../rules.ts'
 import type { PageContext } from '../router.ts'
 
 export const CHANNEL_PATTERN = /^[a-z][a-z0-9-]{0,31}$/
@@ -13,6 +13,7 @@ export interface ReleaseContext {
   miniApp: MiniApp
   /** null on servers without release channels: publish and roll back then act on the one live release */
   channels: Channel[] | null
+  releaseHistory: ReleaseHistoryEntry[]
   /** the version string of a version id the page knows of ("1.2.0"), or null */
   versionName(id: string | null | undefined): string | null
   /** the same with its build ("1.2.0 (build 7)") where the page has the version row */
@@ -116,7 +117,10 @@ export async function rollback(rc: ReleaseContext, v: Version, button: HTMLButto
   const current = rc.versionLabel(rc.miniApp.currentReleaseVersionId)
   const fields: DialogField[] = []
   if (rc.channels) {
-    const released = rc.channels.filter((c) => c.release)
+    // channels it was released in, where something else is live now (the server refuses the others)
+    const history = channelsReleasedIn(rc.releaseHistory).get(v.id) ?? new Set(['stable'])
+    const candidates = rc.channels.filter((c) => c.release && c.release.versionId !== v.id && history.has(c.name))
+    const released = candidates.length ? candidates : rc.channels.filter((c) => c.release)
     const preferred = v.channel && released.some((c) => c.name === v.channel) ? v.channel : 'stable'
     fields.push({ name: 'channel', label: 'Channel', kind: 'select', value: preferred, options: (released.length ? released : [{ name: 'stable', release: null }]).map((c) => ({ value: c.name, label: c.release ? `${c.name} (now ${c.release.version})` : c.name })) })
   }

@@ -3,7 +3,7 @@
 import { api, FILE_KEYS, type AccessLink, type Version, type VersionStatus, type Workspace } from '../api.ts'
 import { ago, copyText, formatBytes, h, infoDialog, personName, showError, time } from '../dom.ts'
 import { qrCode } from '../qr.ts'
-import { absoluteInstallUrl, allowedActions, isLocalOnly } from '../rules.ts'
+import { absoluteInstallUrl, allowedActions, channelsReleasedIn, isLocalOnly } from '../rules.ts'
 import { actionButton, publish, remove, review, rollback, type ReleaseContext } from './release-actions.ts'
 
 export const STATUS_LABEL: Record<VersionStatus, string> = { DRAFT: 'Draft', IN_REVIEW: 'In review', PUBLISHED: 'Published' }
@@ -53,13 +53,14 @@ export function versionsTab(options: VersionsTabOptions): HTMLElement {
   const { rc, workspace, status, downloads } = options
   const { miniApp } = workspace
   const links = new Map<string, AccessLink>()
+  const releasedIn = channelsReleasedIn(workspace.releaseHistory)
   const liveOn = new Map<string, string[]>()
   for (const channel of rc.channels ?? []) {
     if (channel.release) liveOn.set(channel.release.versionId, [...(liveOn.get(channel.release.versionId) ?? []), channel.name])
   }
 
   function row(v: Version): HTMLTableRowElement {
-    const allowed = allowedActions(v, miniApp, rc.channels)
+    const allowed = allowedActions(v, miniApp, rc.channels, releasedIn.get(v.id) ?? null)
     const link = links.get(v.id)
     const live = liveOn.get(v.id)
     const badges = [

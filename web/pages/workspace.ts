@@ -69,6 +69,7 @@ export async function workspacePage(ctx: PageContext, miniAppId: string, tab: Mi
     base,
     miniApp,
     channels,
+    releaseHistory: workspace.releaseHistory,
     versionName: (id) => (id ? (names.get(id) ?? null) : null),
     versionLabel: (id) => (id ? (labels.get(id) ?? names.get(id) ?? null) : null),
   }
