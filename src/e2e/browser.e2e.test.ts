@@ -221,6 +221,16 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       for (const r of requests) if (!r.url.startsWith('data:')) expect(new URL(r.url).origin).toBe(base)
       expect(await page.title()).toBe('Sign in · miniship')
       await screenshot(page, 'sign-in')
+      // the console's paths open the console (its router draws them); other paths stay JSON 404s
+      for (const path of ['/apps', '/apps/some-id', '/apps/some-id/versions', '/tokens', '/admin', '/signin']) {
+        const response = await fetch(`${base}${path}`)
+        expect(response.status).toBe(200)
+        expect(response.headers.get('content-type')).toContain('text/html')
+        await response.body?.cancel()
+      }
+      const missing = await api('GET', '/no-such-page')
+      expect(missing.status).toBe(404)
+      expect(missing.body.code).toBeString()
       await context.close()
     },
     STEP,
@@ -786,10 +796,10 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       await form.evaluate((element) => {
         for (const input of element.querySelectorAll<HTMLInputElement>('input[type=file]')) input.value = ''
       })
-      const dropped = Object.values(files).map((f) => ({ name: f.name, type: f.mimeType, bytes: [...f.buffer] }))
+      const dropped = Object.values(files).map((f) => ({ name: f.name, type: f.mimeType, base64: f.buffer.toString('base64') }))
       await tid(admin, 'drop-zone').evaluate((zone, list) => {
         const transfer = new DataTransfer()
-        for (const f of list) transfer.items.add(new File([new Uint8Array(f.bytes)], f.name, { type: f.type }))
+        for (const f of list) transfer.items.add(new File([Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0))], f.name, { type: f.type }))
         zone.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }))
       }, dropped)
       const filled = await form.evaluate((element) => [...element.querySelectorAll<HTMLInputElement>('input[type=file]')].map((i) => `${i.name}:${i.files?.[0]?.name ?? ''}`))
@@ -1065,6 +1075,35 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
   )
 
   test(
+    'Settings: name and description saved, and the experience version made public',
+    async () => {
+      await admin.goto(appUrl(miniAppId, 'settings'))
+      const form = tid(admin, 'edit-app-form')
+      await form.waitFor()
+      expect(await form.locator('[name=experiencePublic]').isChecked()).toBe(false)
+      await form.locator('[name=description]').fill('Buy things inside the host app, now with a wish list')
+      await form.locator('[name=experiencePublic]').check()
+      await tid(admin, 'edit-app-submit').click()
+      await eventually(async () => expect(await tid(admin, 'notice').textContent()).toContain('Saved'))
+      const app = await api('GET', `/api/mini-apps/${miniAppId}`, { token: cliToken })
+      expect(app.body.description).toBe('Buy things inside the host app, now with a wish list')
+      expect(app.body.experiencePublic).toBe(true)
+      await eventually(async () => expect(await form.locator('[name=experiencePublic]').isChecked()).toBe(true))
+      expect(await tid(admin, 'app-title').textContent()).toBe('Shop')
+
+      // the list's search narrows by name or App ID
+      await tid(admin, 'back-to-apps').click()
+      await tid(admin, 'apps-search').fill('SHOP')
+      expect(await tid(admin, `app-${APP_ID}`).isVisible()).toBe(true)
+      expect(await tid(admin, `app-${MANY_APP_ID}`).isVisible()).toBe(false)
+      await tid(admin, 'apps-search').fill('nothing like this')
+      await tid(admin, 'apps-no-match').waitFor()
+      expect(await tid(admin, `app-${APP_ID}`).isVisible()).toBe(false)
+    },
+    STEP,
+  )
+
+  test(
     'every page at 1280×800 and 390×844 (screenshots), and at 360 px with a 64-character name: nothing scrolls sideways',
     async () => {
       const long = await api('POST', '/api/mini-apps', { token: cliToken, json: { appId: LONG_APP_ID, name: LONG_NAME, description: `Bell\u0007 and an override\u202e here, then ${'z'.repeat(80)}` } })
@@ -1124,6 +1163,66 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       }
     },
     90_000,
+  )
+
+  test(
+    'insights on the overview: adoption and downloads per day drawn as SVG, and an empty state without data',
+    async () => {
+      const context = await newContext({ width: 1280, height: 800 })
+      const page = await context.newPage()
+      await page.goto(`${base}/signin`)
+      await signInWithForm(page, ADMIN.email, ADMIN.password)
+      await tid(page, 'current-user').waitFor()
+      tokens.add((await sessionToken(page))!)
+      const paths = Object.keys((await api('GET', '/api/openapi.json')).body.paths)
+      const serverHasInsights = paths.some((path) => /^\/api\/mini-apps\/\{[^}]+\}\/insights$/.test(path))
+      await page.goto(appUrl(miniAppId))
+      await tid(page, 'channel-stable').waitFor()
+      await page.waitForLoadState('networkidle')
+      if (serverHasInsights) await tid(page, 'insights').waitFor()
+      else expect(await tid(page, 'insights').count()).toBe(0) // no endpoint, no panel (and no request that answers 404)
+
+      // the drawing, with insights answered in the page (the same shape whether or not this server has them yet)
+      const day = (d: number, versions: [string, string, number, number, number][]) => ({
+        day: `2026-11-${String(d).padStart(2, '0')}`,
+        versions: versions.map(([versionId, version, ios, android, activeDevices]) => ({ versionId, version, downloads: { ios, android }, installs: ios + android, failures: 0, activeDevices })),
+      })
+      let answer = {
+        from: '2026-11-16',
+        to: '2026-11-22',
+        days: [16, 17, 18, 19, 20, 21, 22].map((d, i) => day(d, [['v1', '1.0.0', 5 - (i % 3), 3, 40 - i * 5], ['v2', '1.3.0', i, i * 2, i * 6]])),
+        totals: { downloads: { ios: 40, android: 63 }, installs: 103, failures: 2, activeDevices: 61 },
+        adoption: { versionId: null, share: 0.42 },
+        recentFailures: [{ versionId: 'v2', version: '1.3.0', message: 'checksum mismatch', at: '2026-11-22T10:00:00.000Z' }],
+      }
+      await page.route('**/api/openapi.json', async (route) => {
+        const response = await route.fetch()
+        const json = await response.json()
+        json.paths['/api/mini-apps/{miniAppId}/insights'] = { get: { summary: 'stubbed in this page' } }
+        await route.fulfill({ response, json })
+      })
+      await page.route(/\/api\/mini-apps\/[^/]+\/insights\?/, (route) => route.fulfill({ json: answer }))
+      await page.reload()
+      await tid(page, 'adoption-chart').waitFor()
+      const adoptionBars = await tid(page, 'adoption-chart').locator('svg rect').count()
+      expect(adoptionBars).toBe(13) // 7 days of 1.0.0, 6 of 1.3.0 (it had no devices on the first day)
+      expect(await tid(page, 'adoption-chart').locator('.chart-legend').textContent()).toBe(' 1.0.0 1.3.0')
+      expect(await tid(page, 'downloads-chart').locator('svg rect').count()).toBe(14)
+      expect(await tid(page, 'downloads-chart').locator('.chart-legend').textContent()).toBe(' iOS Android')
+      expect(await tid(page, 'downloads-chart').locator('.chart-range').textContent()).toBe('2026-11-16 – 2026-11-22')
+      expect(await tid(page, 'insights').textContent()).toContain('103')
+      expect(await tid(page, 'insights').textContent()).toContain('Recent install failures (1)')
+      await screenshot(page, 'overview-insights')
+      // the whole overview, channels and insights, fits one 1280×800 screen
+      expect(await page.evaluate(() => document.documentElement.scrollHeight)).toBeLessThanOrEqual(800)
+
+      answer = { ...answer, days: answer.days.map((d) => ({ ...d, versions: [] })), totals: { downloads: { ios: 0, android: 0 }, installs: 0, failures: 0, activeDevices: 0 }, recentFailures: [] }
+      await page.reload()
+      await tid(page, 'insights-empty').waitFor()
+      expect(await tid(page, 'adoption-chart').count()).toBe(0)
+      await context.close()
+    },
+    STEP,
   )
 
   test(

@@ -2,7 +2,8 @@
 // downloads from insights, the review and experience versions, and the latest changes.
 import { api, type Channel, type Insights, type ReleaseHistoryEntry, type Workspace } from '../api.ts'
 import { ago, h, personName } from '../dom.ts'
-import { stackedBarChart, type Series } from '../charts/bars.ts'
+import { stackedBarChart } from '../charts/bars.ts'
+import { adoptionSeries, downloadSeries } from '../charts/series.ts'
 import { appPath } from '../router.ts'
 import { actionButton, completeRollout, haltRollout, raiseRollout, type ReleaseContext } from './release-actions.ts'
 import { historyLine } from './history.ts'
@@ -47,29 +48,9 @@ function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean):
   )
 }
 
-/** The adoption chart: each day's active devices split by version (the 4 biggest, the rest as "other"). */
-export function adoptionSeries(insights: Insights): Series[] {
-  const totals = new Map<string, { name: string; devices: number }>()
-  for (const day of insights.days) {
-    for (const v of day.versions) {
-      const entry = totals.get(v.versionId) ?? { name: v.version, devices: 0 }
-      entry.devices += v.activeDevices
-      totals.set(v.versionId, entry)
-    }
-  }
-  const top = [...totals.entries()].filter(([, t]) => t.devices > 0).sort((a, b) => b[1].devices - a[1].devices).slice(0, 4).map(([id]) => id)
-  const series: Series[] = top.map((id) => ({ name: totals.get(id)!.name, values: insights.days.map((d) => d.versions.find((v) => v.versionId === id)?.activeDevices ?? 0) }))
-  const otherValues = insights.days.map((d) => d.versions.filter((v) => !top.includes(v.versionId)).reduce((sum, v) => sum + v.activeDevices, 0))
-  if (otherValues.some((n) => n > 0)) series.push({ name: 'other', values: otherValues })
-  return series
-}
-
 function insightsPanel(insights: Insights, workspace: Workspace): HTMLElement {
   const days = insights.days.map((d) => d.day)
-  const downloads: Series[] = [
-    { name: 'iOS', values: insights.days.map((d) => d.versions.reduce((sum, v) => sum + v.downloads.ios, 0)) },
-    { name: 'Android', values: insights.days.map((d) => d.versions.reduce((sum, v) => sum + v.downloads.android, 0)) },
-  ]
+  const downloads = downloadSeries(insights)
   const total = insights.totals.downloads.ios + insights.totals.downloads.android
   const adoption = adoptionSeries(insights)
   const live = insights.adoption.versionId ? (workspace.versions.find((v) => v.id === insights.adoption.versionId)?.version ?? 'the live version') : null
@@ -133,7 +114,7 @@ export function overviewTab(options: OverviewOptions): HTMLElement {
     { class: 'card recent', 'aria-labelledby': 'recent-title' },
     h('h2', { id: 'recent-title' }, 'Latest changes'),
     recent.length
-      ? h('ul', { class: 'plain' }, recent.map((entry) => h('li', null, h('strong', null, historyLine(entry, rc)), h('span', { class: 'muted' }, ' · ', personName(entry.actor), ' · ', ago(entry.createdAt)))))
+      ? h('ul', { class: 'plain' }, recent.map((entry) => h('li', null, h('strong', null, historyLine(entry, rc)), h('span', { class: 'muted', title: personName(entry.actor) }, ' · ', entry.actor?.displayName || entry.actor?.email || 'someone', ' · ', ago(entry.createdAt)))))
       : h('p', { class: 'muted' }, 'Nothing has been published yet.'),
     recent.length ? h('p', null, h('a', { href: appPath(miniApp.id, 'history') }, 'All of the release history')) : null,
   )
