@@ -309,6 +309,7 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       expect(await admin.title()).toBe('Shop · Overview · miniship')
       await tid(admin, 'summary-release').waitFor()
       expect(await tid(admin, 'summary-release').textContent()).toBe('none')
+      expect(await tid(admin, 'overview-empty').textContent()).toContain('Upload the first version')
       await openTab(admin, 'versions')
       await tid(admin, 'versions-empty').waitFor()
       expect(await admin.title()).toBe('Shop · Versions · miniship')

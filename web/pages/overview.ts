@@ -131,5 +131,18 @@ export function overviewTab(options: OverviewOptions): HTMLElement {
       })
   }
 
-  return h('div', { class: 'overview' }, channels, h('div', { class: options.hasInsights ? 'overview-grid' : 'overview-grid single' }, options.hasInsights ? insightsSlot : null, h('div', { class: 'side' }, summary, changes)))
+  const firstSteps =
+    workspace.versions.length === 0
+      ? h(
+          'p',
+          { class: 'empty', 'data-testid': 'overview-empty' },
+          'Nothing uploaded yet. ',
+          h('a', { href: appPath(miniApp.id, 'upload') }, 'Upload the first version'),
+          ' from this browser, or push it with the command-line tool (',
+          h('a', { href: '/tokens' }, 'see Tokens'),
+          ').',
+        )
+      : null
+
+  return h('div', { class: 'overview' }, firstSteps, channels, h('div', { class: options.hasInsights ? 'overview-grid' : 'overview-grid single' }, options.hasInsights ? insightsSlot : null, h('div', { class: 'side' }, summary, changes)))
 }
