@@ -866,6 +866,13 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       await admin.screenshot({ path: join(import.meta.dir, '..', '..', 'test-output', 'screenshots', 'install-dialog.png') })
       await tid(admin, 'install-close').click()
       await dialog.waitFor({ state: 'detached' })
+      // testers reach the experience version's dialog from the overview too
+      await openTab(admin, 'overview')
+      await tid(admin, 'install-experience').click()
+      await tid(admin, 'qr-1.3.0').waitFor()
+      await admin.keyboard.press('Escape')
+      await dialog.waitFor({ state: 'detached' })
+      await openTab(admin, 'versions')
     },
     STEP,
   )
@@ -879,6 +886,7 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       await tid(admin, 'confirm-channel').fill('beta')
       await tid(admin, 'confirm-rolloutPercent').fill('10')
       await tid(admin, 'confirm-hostVersionRange').fill('>=2.0.0')
+      await screenshot(admin, 'publish-dialog')
       await tid(admin, 'confirm-ok').click()
       await dialog.waitFor({ state: 'detached' })
       await eventually(async () => expect(await tid(admin, 'notice').textContent()).toContain('Published 1.3.0 on beta to 10 % of devices'))

@@ -7,6 +7,7 @@ import { adoptionSeries, downloadSeries } from '../charts/series.ts'
 import { appPath } from '../router.ts'
 import { actionButton, completeRollout, haltRollout, raiseRollout, type ReleaseContext } from './release-actions.ts'
 import { historyLine } from './history.ts'
+import { showInstall } from './versions.ts'
 
 function rolloutText(percent: number): string {
   return percent >= 100 ? 'All devices' : percent === 0 ? 'Rollout halted' : `${percent} % of devices`
@@ -100,12 +101,18 @@ export function overviewTab(options: OverviewOptions): HTMLElement {
     ? h('div', { class: 'channels', 'data-testid': 'channels' }, rc.channels.length ? rc.channels.map((c) => channelCard(rc, c, canRollout)) : h('p', { class: 'muted' }, 'No channels.'))
     : null
 
+  /** Testers install the review and experience versions from here: the QR dialog, when the page has their link. */
+  const installButton = (id: string | null | undefined, testId: string) => {
+    const version = id ? workspace.versions.find((v) => v.id === id) : undefined
+    const link = id ? workspace.accessLinks.find((l) => l.versionId === id) : undefined
+    return version && link ? h('dd', null, actionButton('Install…', testId, 'secondary small', () => showInstall(version, link))) : null
+  }
   const summary = h(
     'dl',
     { class: 'summary card' },
     h('div', null, h('dt', null, 'Live release'), h('dd', { 'data-testid': 'summary-release' }, label(miniApp.currentReleaseVersionId)), h('dd', { class: 'hint' }, rc.channels ? 'On the stable channel.' : 'What users of the host app download.')),
-    h('div', null, h('dt', null, 'Review version'), h('dd', { 'data-testid': 'summary-review' }, label(miniApp.currentReviewVersionId)), h('dd', { class: 'hint' }, 'Submitted for checking before it is published.')),
-    h('div', null, h('dt', null, 'Experience version'), h('dd', { 'data-testid': 'summary-experience' }, label(miniApp.currentExperienceVersionId)), h('dd', { class: 'hint' }, 'The latest upload, for testers to try.')),
+    h('div', null, h('dt', null, 'Review version'), h('dd', { 'data-testid': 'summary-review' }, label(miniApp.currentReviewVersionId)), installButton(miniApp.currentReviewVersionId, 'install-review'), h('dd', { class: 'hint' }, 'Submitted for checking before it is published.')),
+    h('div', null, h('dt', null, 'Experience version'), h('dd', { 'data-testid': 'summary-experience' }, label(miniApp.currentExperienceVersionId)), installButton(miniApp.currentExperienceVersionId, 'install-experience'), h('dd', { class: 'hint' }, 'The latest upload, for testers to try.')),
   )
 
   const recent: ReleaseHistoryEntry[] = workspace.releaseHistory.slice(0, 3)
