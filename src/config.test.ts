@@ -34,6 +34,15 @@ describe('configuration precedence: flags > MINISHIP_* environment > defaults', 
     expect(config.uploadLimitBytes).toBe(2 * 1024 * 1024)
   })
 
+  test('archive limits: defaults, environment, flags, and a bad value names its setting', () => {
+    expect(loadConfig({}, {}).archiveLimits).toEqual({ maxEntries: 20_000, maxUnpackedBytes: 1024 ** 3, maxCompressionRatio: 200 })
+    const fromEnv = loadConfig({}, { MINISHIP_ARCHIVE_MAX_ENTRIES: '500', MINISHIP_ARCHIVE_MAX_UNPACKED_MB: '64', MINISHIP_ARCHIVE_MAX_RATIO: '50' })
+    expect(fromEnv.archiveLimits).toEqual({ maxEntries: 500, maxUnpackedBytes: 64 * 1024 * 1024, maxCompressionRatio: 50 })
+    expect(loadConfig({ archiveMaxEntries: '7' }, { MINISHIP_ARCHIVE_MAX_ENTRIES: '500' }).archiveLimits.maxEntries).toBe(7)
+    expect(() => loadConfig({ archiveMaxRatio: '0' }, {})).toThrow('--archive-max-ratio must be a whole number')
+    expect(() => loadConfig({}, { MINISHIP_ARCHIVE_MAX_ENTRIES: 'many' })).toThrow('MINISHIP_ARCHIVE_MAX_ENTRIES must be a whole number')
+  })
+
   test('rate limits: defaults, then the list from the environment or a flag', () => {
     expect(loadConfig({}, {}).rateLimits).toEqual({ login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60 })
     expect(loadConfig({}, { MINISHIP_RATE_LIMITS: 'login=20, cli-poll=120' }).rateLimits).toEqual({ login: 20, register: 10, cliSessionCreate: 10, cliSessionPoll: 120 })

@@ -1,5 +1,6 @@
 // Configuration: flags > MINISHIP_* environment > defaults, validated once into a typed object.
 import { resolve } from 'node:path'
+import { defaultArchiveLimits, type ArchiveLimits } from './modules/versions/archive'
 
 export interface RateLimits {
   /** requests per minute per client address */
@@ -29,6 +30,8 @@ export interface Config {
   trustProxy: boolean
   /** bytes of JSON accepted by non-upload routes */
   jsonLimitBytes: number
+  /** what an uploaded assets archive may hold */
+  archiveLimits: ArchiveLimits
 }
 
 /** A bad configuration value: the CLI prints the message as one line and exits 2. */
@@ -48,6 +51,9 @@ export interface ConfigFlags {
   rateLimits?: string
   routeScheme?: string
   trustProxy?: string
+  archiveMaxEntries?: string
+  archiveMaxUnpackedMb?: string
+  archiveMaxRatio?: string
 }
 
 const settings = {
@@ -63,6 +69,9 @@ const settings = {
   rateLimits: { env: 'MINISHIP_RATE_LIMITS', flag: '--rate-limits', fallback: '' },
   routeScheme: { env: 'MINISHIP_ROUTE_SCHEME', flag: '--route-scheme', fallback: 'miniapp' },
   trustProxy: { env: 'MINISHIP_TRUST_PROXY', flag: '--trust-proxy', fallback: 'off' },
+  archiveMaxEntries: { env: 'MINISHIP_ARCHIVE_MAX_ENTRIES', flag: '--archive-max-entries', fallback: String(defaultArchiveLimits.maxEntries) },
+  archiveMaxUnpackedMb: { env: 'MINISHIP_ARCHIVE_MAX_UNPACKED_MB', flag: '--archive-max-unpacked-mb', fallback: String(defaultArchiveLimits.maxUnpackedBytes / 1024 / 1024) },
+  archiveMaxRatio: { env: 'MINISHIP_ARCHIVE_MAX_RATIO', flag: '--archive-max-ratio', fallback: String(defaultArchiveLimits.maxCompressionRatio) },
 } as const satisfies Record<keyof ConfigFlags, { env: string; flag: string; fallback: string }>
 
 /** Seconds in a duration such as `30d`, `12h`, `15m`, `45s`; null when it is not one. */
@@ -90,6 +99,12 @@ export function parseRateLimits(name: string, value: string): RateLimits {
     limits[key] = Number(match[2])
   }
   return limits
+}
+
+function wholeNumber(name: string, value: string, what: string): number {
+  const number = Number(value)
+  if (!/^\d{1,9}$/.test(value) || number < 1) throw new ConfigError(`${name} must be a whole number of ${what} of at least 1, got "${value}"`)
+  return number
 }
 
 function onOff(name: string, value: string): boolean {
@@ -167,6 +182,9 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   const trustProxy = pick('trustProxy')
   const publicUrl = pick('publicUrl')
   const cdnUrl = pick('cdnUrl')
+  const archiveMaxEntries = pick('archiveMaxEntries')
+  const archiveMaxUnpackedMb = pick('archiveMaxUnpackedMb')
+  const archiveMaxRatio = pick('archiveMaxRatio')
 
   return {
     dataDir: resolve(dataDir.value),
@@ -185,5 +203,10 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
     routeScheme: routeScheme.value,
     trustProxy: onOff(trustProxy.name, trustProxy.value),
     jsonLimitBytes: 1024 * 1024,
+    archiveLimits: {
+      maxEntries: wholeNumber(archiveMaxEntries.name, archiveMaxEntries.value, 'entries'),
+      maxUnpackedBytes: wholeNumber(archiveMaxUnpackedMb.name, archiveMaxUnpackedMb.value, 'megabytes') * 1024 * 1024,
+      maxCompressionRatio: wholeNumber(archiveMaxRatio.name, archiveMaxRatio.value, 'times'),
+    },
   }
 }

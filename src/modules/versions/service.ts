@@ -216,7 +216,7 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
       input.files.manifest = file
     }
     for (const [field, platform] of [['assetsIos', 'ios'], ['assetsAndroid', 'android']] as const) {
-      const problem = await checkAssetsArchive(input.files[field].path, platform)
+      const problem = await checkAssetsArchive(input.files[field].path, platform, deps.config.archiveLimits)
       if (problem) throw badField('INVALID_ARCHIVE', field, problem)
     }
     // Refuse a published version string before its files reach the store (checked again below).

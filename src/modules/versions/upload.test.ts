@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { createTestContext } from '../../test-support'
 import { blobPath, checkStoredFiles } from '../../storage'
 import { versions } from '../../db/schema'
-import { buildZip, createMiniApp, createTestUser, iosAssets, androidAssets, upload, uploadForm, type TestUser } from './test-fixtures'
+import { buildZip, unicodePathExtra, createMiniApp, createTestUser, iosAssets, androidAssets, upload, uploadForm, type TestUser } from './test-fixtures'
 
 const context = createTestContext()
 afterAll(() => context.close())
@@ -175,6 +175,11 @@ describe('upload: refused', () => {
     ['with a bare drawable/ Android folder', 'assetsAndroid', buildZip([{ name: 'drawable/logo.png', content: 'x' }])],
     ['with an iOS layout in the Android archive', 'assetsAndroid', iosAssets()],
     ['with an Android layout in the iOS archive', 'assetsIos', androidAssets()],
+    ['whose local header name leaves the folder', 'assetsAndroid', buildZip([{ name: 'raw/aaaaaaaaaaaaaaaa.js', localName: '../../../../tmp/xx.js', content: 'x' }])],
+    ['with a Unicode Path field that leaves the folder', 'assetsIos', buildZip([{ name: 'assets/a.js', centralExtra: unicodePathExtra('../../a.js', 'assets/a.js'), content: 'x' }])],
+    ['with link bits in a DOS-made archive', 'assetsIos', buildZip([{ name: 'assets/l', content: '/etc', mode: 0o120777, madeBy: 0 }])],
+    ['whose entry unpacks 1000 times its size', 'assetsIos', buildZip([{ name: 'assets/zeros', content: new Uint8Array(2 * 1024 * 1024), deflate: true }])],
+    ['over 20,000 entries', 'assetsIos', buildZip([], { declaredEntryCount: 1_000_000 })],
   ]
   for (const [what, field, zip] of archives) {
     test(`${field} ${what}: 400 INVALID_ARCHIVE`, async () => {
@@ -283,5 +288,21 @@ describe('upload: size limit and aborts', () => {
     expect((await res.json()).code).toBe('REQUEST_ABORTED')
     expect(readdirSync(small.dataDir.paths.tmp)).toEqual([])
     expect(small.dataDir.db.select().from(versions).all()).toEqual([])
+  })
+})
+
+describe('upload: configured archive limits', () => {
+  const limited = createTestContext({ archiveLimits: { maxEntries: 2, maxUnpackedBytes: 1024 * 1024, maxCompressionRatio: 200 } })
+  afterAll(() => limited.close())
+
+  test('an archive over the configured entry count: 400 INVALID_ARCHIVE naming the field', async () => {
+    const user = await createTestUser(limited)
+    await createMiniApp(limited, user.token, appId)
+    const entries = [{ name: 'assets/' }, { name: 'assets/a', content: 'a' }, { name: 'assets/b', content: 'b' }]
+    const res = await upload(limited, user.token, appId, uploadForm(appId, { assetsIos: buildZip(entries) }))
+    expect({ status: res.status, code: res.body.code, field: res.body.details[0].field }).toEqual({ status: 400, code: 'INVALID_ARCHIVE', field: 'assetsIos' })
+    expect(res.body.message).toBe('assetsIos has 3 entries; at most 2 are accepted')
+    const ok = await upload(limited, user.token, appId, uploadForm(appId, { assetsIos: buildZip(entries.slice(0, 2)), assetsAndroid: buildZip([{ name: 'raw/a', content: 'a' }]) }))
+    expect(ok.status).toBe(201)
   })
 })

@@ -22,11 +22,11 @@ function tooLarge(limitBytes: number): AppError {
 }
 
 /**
- * Loads the multipart and zip parsers ahead of the first upload. `serve` calls it just after it
+ * Loads the multipart parser ahead of the first upload. `serve` calls it just after it
  * starts listening: off the start-up path, but before an upload would pay for it.
  */
 export function preloadUploadParsers(): Promise<unknown> {
-  return Promise.all([import('busboy'), import('yauzl')])
+  return import('busboy')
 }
 
 /** Every temp file of an upload; called whatever happened, so nothing stays in tmp/. */
