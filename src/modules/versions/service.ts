@@ -12,6 +12,7 @@ import type { TokenService } from '../auth/tokens'
 import { memberRole, miniAppRecord, requireVisibleMiniApp, toMiniAppRecord, userSummaries, type Caller, type MemberRole, type MiniAppRecord, type UserSummary } from '../miniapps/service'
 import { nextStatus, refusals, type VersionAction, type VersionStatus } from './lifecycle'
 import { checkAssetsArchive } from './archive'
+import { findDuplicateKey } from './duplicate-keys'
 import { discardUpload, fileFields, type FileField, type ReceivedUpload } from './upload'
 import { releaseTypes, versionPattern, type ReleaseType } from './model'
 
@@ -169,11 +170,16 @@ function checkUploadForm(received: ReceivedUpload): UploadInput {
  */
 function checkManifest(bytes: Uint8Array, appId: string, version: string): Uint8Array | null {
   let manifest: unknown
+  let text: string
   try {
-    manifest = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes))
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes)
+    manifest = JSON.parse(text)
   } catch {
     throw badField('INVALID_MANIFEST', 'manifest', 'is not valid JSON; send the app.json of the build')
   }
+  // Runtimes disagree on which of two equal keys wins; JSON.parse keeps the last silently.
+  const duplicate = findDuplicateKey(text)
+  if (duplicate !== null) throw badField('INVALID_MANIFEST', 'manifest', `names the key ${JSON.stringify(duplicate)} twice; keep one`)
   if (typeof manifest !== 'object' || manifest === null || Array.isArray(manifest)) {
     throw badField('INVALID_MANIFEST', 'manifest', 'must be a JSON object')
   }

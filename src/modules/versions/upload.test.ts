@@ -155,6 +155,18 @@ describe('upload: refused', () => {
     ['naming another appId', JSON.stringify({ appId: 'com.example.other' }), 'MANIFEST_MISMATCH'],
     ['naming another version', JSON.stringify({ version: '8.0.0' }), 'MANIFEST_MISMATCH'],
   ]
+  const duplicated: [string, string, string][] = [
+    ['two versions (the form\'s last)', '{"version":"8.0.0","name":"x","version":"9.0.0"}', 'version'],
+    ['two versions (the form\'s first)', '{"version":"9.0.0","version":"8.0.0"}', 'version'],
+    ['a key repeated deep inside', '{"pages":{"home":"a","home":"b"}}', 'pages.home'],
+    ['a repeated key spelled with an escape', '{"appId":"com.example.shop","\\u0061ppId":"com.example.other"}', 'appId'],
+  ]
+  for (const [what, manifest, key] of duplicated) {
+    test(`a manifest with ${what}: 400 INVALID_MANIFEST naming the key`, async () => {
+      const res = await expectRefused(uploadForm(appId, { version: '9.0.0', manifest }), 400, 'INVALID_MANIFEST', 'manifest')
+      expect(res.body.message).toContain(`"${key}" twice`)
+    })
+  }
   for (const [what, manifest, code] of manifests) {
     test(`a manifest that is ${what}: 400 ${code}`, async () => {
       await expectRefused(uploadForm(appId, { version: '9.0.0', manifest }), 400, code, 'manifest')
