@@ -13,6 +13,7 @@ import { memberRole, miniAppRecord, requireVisibleMiniApp, toMiniAppRecord, user
 import { nextStatus, refusals, type VersionAction, type VersionStatus } from './lifecycle'
 import { checkAssetsArchive } from './archive'
 import { findDuplicateKey } from './duplicate-keys'
+import { isCleanText } from '../../http/text'
 import { discardUpload, fileFields, type FileField, type ReceivedUpload } from './upload'
 import { releaseTypes, versionPattern, type ReleaseType } from './model'
 
@@ -154,6 +155,7 @@ function checkUploadForm(received: ReceivedUpload): UploadInput {
   }
   const changelog = fields.changelog?.trim() || null
   if (changelog !== null && changelog.length > 10_000) throw badField('VALIDATION_ERROR', 'changelog', 'must be at most 10000 characters')
+  if (changelog !== null && !isCleanText(changelog, true)) throw badField('VALIDATION_ERROR', 'changelog', 'must not hold control characters (line breaks and tabs are fine)')
   for (const field of fileFields) {
     if (!files[field]) throw badField('MISSING_FILE', field, 'is required: send all five files (bundleIos, bundleAndroid, manifest, assetsIos, assetsAndroid)')
   }
