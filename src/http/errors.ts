@@ -1,6 +1,7 @@
 // The one error type and the one place that renders every error as decisions §1 describes.
 import { Elysia, ValidationError } from 'elysia'
 import { STATUS_CODES } from 'node:http'
+import { isDatabaseBusy } from '../db/open'
 
 export interface ErrorDetail {
   field: string
@@ -101,6 +102,10 @@ export function toAppError(code: string | number, error: unknown, log: (line: st
       return new AppError(400, 'INVALID_JSON', 'The request body is not valid JSON')
     case 'INVALID_COOKIE_SIGNATURE':
       return new AppError(400, 'INVALID_COOKIE', 'A cookie has an invalid signature')
+  }
+  // Another process holds the write lock: a moment's wait, not a bug (db/open.ts keeps the wait short).
+  if (isDatabaseBusy(error)) {
+    return new AppError(503, 'DATABASE_BUSY', 'The database is busy with another writer; try again in a moment', undefined, { 'retry-after': '1' })
   }
   // Bun's own stream errors when a client goes away mid-body are not bugs.
   if (error instanceof Error && error.name === 'AbortError') {
