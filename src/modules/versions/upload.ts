@@ -2,7 +2,7 @@
 import type BusboyModule from 'busboy'
 import { Readable, pipeline } from 'node:stream'
 import type { ReadableStream as NodeWebReadableStream } from 'node:stream/web'
-import { AppError } from '../../http/errors'
+import { AppError, storageError } from '../../http/errors'
 import { removeTemp, writeTemp, type TempFile } from '../../storage'
 import type { DataDirPaths } from '../../data-dir'
 
@@ -128,6 +128,8 @@ export async function receiveUpload(request: Request, paths: Pick<DataDirPaths, 
     if (failure instanceof AppError) throw failure
     const error = failure as Error
     if (error.name === 'AbortError' || request.signal.aborted) throw error
+    // a full or read-only disk is the server's problem, not a malformed body (toAppError maps it)
+    if (storageError(error)) throw error
     throw new AppError(400, 'MALFORMED_UPLOAD', `The multipart body cannot be read: ${error.message}`)
   }
   return upload
