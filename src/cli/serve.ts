@@ -12,10 +12,14 @@ import { prepareRequest } from '../http/prepare-request'
 import { nativeInstallRoutes } from '../modules/runtime/native-routes'
 import { preloadUploadParsers } from '../modules/versions/upload'
 import { createLogSink, withRequestLog } from '../http/request-log'
+import { consoleRoutes } from '../http/console-routes'
 import { productVersion } from '../version'
 import type { Config } from '../config'
 
 const shutdownGraceMs = 10_000
+
+/** The paths that answer the console's page (its router reads the path). */
+const consolePagePaths = ['/', '/cli/authorize'] as const
 
 export interface RunningServer {
   server: Server<undefined>
@@ -59,8 +63,7 @@ export function startServer(config: Config): RunningServer {
       // Bun would refuse large bodies with an empty 413; we answer the limit ourselves, as JSON.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       routes: {
-        '/': consolePage,
-        '/cli/authorize': consolePage,
+        ...consoleRoutes(consolePage, consolePagePaths, (handler) => withRequestLog<Server<undefined>>(handler, log)),
         '/api/health': { GET: withRequestLog<Server<undefined>, BunRequest>(app.store.health, log) },
         ...nativeInstallRoutes(app.store.installAnswers, (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, log), log),
       },
