@@ -68,6 +68,9 @@ export function startServer(config: Config): RunningServer {
         ...nativeInstallRoutes(app.store.installAnswers, (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, log), log),
       },
       fetch: handle,
+      // What escapes a route handler outside Elysia (the native install routes, the console's files)
+      // answers in the JSON error shape too, not Bun's HTML error page.
+      error: (error) => errorResponse(toAppError('UNKNOWN', error, log)),
     })
   } catch (error) {
     db.$client.close()
