@@ -303,7 +303,15 @@ async function dataMatches(file: ArchiveFile, start: number, entry: CentralEntry
   for (let done = 0; done < entry.packedSize && !tooLong && !inflate.destroyed; ) {
     const chunk = await file.read(start + done, Math.min(chunkSize, entry.packedSize - done))
     done += chunk.length
-    if (!inflate.write(chunk)) await new Promise<void>((resolve) => (inflate.destroyed ? resolve() : inflate.once('drain', resolve).once('close', resolve)))
+    if (!inflate.write(chunk) && !inflate.destroyed) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          inflate.off('drain', done).off('close', done)
+          resolve()
+        }
+        inflate.on('drain', done).on('close', done)
+      })
+    }
   }
   if (!inflate.destroyed) inflate.end()
   return finished
