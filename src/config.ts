@@ -8,6 +8,10 @@ export interface RateLimits {
   register: number
   cliSessionCreate: number
   cliSessionPoll: number
+  /** approvals of device sign-ins, per user and per client address */
+  cliSessionApprove: number
+  /** members added by an email no account has (each one tells the caller so), per user and per address */
+  memberUnknownEmail: number
 }
 
 export interface Config {
@@ -83,10 +87,17 @@ export function parseDuration(text: string): number | null {
   return seconds > 0 ? seconds : null
 }
 
-const defaultRateLimits: RateLimits = { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60 }
-const rateLimitNames: Record<string, keyof RateLimits> = { login: 'login', register: 'register', 'cli-create': 'cliSessionCreate', 'cli-poll': 'cliSessionPoll' }
+export const defaultRateLimits: RateLimits = { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10 }
+const rateLimitNames: Record<string, keyof RateLimits> = {
+  login: 'login',
+  register: 'register',
+  'cli-create': 'cliSessionCreate',
+  'cli-poll': 'cliSessionPoll',
+  'cli-approve': 'cliSessionApprove',
+  'member-unknown': 'memberUnknownEmail',
+}
 
-/** "login=20,cli-poll=120" over the defaults; the names are login, register, cli-create, cli-poll. */
+/** "login=20,cli-poll=120" over the defaults; the names are login, register, cli-create, cli-poll, cli-approve, member-unknown. */
 export function parseRateLimits(name: string, value: string): RateLimits {
   const limits = { ...defaultRateLimits }
   if (value.trim() === '') return limits
@@ -94,7 +105,7 @@ export function parseRateLimits(name: string, value: string): RateLimits {
     const match = /^\s*([a-z-]+)\s*=\s*(\d{1,6})\s*$/.exec(part)
     const key = match && rateLimitNames[match[1]!]
     if (!match || !key || Number(match[2]) < 1) {
-      throw new ConfigError(`${name} must be a list such as login=10,register=10,cli-create=10,cli-poll=60 (requests per minute per client address, at least 1), got "${value}"`)
+      throw new ConfigError(`${name} must be a list such as login=10,register=10,cli-create=10,cli-poll=60,cli-approve=10,member-unknown=10 (requests per minute per client address, at least 1), got "${value}"`)
     }
     limits[key] = Number(match[2])
   }

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { prepareRequest } from './prepare-request'
 import { AppError } from './errors'
+import { defaultRateLimits } from '../config'
 
 const config = { jsonLimitBytes: 1024 }
 const isUpload = (pathname: string) => pathname.endsWith('/upload')
@@ -77,7 +78,7 @@ describe('the client address survives a rebuilt request', () => {
 
   test('through the app: two clients sending chunked bodies have their own rate-limit budgets', async () => {
     const { createTestContext } = await import('../test-support')
-    const context = createTestContext({ rateLimit: true, rateLimits: { login: 10, register: 1, cliSessionCreate: 10, cliSessionPoll: 60 } })
+    const context = createTestContext({ rateLimit: true, rateLimits: { ...defaultRateLimits, login: 10, register: 1, cliSessionCreate: 10, cliSessionPoll: 60 } })
     try {
       const addresses = new Map<Request, string>()
       context.app.server = { requestIP: (request: Request) => (addresses.has(request) ? { address: addresses.get(request)! } : null) } as unknown as typeof context.app.server

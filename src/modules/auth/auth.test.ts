@@ -5,6 +5,7 @@ import { createTestContext, createUser, loginToken } from '../../test-support'
 import { auditLogs, users } from '../../db/schema'
 import { createTokenService } from './tokens'
 import { displayNameFromEmail, normaliseEmail } from './service'
+import { defaultRateLimits } from '../../config'
 
 const context = createTestContext()
 afterAll(() => context.close())
@@ -262,7 +263,7 @@ describe('registration closed', () => {
 })
 
 describe('rate limits (decisions §3)', () => {
-  const limited = createTestContext({ rateLimit: true, trustProxy: true, rateLimits: { login: 3, register: 2, cliSessionCreate: 10, cliSessionPoll: 60 } })
+  const limited = createTestContext({ rateLimit: true, trustProxy: true, rateLimits: { ...defaultRateLimits, login: 3, register: 2, cliSessionCreate: 10, cliSessionPoll: 60 } })
   afterAll(() => limited.close())
   const from = (address: string) => ({ 'x-forwarded-for': address })
 
