@@ -111,6 +111,21 @@ describe('client addresses through the serve path', () => {
   })
 })
 
+describe('no private-appId oracle on the public install route (native routes of serve)', () => {
+  test('an unknown appId and an app without a release: the same 404 code', async () => {
+    const created = await callApi(server.baseUrl, 'POST', '/api/mini-apps', { token: adminToken, json: { appId: 'com.example.private', name: 'Private' } })
+    expect(created.status).toBe(201)
+    const answers = []
+    for (const appId of ['com.example.private', 'com.example.unknown']) {
+      for (const query of ['', '?deviceId=phone-1']) {
+        const res = await callApi(server.baseUrl, 'GET', `/api/mini-apps/access/apps/${appId}/release/install${query}`)
+        answers.push({ status: res.status, code: res.body.code })
+      }
+    }
+    expect(answers).toEqual(Array(4).fill({ status: 404, code: 'RELEASE_NOT_FOUND' }))
+  })
+})
+
 describe("Bun's own refusals", () => {
   // Bun 1.4.5 answers these in its HTTP parser before any of our code runs, without a body: the
   // statuses are right, the JSON shape is not ours to give (README says so).
