@@ -520,7 +520,8 @@ export async function getWorkspace(
   for (const row of versionRows) {
     // Published versions get the stable, non-expiring token a CDN can cache (decisions §6).
     const expiresAt = row.status === 'PUBLISHED' ? null : clock() + config.downloadTokenTtlSeconds * 1000
-    const token = await tokens.signDownload(row.id, expiresAt)
+    // a draft's link names the viewer it is handed to: it stops working when they are disabled
+    const token = await tokens.signDownload(row.id, expiresAt, expiresAt === null ? undefined : user.id)
     const install = installUrl(base, row.id, token)
     accessLinks.push({ versionId: row.id, version: row.version, installUrl: install, deepLink: deepLink(config, row.id, install), expiresAt: expiresAt === null ? null : new Date(Math.floor(expiresAt / 1000) * 1000).toISOString() })
   }
