@@ -189,13 +189,37 @@ describe('backup', () => {
     expect(readdirSync(join(cwd, 'somedir'))).toEqual([name])
   })
 
-  test('refuses to overwrite an existing archive', async () => {
+  test('two runs in a row to the same --out: the second replaces the first whole, nothing else is left beside it', async () => {
     const { root, opened } = populatedDataDir()
     opened.db.$client.close()
-    const out = join(scratch(), 'exists.tar.gz')
-    writeFileSync(out, 'precious')
-    await expect(createBackup({ dataDir: root, out })).rejects.toThrow(/already exists/)
-    expect(readFileSync(out, 'utf8')).toBe('precious')
+    const directory = scratch()
+    const out = join(directory, 'nightly.tar.gz')
+    const first = await createBackup({ dataDir: root, out, now: () => new Date('2026-11-22T01:00:00.000Z') })
+    const second = await createBackup({ dataDir: root, out, now: () => new Date('2026-11-23T01:00:00.000Z') })
+    expect(second.out).toBe(first.out)
+    expect(readdirSync(directory)).toEqual(['nightly.tar.gz'])
+    const restored = join(scratch(), 'restored')
+    const result = await restoreBackup({ archive: out, dataDir: restored })
+    expect(result.manifest.createdAt).toBe('2026-11-23T01:00:00.000Z')
+  })
+
+  test('a run that fails leaves the existing archive as it was', async () => {
+    const { root, opened, blobs } = populatedDataDir()
+    opened.db.$client.close()
+    const out = join(scratch(), 'nightly.tar.gz')
+    writeFileSync(out, 'last night')
+    rmSync(blobPath(dataDirPaths(root), blobs[0]!))
+    await expect(createBackup({ dataDir: root, out })).rejects.toThrow(/do not exist/)
+    expect(readFileSync(out, 'utf8')).toBe('last night')
+    expect(readdirSync(dirname(out))).toEqual(['nightly.tar.gz'])
+  })
+
+  test('an --out that exists but is not a file is refused', async () => {
+    const { root, opened } = populatedDataDir()
+    opened.db.$client.close()
+    const out = join(scratch(), 'fifo')
+    Bun.spawnSync(['mkfifo', out])
+    await expect(createBackup({ dataDir: root, out })).rejects.toThrow(/exists and is not a file/)
   })
 
   test('fails clearly, with no archive or .partial, when a referenced file is missing or damaged', async () => {
