@@ -13,6 +13,8 @@ import { nativeInstallRoutes } from '../modules/runtime/native-routes'
 import { preloadUploadParsers } from '../modules/versions/upload'
 import { createLogSink, withRequestLog } from '../http/request-log'
 import { consoleRoutes } from '../http/console-routes'
+import { createSetupGate } from '../modules/setup/service'
+import { firstAdminAdvice, publicUrlWarning } from './startup-notes'
 import { productVersion } from '../version'
 import type { Config } from '../config'
 
@@ -23,6 +25,8 @@ const consolePagePaths = ['/', '/cli/authorize'] as const
 
 export interface RunningServer {
   server: Server<undefined>
+  /** the first-admin setup link's token while no administrator exists (null otherwise) */
+  setupToken: string | null
   stop(): Promise<void>
 }
 
@@ -40,7 +44,8 @@ export function startServer(config: Config): RunningServer {
   collectGarbage(paths, db.$client, (line) => process.stderr.write(`miniship: startup: ${line}\n`))
   const logSink = createLogSink((chunk) => process.stdout.write(chunk))
   const log = logSink.log
-  const app = createApp({ config, db, paths, secret, log })
+  const setup = createSetupGate(db)
+  const app = createApp({ config, db, paths, secret, log, setup })
   const isUpload = (pathname: string) => uploadPathPattern.test(pathname)
   const handle = withRequestLog<Server<undefined>>((request) => {
     const prepared = prepareRequest(request, config, isUpload)
@@ -90,6 +95,9 @@ export function startServer(config: Config): RunningServer {
   let stopping: Promise<void> | null = null
   return {
     server,
+    get setupToken() {
+      return setup.token
+    },
     stop() {
       stopping ??= (async () => {
         const drained = server.stop(false)
@@ -113,6 +121,9 @@ export function serveCommand(): Command {
         const config = configFrom(flags)
         const running = startServer(config)
         process.stderr.write(`miniship ${productVersion} listening on http://${config.host}:${running.server.port} (data: ${config.dataDir})\n`)
+        const warning = publicUrlWarning(config)
+        if (warning) process.stderr.write(`miniship: ${warning}\n`)
+        for (const line of firstAdminAdvice(config, running.server.port!, running.setupToken)) process.stderr.write(`miniship: ${line}\n`)
         const shutdown = (signal: string) => {
           process.stderr.write(`miniship: ${signal} received, finishing requests in flight\n`)
           running.stop().then(

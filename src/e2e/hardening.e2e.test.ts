@@ -1,6 +1,6 @@
 // Issue 15 on the compiled binary: console headers, request ids, client addresses and start-up advice.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { copyFileSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { binaryPath, callApi, runBinary, startBinary, tempDir, type RunningBinary } from './support'
 
@@ -139,5 +139,62 @@ describe("Bun's own refusals", () => {
     const answer = await rawHttp(server.port, `POST /api/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${600 * 1024 * 1024}\r\nConnection: close\r\n\r\n{}`)
     expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 413 Payload Too Large')
     expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).code).toBe('PAYLOAD_TOO_LARGE')
+  })
+})
+
+describe('operating it', () => {
+  /** Waits until the server's stderr holds `marker` (it is read from a pipe as it comes). */
+  async function stderrOf(running: RunningBinary, marker: string): Promise<string> {
+    for (let tries = 0; tries < 200; tries++) {
+      if (running.output().stderr.includes(marker)) return running.output().stderr
+      await Bun.sleep(10)
+    }
+    throw new Error(`stderr never held ${marker}:\n${running.output().stderr}`)
+  }
+
+  test('first start without an administrator: the advice, a one-time setup link that creates one, then refused', async () => {
+    const fresh = await startBinary({ dataDir: join(dir, 'fresh'), cwd: dir, binary, args: ['--public-url', 'http://127.0.0.1:1/miniship'] })
+    try {
+      const stderr = await stderrOf(fresh, '/setup?token=')
+      expect(stderr).toContain('no administrator exists yet')
+      expect(stderr).toContain(`miniship create-admin --data-dir ${join(dir, 'fresh')} --email you@example.com`)
+      // the public URL without /api is warned about
+      expect(stderr).toContain('does not end in /api')
+      const link = /http:\/\/127\.0\.0\.1:1(\/setup\?token=[A-Za-z0-9_-]+)/.exec(stderr)![1]!
+      const form = await fetch(`${fresh.baseUrl}${link}`)
+      expect(form.status).toBe(200)
+      expect(form.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
+      const token = new URL(link, 'http://x').searchParams.get('token')!
+      const post = () =>
+        fetch(`${fresh.baseUrl}/setup`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token, email: 'ops@example.com', password: 'correct horse' }) })
+      expect((await post()).status).toBe(201)
+      const login = await callApi(fresh.baseUrl, 'POST', '/api/auth/login', { json: { email: 'ops@example.com', password: 'correct horse' } })
+      expect(login.status).toBe(200)
+      expect((await post()).status).toBe(409)
+      expect((await fetch(`${fresh.baseUrl}${link}`)).status).toBe(409)
+    } finally {
+      expect(await fresh.stop()).toBe(0)
+    }
+    // with an administrator, a restart prints no link
+    const again = await startBinary({ dataDir: join(dir, 'fresh'), cwd: dir, binary })
+    try {
+      await stderrOf(again, 'listening on')
+      expect(again.output().stderr).not.toContain('/setup?token=')
+    } finally {
+      expect(await again.stop()).toBe(0)
+    }
+  })
+
+  test('init and serve refuse a non-empty directory that is not miniship\'s, with one line and exit 2', async () => {
+    const home = join(dir, 'home')
+    mkdirSync(home)
+    writeFileSync(join(home, '.bashrc'), 'alias ll="ls -l"')
+    for (const command of [['init'], ['serve', '--port', '0', '--host', '127.0.0.1']]) {
+      const result = await runBinary([...command, '--data-dir', home], { cwd: dir, binary })
+      expect(result.exitCode).toBe(2)
+      expect(result.stderr.trim().split('\n')).toHaveLength(1)
+      expect(result.stderr).toContain('is not empty and is not a miniship data directory')
+    }
+    expect(readdirSync(home)).toEqual(['.bashrc'])
   })
 })

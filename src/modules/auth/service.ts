@@ -106,12 +106,13 @@ export interface NewUser {
 }
 
 /** Who asked for the account: self-registration, an admin, or the `create-admin` command. */
-export type UserOrigin = 'register' | 'admin' | 'cli'
+export type UserOrigin = 'register' | 'admin' | 'cli' | 'setup'
 
 const creationSummary: Record<UserOrigin, (user: UserRecord) => string> = {
   register: (user) => `${user.email} registered`,
   admin: (user) => `Created ${user.role === 'ADMIN' ? 'admin' : 'user'} ${user.email}`,
   cli: (user) => `Created ${user.role === 'ADMIN' ? 'admin' : 'user'} ${user.email} with the create-admin command`,
+  setup: (user) => `Created the first admin ${user.email} through the one-time setup link`,
 }
 
 /**
