@@ -321,12 +321,13 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       // a code nobody created
       await page.goto(`${base}/cli/authorize?code=ZZZZ-0000`)
       await tid(page, 'cli-approve').waitFor()
-      watch.expectHttpError('POST', /\/approve$/, 404)
+      // answered as an expired one is (410), so that codes cannot be probed
+      watch.expectHttpError('POST', /\/approve$/, 410)
       const unknown = page.waitForResponse((r) => r.url().endsWith('/approve'))
       await tid(page, 'cli-approve').click()
       const unknownBody = await (await unknown).json()
-      await eventually(async () => expect(await tid(page, 'cli-result').getAttribute('data-state')).toBe('404'))
-      expect(await tid(page, 'cli-result').textContent()).toContain('Unknown code')
+      await eventually(async () => expect(await tid(page, 'cli-result').getAttribute('data-state')).toBe('410'))
+      expect(await tid(page, 'cli-result').textContent()).toContain('unknown or has expired')
       expect(await alertMessage(page)).toBe(unknownBody.message)
       await context.close()
     },
