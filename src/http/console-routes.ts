@@ -24,7 +24,9 @@ function fileResponse(request: Request, path: string, headers: Record<string, st
   const etag = headers.etag ? `"${headers.etag}"` : null
   const all = { ...headers, ...(etag ? { etag } : {}) }
   if (etag && request.headers.get('if-none-match') === etag) return new Response(null, { status: 304, headers: all })
-  return new Response(request.method === 'HEAD' ? null : Bun.file(path), { headers: all })
+  const file = Bun.file(path)
+  // the length up front, so the request log has the bytes
+  return new Response(request.method === 'HEAD' ? null : file, { headers: { ...all, 'content-length': String(file.size) } })
 }
 
 /**
