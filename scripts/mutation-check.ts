@@ -61,6 +61,28 @@ const mutations: Mutation[] = [
     why: 'an expired token is refused, also when its verification is cached',
   },
 
+  {
+    file: 'src/modules/auth/service.ts',
+    find: 'if (!row || !matches) {',
+    replace: 'if (!row) {',
+    tests: ['src/modules/auth/auth.test.ts'],
+    why: 'login: a wrong password is refused',
+  },
+  {
+    file: 'src/modules/cli-sessions/service.ts',
+    find: "if (session.status === 'pending') return { status: 'pending' as const }",
+    replace: '',
+    tests: ['src/modules/cli-sessions/cli-sessions.test.ts'],
+    why: 'CLI login: a code nobody approved hands out no token',
+  },
+  {
+    file: 'src/modules/cli-sessions/service.ts',
+    find: "session.status === 'consumed' || ",
+    replace: '',
+    tests: ['src/modules/cli-sessions/cli-sessions.test.ts'],
+    why: 'CLI login: an approved code hands out its token once',
+  },
+
   // download-token scope (src/modules/runtime/service.ts): the cached fast path and the full path
   {
     file: 'src/modules/runtime/service.ts',
