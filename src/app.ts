@@ -15,6 +15,7 @@ import { adminRoutes } from './modules/admin'
 import { miniAppRoutes } from './modules/miniapps'
 import { versionRoutes } from './modules/versions'
 import { runtimeRoutes } from './modules/runtime'
+import { channelRoutes } from './modules/channels'
 
 export interface AppInput {
   config: Config
@@ -85,6 +86,7 @@ export function createApp(input: AppInput) {
     .use(adminRoutes(deps))
     .use(miniAppRoutes(deps))
     .use(versionRoutes(deps))
+    .use(channelRoutes(deps))
     .use(runtimeRoutes(deps))
   return new Elysia()
     .use(errorHandler)
