@@ -183,10 +183,17 @@ const mutations: Mutation[] = [
   },
   {
     file: 'src/modules/versions/lifecycle.ts',
-    find: "publish: { DRAFT: 'PUBLISHED', IN_REVIEW: 'PUBLISHED' },",
-    replace: "publish: { DRAFT: 'PUBLISHED', IN_REVIEW: 'PUBLISHED', PUBLISHED: 'PUBLISHED' },",
+    find: "review: { DRAFT: 'IN_REVIEW', IN_REVIEW: 'IN_REVIEW' },",
+    replace: "review: { DRAFT: 'IN_REVIEW', IN_REVIEW: 'IN_REVIEW', PUBLISHED: 'IN_REVIEW' },",
     tests: ['src/modules/versions/lifecycle.test.ts'],
-    why: 'lifecycle: a published version cannot be published again',
+    why: 'lifecycle: a published version cannot go back to review',
+  },
+  {
+    file: 'src/modules/channels/service.ts',
+    find: 'if (live.some((row) => row.versionId === version.id)) {',
+    replace: 'if (false) {',
+    tests: ['src/modules/versions/lifecycle.test.ts', 'src/modules/channels/channels.test.ts'],
+    why: 'publish: a version live in a channel is not released into it again (409)',
   },
   {
     file: 'src/modules/versions/lifecycle.ts',
@@ -334,12 +341,14 @@ interface TestRun {
   seconds: number
 }
 
-function runTests(copy: string, tests: string[]): Promise<TestRun> {
+/** Runs `tests` in the copy; `bail` stops at the first failure (enough to call a mutation CAUGHT). */
+function runTests(copy: string, tests: string[], bail: boolean): Promise<TestRun> {
   const started = performance.now()
   return new Promise((resolveRun) => {
     // bun 1.4.5 ignores bunfig's [test] timeout: without the flag a test gets 5 s, and on a busy
     // machine a slow (argon2) test would time out and count as catching the mutation
-    const child = spawn(process.execPath, ['test', '--timeout', '60000', ...tests.map((test) => `./${test}`)], {
+    const flags = ['--timeout', '60000', ...(bail ? ['--bail'] : [])]
+    const child = spawn(process.execPath, ['test', ...flags, ...tests.map((test) => `./${test}`)], {
       cwd: copy,
       env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', MINISHIP_BINARY: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -407,7 +416,7 @@ async function main(): Promise<number> {
   try {
     const allTests = [...new Set(chosen.flatMap((m) => m.tests))].sort()
     status(`unmutated: running ${allTests.length} test file(s)…`)
-    const baseline = await runTests(copy, allTests)
+    const baseline = await runTests(copy, allTests, false)
     clearStatus()
     if (!baseline.passed) {
       console.error(`mutation-check: the tests fail without any mutation, so they cannot tell a mutation apart: ${baseline.firstFailure}`)
@@ -424,7 +433,7 @@ async function main(): Promise<number> {
       status(`[${index + 1}/${chosen.length}] ${elapsed()} s  ${mutation.why}`)
       let run: TestRun
       try {
-        run = await runTests(copy, mutation.tests)
+        run = await runTests(copy, mutation.tests, true)
       } finally {
         writeFileSync(path, original)
       }

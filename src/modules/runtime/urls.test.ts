@@ -107,12 +107,8 @@ describe('what a runtime makes of the URLs we hand out', () => {
   // product's builders directly: each URL parses on its own and comes back unchanged.
   const base = 'https://apps.example.com/api'
   const cdn = fileBase({ cdnUrl: 'https://cdn.example.net/miniship' }, base)
-  const built = [
-    ...Object.values(downloadUrls(base, versionId, token)).flatMap((value) => (typeof value === 'string' ? [value] : Object.values(value))),
-    ...Object.values(downloadUrls(cdn, versionId, token)).flatMap((value) => (typeof value === 'string' ? [value] : Object.values(value))),
-    ...Object.values(releaseUrls(base, 'shop', 'channels/beta/devices/d1/', token)).flatMap((value) => (typeof value === 'string' ? [value] : Object.values(value))),
-    installUrl(base, versionId, token),
-  ]
+  const every = (urls: ReturnType<typeof downloadUrls>) => [urls.bundleUrl, urls.bundles.ios, urls.bundles.android, urls.assetsUrl.ios, urls.assetsUrl.android, urls.manifestUrl]
+  const built = [...every(downloadUrls(base, versionId, token)), ...every(downloadUrls(cdn, versionId, token)), ...every(releaseUrls(base, 'shop', 'channels/beta/devices/d1/', token)), installUrl(base, versionId, token)]
   test(`${built.length} URLs, each a full URL on the API base or the CDN`, () => {
     for (const url of built) {
       expect(new URL(url).toString()).toBe(url)
