@@ -120,6 +120,21 @@ const mutations: Mutation[] = [
     why: 'without a token the derived manifest paths answer the current release only',
   },
 
+  {
+    file: 'src/modules/runtime/service.ts',
+    find: 'if (!app.experiencePublic) {',
+    replace: 'if (false) {',
+    tests: ['src/modules/runtime/existing-clients.test.ts'],
+    why: 'experience install without a token: only while the miniapp’s experiencePublic is on',
+  },
+  {
+    file: 'src/modules/runtime/service.ts',
+    find: "if (!canSeeMiniApp(db, user, app.id)) throw new AppError(404, 'MINI_APP_NOT_FOUND'",
+    replace: "if (false) throw new AppError(404, 'MINI_APP_NOT_FOUND'",
+    tests: ['src/modules/runtime/existing-clients.test.ts'],
+    why: 'experience install with an access token: members and admins only, others 404',
+  },
+
   // membership (src/modules/miniapps/service.ts): a miniapp the caller may not see is 404
   {
     file: 'src/modules/miniapps/service.ts',
@@ -381,12 +396,25 @@ function runTests(copy: string, tests: string[], bail: boolean): Promise<TestRun
   })
 }
 
-/** On a terminal, one line that the next status or result overwrites; nothing when piped. */
-function status(text: string): void {
-  if (tty) process.stderr.write(`\r\x1b[2K${text.slice(0, (process.stderr.columns ?? 100) - 1)}`)
+/**
+ * On a terminal, one line that the next status or result overwrites, redrawn every second with the
+ * time spent so far (a mutated run can take a minute); nothing when piped.
+ */
+let statusText: (() => string) | null = null
+const statusTimer = tty ? setInterval(() => drawStatus(), 1000) : null
+statusTimer?.unref()
+
+function drawStatus(): void {
+  if (tty && statusText) process.stderr.write(`\r\x1b[2K${statusText().slice(0, (process.stderr.columns ?? 100) - 1)}`)
+}
+
+function status(text: () => string): void {
+  statusText = text
+  drawStatus()
 }
 
 function clearStatus(): void {
+  statusText = null
   if (tty) process.stderr.write('\r\x1b[2K')
 }
 
@@ -412,10 +440,11 @@ async function main(): Promise<number> {
   }
 
   const started = performance.now()
+  const elapsed = () => ((performance.now() - started) / 1000).toFixed(0)
   const copy = copyTree()
   try {
     const allTests = [...new Set(chosen.flatMap((m) => m.tests))].sort()
-    status(`unmutated: running ${allTests.length} test file(s)…`)
+    status(() => `unmutated: running ${allTests.length} test file(s)… ${elapsed()} s`)
     const baseline = await runTests(copy, allTests, false)
     clearStatus()
     if (!baseline.passed) {
@@ -429,8 +458,7 @@ async function main(): Promise<number> {
       const path = join(copy, mutation.file)
       const original = readFileSync(path, 'utf8')
       writeFileSync(path, original.replace(mutation.find, () => mutation.replace))
-      const elapsed = () => ((performance.now() - started) / 1000).toFixed(0)
-      status(`[${index + 1}/${chosen.length}] ${elapsed()} s  ${mutation.why}`)
+      status(() => `[${index + 1}/${chosen.length}] ${elapsed()} s  ${mutation.why}`)
       let run: TestRun
       try {
         run = await runTests(copy, mutation.tests, true)
