@@ -50,6 +50,10 @@ describe('configuration precedence: flags > MINISHIP_* environment > defaults', 
     expect(loadConfig({ rateLimits: 'register=3' }, { MINISHIP_RATE_LIMITS: 'login=20' }).rateLimits).toEqual({ login: 10, register: 3, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10 })
   })
 
+  test('host: IPv4 and IPv6 addresses and host names', () => {
+    for (const host of ['127.0.0.1', '0.0.0.0', '255.255.255.255', '::1', '::', 'localhost', 'nas.local', 'host-1']) expect(loadConfig({ host }, {}).host).toBe(host)
+  })
+
   test('an empty environment variable counts as unset', () => {
     expect(loadConfig({}, { MINISHIP_PORT: '' }).port).toBe(3001)
   })
@@ -70,6 +74,9 @@ describe('bad values stop with a message naming the setting', () => {
     ['route scheme', { routeScheme: 'Mini App' }, {}, /--route-scheme/],
     ['rate limits name', { rateLimits: 'logins=5' }, {}, /--rate-limits must be a list such as login=10/],
     ['rate limits zero', {}, { MINISHIP_RATE_LIMITS: 'login=0' }, /MINISHIP_RATE_LIMITS must be a list/],
+    ['host 999.1.1.1', { host: '999.1.1.1' }, {}, /--host must be an IP address or host name, got "999.1.1.1" \(not an IPv4 address/],
+    ['host 1.2.3 (env)', {}, { MINISHIP_HOST: '1.2.3' }, /MINISHIP_HOST must be an IP address/],
+    ['host with a space', { host: 'my host' }, {}, /--host must be an IP address or host name/],
   ]
   for (const [name, flags, env, message] of cases) {
     test(name, () => {

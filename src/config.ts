@@ -1,5 +1,6 @@
 // Configuration: flags > MINISHIP_* environment > defaults, validated once into a typed object.
 import { resolve } from 'node:path'
+import { isIPv4 } from 'node:net'
 import { defaultArchiveLimits, type ArchiveLimits } from './modules/versions/archive'
 
 export interface RateLimits {
@@ -161,6 +162,11 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   const host = pick('host')
   if (!/^[A-Za-z0-9.:\-[\]]+$/.test(host.value)) {
     throw new ConfigError(`${host.name} must be an IP address or host name, got "${host.value}"`)
+  }
+  // No host name is all digits and dots, so such a value is an IPv4 address or a mistake. Left to
+  // the resolver, a mistake like 999.1.1.1 fails differently from one machine to the next.
+  if (/^[\d.]+$/.test(host.value) && !isIPv4(host.value)) {
+    throw new ConfigError(`${host.name} must be an IP address or host name, got "${host.value}" (not an IPv4 address: four numbers from 0 to 255)`)
   }
 
   const registration = pick('registration')

@@ -85,8 +85,11 @@ export function startServer(config: Config): RunningServer {
     if (code === 'EADDRINUSE') fail(`port ${config.port} on ${config.host} is already in use`)
     if (code === 'EACCES') fail(`no permission to listen on ${where}; use a port above 1023 (a reverse proxy can serve 80/443)`)
     if (code === 'EADDRNOTAVAIL' || code === 'EINVAL' || code === 'ENOTFOUND' || code === 'EAI_NONAME') {
-      fail(`cannot listen on ${where}: ${config.host} is not an address of this machine`)
+      fail(`cannot listen on ${where}: ${config.host} is not an address of this machine (check --host)`)
     }
+    // Any other system error of listening (a resolver that times out, say) is still about the
+    // address asked for: one line and exit 2 like the others, not a stack trace and exit 1.
+    if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) fail(`cannot listen on ${where} (check --host and --port): ${(error as Error).message}`)
     throw error
   }
   // Handlers read the client address through Elysia's context `server`.
