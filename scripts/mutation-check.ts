@@ -300,6 +300,56 @@ const mutations: Mutation[] = [
     tests: ['src/modules/runtime/range.test.ts', 'src/modules/runtime/files.test.ts'],
     why: 'range: a suffix longer than the file is the whole file',
   },
+  // which release a device gets (src/modules/channels/decide.ts, decisions §10)
+  {
+    file: 'src/modules/channels/decide.ts',
+    find: 'if (bucket === null || bucket >= newest.rolloutPercent) start = 1',
+    replace: 'if (bucket === null || bucket > newest.rolloutPercent) start = 1',
+    tests: ['src/modules/channels/decide.test.ts'],
+    why: 'rollout: a device whose bucket equals the percent gets the previous release',
+  },
+  {
+    file: 'src/modules/channels/decide.ts',
+    find: 'return digest.readUInt32BE(0) % 100',
+    replace: 'return digest.readUInt32LE(0) % 100',
+    tests: ['src/modules/channels/decide.test.ts'],
+    why: 'rollout: the bucket is the big-endian first 4 bytes of the sha256, as other tools compute it',
+  },
+  {
+    file: 'src/modules/channels/decide.ts',
+    find: "if (device.hostVersion === undefined || satisfies(device.hostVersion, releases[index]!.hostVersionRange)) {",
+    replace: 'if (true) {',
+    tests: ['src/modules/channels/decide.test.ts', 'src/modules/channels/channels.test.ts'],
+    why: 'targeting: a host app outside a release\'s range never gets it',
+  },
+  {
+    file: 'src/modules/channels/decide.ts',
+    find: 'mandatory = candidate.mandatory && ',
+    replace: 'mandatory = false && ',
+    tests: ['src/modules/channels/decide.test.ts', 'src/modules/channels/channels.test.ts'],
+    why: 'mandatory: a mandatory release is never skipped silently by a later optional one',
+  },
+  {
+    file: 'src/modules/channels/service.ts',
+    find: "if (live.some((row) => row.versionId === version.id)) {",
+    replace: 'if (false) {',
+    tests: ['src/modules/channels/channels.test.ts'],
+    why: 'channels: a version already live in a channel is not released there twice',
+  },
+  {
+    file: 'src/modules/channels/service.ts',
+    find: "if (!earlier && version.channel !== channel) {",
+    replace: 'if (false) {',
+    tests: ['src/modules/channels/channels.test.ts'],
+    why: 'channels: rollback only to a version the channel served',
+  },
+  {
+    file: 'src/modules/runtime/urls.ts',
+    find: '    if (!hostPattern.test(host)) {',
+    replace: '    if (false) {',
+    tests: ['src/modules/runtime/urls.test.ts', 'src/modules/runtime/existing-clients.test.ts'],
+    why: 'origins: a Host header that is not a host name never reaches a URL handed to phones',
+  },
 ]
 
 const root = resolve(import.meta.dir, '..')
