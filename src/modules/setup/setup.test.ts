@@ -81,3 +81,20 @@ describe('first administrator through the setup link', () => {
     expect(res.status).toBe(415)
   })
 })
+
+describe('the setup form takes what the API takes', () => {
+  test('a display name with a bidi override: 400, the form again', async () => {
+    const own = createTestContext()
+    try {
+      const ownGate = createSetupGate(own.dataDir.db)
+      const ownApp = createApp({ config: own.config, db: own.dataDir.db, paths: own.dataDir.paths, secret: own.dataDir.secret, clock: () => own.now.value, log: () => {}, setup: ownGate })
+      const body = new URLSearchParams({ token: ownGate.token!, email: 'a@example.test', displayName: 'Admin\u202Etxt.exe', password: 'correct horse' }).toString()
+      const res = await ownApp.handle(new Request('http://localhost/setup', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body }))
+      expect(res.status).toBe(400)
+      expect(await res.text()).toContain('without control characters')
+      expect(ownGate.token).not.toBeNull()
+    } finally {
+      own.close()
+    }
+  })
+})
