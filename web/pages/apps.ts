@@ -22,6 +22,20 @@ export function channelSummary(channels: Channel[]): HTMLElement[] {
     })
 }
 
+/**
+ * The console's Content-Security-Policy lets images come only from this origin (and data: URLs):
+ * an icon elsewhere would be refused with a console error, so the letter avatar stands in for it.
+ */
+function iconShown(url: string | null | undefined): boolean {
+  if (!url) return false
+  if (url.startsWith('data:image/')) return true
+  try {
+    return new URL(url, location.href).origin === location.origin
+  } catch {
+    return false
+  }
+}
+
 /** The latest moment anything happened to the app that the list can know of. */
 function lastActivity(app: MiniApp, channels: Channel[] | null): string | undefined {
   const moments = [app.updatedAt, app.createdAt, ...(channels ?? []).map((c) => c.release?.releasedAt)].filter((m): m is string => !!m)
@@ -53,7 +67,7 @@ export async function appsPage(ctx: PageContext): Promise<void> {
     const row = h(
       'li',
       { class: 'app-item', 'data-testid': `app-${app.appId}`, 'data-search': `${app.name} ${app.appId}`.toLowerCase() },
-      app.iconUrl ? h('img', { class: 'avatar', src: app.iconUrl, alt: '', loading: 'lazy', referrerpolicy: 'no-referrer' }) : h('span', { class: 'avatar', 'aria-hidden': 'true' }, (app.name || app.appId).slice(0, 1).toUpperCase()),
+      iconShown(app.iconUrl) ? h('img', { class: 'avatar', src: app.iconUrl!, alt: '', loading: 'lazy', referrerpolicy: 'no-referrer' }) : h('span', { class: 'avatar', 'aria-hidden': 'true' }, (app.name || app.appId).slice(0, 1).toUpperCase()),
       h(
         'div',
         { class: 'app-text' },

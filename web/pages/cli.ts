@@ -12,7 +12,8 @@ const CODE_SHAPE = /^[A-Z]{4}-[0-9]{4}$/
 const REFUSAL: Record<number, string> = {
   404: 'Unknown code',
   409: 'This code was already used',
-  410: 'This code has expired',
+  // the server answers an unknown code as it answers an expired one, so codes cannot be probed
+  410: 'This code is unknown or has expired',
 }
 
 /** The settled states, as the page says them (on reload too). */
@@ -133,9 +134,10 @@ export function cliPage(ctx: PageContext, code: string): void {
       }
     })
     .catch((error: unknown) => {
-      if (error instanceof ApiError && error.status === 404) {
-        // an unknown code: say so now rather than after a click
-        requester.replaceChildren(h('p', { class: 'hint' }, 'The server does not know this code. Check the link, or run the tool’s login again.'))
+      if (error instanceof ApiError && (error.status === 410 || error.status === 404)) {
+        // unknown or expired (the server does not say which): nothing left to approve or deny
+        settle()
+        show(String(error.status), 'failure', REFUSAL[error.status] ?? 'This code is unknown or has expired', 'Nothing can be approved with it. Run the tool’s login again to get a new code.')
         return
       }
       if (!(error instanceof ApiError && error.handled)) showError(error)

@@ -8,6 +8,11 @@ import { approveCliSession, cliSessionDetails, createCliSession, denyCliSession,
 const codeParams = t.Object({ code: t.String({ maxLength: 64, description: 'the session code, e.g. ABCD-1234' }) })
 
 export function cliSessionRoutes(deps: AppDeps) {
+  /** Each try at a code (approve, deny, look at it) is an answer about it: one budget per user and per address. */
+  const spendDecisionBudget = (userId: string, request: Request, server: Parameters<typeof clientAddress>[1]) => {
+    deps.rateLimiter.hit('cli-session-approve-user', userId, deps.config.rateLimits.cliSessionApprove)
+    deps.rateLimiter.hit('cli-session-approve-address', clientAddress(request, server, deps.config), deps.config.rateLimits.cliSessionApprove)
+  }
   return new Elysia({ prefix: '/auth/cli/sessions' })
     .use(deps.guard)
     .post(
@@ -43,30 +48,51 @@ export function cliSessionRoutes(deps: AppDeps) {
         detail: { summary: 'Poll a sign-in session; the approved answer carries the token once', tags: ['auth'] },
       },
     )
-    .post('/:code/approve', ({ params, user }) => approveCliSession(deps.db, deps.clock, user, params.code), {
-      auth: true,
-      params: codeParams,
-      response: { 200: t.Object({ code: t.String(), status: t.Literal('approved') }) },
-      detail: { summary: 'Approve a sign-in session as the signed-in user', tags: ['auth'] },
-    })
-    .post('/:code/deny', ({ params, user }) => denyCliSession(deps.db, deps.clock, user, params.code), {
-      auth: true,
-      params: codeParams,
-      response: { 200: t.Object({ code: t.String(), status: t.Literal('denied') }) },
-      detail: { summary: 'Refuse a sign-in session; its next poll answers expired with reason denied', tags: ['auth'] },
-    })
-    .get('/:code/details', ({ params }) => cliSessionDetails(deps.db, deps.clock, params.code), {
-      auth: true,
-      params: codeParams,
-      response: {
-        200: t.Object({
-          code: t.String(),
-          status: t.Union([t.Literal('pending'), t.Literal('approved'), t.Literal('denied'), t.Literal('expired')]),
-          createdAt: t.String(),
-          expiresAt: t.String(),
-          requestedFrom: t.Object({ address: t.Union([t.String(), t.Null()]), userAgent: t.Union([t.String(), t.Null()]) }),
-        }),
+    .post(
+      '/:code/approve',
+      ({ params, user, request, server }) => {
+        spendDecisionBudget(user.id, request, server)
+        return approveCliSession(deps.db, deps.clock, user, params.code)
       },
-      detail: { summary: 'Who started a sign-in session and whether it is still open (for the approval page)', tags: ['auth'] },
-    })
+      {
+        auth: true,
+        params: codeParams,
+        response: { 200: t.Object({ code: t.String(), status: t.Literal('approved') }) },
+        detail: { summary: 'Approve a sign-in session as the signed-in user (410 alike for an unknown and an expired code)', tags: ['auth'] },
+      },
+    )
+    .post(
+      '/:code/deny',
+      ({ params, user, request, server }) => {
+        spendDecisionBudget(user.id, request, server)
+        return denyCliSession(deps.db, deps.clock, user, params.code)
+      },
+      {
+        auth: true,
+        params: codeParams,
+        response: { 200: t.Object({ code: t.String(), status: t.Literal('denied') }) },
+        detail: { summary: 'Refuse a sign-in session; its next poll answers expired with reason denied (410 alike for an unknown and an expired code)', tags: ['auth'] },
+      },
+    )
+    .get(
+      '/:code/details',
+      ({ params, user, request, server }) => {
+        spendDecisionBudget(user.id, request, server)
+        return cliSessionDetails(deps.db, deps.clock, params.code)
+      },
+      {
+        auth: true,
+        params: codeParams,
+        response: {
+          200: t.Object({
+            code: t.String(),
+            status: t.Union([t.Literal('pending'), t.Literal('approved'), t.Literal('denied'), t.Literal('expired')]),
+            createdAt: t.String(),
+            expiresAt: t.String(),
+            requestedFrom: t.Object({ address: t.Union([t.String(), t.Null()]), userAgent: t.Union([t.String(), t.Null()]) }),
+          }),
+        },
+        detail: { summary: 'Who started a sign-in session and whether it is still open, for the approval page (410 for an unknown code)', tags: ['auth'] },
+      },
+    )
 }

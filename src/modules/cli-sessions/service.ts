@@ -144,14 +144,14 @@ function maskedCode(code: string): string {
  * (whether or not its token was collected yet).
  */
 export function approveCliSession(db: Db, clock: Clock, approver: { id: string; email: string; status: string }, rawCode: string): { code: string; status: 'approved' } {
-  const code = normaliseCode(rawCode)
-  if (code === null) throw notFound(rawCode)
   if (approver.status !== 'ACTIVE') throw new AppError(403, 'ACCOUNT_DISABLED', 'A disabled account cannot approve a sign-in')
+  const code = normaliseCode(rawCode)
+  const gone = goneError(code, rawCode)
+  if (code === null) throw gone()
   const nowIso = isoAt(clock)
   db.transaction((tx) => {
     const session = tx.select().from(cliSessions).where(eq(cliSessions.code, code)).get()
-    if (!session) throw notFound(rawCode)
-    assertPending(session, code, nowIso)
+    assertPending(session, code, nowIso, gone)
     tx.update(cliSessions).set({ status: 'approved', userId: approver.id, approvedAt: nowIso }).where(eq(cliSessions.code, code)).run()
     recordAudit(tx, clock, {
       actor: { id: approver.id, email: approver.email },
@@ -165,40 +165,43 @@ export function approveCliSession(db: Db, clock: Clock, approver: { id: string; 
   return { code, status: 'approved' }
 }
 
-/** A decision (approve or deny) is possible once, before `expiresAt`. */
-function assertPending(session: { status: string; expiresAt: string }, code: string, nowIso: string): void {
+/** A decision (approve or deny) is possible once, before `expiresAt`; an unknown code answers like an expired one. */
+function assertPending(session: { status: string; expiresAt: string } | undefined, code: string, nowIso: string, gone: () => AppError): void {
+  if (!session || (session.status === 'pending' && session.expiresAt <= nowIso)) throw gone()
   if (session.status === 'denied') {
     throw new AppError(409, 'CLI_SESSION_DENIED', `The code ${code} was denied; run the login again for a new code`)
   }
   if (session.status !== 'pending') {
     throw new AppError(409, 'CLI_SESSION_ALREADY_APPROVED', `The code ${code} was already approved; run the login again for a new code`)
   }
-  if (session.expiresAt <= nowIso) {
-    throw new AppError(410, 'CLI_SESSION_EXPIRED', `The code ${code} has expired; run the login again for a new code`)
-  }
+}
+
+/** Unknown and expired answer alike, so that trying codes does not tell which ones are live. */
+function goneError(code: string | null, rawCode: string): () => AppError {
+  return () => new AppError(410, 'CLI_SESSION_EXPIRED', `The code ${(code ?? rawCode).slice(0, 20)} is unknown or has expired; run the login again for a new code`)
 }
 
 /**
  * A signed-in user refuses a sign-in they did not start: the next poll answers expired with
- * reason `denied`. 404 unknown, 409 already approved or denied, 410 past `expiresAt`.
+ * reason `denied`. 410 unknown or past `expiresAt`, 409 already approved or denied.
  */
 export function denyCliSession(db: Db, clock: Clock, denier: { id: string; email: string; status: string }, rawCode: string): { code: string; status: 'denied' } {
-  const code = normaliseCode(rawCode)
-  if (code === null) throw notFound(rawCode)
   if (denier.status !== 'ACTIVE') throw new AppError(403, 'ACCOUNT_DISABLED', 'A disabled account cannot deny a sign-in')
+  const code = normaliseCode(rawCode)
+  const gone = goneError(code, rawCode)
+  if (code === null) throw gone()
   const nowIso = isoAt(clock)
   db.transaction((tx) => {
     const session = tx.select().from(cliSessions).where(eq(cliSessions.code, code)).get()
-    if (!session) throw notFound(rawCode)
-    assertPending(session, code, nowIso)
+    assertPending(session, code, nowIso, gone)
     tx.update(cliSessions).set({ status: 'denied' }).where(eq(cliSessions.code, code)).run()
     recordAudit(tx, clock, {
       actor: { id: denier.id, email: denier.email },
       action: 'cli_session.deny',
       targetType: 'user',
       targetId: denier.id,
-      summary: `${denier.email} denied a command-line sign-in (code ${maskedCode(code)}) from ${session.requesterAddress ?? 'an unknown address'}`,
-      metadata: { code: maskedCode(code), address: session.requesterAddress },
+      summary: `${denier.email} denied a command-line sign-in (code ${maskedCode(code)}) from ${session!.requesterAddress ?? 'an unknown address'}`,
+      metadata: { code: maskedCode(code), address: session!.requesterAddress },
     })
   })
   return { code, status: 'denied' }
@@ -218,9 +221,11 @@ export interface CliSessionDetails {
 /** What the approval page shows before anyone decides: who asks, since when, and whether it is still open. */
 export function cliSessionDetails(db: Db, clock: Clock, rawCode: string): CliSessionDetails {
   const code = normaliseCode(rawCode)
-  if (code === null) throw notFound(rawCode)
+  // an unknown code answers as approve and deny do (410), so this is no better a way to try codes
+  const gone = goneError(code, rawCode)
+  if (code === null) throw gone()
   const session = db.select().from(cliSessions).where(eq(cliSessions.code, code)).get()
-  if (!session) throw notFound(rawCode)
+  if (!session) throw gone()
   const status: CliSessionState =
     session.status === 'approved' || session.status === 'consumed'
       ? 'approved'
