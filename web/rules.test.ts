@@ -1,5 +1,6 @@
 // Table-driven checks of the console's pure rules (lifecycle buttons, install URLs, routes, dropped files).
 import { describe, expect, test } from 'bun:test'
+import { printable } from './dom.ts'
 import { parseRoute, pathOf, type Route } from './router.ts'
 import { absoluteInstallUrl, allowedActions, channelsReleasedIn, fileFieldFor, isLocalOnly, nextRolloutStep } from './rules.ts'
 
@@ -151,4 +152,18 @@ describe('isLocalOnly', () => {
     ['not a url', false],
   ]
   for (const [url, expected] of cases) test(url, () => expect(isLocalOnly(url)).toBe(expected))
+})
+
+describe('printable: control characters shown, not obeyed', () => {
+  const cases: [string, string][] = [
+    ['plain text', 'plain text'],
+    ['bell\u0007', 'bell\u2407'],
+    ['nul\u0000', 'nul\u2400'],
+    ['del\u007f', 'del\u2421'],
+    ['c1\u0085', 'c1⟨U+0085⟩'],
+    ['evil\u202ereversed', 'evil⟨U+202E⟩reversed'],
+    ['isolate\u2066x\u2069', 'isolate⟨U+2066⟩x⟨U+2069⟩'],
+    ['lines\nand\ttabs stay', 'lines\nand\ttabs stay'],
+  ]
+  for (const [input, expected] of cases) test(JSON.stringify(input), () => expect(printable(input)).toBe(expected))
 })

