@@ -323,11 +323,11 @@ export function confirmDialog(options: ConfirmOptions): Promise<Record<string, s
  * A modal that only shows something (the install QR code): a title, the content and a Close
  * button; Escape closes it too. Resolves once it is closed.
  */
-export function infoDialog(title: string, content: Child, testId: string): Promise<void> {
+export function infoDialog(title: string, content: Child, testId: string, actions: Child = null): Promise<void> {
   return new Promise((resolve) => {
     const titleId = `dialog-title-${++inputSeq}`
     const close = h('button', { type: 'button', class: 'secondary', 'data-testid': `${testId.replace(/-dialog$/, '')}-close` }, 'Close')
-    const dialog = h('dialog', { 'aria-labelledby': titleId, 'data-testid': testId, class: 'info' }, h('h2', { id: titleId }, title), h('div', { class: 'dialog-message' }, content), h('div', { class: 'actions' }, close))
+    const dialog = h('dialog', { 'aria-labelledby': titleId, 'data-testid': testId, class: 'info' }, h('h2', { id: titleId }, title), h('div', { class: 'dialog-message' }, content), h('div', { class: 'actions' }, actions, close))
     const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null
     close.addEventListener('click', () => dialog.close())
     dialog.addEventListener('close', () => {

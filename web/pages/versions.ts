@@ -35,9 +35,9 @@ export function showInstall(v: Version, link: AccessLink): Promise<void> {
     h('p', { class: 'hint' }, 'Scan with the host app on a test device. The link works without signing in: share it only with people who may try this version.'),
     h('a', { href: installUrl, class: 'install-link', 'data-testid': `install-link-${v.version}`, rel: 'noopener' }, installUrl),
     expiry,
-    h('div', { class: 'actions' }, actionButton('Copy link', `copy-link-${v.version}`, 'secondary small', () => copyText(installUrl, `the install link of ${v.version}`))),
   ]
-  return infoDialog(`Install ${v.version}`, content, 'install-dialog')
+  const copy = actionButton('Copy link', `copy-link-${v.version}`, 'primary', () => copyText(installUrl, `the install link of ${v.version}`))
+  return infoDialog(`Install ${v.version}`, content, 'install-dialog', copy)
 }
 
 interface VersionsTabOptions {
