@@ -341,11 +341,15 @@ export function infoDialog(title: string, content: Child, testId: string, action
   })
 }
 
-/** Copies `text`, saying so in the notice (or asking to copy by hand when the browser refuses). */
-export async function copyText(text: string, what: string): Promise<void> {
+/**
+ * Copies `text`, saying so in the notice and on the button that asked (a dialog hides the notice),
+ * or asking to copy by hand when the browser refuses.
+ */
+export async function copyText(text: string, what: string, button?: HTMLButtonElement): Promise<void> {
   try {
     await navigator.clipboard.writeText(text)
     showNotice(`Copied ${what}.`)
+    if (button) button.textContent = 'Copied ✓'
   } catch {
     showError(`The browser did not allow copying. Select ${what} and copy it by hand.`)
   }

@@ -877,6 +877,10 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       expect(await tid(admin, 'link-expiry').textContent()).toContain('expires')
       expect(await tid(admin, 'localhost-warning').textContent()).toContain('127.0.0.1')
       await admin.screenshot({ path: join(import.meta.dir, '..', '..', 'test-output', 'screenshots', 'install-dialog.png') })
+      await admin.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
+      await tid(admin, 'copy-link-1.3.0').click()
+      await eventually(async () => expect(await tid(admin, 'copy-link-1.3.0').textContent()).toBe('Copied ✓'))
+      expect(await admin.evaluate(() => navigator.clipboard.readText())).toBe(href)
       await tid(admin, 'install-close').click()
       await dialog.waitFor({ state: 'detached' })
       // testers reach the experience version's dialog from the overview too
@@ -953,7 +957,6 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
   test(
     'Tokens: the login and push commands for this server; an API key created with scopes and an app, shown once, used over HTTP, then revoked',
     async () => {
-      await admin.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
       await tid(admin, 'nav-tokens').click()
       await tid(admin, 'login-command').waitFor()
       expect(await admin.title()).toBe('Tokens · miniship')

@@ -36,7 +36,7 @@ export function showInstall(v: Version, link: AccessLink): Promise<void> {
     h('a', { href: installUrl, class: 'install-link', 'data-testid': `install-link-${v.version}`, rel: 'noopener' }, installUrl),
     expiry,
   ]
-  const copy = actionButton('Copy link', `copy-link-${v.version}`, 'primary', () => copyText(installUrl, `the install link of ${v.version}`))
+  const copy = actionButton('Copy link', `copy-link-${v.version}`, 'primary', (button) => copyText(installUrl, `the install link of ${v.version}`, button))
   return infoDialog(`Install ${v.version}`, content, 'install-dialog', copy)
 }
 
