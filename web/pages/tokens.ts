@@ -11,13 +11,14 @@ const SCOPES: { value: ApiKeyScope; label: string; hint: string }[] = [
   { value: 'release', label: 'Release', hint: 'publish, roll out and roll back' },
 ]
 
+function copyButton(text: string, what: string, testId: string, kind = 'secondary small'): HTMLButtonElement {
+  const button = h('button', { type: 'button', class: kind, 'data-testid': testId }, 'Copy')
+  button.addEventListener('click', () => void copyText(text, what, button))
+  return button
+}
+
 function commandBox(command: string, testId: string, copyId: string, what: string): HTMLElement {
-  return h(
-    'div',
-    { class: 'command' },
-    h('code', { 'data-testid': testId }, command),
-    h('button', { type: 'button', class: 'secondary small', 'data-testid': copyId, on: { click: () => void copyText(command, what) } }, 'Copy'),
-  )
+  return h('div', { class: 'command' }, h('code', { 'data-testid': testId }, command), copyButton(command, what, copyId))
 }
 
 export async function tokensPage(ctx: PageContext, me: Me): Promise<void> {
@@ -143,7 +144,7 @@ export async function tokensPage(ctx: PageContext, me: Me): Promise<void> {
         'div',
         { class: 'card success new-key' },
         h('p', null, h('strong', null, `Your new key “${key.name}”`), ' — copy it now, it is not shown again:'),
-        h('div', { class: 'command' }, h('code', { 'data-testid': 'new-key' }, key.key), h('button', { type: 'button', class: 'primary small', 'data-testid': 'copy-key', on: { click: () => void copyText(key.key, 'the key') } }, 'Copy')),
+        h('div', { class: 'command' }, h('code', { 'data-testid': 'new-key' }, key.key), copyButton(key.key, 'the key', 'copy-key', 'primary small')),
       ),
     )
   }
