@@ -941,10 +941,17 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       channels = (await api('GET', `/api/mini-apps/${miniAppId}/channels`, { token: cliToken })).body.channels
       beta = channels.find((c: { name: string }) => c.name === 'beta')
       expect(beta.release.rolloutPercent).toBe(0)
+      // Complete resumes a halted rollout for every device at once; halted again for the rest of the suite
+      await tid(admin, 'rollout-complete-beta').click()
+      await eventually(async () => expect(await tid(admin, 'channel-beta').getAttribute('data-rollout')).toBe('100'))
+      expect(await tid(admin, 'channel-beta').textContent()).toContain('All devices')
+      await tid(admin, 'rollout-halt-beta').click()
+      await confirm(admin)
+      await eventually(async () => expect(await tid(admin, 'channel-beta').getAttribute('data-rollout')).toBe('0'))
       await screenshot(admin, 'overview-rollout')
 
       const history = await historyOf(admin)
-      expect(history.actions.slice(0, 3)).toEqual(['ROLLOUT', 'ROLLOUT', 'PUBLISH'])
+      expect(history.actions.slice(0, 5)).toEqual(['ROLLOUT', 'ROLLOUT', 'ROLLOUT', 'ROLLOUT', 'PUBLISH'])
       expect(history.first).toContain('Halted the rollout of 1.3.0 on beta')
       // the list of miniapps shows both channels, the halted one as such
       await tid(admin, 'back-to-apps').click()
