@@ -79,7 +79,7 @@ function installAnswers(runtime: RuntimeService): InstallAnswers {
 }
 
 export function runtimeRoutes(deps: AppDeps) {
-  const runtime = createRuntimeService({ db: deps.db, clock: deps.clock, config: deps.config, tokens: deps.tokens, paths: deps.paths })
+  const runtime = createRuntimeService({ db: deps.db, clock: deps.clock, config: deps.config, tokens: deps.tokens, paths: deps.paths, apiKeys: deps.apiKeys })
   const answers = installAnswers(runtime)
 
   type Query = { token?: string; platform?: string }

@@ -10,6 +10,7 @@ import { userFromAccessToken } from '../../http/guards'
 import { blobPath } from '../../storage'
 import type { DownloadClaims, TokenService } from '../auth/tokens'
 import { canSeeMiniApp, isValidAppId } from '../miniapps/service'
+import { isApiKey, type ApiKeyAuthenticator } from '../api-keys/service'
 import type { FileKind, StoredFile } from './files'
 import { filesOf } from '../versions/service'
 import { downloadUrls, routeUrl, type DownloadUrls } from './urls'
@@ -20,6 +21,8 @@ export interface RuntimeDeps {
   config: Config
   tokens: TokenService
   paths: Pick<DataDirPaths, 'blobs'>
+  /** API keys with the `read` scope open what their owner's membership (and the key) allows */
+  apiKeys?: Pick<ApiKeyAuthenticator, 'authenticate'>
 }
 
 /** One file of install info's `files` (an addition to the contract that clients may ignore). */
@@ -198,6 +201,12 @@ export function createRuntimeService(deps: RuntimeDeps) {
         if (facts && facts.currentReleaseVersionId === facts.id) return facts
       }
       throw tokenRequired()
+    }
+    if (isApiKey(token) && deps.apiKeys) {
+      const user = deps.apiKeys.authenticate(token, 'read', null)
+      const facts = versionFacts(versionId)
+      if (!facts || !canSeeMiniApp(db, user, facts.miniAppId)) throw versionNotFound(versionId)
+      return facts
     }
     const verified = await tokens.verify(token)
     if (!verified.ok) {

@@ -25,7 +25,7 @@ export function versionRoutes(deps: AppDeps) {
       {
         // Leave the body unread: receiveUpload streams it to disk instead of Elysia buffering it.
         parse: 'none',
-        auth: true,
+        auth: 'upload',
         params: uploadParams,
         detail: {
           summary: 'Upload a version (multipart: version, changelog, releaseType, bundleIos, bundleAndroid, manifest, assetsIos, assetsAndroid)',
@@ -34,23 +34,23 @@ export function versionRoutes(deps: AppDeps) {
       },
     )
     .get('/:miniAppId/workspace', ({ user, params }) => getWorkspace({ ...services, tokens: deps.tokens }, user, params.miniAppId), {
-      auth: true,
+      auth: 'read',
       params: miniAppIdParams,
       detail: { summary: 'The mini app with its versions, release history and install links', tags: ['versions'] },
     })
     .post('/:miniAppId/versions/:versionId/review', ({ user, params }) => reviewVersion(services, user, params.miniAppId, params.versionId), {
-      auth: true,
+      auth: 'release',
       params: versionParams,
       detail: { summary: 'Submit a version for review', tags: ['versions'] },
     })
     .post('/:miniAppId/versions/:versionId/publish', ({ user, params, body }) => publishVersion(services, user, params.miniAppId, params.versionId, body?.notes ?? null), {
-      auth: true,
+      auth: 'release',
       params: versionParams,
       body: publishBody,
       detail: { summary: 'Publish a version: it becomes the current release', tags: ['versions'] },
     })
     .post('/:miniAppId/rollback', ({ user, params, body }) => rollbackRelease(services, user, params.miniAppId, body.targetVersionId, body.notes ?? null), {
-      auth: true,
+      auth: 'release',
       params: miniAppIdParams,
       body: rollbackBody,
       detail: { summary: 'Make an earlier published version the current release again', tags: ['versions'] },
