@@ -12,6 +12,7 @@ import type { TokenService } from '../auth/tokens'
 import { memberRole, miniAppRecord, requireVisibleMiniApp, toMiniAppRecord, userSummaries, type Caller, type MemberRole, type MiniAppRecord, type UserSummary } from '../miniapps/service'
 import { nextStatus, refusals, type VersionAction, type VersionStatus } from './lifecycle'
 import { checkAssetsArchive } from './archive'
+import { manifestLimitBytes, parseManifest } from './manifest'
 import { discardUpload, fileFields, type FileField, type ReceivedUpload } from './upload'
 import { releaseTypes, versionPattern, type ReleaseType } from './model'
 
@@ -130,8 +131,6 @@ function badField(code: string, field: string, message: string): AppError {
   return new AppError(400, code, `${field} ${message}`, [{ field, message }])
 }
 
-const manifestLimitBytes = 1024 * 1024
-
 interface UploadInput {
   version: string
   changelog: string | null
@@ -168,19 +167,9 @@ function checkUploadForm(received: ReceivedUpload): UploadInput {
  * (the object with the form's `version` added), or null to store the upload byte for byte.
  */
 function checkManifest(bytes: Uint8Array, appId: string, version: string): Uint8Array | null {
-  let manifest: unknown
-  try {
-    manifest = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes))
-  } catch {
-    throw badField('INVALID_MANIFEST', 'manifest', 'is not valid JSON; send the app.json of the build')
-  }
-  if (typeof manifest !== 'object' || manifest === null || Array.isArray(manifest)) {
-    throw badField('INVALID_MANIFEST', 'manifest', 'must be a JSON object')
-  }
-  const object = manifest as Record<string, unknown>
-  if ('appId' in object && object.appId !== appId) {
-    throw badField('MANIFEST_MISMATCH', 'manifest', `names appId ${JSON.stringify(object.appId)} but the upload is for ${appId}`)
-  }
+  const parsed = parseManifest(bytes, appId)
+  if ('problem' in parsed) throw badField(parsed.problem.code, 'manifest', parsed.problem.message)
+  const object = parsed.manifest
   if ('version' in object) {
     if (object.version !== version) {
       throw badField('MANIFEST_MISMATCH', 'manifest', `names version ${JSON.stringify(object.version)} but the form says ${version}`)
