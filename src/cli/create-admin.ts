@@ -35,7 +35,7 @@ export function passwordFromStdinText(text: string): string {
 }
 
 /** A raw-mode prompt on the terminal: nothing echoed, Backspace works, Ctrl-C cancels. */
-function promptHiddenOnTerminal(label: string): Promise<string> {
+export function promptHiddenOnTerminal(label: string): Promise<string> {
   const stdin = process.stdin
   process.stderr.write(label)
   stdin.setRawMode(true)
