@@ -17,6 +17,7 @@ import { versionRoutes } from './modules/versions'
 import { runtimeRoutes } from './modules/runtime'
 import { apiKeyRoutes } from './modules/api-keys'
 import { createApiKeyAuthenticator, type ApiKeyAuthenticator } from './modules/api-keys/service'
+import { channelRoutes } from './modules/channels'
 
 export interface AppInput {
   config: Config
@@ -91,6 +92,7 @@ export function createApp(input: AppInput) {
     .use(adminRoutes(deps))
     .use(miniAppRoutes(deps))
     .use(versionRoutes(deps))
+    .use(channelRoutes(deps))
     .use(runtimeRoutes(deps))
     .use(apiKeyRoutes(deps))
   return new Elysia()

@@ -5,7 +5,8 @@ import { lstat, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import { checkAssetsArchive, type Platform } from '../modules/versions/archive'
-import { parseManifest } from '../modules/versions/manifest'
+import { checkManifest, type UploadWarning } from '../modules/versions/manifest'
+import { AppError } from '../http/errors'
 import { releaseTypes, versionPattern } from '../modules/versions/model'
 import { connect, withClientOptions, type ClientFlags } from './config'
 import { CliError, createOutput, runClient } from './http'
@@ -129,21 +130,27 @@ export async function findArtifacts(dir: string, scratch: () => Promise<string>)
 }
 
 /** The upload's own rules, run locally so a bad build is refused before a byte is sent. */
-export async function checkArtifacts(artifacts: Artifact[], appId: string): Promise<void> {
+export async function checkArtifacts(artifacts: Artifact[], appId: string, version: string): Promise<UploadWarning[]> {
+  let warnings: UploadWarning[] = []
   for (const artifact of artifacts) {
     const where = artifact.zippedFrom ? `${artifact.fileName} (zipped from ${artifact.zippedFrom})` : artifact.path
     if ((artifact.field === 'bundleIos' || artifact.field === 'bundleAndroid') && artifact.size === 0) {
       throw new CliError(2, `${where} is empty; build the JS bundle for this platform first`)
     }
     if (artifact.field === 'manifest') {
-      const parsed = parseManifest(new Uint8Array(await readFile(artifact.path)), appId)
-      if ('problem' in parsed) throw new CliError(2, `${where}: manifest ${parsed.problem.message} (${parsed.problem.code})`)
+      try {
+        warnings = checkManifest(new Uint8Array(await readFile(artifact.path)), appId, version).warnings
+      } catch (error) {
+        if (error instanceof AppError) throw new CliError(2, `${where}: ${error.message} (${error.code})`)
+        throw error
+      }
     }
     if (artifact.field === 'assetsIos' || artifact.field === 'assetsAndroid') {
       const problem = await checkAssetsArchive(artifact.path, assetFolders[artifact.field].platform)
       if (problem) throw new CliError(2, `${where} ${problem} (INVALID_ARCHIVE)`)
     }
   }
+  return warnings
 }
 
 function quoted(value: string): string {
@@ -212,7 +219,7 @@ export function multipartFromDisk(fields: Record<string, string>, artifacts: Art
   return { stream, length, contentType: `multipart/form-data; boundary=${boundary}` }
 }
 
-type Warning = { code: string; message: string } | string
+type Warning = UploadWarning | string
 
 interface PushFlags extends ClientFlags, ReleaseFlags {
   app?: string
@@ -260,7 +267,7 @@ Examples:
         const scratch = async () => (scratchDir ??= await mkdtemp(join(tmpdir(), 'miniship-push-')))
         try {
           const artifacts = await findArtifacts(resolve(dir), scratch)
-          await checkArtifacts(artifacts, appId)
+          await checkArtifacts(artifacts, appId, version)
           const fields: Record<string, string> = { version }
           if (flags.changelog !== undefined) fields.changelog = flags.changelog
           if (releaseType !== undefined) fields.releaseType = releaseType
