@@ -110,6 +110,28 @@ describe('using keys', () => {
     expect(outcome(await context.call('GET', `/api/mini-apps/access/versions/${versionId}/install?token=${key}`))).toEqual({ status: 403, code: 'SCOPE_REQUIRED' })
   })
 
+  test('channels: read lists them; creating one and changing a rollout need release', async () => {
+    const reader = await createKey(owner, { name: 'channel reader', scopes: ['read'] })
+    const releaser = await createKey(owner, { name: 'channel releaser', scopes: ['release'] })
+    const listed = await context.call('GET', `/api/mini-apps/${shop.id}/channels`, { token: reader.key })
+    expect(listed.status).toBe(200)
+    expect(listed.body.channels[0].name).toBe('stable')
+    expect(outcome(await context.call('POST', `/api/mini-apps/${shop.id}/channels`, { token: reader.key, json: { name: 'beta' } }))).toEqual({ status: 403, code: 'SCOPE_REQUIRED' })
+    expect((await context.call('POST', `/api/mini-apps/${shop.id}/channels`, { token: releaser.key, json: { name: 'beta' } })).status).toBe(201)
+    expect(outcome(await context.call('PATCH', `/api/mini-apps/${shop.id}/channels/stable/rollout`, { token: reader.key, json: { rolloutPercent: 50 } }))).toEqual({ status: 403, code: 'SCOPE_REQUIRED' })
+    const rollout = await context.call('PATCH', `/api/mini-apps/${shop.id}/channels/stable/rollout`, { token: releaser.key, json: { rolloutPercent: 100 } })
+    expect(rollout.status).toBe(200)
+  })
+
+  test('the experience install takes a read key of a member (and 404 for a key of another mini app)', async () => {
+    const reader = await createKey(owner, { name: 'experience', scopes: ['read'] })
+    const blogOnly = await createKey(owner, { name: 'experience blog', scopes: ['read'], miniAppIds: [blog.id] })
+    const res = await context.call('GET', `/api/mini-apps/access/apps/shop/experience/install?token=${reader.key}`)
+    expect(res.status).toBe(200)
+    expect(res.body.appId).toBe('shop')
+    expect(outcome(await context.call('GET', `/api/mini-apps/access/apps/shop/experience/install?token=${blogOnly.key}`))).toEqual({ status: 404, code: 'MINI_APP_NOT_FOUND' })
+  })
+
   test('session-only routes refuse keys: create mini app, members, delete version, approve a device session', async () => {
     const { key } = await createKey(owner, { name: 'everything', scopes: ['read', 'upload', 'release'] })
     expect(outcome(await context.call('POST', '/api/mini-apps', { token: key, json: { appId: 'newapp', name: 'N' } }))).toEqual({ status: 403, code: 'SCOPE_REQUIRED' })

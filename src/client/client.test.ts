@@ -1,0 +1,161 @@
+import { afterAll, describe, expect, test } from 'bun:test'
+import { mkdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { tempDir } from '../test-support'
+import { buildZip } from '../modules/versions/test-fixtures'
+import { configPath, normaliseServerUrl, readConfig, removeConfigToken, resolveTarget, writeConfig } from './config'
+import { CliError } from './http'
+import { browserCommand } from './login'
+import { findArtifacts, multipartFromDisk } from './push'
+import { publishBody } from './publish'
+
+const root = tempDir('miniship-client-')
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+
+describe('server URL (decisions §12)', () => {
+  const table: [string, string | null][] = [
+    ['https://apps.example.com', 'https://apps.example.com/api'],
+    ['https://apps.example.com/', 'https://apps.example.com/api'],
+    ['https://apps.example.com/api', 'https://apps.example.com/api'],
+    ['https://apps.example.com/api/', 'https://apps.example.com/api'],
+    ['http://127.0.0.1:3001', 'http://127.0.0.1:3001/api'],
+    ['https://example.com/miniship/api', 'https://example.com/miniship/api'],
+    ['ftp://example.com', null],
+    ['apps.example.com', null],
+    ['https://apps.example.com/?x=1', null],
+  ]
+  for (const [input, expected] of table) test(`${input} → ${expected}`, () => expect(normaliseServerUrl(input)).toBe(expected))
+})
+
+describe('where server and token come from', () => {
+  const saved = { server: 'https://saved.example.com/api', token: 'saved-token' }
+  const table: [string, { server?: string }, Record<string, string>, { server: string; token: string | null }][] = [
+    ['the saved config', {}, {}, { server: 'https://saved.example.com/api', token: 'saved-token' }],
+    ['MINISHIP_SERVER over the saved one (the saved token stays with its server)', {}, { MINISHIP_SERVER: 'https://env.example.com' }, { server: 'https://env.example.com/api', token: null }],
+    ['MINISHIP_TOKEN over the saved token', {}, { MINISHIP_TOKEN: 'msk_env' }, { server: 'https://saved.example.com/api', token: 'msk_env' }],
+    ['--server over MINISHIP_SERVER', { server: 'https://flag.example.com' }, { MINISHIP_SERVER: 'https://env.example.com', MINISHIP_TOKEN: 'msk_env' }, { server: 'https://flag.example.com/api', token: 'msk_env' }],
+    ['--server naming the saved server keeps its token', { server: 'https://saved.example.com/' }, {}, { server: 'https://saved.example.com/api', token: 'saved-token' }],
+  ]
+  for (const [what, flags, env, expected] of table) {
+    test(what, () => {
+      const target = resolveTarget(flags, env, saved)
+      expect({ server: target.server, token: target.token }).toEqual(expected)
+    })
+  }
+  test('no server anywhere is bad usage (exit 2)', () => {
+    expect(() => resolveTarget({}, {}, {})).toThrow(CliError)
+    try {
+      resolveTarget({}, {}, {})
+    } catch (error) {
+      expect((error as CliError).exitCode).toBe(2)
+    }
+  })
+})
+
+describe('the config file', () => {
+  test('lives under XDG_CONFIG_HOME, else ~/.config', () => {
+    expect(configPath({ XDG_CONFIG_HOME: '/x/conf', HOME: '/home/a' })).toBe('/x/conf/miniship/config.json')
+    expect(configPath({ HOME: '/home/a' })).toBe('/home/a/.config/miniship/config.json')
+    expect(configPath({ XDG_CONFIG_HOME: 'relative', HOME: '/home/a' })).toBe('/home/a/.config/miniship/config.json')
+  })
+  test('is written 0600 and logout removes the token', () => {
+    const path = join(root, 'conf', 'miniship', 'config.json')
+    writeConfig({ server: 'https://a.example.com/api', token: 't', user: { id: '1', email: 'a@b.c', displayName: 'A' } }, path)
+    expect(statSync(path).mode & 0o777).toBe(0o600)
+    expect(readConfig(path).token).toBe('t')
+    expect(removeConfigToken(path)).toBe(true)
+    expect(readConfig(path)).toEqual({ server: 'https://a.example.com/api' })
+    expect(removeConfigToken(path)).toBe(false)
+  })
+})
+
+describe('opening a browser only where there is a display', () => {
+  const table: [string, NodeJS.Platform, Record<string, string>, string | null][] = [
+    ['linux without DISPLAY', 'linux', {}, null],
+    ['linux with an empty DISPLAY', 'linux', { DISPLAY: '' }, null],
+    ['linux with DISPLAY', 'linux', { DISPLAY: ':0' }, 'xdg-open'],
+    ['linux with Wayland', 'linux', { WAYLAND_DISPLAY: 'wayland-0' }, 'xdg-open'],
+    ['macOS', 'darwin', {}, 'open'],
+    ['CI', 'darwin', { CI: 'true' }, null],
+  ]
+  for (const [what, platform, env, opener] of table) test(what, () => expect(browserCommand('https://x', platform, env)?.[0] ?? null).toBe(opener))
+})
+
+describe('publish flags', () => {
+  test('map to the publish body of PLAN.md, only what was given', () => {
+    expect(publishBody({})).toEqual({})
+    expect(publishBody({ channel: 'beta', notes: 'n', rollout: '25', mandatory: true, hostRange: '>=2' })).toEqual({ channel: 'beta', notes: 'n', rolloutPercent: 25, mandatory: true, hostVersionRange: '>=2' })
+  })
+  for (const rollout of ['0', '101', '5.5', 'x']) {
+    test(`--rollout ${rollout} is bad usage`, () => expect(() => publishBody({ rollout })).toThrow(/--rollout must be a whole number from 1 to 100/))
+  }
+})
+
+describe('push: artifacts', () => {
+  const scratch = () => Promise.resolve(tempDir('miniship-client-zip-'))
+  function folder(name: string): string {
+    const dir = join(root, name)
+    mkdirSync(join(dir, 'ios', 'assets', 'img'), { recursive: true })
+    mkdirSync(join(dir, 'android', 'res', 'drawable-mdpi'), { recursive: true })
+    writeFileSync(join(dir, 'main.ios.jsbundle'), 'ios')
+    writeFileSync(join(dir, 'main.android.bundle'), 'android')
+    writeFileSync(join(dir, 'app.json'), '{}')
+    writeFileSync(join(dir, 'ios', 'assets', 'img', 'a.png'), 'a')
+    writeFileSync(join(dir, 'android', 'res', 'drawable-mdpi', 'a.png'), 'a')
+    return dir
+  }
+
+  test('zips ios/assets and android/res into the layouts the runtimes unpack', async () => {
+    const artifacts = await findArtifacts(folder('layout'), scratch)
+    expect(artifacts.map((a) => a.field)).toEqual(['bundleIos', 'bundleAndroid', 'manifest', 'assetsIos', 'assetsAndroid'])
+    const { default: yauzl } = await import('yauzl')
+    const names = async (path: string) =>
+      new Promise<string[]>((resolve, reject) =>
+        yauzl.open(path, { lazyEntries: false }, (error, zip) => {
+          if (error || !zip) return reject(error)
+          const found: string[] = []
+          zip.on('entry', (entry: { fileName: string }) => found.push(entry.fileName))
+          zip.on('end', () => resolve(found))
+        }),
+      )
+    expect(await names(artifacts[3]!.path)).toEqual(['assets/img/a.png'])
+    expect(await names(artifacts[4]!.path)).toEqual(['drawable-mdpi/a.png'])
+  })
+
+  test('prefers the zips when both are there', async () => {
+    const dir = folder('zips')
+    writeFileSync(join(dir, 'assets-ios.zip'), buildZip([{ name: 'assets/b.png', content: 'b' }]))
+    const artifacts = await findArtifacts(dir, scratch)
+    expect(artifacts[3]!.path).toBe(join(dir, 'assets-ios.zip'))
+    expect(artifacts[3]!.zippedFrom).toBeUndefined()
+  })
+
+  test('a missing artifact names the file; a symbolic link in an asset folder is refused', async () => {
+    const dir = folder('missing')
+    rmSync(join(dir, 'app.json'))
+    await expect(findArtifacts(dir, scratch)).rejects.toThrow('missing artifact app.json')
+    const linked = folder('linked')
+    symlinkSync('/etc/passwd', join(linked, 'ios', 'assets', 'img', 'passwd'))
+    await expect(findArtifacts(linked, scratch)).rejects.toThrow('is a symbolic link')
+  })
+
+  test('the streamed multipart has the announced length and parses back to the same fields and files', async () => {
+    const dir = folder('multipart')
+    const big = new Uint8Array(3 * 1024 * 1024 + 7)
+    for (let offset = 0; offset < big.length; offset += 65536) crypto.getRandomValues(big.subarray(offset, Math.min(big.length, offset + 65536)))
+    writeFileSync(join(dir, 'main.ios.jsbundle'), big)
+    const artifacts = await findArtifacts(dir, scratch)
+    let counted = 0
+    const body = multipartFromDisk({ version: '1.0.0', changelog: 'a "quoted"\nline' }, artifacts, (n) => (counted += n))
+    const bytes = new Uint8Array(await new Response(body.stream).arrayBuffer())
+    expect(bytes.length).toBe(body.length)
+    expect(counted).toBe(body.length)
+    const form = await new Request('http://x', { method: 'POST', headers: { 'content-type': body.contentType }, body: bytes }).formData()
+    expect(form.get('version')).toBe('1.0.0')
+    expect(form.get('changelog')).toBe('a "quoted"\nline')
+    const ios = form.get('bundleIos') as File
+    expect(ios.name).toBe('main.ios.jsbundle')
+    expect(new Uint8Array(await ios.arrayBuffer())).toEqual(big)
+    expect((form.get('assetsAndroid') as File).name).toBe('assets-android.zip')
+  })
+})
