@@ -1,13 +1,13 @@
-// The `miniship` executable: one commander subcommand per file in cli/.
+// The `miniship` executable: the operator's subcommands (one per file in cli/) and the developer's (client/).
 import { Command } from 'commander'
 import { productVersion } from './version'
-import { serveCommand } from './cli/serve'
-import { initCommand } from './cli/init'
-import { doctorCommand } from './cli/doctor'
-import { createAdminCommand } from './cli/create-admin'
-import { backupCommand } from './cli/backup'
-import { restoreCommand } from './cli/restore'
-import { clientCommands } from './client'
+import { clientCommandNames } from './client/names'
+
+// A developer's command loads only the client side: the server modules (Elysia, drizzle, the
+// console) would add tens of MB to a `miniship push` that streams hundreds of MB.
+const clientOnly = clientCommandNames.includes(process.argv[2] ?? '')
+const { clientCommands } = await import('./client')
+const commands = clientOnly ? clientCommands() : [...(await import('./cli')).serverCommands(), ...clientCommands()]
 
 const program = new Command('miniship')
   .description('Self-hosted server for React Native miniapps: upload, review, publish, roll back and download them.')
@@ -18,13 +18,7 @@ const program = new Command('miniship')
     'after',
     '\nExamples (operator):\n  $ miniship serve                      # serve on :3001 with data in ./data (initialised on first run)\n  $ miniship create-admin --email admin@example.com\n  $ miniship doctor --data-dir /var/lib/miniship\n\nExamples (developer):\n  $ miniship login --server https://apps.example.com\n  $ miniship push build --app com.example.shop --version 1.2.0 --publish\n  $ miniship status com.example.shop',
   )
-  .addCommand(serveCommand())
-  .addCommand(initCommand())
-  .addCommand(createAdminCommand())
-  .addCommand(doctorCommand())
-  .addCommand(backupCommand())
-  .addCommand(restoreCommand())
-for (const command of clientCommands()) program.addCommand(command)
+for (const command of commands) program.addCommand(command)
 
 // A bad invocation (unknown command or option, missing or invalid value) is one line naming the
 // problem and exit code 2, like a bad configuration value; help and --version exit 0.

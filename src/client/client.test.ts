@@ -4,10 +4,12 @@ import { join } from 'node:path'
 import { tempDir } from '../test-support'
 import { buildZip } from '../modules/versions/test-fixtures'
 import { configPath, normaliseServerUrl, readConfig, removeConfigToken, resolveTarget, writeConfig } from './config'
-import { CliError } from './http'
+import { CliError, createApiClient, parseHttpResponse } from './http'
 import { browserCommand } from './login'
 import { findArtifacts, multipartFromDisk } from './push'
 import { publishBody } from './publish'
+import { clientCommands } from '.'
+import { clientCommandNames } from './names'
 
 const root = tempDir('miniship-client-')
 afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -145,11 +147,16 @@ describe('push: artifacts', () => {
     for (let offset = 0; offset < big.length; offset += 65536) crypto.getRandomValues(big.subarray(offset, Math.min(big.length, offset + 65536)))
     writeFileSync(join(dir, 'main.ios.jsbundle'), big)
     const artifacts = await findArtifacts(dir, scratch)
-    let counted = 0
-    const body = multipartFromDisk({ version: '1.0.0', changelog: 'a "quoted"\nline' }, artifacts, (n) => (counted += n))
-    const bytes = new Uint8Array(await new Response(body.stream).arrayBuffer())
+    const body = multipartFromDisk({ version: '1.0.0', changelog: 'a "quoted"\nline' }, artifacts)
+    const collect = async (buffer?: Uint8Array) => {
+      const parts: Uint8Array[] = []
+      for await (const chunk of body.chunks(buffer)) parts.push(chunk.slice())
+      return new Uint8Array(Buffer.concat(parts))
+    }
+    const bytes = await collect()
     expect(bytes.length).toBe(body.length)
-    expect(counted).toBe(body.length)
+    // with one shared buffer (how send() reads): the same bytes
+    expect(await collect(new Uint8Array(64 * 1024))).toEqual(bytes)
     const form = await new Request('http://x', { method: 'POST', headers: { 'content-type': body.contentType }, body: bytes }).formData()
     expect(form.get('version')).toBe('1.0.0')
     expect(form.get('changelog')).toBe('a "quoted"\nline')
@@ -157,5 +164,76 @@ describe('push: artifacts', () => {
     expect(ios.name).toBe('main.ios.jsbundle')
     expect(new Uint8Array(await ios.arrayBuffer())).toEqual(big)
     expect((form.get('assetsAndroid') as File).name).toBe('assets-android.zip')
+  })
+})
+
+test('main.ts knows every client command by name (it loads only the client side for them)', () => {
+  expect(clientCommands().map((command) => command.name())).toEqual(clientCommandNames)
+})
+
+describe('streamed sends (push)', () => {
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    maxRequestBodySize: 1024 * 1024 * 1024,
+    async fetch(request) {
+      if (request.headers.get('authorization') !== 'Bearer good') {
+        return Response.json({ statusCode: 401, error: 'Unauthorized', code: 'AUTH_REQUIRED', message: 'Sign in first' }, { status: 401 })
+      }
+      const hasher = new Bun.CryptoHasher('sha256')
+      let size = 0
+      for await (const chunk of request.body!) {
+        hasher.update(chunk)
+        size += chunk.length
+      }
+      return Response.json({ size, sha256: hasher.digest('hex'), type: request.headers.get('content-type') }, { status: 201 })
+    },
+  })
+  afterAll(() => server.stop(true))
+  const data = new Uint8Array(5 * 1024 * 1024 + 3)
+  for (let offset = 0; offset < data.length; offset += 65536) crypto.getRandomValues(data.subarray(offset, Math.min(data.length, offset + 65536)))
+  const body = (onBytes?: (n: number) => void) => ({
+    contentType: 'application/octet-stream',
+    length: data.length,
+    async *chunks(buffer?: Uint8Array) {
+      for (let offset = 0; offset < data.length; offset += 100_000) {
+        const part = data.subarray(offset, Math.min(data.length, offset + 100_000))
+        if (buffer) {
+          buffer.set(part)
+          yield buffer.subarray(0, part.length)
+        } else yield part
+      }
+    },
+    onBytes,
+  })
+
+  test('delivers every byte in order with backpressure and answers the parsed body', async () => {
+    let counted = 0
+    const res = await createApiClient(`http://127.0.0.1:${server.port}/api`, 'good').send<{ size: number; sha256: string; type: string }>('POST', '/upload', body((n) => (counted += n)))
+    expect(res.status).toBe(201)
+    expect(res.body).toEqual({ size: data.length, sha256: new Bun.CryptoHasher('sha256').update(data).digest('hex'), type: 'application/octet-stream' })
+    expect(counted).toBe(data.length)
+  })
+
+  test("a refusal is the server's message and code (exit 1), an unreachable server exit 3", async () => {
+    const refused = createApiClient(`http://127.0.0.1:${server.port}/api`, 'bad').send('POST', '/upload', body())
+    await expect(refused).rejects.toThrow('Sign in first (AUTH_REQUIRED, HTTP 401)')
+    const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response() })
+    const port = probe.port
+    await probe.stop(true)
+    try {
+      await createApiClient(`http://127.0.0.1:${port}/api`, 'good').send('POST', '/upload', body())
+      throw new Error('expected a failure')
+    } catch (error) {
+      expect((error as CliError).exitCode).toBe(3)
+    }
+  })
+
+  test('parses content-length and chunked responses', () => {
+    const encode = (text: string) => new TextEncoder().encode(text)
+    expect(parseHttpResponse(encode('HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\n{}trailing'))).toMatchObject({ status: 201, body: encode('{}') })
+    const chunked = parseHttpResponse(encode('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{"a\r\n4\r\n":1}\r\n0\r\n\r\n'))!
+    expect(new TextDecoder().decode(chunked.body)).toBe('{"a":1}')
+    expect(parseHttpResponse(encode('garbage'))).toBeNull()
   })
 })

@@ -1,6 +1,6 @@
 // `miniship login` (device flow of decisions §4, or --with-password), `logout` and `whoami`.
 import { Command } from 'commander'
-import { passwordFromStdinText, promptHiddenOnTerminal } from '../cli/create-admin'
+import { passwordFromStdinText, promptHiddenOnTerminal } from '../cli/prompt'
 import { configPath, readConfig, removeConfigToken, resolveTarget, withClientOptions, writeConfig, type ClientFlags } from './config'
 import { CliError, createApiClient, createOutput, runClient, type Output } from './http'
 import { startSpinner } from './progress'
@@ -74,7 +74,7 @@ async function deviceLogin(flags: ClientFlags, out: Output): Promise<{ server: s
 async function passwordLogin(flags: ClientFlags & { email?: string }, out: Output) {
   if (!flags.email) throw new CliError(2, '--with-password needs --email EMAIL (the password is read from stdin)')
   const { server } = resolveTarget(flags)
-  const password = process.stdin.isTTY ? await promptHiddenOnTerminal('Password: ') : passwordFromStdinText(await Bun.stdin.text())
+  const password = process.stdin.isTTY ? await promptHiddenOnTerminal('Password: ', () => new CliError(2, 'cancelled')) : passwordFromStdinText(await Bun.stdin.text())
   if (password === '') throw new CliError(2, 'no password on stdin: pipe it in, e.g. printenv MINISHIP_PASSWORD | miniship login --with-password --email you@example.com')
   out.note(`Signing in to ${server} as ${flags.email}`)
   const api = createApiClient(server, null)

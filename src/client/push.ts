@@ -1,13 +1,13 @@
 // `miniship push`: find (or zip) the five artifacts, check them with the server's own rules, stream the multipart from disk, optionally publish.
 import { Command } from 'commander'
 import { createWriteStream } from 'node:fs'
-import { lstat, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
+import { lstat, mkdtemp, open, readdir, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import { checkAssetsArchive, type Platform } from '../modules/versions/archive'
 import { checkManifest, type UploadWarning } from '../modules/versions/manifest'
-import { AppError } from '../http/errors'
-import { releaseTypes, versionPattern } from '../modules/versions/model'
+import { AppError } from '../http/app-error'
+import { releaseTypes, versionPattern } from '../modules/versions/version-rules'
 import { connect, withClientOptions, type ClientFlags } from './config'
 import { CliError, createOutput, runClient } from './http'
 import { formatBytes, transferBar } from './progress'
@@ -158,9 +158,13 @@ function quoted(value: string): string {
 }
 
 export interface MultipartBody {
-  stream: ReadableStream<Uint8Array>
   length: number
   contentType: string
+  /**
+   * The bytes in order. With `buffer`, file contents are read into it and each yielded view is
+   * valid only until the next one is asked for: the caller writes it out first (memory stays flat).
+   */
+  chunks(buffer?: Uint8Array): AsyncGenerator<Uint8Array>
 }
 
 /**
@@ -168,7 +172,7 @@ export interface MultipartBody {
  * takes them (memory stays flat whatever the size). The length is exact, so the server can refuse
  * an upload over its limit from the headers alone.
  */
-export function multipartFromDisk(fields: Record<string, string>, artifacts: Artifact[], onBytes: (count: number) => void = () => {}): MultipartBody {
+export function multipartFromDisk(fields: Record<string, string>, artifacts: Artifact[]): MultipartBody {
   const boundary = `----miniship${crypto.randomUUID().replace(/-/g, '')}`
   const encoder = new TextEncoder()
   type Part = { head: Uint8Array; file?: Artifact; text?: Uint8Array }
@@ -186,37 +190,33 @@ export function multipartFromDisk(fields: Record<string, string>, artifacts: Art
   const tail = encoder.encode(`--${boundary}--\r\n`)
   const length = parts.reduce((sum, part) => sum + part.head.length + (part.text?.length ?? part.file!.size) + crlf.length, 0) + tail.length
 
-  async function* chunks(): AsyncGenerator<Uint8Array> {
+  async function* chunks(shared?: Uint8Array): AsyncGenerator<Uint8Array> {
     for (const part of parts) {
       yield part.head
       if (part.text) yield part.text
       else {
-        let read = 0
-        for await (const chunk of Bun.file(part.file!.path).stream()) {
-          read += chunk.length
-          yield chunk
+        const file = part.file!
+        const handle = await open(file.path, 'r')
+        try {
+          let read = 0
+          for (;;) {
+            const buffer = shared ?? new Uint8Array(256 * 1024)
+            const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, file.size - read + 1), null)
+            if (bytesRead === 0) break
+            read += bytesRead
+            if (read > file.size) break
+            yield buffer.subarray(0, bytesRead)
+          }
+          if (read !== file.size) throw new CliError(2, `${file.path} changed while it was being sent; build first, then push`)
+        } finally {
+          await handle.close()
         }
-        if (read !== part.file!.size) throw new CliError(2, `${part.file!.path} changed while it was being sent; build first, then push`)
       }
       yield crlf
     }
     yield tail
   }
-  const iterator = chunks()
-  const stream = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = await iterator.next()
-      if (next.done) controller.close()
-      else {
-        onBytes(next.value.length)
-        controller.enqueue(next.value)
-      }
-    },
-    async cancel() {
-      await iterator.return(undefined)
-    },
-  })
-  return { stream, length, contentType: `multipart/form-data; boundary=${boundary}` }
+  return { length, contentType: `multipart/form-data; boundary=${boundary}`, chunks }
 }
 
 type Warning = UploadWarning | string
@@ -275,12 +275,14 @@ Examples:
           const total = artifacts.reduce((sum, a) => sum + a.size, 0)
           out.note(`Uploading ${appId} ${version}: ${artifacts.length} files, ${formatBytes(total)}`)
           const bar = transferBar(total)
-          const body = multipartFromDisk(fields, artifacts, (count) => bar.advance(count))
+          const body = multipartFromDisk(fields, artifacts)
           let uploaded: VersionSummary & { miniAppId: string; warnings?: Warning[] }
           try {
-            ;({ body: uploaded } = await api.request<VersionSummary & { miniAppId: string; warnings?: Warning[] }>('POST', `/mini-apps/by-app-id/${encodeURIComponent(appId)}/versions/upload`, {
-              body: body.stream,
-              headers: { 'content-type': body.contentType, 'content-length': String(body.length) },
+            ;({ body: uploaded } = await api.send<VersionSummary & { miniAppId: string; warnings?: Warning[] }>('POST', `/mini-apps/by-app-id/${encodeURIComponent(appId)}/versions/upload`, {
+              contentType: body.contentType,
+              length: body.length,
+              chunks: body.chunks,
+              onBytes: (count) => bar.advance(count),
             }))
           } finally {
             bar.done()
