@@ -187,6 +187,66 @@ describe('a developer at a terminal', () => {
   }, 30_000)
 })
 
+describe('the device flow against a server that denies, rate-limits or expires', () => {
+  // A stand-in server answering exactly what decisions §4 and PLAN.md describe, one poll at a time.
+  function fakeServer(polls: (() => Response)[]) {
+    let index = 0
+    return Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch(request) {
+        const url = new URL(request.url)
+        if (request.method === 'POST' && url.pathname === '/api/auth/cli/sessions') {
+          return Response.json({ code: 'ABCD-2345', verificationUrl: `http://127.0.0.1/cli/authorize?code=ABCD-2345`, expiresAt: new Date(Date.now() + 60_000).toISOString(), intervalSeconds: 1 }, { status: 201 })
+        }
+        if (url.pathname === '/api/auth/cli/sessions/ABCD-2345') return polls[Math.min(index++, polls.length - 1)]!()
+        return Response.json({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'no' }, { status: 404 })
+      },
+    })
+  }
+
+  test('a denied code stops at once with a clear message (exit 1)', async () => {
+    const fake = fakeServer([() => Response.json({ status: 'expired', reason: 'denied' })])
+    try {
+      const result = await cli(['login', '--server', `http://127.0.0.1:${fake.port}`], clientEnv(join(dir, 'config-denied')))
+      expect(result.exitCode).toBe(1)
+      expect(result.stdout).toContain('ABCD-2345')
+      expect(result.stderr).toContain('was denied in the console')
+      expect(existsSync(join(dir, 'config-denied', 'miniship', 'config.json'))).toBe(false)
+    } finally {
+      fake.stop(true)
+    }
+  }, 30_000)
+
+  test('a 429 poll waits and goes on polling; then the approval is saved', async () => {
+    const fake = fakeServer([
+      () => Response.json({ status: 'pending' }),
+      () => Response.json({ statusCode: 429, error: 'Too Many Requests', code: 'RATE_LIMITED', message: 'slow down' }, { status: 429, headers: { 'retry-after': '1' } }),
+      () => Response.json({ status: 'approved', accessToken: 'token-from-fake', user: { id: 'u1', email: 'fake@example.test', displayName: 'Fake' } }),
+    ])
+    try {
+      const result = await cli(['login', '--server', `http://127.0.0.1:${fake.port}`], clientEnv(join(dir, 'config-429')))
+      expect(result.stderr).toBe('')
+      expect(result.exitCode).toBe(0)
+      const saved = JSON.parse(readFileSync(join(dir, 'config-429', 'miniship', 'config.json'), 'utf8'))
+      expect(saved.token).toBe('token-from-fake')
+    } finally {
+      fake.stop(true)
+    }
+  }, 30_000)
+
+  test('an expired code says so (exit 1)', async () => {
+    const fake = fakeServer([() => Response.json({ status: 'expired' })])
+    try {
+      const result = await cli(['login', '--server', `http://127.0.0.1:${fake.port}`], clientEnv(join(dir, 'config-expired')))
+      expect(result.exitCode).toBe(1)
+      expect(result.stderr).toContain('expired before it was approved')
+    } finally {
+      fake.stop(true)
+    }
+  }, 30_000)
+})
+
 describe('CI with an API key and no config file', () => {
   const configHome = () => join(dir, 'config-ci')
   const createKey = async (body: Record<string, unknown>) => {
