@@ -237,3 +237,31 @@ describe('streamed sends (push)', () => {
     expect(parseHttpResponse(encode('garbage'))).toBeNull()
   })
 })
+
+describe('https uploads', () => {
+  const openssl = Bun.which('openssl')
+  test.skipIf(!openssl)('an untrusted certificate: exit 3, and not a byte (nor the token) reaches the server', async () => {
+    const dir = tempDir('miniship-tls-')
+    const made = Bun.spawnSync([openssl!, 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost'], { stderr: 'ignore' })
+    expect(made.exitCode).toBe(0)
+    let requests = 0
+    const server = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      tls: { cert: Bun.file(join(dir, 'cert.pem')), key: Bun.file(join(dir, 'key.pem')) },
+      fetch() {
+        requests++
+        return new Response('{}')
+      },
+    })
+    try {
+      const data = new Uint8Array(1000)
+      const sent = createApiClient(`https://localhost:${server.port}/api`, 'secret').send('POST', '/upload', { contentType: 'application/octet-stream', length: data.length, async *chunks() { yield data } })
+      await expect(sent).rejects.toThrow(/cannot reach https:\/\/localhost:\d+\/api: .*certificate/)
+      expect(requests).toBe(0)
+    } finally {
+      server.stop(true)
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})

@@ -106,6 +106,8 @@ async function sendStreaming(server: string, token: string | null, userAgent: st
   let closed = false
   let failure: Error | null = null
   let wake: (() => void) | null = null
+  // over TLS nothing (not even the Authorization header) is written before the certificate is verified
+  let ready = !secure
   const notify = () => {
     const resolve = wake
     wake = null
@@ -116,7 +118,7 @@ async function sendStreaming(server: string, token: string | null, userAgent: st
     socket = await Bun.connect({
       hostname: url.hostname.replace(/^\[|\]$/g, ''),
       port: Number(url.port) || (secure ? 443 : 80),
-      tls: secure ? { serverName: url.hostname } : undefined,
+      tls: secure ? { serverName: url.hostname, rejectUnauthorized: true } : undefined,
       socket: {
         data(_socket, data) {
           received.push(new Uint8Array(data))
@@ -134,6 +136,15 @@ async function sendStreaming(server: string, token: string | null, userAgent: st
         },
         connectError(_socket, error) {
           failure = error
+        },
+        handshake(socket, success, authorizationError) {
+          if (success && !authorizationError) ready = true
+          else {
+            failure = authorizationError ?? new Error('the TLS handshake failed')
+            closed = true
+            socket.terminate()
+          }
+          notify()
         },
       },
     })
@@ -163,8 +174,10 @@ async function sendStreaming(server: string, token: string | null, userAgent: st
     }
     return true
   }
+  while (!ready && !closed) await waitForSocket()
+  if (failure) throw unreachable(server, failure)
   const buffer = new Uint8Array(256 * 1024)
-  let sending = await writeAll(new TextEncoder().encode(headers.join('\r\n') + '\r\n\r\n'))
+  const sending = await writeAll(new TextEncoder().encode(headers.join('\r\n') + '\r\n\r\n'))
   if (sending) {
     for await (const chunk of body.chunks(buffer)) {
       if (!(await writeAll(chunk))) break
@@ -172,6 +185,7 @@ async function sendStreaming(server: string, token: string | null, userAgent: st
     }
   }
   while (!closed) await waitForSocket()
+  if (failure && received.length === 0) throw unreachable(server, failure)
   const response = parseHttpResponse(new Uint8Array(Buffer.concat(received)))
   if (!response) {
     const cause = failure as Error | null
