@@ -1,13 +1,11 @@
 // The `miniship` executable: the operator's subcommands (one per file in cli/) and the developer's (client/).
 import { Command } from 'commander'
 import { productVersion } from './version'
-import { clientCommandNames } from './client/names'
 
-// A developer's command loads only the client side: the server modules (Elysia, drizzle, the
-// console) would add tens of MB to a `miniship push` that streams hundreds of MB.
-const clientOnly = clientCommandNames.includes(process.argv[2] ?? '')
-const { clientCommands } = await import('./client')
-const commands = clientOnly ? clientCommands() : [...(await import('./cli')).serverCommands(), ...clientCommands()]
+import { clientCommands } from './client'
+import { serverCommands } from './cli'
+
+const commands = [...serverCommands(), ...clientCommands()]
 
 const program = new Command('miniship')
   .description('Self-hosted server for React Native miniapps: upload, review, publish, roll back and download them.')

@@ -1,4 +1,4 @@
-// The operator's subcommands (they work on a data directory); loaded only when one of them, or help, is asked for.
+// The operator's subcommands: they work on a data directory (the developer's, in client/, talk HTTP).
 import type { Command } from 'commander'
 import { serveCommand } from './serve'
 import { initCommand } from './init'

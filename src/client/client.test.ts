@@ -8,8 +8,6 @@ import { CliError, createApiClient, parseHttpResponse } from './http'
 import { browserCommand } from './login'
 import { findArtifacts, multipartFromDisk } from './push'
 import { publishBody } from './publish'
-import { clientCommands } from '.'
-import { clientCommandNames } from './names'
 
 const root = tempDir('miniship-client-')
 afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -165,10 +163,6 @@ describe('push: artifacts', () => {
     expect(new Uint8Array(await ios.arrayBuffer())).toEqual(big)
     expect((form.get('assetsAndroid') as File).name).toBe('assets-android.zip')
   })
-})
-
-test('main.ts knows every client command by name (it loads only the client side for them)', () => {
-  expect(clientCommands().map((command) => command.name())).toEqual(clientCommandNames)
 })
 
 describe('streamed sends (push)', () => {
