@@ -1,7 +1,6 @@
 // The `miniship` executable: the operator's subcommands (one per file in cli/) and the developer's (client/).
 import { Command } from 'commander'
 import { productVersion } from './version'
-
 import { clientCommands } from './client'
 import { serverCommands } from './cli'
 

@@ -130,8 +130,7 @@ export async function findArtifacts(dir: string, scratch: () => Promise<string>)
 }
 
 /** The upload's own rules, run locally so a bad build is refused before a byte is sent. */
-export async function checkArtifacts(artifacts: Artifact[], appId: string, version: string): Promise<UploadWarning[]> {
-  let warnings: UploadWarning[] = []
+export async function checkArtifacts(artifacts: Artifact[], appId: string, version: string): Promise<void> {
   for (const artifact of artifacts) {
     const where = artifact.zippedFrom ? `${artifact.fileName} (zipped from ${artifact.zippedFrom})` : artifact.path
     if ((artifact.field === 'bundleIos' || artifact.field === 'bundleAndroid') && artifact.size === 0) {
@@ -139,7 +138,8 @@ export async function checkArtifacts(artifacts: Artifact[], appId: string, versi
     }
     if (artifact.field === 'manifest') {
       try {
-        warnings = checkManifest(new Uint8Array(await readFile(artifact.path)), appId, version).warnings
+        // its warnings come back in the server's answer, which push prints
+        checkManifest(new Uint8Array(await readFile(artifact.path)), appId, version)
       } catch (error) {
         if (error instanceof AppError) throw new CliError(2, `${where}: ${error.message} (${error.code})`)
         throw error
@@ -150,7 +150,6 @@ export async function checkArtifacts(artifacts: Artifact[], appId: string, versi
       if (problem) throw new CliError(2, `${where} ${problem} (INVALID_ARCHIVE)`)
     }
   }
-  return warnings
 }
 
 function quoted(value: string): string {
