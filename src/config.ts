@@ -1,5 +1,7 @@
 // Configuration: flags > MINISHIP_* environment > defaults, validated once into a typed object.
 import { resolve } from 'node:path'
+import { isIPv4 } from 'node:net'
+import { defaultArchiveLimits, type ArchiveLimits } from './modules/versions/archive'
 
 export interface RateLimits {
   /** requests per minute per client address */
@@ -7,6 +9,10 @@ export interface RateLimits {
   register: number
   cliSessionCreate: number
   cliSessionPoll: number
+  /** approvals of device sign-ins, per user and per client address */
+  cliSessionApprove: number
+  /** members added by an email no account has (each one tells the caller so), per user and per address */
+  memberUnknownEmail: number
 }
 
 export interface Config {
@@ -29,6 +35,8 @@ export interface Config {
   trustProxy: boolean
   /** bytes of JSON accepted by non-upload routes */
   jsonLimitBytes: number
+  /** what an uploaded assets archive may hold */
+  archiveLimits: ArchiveLimits
 }
 
 /** A bad configuration value: the CLI prints the message as one line and exits 2. */
@@ -48,6 +56,9 @@ export interface ConfigFlags {
   rateLimits?: string
   routeScheme?: string
   trustProxy?: string
+  archiveMaxEntries?: string
+  archiveMaxUnpackedMb?: string
+  archiveMaxRatio?: string
 }
 
 const settings = {
@@ -63,6 +74,9 @@ const settings = {
   rateLimits: { env: 'MINISHIP_RATE_LIMITS', flag: '--rate-limits', fallback: '' },
   routeScheme: { env: 'MINISHIP_ROUTE_SCHEME', flag: '--route-scheme', fallback: 'miniapp' },
   trustProxy: { env: 'MINISHIP_TRUST_PROXY', flag: '--trust-proxy', fallback: 'off' },
+  archiveMaxEntries: { env: 'MINISHIP_ARCHIVE_MAX_ENTRIES', flag: '--archive-max-entries', fallback: String(defaultArchiveLimits.maxEntries) },
+  archiveMaxUnpackedMb: { env: 'MINISHIP_ARCHIVE_MAX_UNPACKED_MB', flag: '--archive-max-unpacked-mb', fallback: String(defaultArchiveLimits.maxUnpackedBytes / 1024 / 1024) },
+  archiveMaxRatio: { env: 'MINISHIP_ARCHIVE_MAX_RATIO', flag: '--archive-max-ratio', fallback: String(defaultArchiveLimits.maxCompressionRatio) },
 } as const satisfies Record<keyof ConfigFlags, { env: string; flag: string; fallback: string }>
 
 /** Seconds in a duration such as `30d`, `12h`, `15m`, `45s`; null when it is not one. */
@@ -74,10 +88,17 @@ export function parseDuration(text: string): number | null {
   return seconds > 0 ? seconds : null
 }
 
-const defaultRateLimits: RateLimits = { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60 }
-const rateLimitNames: Record<string, keyof RateLimits> = { login: 'login', register: 'register', 'cli-create': 'cliSessionCreate', 'cli-poll': 'cliSessionPoll' }
+export const defaultRateLimits: RateLimits = { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10 }
+const rateLimitNames: Record<string, keyof RateLimits> = {
+  login: 'login',
+  register: 'register',
+  'cli-create': 'cliSessionCreate',
+  'cli-poll': 'cliSessionPoll',
+  'cli-approve': 'cliSessionApprove',
+  'member-unknown': 'memberUnknownEmail',
+}
 
-/** "login=20,cli-poll=120" over the defaults; the names are login, register, cli-create, cli-poll. */
+/** "login=20,cli-poll=120" over the defaults; the names are login, register, cli-create, cli-poll, cli-approve, member-unknown. */
 export function parseRateLimits(name: string, value: string): RateLimits {
   const limits = { ...defaultRateLimits }
   if (value.trim() === '') return limits
@@ -85,11 +106,17 @@ export function parseRateLimits(name: string, value: string): RateLimits {
     const match = /^\s*([a-z-]+)\s*=\s*(\d{1,6})\s*$/.exec(part)
     const key = match && rateLimitNames[match[1]!]
     if (!match || !key || Number(match[2]) < 1) {
-      throw new ConfigError(`${name} must be a list such as login=10,register=10,cli-create=10,cli-poll=60 (requests per minute per client address, at least 1), got "${value}"`)
+      throw new ConfigError(`${name} must be a list such as login=10,register=10,cli-create=10,cli-poll=60,cli-approve=10,member-unknown=10 (requests per minute per client address, at least 1), got "${value}"`)
     }
     limits[key] = Number(match[2])
   }
   return limits
+}
+
+function wholeNumber(name: string, value: string, what: string): number {
+  const number = Number(value)
+  if (!/^\d{1,9}$/.test(value) || number < 1) throw new ConfigError(`${name} must be a whole number of ${what} of at least 1, got "${value}"`)
+  return number
 }
 
 function onOff(name: string, value: string): boolean {
@@ -136,6 +163,11 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   if (!/^[A-Za-z0-9.:\-[\]]+$/.test(host.value)) {
     throw new ConfigError(`${host.name} must be an IP address or host name, got "${host.value}"`)
   }
+  // No host name is all digits and dots, so such a value is an IPv4 address or a mistake. Left to
+  // the resolver, a mistake like 999.1.1.1 fails differently from one machine to the next.
+  if (/^[\d.]+$/.test(host.value) && !isIPv4(host.value)) {
+    throw new ConfigError(`${host.name} must be an IP address or host name, got "${host.value}" (not an IPv4 address: four numbers from 0 to 255)`)
+  }
 
   const registration = pick('registration')
   if (registration.value !== 'open' && registration.value !== 'closed') {
@@ -167,6 +199,9 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   const trustProxy = pick('trustProxy')
   const publicUrl = pick('publicUrl')
   const cdnUrl = pick('cdnUrl')
+  const archiveMaxEntries = pick('archiveMaxEntries')
+  const archiveMaxUnpackedMb = pick('archiveMaxUnpackedMb')
+  const archiveMaxRatio = pick('archiveMaxRatio')
 
   return {
     dataDir: resolve(dataDir.value),
@@ -185,5 +220,10 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
     routeScheme: routeScheme.value,
     trustProxy: onOff(trustProxy.name, trustProxy.value),
     jsonLimitBytes: 1024 * 1024,
+    archiveLimits: {
+      maxEntries: wholeNumber(archiveMaxEntries.name, archiveMaxEntries.value, 'entries'),
+      maxUnpackedBytes: wholeNumber(archiveMaxUnpackedMb.name, archiveMaxUnpackedMb.value, 'megabytes') * 1024 * 1024,
+      maxCompressionRatio: wholeNumber(archiveMaxRatio.name, archiveMaxRatio.value, 'times'),
+    },
   }
 }

@@ -159,7 +159,7 @@ const percentile = (values: number[], p: number) => {
 try {
   const empty = await prepare('empty', () => {})
   const large = await prepare('large', seedLarge)
-  for (const side of [empty, large]) await sample(side, -1) // warm up
+  for (const side of [empty, large]) await sample(side, 999) // warm up
   for (const side of [empty, large]) for (const key of Object.keys(side.timings) as (keyof Side['timings'])[]) side.timings[key].length = 0
   for (let round = 0; round < samples; round++) {
     const order = round % 2 ? [large, empty] : [empty, large]
