@@ -107,8 +107,12 @@ const mutations: Mutation[] = [
   },
   {
     file: 'src/modules/runtime/service.ts',
-    find: 'if (!facts || !canSeeMiniApp(db, user, facts.miniAppId)) throw versionNotFound(versionId)',
-    replace: 'if (!facts) throw versionNotFound(versionId)',
+    find: `const user = await userFromAccessToken(db, tokens, token)
+    const facts = versionFacts(versionId)
+    if (!facts || !canSeeMiniApp(db, user, facts.miniAppId)) throw versionNotFound(versionId)`,
+    replace: `const user = await userFromAccessToken(db, tokens, token)
+    const facts = versionFacts(versionId)
+    if (!facts) throw versionNotFound(versionId)`,
     tests: runtimeTests,
     why: 'downloads with an access token: only members and admins, others 404',
   },
@@ -377,6 +381,42 @@ const mutations: Mutation[] = [
     replace: '    if (false) {',
     tests: ['src/modules/runtime/urls.test.ts', 'src/modules/runtime/existing-clients.test.ts'],
     why: 'origins: a Host header that is not a host name never reaches a URL handed to phones',
+  },
+  // API keys (src/modules/api-keys/service.ts, src/modules/miniapps/service.ts)
+  {
+    file: 'src/modules/api-keys/service.ts',
+    find: 'if (scope !== null && !scopes.includes(scope)) {',
+    replace: 'if (false) {',
+    tests: ['src/modules/api-keys/api-keys.test.ts'],
+    why: 'API keys: a key calls only what its scopes allow (403 SCOPE_REQUIRED)',
+  },
+  {
+    file: 'src/modules/api-keys/service.ts',
+    find: "if (row.revokedAt !== null) throw new AppError(401, 'API_KEY_REVOKED'",
+    replace: "if (false) throw new AppError(401, 'API_KEY_REVOKED'",
+    tests: ['src/modules/api-keys/api-keys.test.ts'],
+    why: 'API keys: a revoked key stops working at once',
+  },
+  {
+    file: 'src/modules/api-keys/service.ts',
+    find: 'if (row.expiresAt !== null && Date.parse(row.expiresAt) <= now) {',
+    replace: 'if (false) {',
+    tests: ['src/modules/api-keys/api-keys.test.ts'],
+    why: 'API keys: an expired key is refused',
+  },
+  {
+    file: 'src/modules/api-keys/service.ts',
+    find: "if (row.status !== 'ACTIVE') throw new AppError(401, 'API_KEY_OWNER_DISABLED'",
+    replace: "if (false) throw new AppError(401, 'API_KEY_OWNER_DISABLED'",
+    tests: ['src/modules/api-keys/api-keys.test.ts'],
+    why: "API keys: a disabled owner's keys stop working",
+  },
+  {
+    file: 'src/modules/miniapps/service.ts',
+    find: 'return allowed === undefined || allowed === null || allowed.includes(miniAppId)',
+    replace: 'return true',
+    tests: ['src/modules/api-keys/api-keys.test.ts'],
+    why: 'API keys: a key restricted to some mini apps sees no other (404)',
   },
 ]
 

@@ -15,6 +15,8 @@ import { adminRoutes } from './modules/admin'
 import { miniAppRoutes } from './modules/miniapps'
 import { versionRoutes } from './modules/versions'
 import { runtimeRoutes } from './modules/runtime'
+import { apiKeyRoutes } from './modules/api-keys'
+import { createApiKeyAuthenticator, type ApiKeyAuthenticator } from './modules/api-keys/service'
 import { channelRoutes } from './modules/channels'
 import { setupRoutes } from './modules/setup'
 import { createSetupGate, type SetupGate } from './modules/setup/service'
@@ -40,6 +42,8 @@ export interface AppDeps {
   tokens: TokenService
   rateLimiter: RateLimiter
   guard: ReturnType<typeof createGuard>
+  /** API keys as callers: the guard and the runtime's `?token=` use it */
+  apiKeys: ApiKeyAuthenticator
   startedAt: number
 }
 
@@ -75,6 +79,7 @@ export function checkRequestBody(request: Request, config: Config): void {
 export function createApp(input: AppInput) {
   const clock = input.clock ?? systemClock
   const tokens = createTokenService(input.secret, clock, input.config.tokenTtlSeconds)
+  const apiKeys = createApiKeyAuthenticator({ db: input.db, clock })
   const deps: AppDeps = {
     config: input.config,
     db: input.db,
@@ -83,7 +88,8 @@ export function createApp(input: AppInput) {
     log: input.log ?? ((line) => console.log(line)),
     tokens,
     rateLimiter: createRateLimiter(clock, input.config.rateLimit),
-    guard: createGuard(input.db, tokens),
+    guard: createGuard(input.db, tokens, apiKeys, input.config),
+    apiKeys,
     startedAt: clock(),
   }
   const api = new Elysia({ prefix: '/api' })
@@ -94,12 +100,15 @@ export function createApp(input: AppInput) {
     .use(versionRoutes(deps))
     .use(channelRoutes(deps))
     .use(runtimeRoutes(deps))
+    .use(apiKeyRoutes(deps))
   return new Elysia()
     .use(errorHandler)
     .onRequest(({ request }) => checkRequestBody(request, deps.config))
     .use(api)
     .use(systemRoutes(deps, api))
     .use(setupRoutes({ ...deps, setup: input.setup ?? createSetupGate(input.db) }))
+    // `serve` flushes the batched last-use times of API keys on shutdown
+    .state('apiKeyUsage', apiKeys.usage)
 }
 
 export type App = ReturnType<typeof createApp>

@@ -106,6 +106,7 @@ export function startServer(config: Config): RunningServer {
         const drained = server.stop(false)
         const timedOut = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), shutdownGraceMs).unref())
         if ((await Promise.race([drained, timedOut])) === 'timeout') await server.stop(true)
+        app.store.apiKeyUsage.stop()
         closeDatabase(db)
         releaseLock()
         logSink.flush()
