@@ -962,7 +962,7 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
   )
 
   test(
-    'Tokens: the login and push commands for this server; an API key created with scopes and an app, shown once, used over HTTP, then revoked',
+    'Tokens: the login and push commands for this server; an API key created with scopes and an app, shown once, used over HTTP and by the CLI, then revoked',
     async () => {
       await tid(admin, 'nav-tokens').click()
       await tid(admin, 'login-command').waitFor()
@@ -996,9 +996,13 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       const created = (await api('GET', '/api/auth/api-keys', { token: cliToken })).body.apiKeys.find((k: { name: string }) => k.name === 'ci-shop')
       expect(created).toMatchObject({ scopes: ['read', 'upload'], miniAppIds: [miniAppId], revokedAt: null })
 
-      // the key works over HTTP, for its app
+      // the key works over HTTP, for its app, and from the command-line tool in CI style (no login)
       const withKey = await api('GET', `/api/mini-apps/${miniAppId}/workspace`, { token: key })
       expect(withKey.status).toBe(200)
+      const ciEnv = { MINISHIP_SERVER: base, MINISHIP_TOKEN: key, XDG_CONFIG_HOME: join(dir, 'ci-config'), HOME: join(dir, 'ci-home') }
+      const listed = await runBinary(['apps', '--json'], { env: ciEnv })
+      expect(listed.exitCode).toBe(0)
+      expect(listed.stdout).toContain(APP_ID)
       // gone after a reload: shown once
       await admin.reload()
       await tid(admin, 'key-ci-shop').waitFor()
@@ -1010,6 +1014,8 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       expect(await tid(admin, 'notice').textContent()).toContain('Revoked the key ci-shop')
       const refused = await api('GET', `/api/mini-apps/${miniAppId}/workspace`, { token: key })
       expect(refused.status).toBe(401)
+      const refusedCli = await runBinary(['apps', '--json'], { env: ciEnv })
+      expect(refusedCli.exitCode).toBe(1)
     },
     STEP,
   )
