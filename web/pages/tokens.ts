@@ -35,7 +35,7 @@ export async function tokensPage(ctx: PageContext, me: Me): Promise<void> {
     h('p', null, 'Sign in once on your computer (a browser opens to approve it), then push builds from the folder that holds them:'),
     commandBox(`miniship login --server ${server}`, 'login-command', 'copy-login', 'the login command'),
     commandBox(`miniship push ./build --app ${appId} --version 1.0.0 --channel beta`, 'push-command', 'copy-push', 'the push command'),
-    h('p', { class: 'hint' }, 'In CI, skip the login: set MINISHIP_SERVER to ', h('code', null, server), ' and MINISHIP_TOKEN to an API key from below.'),
+    h('p', { class: 'hint' }, 'In CI, skip the login: set MINISHIP_SERVER to ', h('code', null, server), ' and MINISHIP_TOKEN to an API key made on this page.'),
   )
 
   if (!keys) {
