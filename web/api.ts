@@ -350,19 +350,6 @@ export async function api<T>(
   return parsed as T
 }
 
-/**
- * For endpoints this server may not have yet (release controls, insights, API keys arrive in
- * separate releases): a 404 answers null, so the page leaves that panel out instead of failing.
- */
-export async function apiIfAvailable<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T | null> {
-  try {
-    return await api<T>(method, path, body)
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return null
-    throw error
-  }
-}
-
 function errorFrom(status: number, statusText: string, text: string): ApiError {
   let parsed: unknown = null
   try {

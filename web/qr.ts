@@ -4,9 +4,9 @@ import { encode } from 'uqr'
 const SVG_NS = 'http://www.w3.org/2000/svg'
 
 /** The quiet zone the QR specification asks for: scanners find the code by its empty margin. */
-export const QUIET_ZONE_MODULES = 4
+const QUIET_ZONE_MODULES = 4
 /** Smallest module a phone camera reads reliably from a laptop screen. */
-export const MIN_MODULE_PX = 4
+const MIN_MODULE_PX = 4
 
 /** Pixels per module: at least MIN_MODULE_PX, more for short texts so the code is about `targetPx` wide. */
 export function modulePixels(modules: number, targetPx = 232): number {

@@ -1,6 +1,8 @@
 // Table-driven checks of the console's pure rules (lifecycle buttons, install URLs, routes, dropped files).
 import { describe, expect, test } from 'bun:test'
 import { printable } from './dom.ts'
+import { routeKey } from './features.ts'
+import { modulePixels } from './qr.ts'
 import { parseRoute, pathOf, type Route } from './router.ts'
 import { absoluteInstallUrl, allowedActions, channelsReleasedIn, fileFieldFor, isLocalOnly, nextRolloutStep } from './rules.ts'
 
@@ -166,4 +168,21 @@ describe('printable: control characters shown, not obeyed', () => {
     ['lines\nand\ttabs stay', 'lines\nand\ttabs stay'],
   ]
   for (const [input, expected] of cases) test(JSON.stringify(input), () => expect(printable(input)).toBe(expected))
+})
+
+describe('routeKey: OpenAPI paths match whatever the modules name their parameters', () => {
+  test.each([
+    ['get', '/api/mini-apps/{miniAppId}/channels', 'GET /api/mini-apps/{}/channels'],
+    ['patch', '/api/mini-apps/{id}/channels/{channel}/rollout', 'PATCH /api/mini-apps/{}/channels/{}/rollout'],
+    ['GET', '/api/auth/api-keys', 'GET /api/auth/api-keys'],
+  ])('%s %s', (method, path, expected) => expect(routeKey(method, path)).toBe(expected))
+})
+
+describe('modulePixels: at least 4 px a module, bigger for short texts', () => {
+  test.each([
+    [29, 8],
+    [57, 4],
+    [85, 4],
+    [177, 4],
+  ])('%p modules → %p px', (modules, px) => expect(modulePixels(modules)).toBe(px))
 })

@@ -5,7 +5,7 @@ import { serverHas } from '../features.ts'
 import { appPath, navigate, type PageContext } from '../router.ts'
 
 /** One line per channel: "stable 1.2.0 · beta 1.3.0 (10 %)"; a halted rollout says so. */
-export function channelSummary(channels: Channel[]): HTMLElement[] {
+function channelSummary(channels: Channel[]): HTMLElement[] {
   return channels
     .filter((c) => c.release)
     .map((c) => {

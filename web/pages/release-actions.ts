@@ -5,7 +5,7 @@ import { confirmDialog, h, showError, showNotice, type DialogField } from '../do
 import { channelsReleasedIn, nextRolloutStep } from '../rules.ts'
 import type { PageContext } from '../router.ts'
 
-export const CHANNEL_PATTERN = /^[a-z][a-z0-9-]{0,31}$/
+const CHANNEL_PATTERN = /^[a-z][a-z0-9-]{0,31}$/
 
 export interface ReleaseContext {
   ctx: PageContext

@@ -9,7 +9,7 @@ import { actionButton, publish, remove, review, rollback, type ReleaseContext } 
 export const STATUS_LABEL: Record<VersionStatus, string> = { DRAFT: 'Draft', IN_REVIEW: 'In review', PUBLISHED: 'Published' }
 export const PAGE_SIZE = 25
 
-export function totalSize(version: Version): number | null {
+function totalSize(version: Version): number | null {
   if (!version.files) return null
   let total = 0
   for (const key of FILE_KEYS) total += version.files[key]?.size ?? 0
