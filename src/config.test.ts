@@ -35,9 +35,9 @@ describe('configuration precedence: flags > MINISHIP_* environment > defaults', 
   })
 
   test('rate limits: defaults, then the list from the environment or a flag', () => {
-    expect(loadConfig({}, {}).rateLimits).toEqual({ login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60 })
-    expect(loadConfig({}, { MINISHIP_RATE_LIMITS: 'login=20, cli-poll=120' }).rateLimits).toEqual({ login: 20, register: 10, cliSessionCreate: 10, cliSessionPoll: 120 })
-    expect(loadConfig({ rateLimits: 'register=3' }, { MINISHIP_RATE_LIMITS: 'login=20' }).rateLimits).toEqual({ login: 10, register: 3, cliSessionCreate: 10, cliSessionPoll: 60 })
+    expect(loadConfig({}, {}).rateLimits).toEqual({ login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, events: 300 })
+    expect(loadConfig({}, { MINISHIP_RATE_LIMITS: 'login=20, cli-poll=120' }).rateLimits).toEqual({ login: 20, register: 10, cliSessionCreate: 10, cliSessionPoll: 120, events: 300 })
+    expect(loadConfig({ rateLimits: 'register=3' }, { MINISHIP_RATE_LIMITS: 'login=20' }).rateLimits).toEqual({ login: 10, register: 3, cliSessionCreate: 10, cliSessionPoll: 60, events: 300 })
   })
 
   test('an empty environment variable counts as unset', () => {

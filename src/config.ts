@@ -7,6 +7,8 @@ export interface RateLimits {
   register: number
   cliSessionCreate: number
   cliSessionPoll: number
+  /** POST /api/mini-apps/access/events: devices behind one NAT share an address, so it is generous */
+  events: number
 }
 
 export interface Config {
@@ -29,6 +31,12 @@ export interface Config {
   trustProxy: boolean
   /** bytes of JSON accepted by non-upload routes */
   jsonLimitBytes: number
+  /** count install info, update checks, downloads and device events (off: for benchmarks only) */
+  insights: boolean
+  /** how often the in-memory insight counters are written to the database */
+  insightsFlushSeconds: number
+  /** a Bearer token that may read /api/metrics besides administrators' access tokens */
+  metricsToken: string | null
 }
 
 /** A bad configuration value: the CLI prints the message as one line and exits 2. */
@@ -48,6 +56,9 @@ export interface ConfigFlags {
   rateLimits?: string
   routeScheme?: string
   trustProxy?: string
+  insights?: string
+  insightsFlush?: string
+  metricsToken?: string
 }
 
 const settings = {
@@ -63,6 +74,9 @@ const settings = {
   rateLimits: { env: 'MINISHIP_RATE_LIMITS', flag: '--rate-limits', fallback: '' },
   routeScheme: { env: 'MINISHIP_ROUTE_SCHEME', flag: '--route-scheme', fallback: 'miniapp' },
   trustProxy: { env: 'MINISHIP_TRUST_PROXY', flag: '--trust-proxy', fallback: 'off' },
+  insights: { env: 'MINISHIP_INSIGHTS', flag: '--insights', fallback: 'on' },
+  insightsFlush: { env: 'MINISHIP_INSIGHTS_FLUSH', flag: '--insights-flush', fallback: '5s' },
+  metricsToken: { env: 'MINISHIP_METRICS_TOKEN', flag: '--metrics-token', fallback: '' },
 } as const satisfies Record<keyof ConfigFlags, { env: string; flag: string; fallback: string }>
 
 /** Seconds in a duration such as `30d`, `12h`, `15m`, `45s`; null when it is not one. */
@@ -74,10 +88,10 @@ export function parseDuration(text: string): number | null {
   return seconds > 0 ? seconds : null
 }
 
-const defaultRateLimits: RateLimits = { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60 }
-const rateLimitNames: Record<string, keyof RateLimits> = { login: 'login', register: 'register', 'cli-create': 'cliSessionCreate', 'cli-poll': 'cliSessionPoll' }
+const defaultRateLimits: RateLimits = { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, events: 300 }
+const rateLimitNames: Record<string, keyof RateLimits> = { login: 'login', register: 'register', 'cli-create': 'cliSessionCreate', 'cli-poll': 'cliSessionPoll', events: 'events' }
 
-/** "login=20,cli-poll=120" over the defaults; the names are login, register, cli-create, cli-poll. */
+/** "login=20,cli-poll=120" over the defaults; the names are login, register, cli-create, cli-poll, events. */
 export function parseRateLimits(name: string, value: string): RateLimits {
   const limits = { ...defaultRateLimits }
   if (value.trim() === '') return limits
@@ -85,7 +99,7 @@ export function parseRateLimits(name: string, value: string): RateLimits {
     const match = /^\s*([a-z-]+)\s*=\s*(\d{1,6})\s*$/.exec(part)
     const key = match && rateLimitNames[match[1]!]
     if (!match || !key || Number(match[2]) < 1) {
-      throw new ConfigError(`${name} must be a list such as login=10,register=10,cli-create=10,cli-poll=60 (requests per minute per client address, at least 1), got "${value}"`)
+      throw new ConfigError(`${name} must be a list such as login=10,register=10,cli-create=10,cli-poll=60,events=300 (requests per minute per client address, at least 1), got "${value}"`)
     }
     limits[key] = Number(match[2])
   }
@@ -167,6 +181,18 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   const trustProxy = pick('trustProxy')
   const publicUrl = pick('publicUrl')
   const cdnUrl = pick('cdnUrl')
+  const insights = pick('insights')
+
+  const insightsFlush = pick('insightsFlush')
+  const insightsFlushSeconds = parseDuration(insightsFlush.value)
+  if (insightsFlushSeconds === null || insightsFlushSeconds > 3600) {
+    throw new ConfigError(`${insightsFlush.name} must be a duration between 1s and 1h such as 5s, got "${insightsFlush.value}"`)
+  }
+
+  const metricsToken = pick('metricsToken')
+  if (metricsToken.value !== '' && !/^[\x21-\x7e]{16,256}$/.test(metricsToken.value)) {
+    throw new ConfigError(`${metricsToken.name} must be 16 to 256 printable characters without spaces (a scraper sends it as a Bearer token)`)
+  }
 
   return {
     dataDir: resolve(dataDir.value),
@@ -185,5 +211,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
     routeScheme: routeScheme.value,
     trustProxy: onOff(trustProxy.name, trustProxy.value),
     jsonLimitBytes: 1024 * 1024,
+    insights: onOff(insights.name, insights.value),
+    insightsFlushSeconds,
+    metricsToken: metricsToken.value === '' ? null : metricsToken.value,
   }
 }

@@ -261,7 +261,7 @@ describe('registration closed', () => {
 })
 
 describe('rate limits (decisions §3)', () => {
-  const limited = createTestContext({ rateLimit: true, trustProxy: true, rateLimits: { login: 3, register: 2, cliSessionCreate: 10, cliSessionPoll: 60 } })
+  const limited = createTestContext({ rateLimit: true, trustProxy: true, rateLimits: { login: 3, register: 2, cliSessionCreate: 10, cliSessionPoll: 60, events: 300 } })
   afterAll(() => limited.close())
   const from = (address: string) => ({ 'x-forwarded-for': address })
 

@@ -233,7 +233,7 @@ describe('bad input', () => {
 })
 
 describe('rate limits', () => {
-  const limited = createTestContext({ rateLimit: true, trustProxy: true, rateLimits: { login: 10, register: 10, cliSessionCreate: 2, cliSessionPoll: 3 } })
+  const limited = createTestContext({ rateLimit: true, trustProxy: true, rateLimits: { login: 10, register: 10, cliSessionCreate: 2, cliSessionPoll: 3, events: 300 } })
   afterAll(() => limited.close())
 
   test('session creation past the limit is 429 with Retry-After, per address', async () => {
