@@ -15,6 +15,11 @@ import { adminRoutes } from './modules/admin'
 import { miniAppRoutes } from './modules/miniapps'
 import { versionRoutes } from './modules/versions'
 import { runtimeRoutes } from './modules/runtime'
+import { insightRoutes } from './modules/insights'
+import { createInsightsService, type InsightsService } from './modules/insights/service'
+import { eventsBodyLimitBytes } from './modules/insights/model'
+import { createRequestMetrics, type RequestMetrics } from './modules/system/metrics'
+import { readOrCreateInsightsKey } from './data-dir'
 
 export interface AppInput {
   config: Config
@@ -36,9 +41,19 @@ export interface AppDeps {
   rateLimiter: RateLimiter
   guard: ReturnType<typeof createGuard>
   startedAt: number
+  /** the in-memory counters of what phones do, and the report built from them */
+  insights: InsightsService
+  /** request counts and latencies, fed by the request log under `serve` */
+  requestMetrics: RequestMetrics
 }
 
 export const uploadPathPattern = /^\/api\/mini-apps\/by-app-id\/[^/]+\/versions\/upload\/?$/
+const eventsPath = '/api/mini-apps/access/events'
+
+/** "64 KB", "1 MB": the limit in the unit it was set in. */
+function sizeText(bytes: number): string {
+  return bytes < 1024 * 1024 ? `${Math.floor(bytes / 1024)} KB` : `${Math.floor(bytes / 1024 / 1024)} MB`
+}
 
 /**
  * Refuses, before any body is read, what no route accepts: a declared body over the limit (413)
@@ -51,9 +66,10 @@ export function checkRequestBody(request: Request, config: Config): void {
   const declared = request.headers.get('content-length')
   const hasBody = declared !== null ? declared !== '0' : request.body !== null
   if (!hasBody) return
-  const limit = isUpload ? config.uploadLimitBytes : config.jsonLimitBytes
+  // device events come from phones in the field: a small body, refused early when it is not
+  const limit = isUpload ? config.uploadLimitBytes : pathname === eventsPath ? eventsBodyLimitBytes : config.jsonLimitBytes
   if (declared !== null && Number(declared) > limit) {
-    throw new AppError(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${Math.floor(limit / 1024 / 1024)} MB`)
+    throw new AppError(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${sizeText(limit)}`)
   }
   const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
   if (isUpload) {
@@ -78,6 +94,15 @@ export function createApp(input: AppInput) {
     rateLimiter: createRateLimiter(clock, input.config.rateLimit),
     guard: createGuard(input.db, tokens),
     startedAt: clock(),
+    insights: createInsightsService({
+      db: input.db,
+      clock,
+      key: readOrCreateInsightsKey(input.paths),
+      enabled: input.config.insights,
+      flushSeconds: input.config.insightsFlushSeconds,
+      log: input.log ?? ((line) => console.log(line)),
+    }),
+    requestMetrics: createRequestMetrics(),
   }
   const api = new Elysia({ prefix: '/api' })
     .use(authRoutes(deps))
@@ -86,6 +111,7 @@ export function createApp(input: AppInput) {
     .use(miniAppRoutes(deps))
     .use(versionRoutes(deps))
     .use(runtimeRoutes(deps))
+    .use(insightRoutes(deps))
   return new Elysia()
     .use(errorHandler)
     .onRequest(({ request }) => checkRequestBody(request, deps.config))

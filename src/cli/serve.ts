@@ -38,6 +38,7 @@ export function startServer(config: Config): RunningServer {
   const log = logSink.log
   const app = createApp({ config, db, paths, secret, log })
   const isUpload = (pathname: string) => uploadPathPattern.test(pathname)
+  const observe = app.store.requestMetrics.observe
   const handle = withRequestLog<Server<undefined>>((request) => {
     const prepared = prepareRequest(request, config, isUpload)
     return prepared instanceof Promise
@@ -46,7 +47,7 @@ export function startServer(config: Config): RunningServer {
           (error: unknown) => errorResponse(toAppError('UNKNOWN', error, log)),
         )
       : app.handle(prepared)
-  }, log)
+  }, log, undefined, observe)
   let server: Server<undefined>
   try {
     server = Bun.serve({
@@ -61,8 +62,8 @@ export function startServer(config: Config): RunningServer {
       routes: {
         '/': consolePage,
         '/cli/authorize': consolePage,
-        '/api/health': { GET: withRequestLog<Server<undefined>, BunRequest>(app.store.health, log) },
-        ...nativeInstallRoutes(app.store.installAnswers, (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, log), log),
+        '/api/health': { GET: withRequestLog<Server<undefined>, BunRequest>(app.store.health, log, undefined, observe) },
+        ...nativeInstallRoutes(app.store.installAnswers, (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, log, undefined, observe), log),
       },
       fetch: handle,
     })
@@ -81,6 +82,8 @@ export function startServer(config: Config): RunningServer {
   // Handlers read the client address through Elysia's context `server`.
   app.server = server
   setTimeout(() => void preloadUploadParsers(), 50).unref()
+  // insight counters: flushed every few seconds, device rows pruned now and daily
+  const insightTimers = app.store.insights.start()
   let stopping: Promise<void> | null = null
   return {
     server,
@@ -89,6 +92,8 @@ export function startServer(config: Config): RunningServer {
         const drained = server.stop(false)
         const timedOut = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), shutdownGraceMs).unref())
         if ((await Promise.race([drained, timedOut])) === 'timeout') await server.stop(true)
+        // after the last request, before the database closes: a clean stop loses no count
+        insightTimers.stop()
         closeDatabase(db)
         releaseLock()
         logSink.flush()

@@ -24,6 +24,9 @@ export interface StoredFile {
   size: number
   /** published versions never change, so they may be cached anywhere for a year */
   published: boolean
+  /** the version and miniapp it belongs to (what insights count a download under) */
+  versionId: string
+  miniAppId: string
 }
 
 /** The parts of a request a file answer depends on. */

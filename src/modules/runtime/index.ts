@@ -5,6 +5,7 @@ import { AppError, errorResponse, toAppError } from '../../http/errors'
 import { fileResponse, type FileKind } from './files'
 import { createRuntimeService, type RuntimeService, type SerialisedJson } from './service'
 import { isPlatform, type Platform } from './urls'
+import type { InsightCounters } from '../insights/counters'
 import { appParams, bundleQuery, installInfo, platformParams, tokenQuery, versionParams } from './model'
 
 const bundleKinds: Record<Platform, FileKind> = { ios: 'bundleIos', android: 'bundleAndroid' }
@@ -71,24 +72,38 @@ export interface InstallAnswers {
   releaseInstall(appId: string): Response | Promise<Response>
 }
 
-function installAnswers(runtime: RuntimeService): InstallAnswers {
+/** Channel of what is counted until channels land: every release is the `stable` one. */
+const countedChannel = 'stable'
+
+function installAnswers(runtime: RuntimeService, counters: InsightCounters): InstallAnswers {
   return {
-    versionInstall: (versionId, token) => then(runtime.versionInstallJson(versionId, token), (json) => jsonResponse(json, 'private, no-cache')),
-    releaseInstall: (appId) => then(runtime.releaseInstallJson(appId), (json) => jsonResponse(json, 'no-cache')),
+    versionInstall: (versionId, token) =>
+      then(runtime.versionInstallJson(versionId, token), (json) => {
+        counters.countInstall(json, countedChannel)
+        return jsonResponse(json, 'private, no-cache')
+      }),
+    releaseInstall: (appId) =>
+      then(runtime.releaseInstallJson(appId), (json) => {
+        counters.countInstall(json, countedChannel)
+        return jsonResponse(json, 'no-cache')
+      }),
   }
 }
 
 export function runtimeRoutes(deps: AppDeps) {
   const runtime = createRuntimeService({ db: deps.db, clock: deps.clock, config: deps.config, tokens: deps.tokens, paths: deps.paths })
-  const answers = installAnswers(runtime)
+  const counters = deps.insights.counters
+  const answers = installAnswers(runtime, counters)
 
   type Query = { token?: string; platform?: string }
   type Target = { kind: FileKind; anonymousRelease: boolean }
 
   function answerFile(request: Request, versionId: string, target: Target, token: string | undefined): Promise<Response> | Response {
-    return then(runtime.file(versionId, token, target.kind, { anonymousRelease: target.anonymousRelease }), (stored) =>
-      fileResponse(stored, { method: request.method, range: request.headers.get('range'), ifNoneMatch: request.headers.get('if-none-match') }, deps.log),
-    )
+    return then(runtime.file(versionId, token, target.kind, { anonymousRelease: target.anonymousRelease }), (stored) => {
+      const response = fileResponse(stored, { method: request.method, range: request.headers.get('range'), ifNoneMatch: request.headers.get('if-none-match') }, deps.log)
+      counters.countDownload(stored, countedChannel, request.method, response)
+      return response
+    })
   }
 
   const fileHandler =

@@ -92,15 +92,20 @@ function stampOf(facts: VersionFacts): string {
   return `${facts.status}\u0000${facts.buildNumber}\u0000${facts.updatedAt}\u0000${facts.appName}`
 }
 
-/** A JSON body and its length in bytes, so the route can send Content-Length without measuring again. */
+/**
+ * A JSON body and its length in bytes, so the route can send Content-Length without measuring
+ * again, and the version it describes (what insights count it under).
+ */
 export interface SerialisedJson {
   text: string
   bytes: number
+  versionId: string
+  miniAppId: string
 }
 
-function serialise(value: unknown): SerialisedJson {
+function serialise(value: unknown, facts: VersionFacts): SerialisedJson {
   const text = JSON.stringify(value)
-  return { text, bytes: Buffer.byteLength(text) }
+  return { text, bytes: Buffer.byteLength(text), versionId: facts.id, miniAppId: facts.miniAppId }
 }
 
 const tokenRequired = () => new AppError(401, 'TOKEN_REQUIRED', 'Add the query parameter token: an access token, or the download token from install info')
@@ -258,7 +263,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
   async function installJson(facts: VersionFacts, presented?: string): Promise<SerialisedJson> {
     const cached = cachedInstallJson(facts)
     if (cached) return cached
-    const json = serialise(await buildInstallInfo(facts, presented))
+    const json = serialise(await buildInstallInfo(facts, presented), facts)
     // drafts get a fresh expiring token on every request; only published versions are kept
     if (facts.status === 'PUBLISHED') {
       installCache.delete(facts.id)
@@ -270,7 +275,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
 
   function storedFile(facts: VersionFacts, kind: FileKind): StoredFile {
     const info = filesOf(facts)[kind]
-    return { kind, path: blobPath(deps.paths, info.sha256), sha256: info.sha256, size: info.size, published: facts.status === 'PUBLISHED' }
+    return { kind, path: blobPath(deps.paths, info.sha256), sha256: info.sha256, size: info.size, published: facts.status === 'PUBLISHED', versionId: facts.id, miniAppId: facts.miniAppId }
   }
 
   return {
