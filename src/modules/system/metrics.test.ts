@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createTestContext, type TestContext } from '../../test-support'
 import { createMiniApp, createTestUser, upload, uploadForm } from '../versions/test-fixtures'
 import { resolveUrl } from '../runtime/test-runtime'
-import { latencyBuckets, routeGroupOf } from './metrics'
+import { latencyBuckets, routeGroupOf, type RouteGroup } from './metrics'
 
 interface Sample {
   name: string
@@ -135,7 +135,7 @@ describe('the parser itself', () => {
 })
 
 test('route groups by path', () => {
-  const cases: [string, string][] = [
+  const cases: [string, RouteGroup][] = [
     ['http://h/api/mini-apps/access/apps/com.x/release/install', 'install_info'],
     ['http://h/api/mini-apps/access/versions/v1/install?token=t', 'install_info'],
     ['http://h/api/mini-apps/access/apps/com.x/update?platform=ios', 'update_check'],
