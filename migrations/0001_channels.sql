@@ -31,5 +31,6 @@ ALTER TABLE `mini_apps` ADD `experience_public` integer DEFAULT false NOT NULL;-
 ALTER TABLE `release_history` ADD `channel` text DEFAULT 'stable' NOT NULL;--> statement-breakpoint
 ALTER TABLE `release_history` ADD `rollout_percent` integer;--> statement-breakpoint
 ALTER TABLE `versions` ADD `channel` text DEFAULT 'stable' NOT NULL;--> statement-breakpoint
+CREATE INDEX `versions_mini_app_build` ON `versions` (`mini_app_id`,`build_number`);--> statement-breakpoint
 INSERT INTO `channel_releases` (`id`, `mini_app_id`, `channel`, `version_id`, `seq`, `rollout_percent`, `host_version_range`, `mandatory`, `withdrawn_at`, `created_by`, `created_at`)
 SELECT lower(hex(randomblob(16))), `id`, 'stable', `current_release_version_id`, 1, 100, NULL, 0, NULL, NULL, `updated_at` FROM `mini_apps` WHERE `current_release_version_id` IS NOT NULL;

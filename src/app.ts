@@ -20,6 +20,7 @@ import { createInsightsService, type InsightsService } from './modules/insights/
 import { eventsBodyLimitBytes } from './modules/insights/model'
 import { createRequestMetrics, type RequestMetrics } from './modules/system/metrics'
 import { readOrCreateInsightsKey } from './data-dir'
+import { channelRoutes } from './modules/channels'
 
 export interface AppInput {
   config: Config
@@ -110,6 +111,7 @@ export function createApp(input: AppInput) {
     .use(adminRoutes(deps))
     .use(miniAppRoutes(deps))
     .use(versionRoutes(deps))
+    .use(channelRoutes(deps))
     .use(runtimeRoutes(deps))
     .use(insightRoutes(deps))
   return new Elysia()

@@ -104,7 +104,7 @@ export const versions = sqliteTable(
     assetsAndroidSha256: text('assets_android_sha256').notNull(),
     assetsAndroidSize: integer('assets_android_size').notNull(),
   },
-  (table) => [uniqueIndex('versions_mini_app_version').on(table.miniAppId, table.version)],
+  (table) => [uniqueIndex('versions_mini_app_version').on(table.miniAppId, table.version), index('versions_mini_app_build').on(table.miniAppId, table.buildNumber)],
 )
 
 export const releaseHistory = sqliteTable(

@@ -22,7 +22,7 @@ test('downloadOf: a 200 to GET or a 206 ending at the last byte is whole; HEAD, 
   }
 })
 
-const subject = { versionId: 'v1', miniAppId: 'm1' }
+const subject = { id: 'v1', miniAppId: 'm1' }
 
 test('counts file under the UTC day of the clock; a day boundary seals the batch', () => {
   const now = { value: Date.parse('2026-11-22T23:59:59.000Z') }

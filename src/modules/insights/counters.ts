@@ -5,14 +5,16 @@ export type CountPlatform = 'ios' | 'android' | 'unknown'
 export type DeviceEvent = 'installed' | 'launched' | 'failed' | 'rolled_back'
 export const deviceEvents: readonly DeviceEvent[] = ['installed', 'launched', 'failed', 'rolled_back']
 
-/** What a count is about: the runtime hands over objects it already holds (cached facts, stored files). */
+/** The version a count is about: the runtime hands over the facts objects it already holds, so counting allocates nothing. */
 export interface CountSubject {
-  versionId: string
+  /** the version's id */
+  id: string
   miniAppId: string
 }
 
-/** A file answer as the runtime produced it. */
-export interface CountedFile extends CountSubject {
+/** A file answer as the runtime produced it (a StoredFile). */
+export interface CountedFile {
+  version: CountSubject
   kind: FileKind
   size: number
 }
@@ -28,7 +30,9 @@ export class Cell {
   rolledBack = 0
 }
 
-export interface PendingFailure extends CountSubject {
+export interface PendingFailure {
+  versionId: string
+  miniAppId: string
   platform: 'ios' | 'android'
   message: string
   at: string
@@ -36,7 +40,8 @@ export interface PendingFailure extends CountSubject {
 
 /** One version's counts of one day: cells per channel, one per platform (ios, android, unknown). */
 export interface VersionSlot {
-  subject: CountSubject
+  versionId: string
+  miniAppId: string
   channels: Map<string, [Cell, Cell, Cell]>
   /** device ids as sent: hashed when written, never stored; held for at most one flush interval */
   devices: Set<string>
@@ -151,10 +156,10 @@ export function createInsightCounters(options: { clock: () => number; enabled: b
 
   function slotOf(subject: CountSubject): VersionSlot {
     const slots = today().slots
-    let slot = slots.get(subject.versionId)
+    let slot = slots.get(subject.id)
     if (slot === undefined) {
-      slot = { subject: { versionId: subject.versionId, miniAppId: subject.miniAppId }, channels: new Map(), devices: new Set() }
-      slots.set(subject.versionId, slot)
+      slot = { versionId: subject.id, miniAppId: subject.miniAppId, channels: new Map(), devices: new Set() }
+      slots.set(subject.id, slot)
     }
     return slot
   }
@@ -205,7 +210,7 @@ export function createInsightCounters(options: { clock: () => number; enabled: b
       totals.downloads[file.kind]++
       const platform = downloadPlatform[file.kind]
       if (platform === null) return
-      cellOf(slotOf(file), channel, platform === 0 ? 'ios' : 'android').downloads++
+      cellOf(slotOf(file.version), channel, platform === 0 ? 'ios' : 'android').downloads++
     },
     countEvent(subject, channel, platform, event, deviceId, failure) {
       if (!enabled) return
@@ -221,7 +226,7 @@ export function createInsightCounters(options: { clock: () => number; enabled: b
         const failures = today().failures
         // a flood of failures keeps the newest: only the last few per version are kept anyway
         if (failures.length >= pendingFailureLimit) failures.shift()
-        failures.push({ versionId: subject.versionId, miniAppId: subject.miniAppId, platform, message: failure.message, at: failure.at })
+        failures.push({ versionId: subject.id, miniAppId: subject.miniAppId, platform, message: failure.message, at: failure.at })
       }
     },
     countRejected(count) {

@@ -110,7 +110,7 @@ export function createInsightsService(deps: InsightsDeps) {
     const touchedByFailures = new Set<string>()
     for (const batch of batches) {
       for (const slot of batch.slots.values()) {
-        const { versionId, miniAppId } = slot.subject
+        const { versionId, miniAppId } = slot
         for (const [channel, cells] of slot.channels) {
           cells.forEach((cell, index) => {
             if (cell.installInfos + cell.updateChecks + cell.downloads + cell.installed + cell.launched + cell.failed + cell.rolledBack === 0) return
@@ -182,7 +182,7 @@ export function createInsightsService(deps: InsightsDeps) {
         const at = Number.isFinite(sentAt) && sentAt <= now ? sentAt : now
         failure = { message: (event.message ?? '').slice(0, failureMessageLimit), at: new Date(at).toISOString() }
       }
-      counters.countEvent({ versionId: version.id, miniAppId: version.miniAppId }, event.channel ?? 'stable', event.platform, event.event, event.deviceId, failure)
+      counters.countEvent(version, event.channel ?? 'stable', event.platform, event.event, event.deviceId, failure)
       accepted++
     }
     const rejected = events.length - accepted

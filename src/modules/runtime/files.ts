@@ -2,6 +2,7 @@
 import { statSync } from 'node:fs'
 import { AppError } from '../../http/errors'
 import { parseRange } from './range'
+import type { CountSubject } from '../insights/counters'
 
 /** The five files of a version, with what they are answered as. */
 export const fileKinds = {
@@ -24,9 +25,10 @@ export interface StoredFile {
   size: number
   /** published versions never change, so they may be cached anywhere for a year */
   published: boolean
-  /** the version and miniapp it belongs to (what insights count a download under) */
-  versionId: string
-  miniAppId: string
+  /** the version it belongs to (what insights count a download under) */
+  version: CountSubject
+  /** overrides the policy `published` implies (release-stable URLs answer whatever is live: a short max-age) */
+  cacheControl?: string
 }
 
 /** The parts of a request a file answer depends on. */
@@ -38,6 +40,8 @@ export interface FileRequest {
 
 export const publishedCacheControl = 'public, max-age=31536000, immutable'
 export const unpublishedCacheControl = 'private, no-cache'
+/** release-stable URLs (decisions §9): caches revalidate within a minute, cheaply by the sha256 ETag */
+export const releaseCacheControl = 'public, max-age=60'
 
 /** `If-None-Match` matches when it is `*` or lists our tag (weak comparison, RFC 9110 §13.1.2). */
 export function etagMatches(ifNoneMatch: string, etag: string): boolean {
@@ -68,7 +72,7 @@ export function fileResponse(file: StoredFile, request: FileRequest, log: (line:
   const etag = `"${file.sha256}"`
   const headers: Record<string, string> = {
     etag,
-    'cache-control': file.published ? publishedCacheControl : unpublishedCacheControl,
+    'cache-control': file.cacheControl ?? (file.published ? publishedCacheControl : unpublishedCacheControl),
     'accept-ranges': 'bytes',
   }
   if (request.ifNoneMatch !== null && etagMatches(request.ifNoneMatch, etag)) {

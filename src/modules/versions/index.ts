@@ -3,7 +3,8 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from '../../app'
 import { createBlobStore } from '../../storage'
 import { requireVisibleMiniAppByAppId } from '../miniapps/service'
-import { miniAppIdParams, publishBody, rollbackBody, uploadParams, versionParams } from './model'
+import { miniAppIdParams, publishBody, rollbackBody, uploadParams, versionParams, workspaceQuery } from './model'
+import { apiBase } from '../runtime/urls'
 import { receiveUpload } from './upload'
 import { deleteVersion, getWorkspace, publishVersion, reviewVersion, rollbackRelease, uploadVersion, type VersionDeps } from './service'
 
@@ -33,27 +34,28 @@ export function versionRoutes(deps: AppDeps) {
         },
       },
     )
-    .get('/:miniAppId/workspace', ({ user, params }) => getWorkspace({ ...services, tokens: deps.tokens }, user, params.miniAppId), {
+    .get('/:miniAppId/workspace', ({ user, params, query, request }) => getWorkspace({ ...services, tokens: deps.tokens }, user, params.miniAppId, apiBase(request, deps.config), query), {
       auth: true,
       params: miniAppIdParams,
-      detail: { summary: 'The mini app with its versions, release history and install links', tags: ['versions'] },
+      query: workspaceQuery,
+      detail: { summary: 'The mini app with a page of its versions (?limit=50&cursor=&status=), their install links, its channels and release history', tags: ['versions'] },
     })
     .post('/:miniAppId/versions/:versionId/review', ({ user, params }) => reviewVersion(services, user, params.miniAppId, params.versionId), {
       auth: true,
       params: versionParams,
       detail: { summary: 'Submit a version for review', tags: ['versions'] },
     })
-    .post('/:miniAppId/versions/:versionId/publish', ({ user, params, body }) => publishVersion(services, user, params.miniAppId, params.versionId, body?.notes ?? null), {
+    .post('/:miniAppId/versions/:versionId/publish', ({ user, params, body }) => publishVersion(services, user, params.miniAppId, params.versionId, body ?? {}), {
       auth: true,
       params: versionParams,
       body: publishBody,
-      detail: { summary: 'Publish a version: it becomes the current release', tags: ['versions'] },
+      detail: { summary: 'Publish a version: it becomes the newest release of a channel (default: the one it was uploaded to), for rolloutPercent of devices', tags: ['versions'] },
     })
-    .post('/:miniAppId/rollback', ({ user, params, body }) => rollbackRelease(services, user, params.miniAppId, body.targetVersionId, body.notes ?? null), {
+    .post('/:miniAppId/rollback', ({ user, params, body }) => rollbackRelease(services, user, params.miniAppId, body.targetVersionId, body.notes ?? null, body.channel), {
       auth: true,
       params: miniAppIdParams,
       body: rollbackBody,
-      detail: { summary: 'Make an earlier published version the current release again', tags: ['versions'] },
+      detail: { summary: 'Make an earlier release of a channel (default: the target version\'s) the one every device gets again', tags: ['versions'] },
     })
     .delete('/:miniAppId/versions/:versionId', ({ user, params }) => deleteVersion(services, user, params.miniAppId, params.versionId), {
       auth: true,
