@@ -446,20 +446,15 @@ export function createRuntimeService(deps: RuntimeDeps) {
 
     /**
      * Public: the update check of decisions §10. `{ updateAvailable: false }` when the device has
-     * what it would get (or nothing fits), else the install info with `mandatory` and the rollout.
+     * what it would get, else the install info with `mandatory` and the rollout; 404 as
+     * release/install when the device gets nothing (RELEASE_NOT_FOUND, NO_COMPATIBLE_RELEASE).
      */
     updateJson(appId: string, query: DeviceQuery & { platform?: string; currentVersion?: string }, base: string): MaybePromise<SerialisedJson> {
       if (query.platform === undefined || !isPlatform(query.platform)) throw invalid('platform', 'must be ios or android')
       const currentVersion = query.currentVersion
       if (currentVersion === undefined || currentVersion.length > 64 || !versionPattern.test(currentVersion)) throw invalid('currentVersion', 'must be the version the device runs, such as 1.2.0')
       const checked = checkDeviceQuery(query)
-      let found: DeviceRelease
-      try {
-        found = deviceRelease(appId, checked, currentVersion)
-      } catch (error) {
-        if (error instanceof AppError && error.code === 'NO_COMPATIBLE_RELEASE') return noUpdate
-        throw error
-      }
+      const found = deviceRelease(appId, checked, currentVersion)
       if (found.release.version === currentVersion) return noUpdateOn(found.release.facts)
       const percent = found.release === found.channel.releases[0] ? found.release.rolloutPercent : 100
       const head = `{"updateAvailable":true,"mandatory":${found.decision.mandatory},"rollout":{"percent":${percent}},"install":`

@@ -12,8 +12,8 @@ function request(url: string, headers: Record<string, string> = {}): Request {
 }
 
 describe('apiBase: the base every handed-out URL is built on', () => {
-  const plain = { publicUrl: null, trustProxy: false }
-  const trusting = { publicUrl: null, trustProxy: true }
+  const plain: { publicUrl: string | null; trustProxy: boolean } = { publicUrl: null, trustProxy: false }
+  const trusting: typeof plain = { publicUrl: null, trustProxy: true }
   const cases: [string, Request, typeof plain, string][] = [
     ['the request origin + /api by default', request('http://10.0.0.5:3001/api/x', { host: '10.0.0.5:3001' }), plain, 'http://10.0.0.5:3001/api'],
     ['the Host header over the URL', request('http://localhost/api/x', { host: 'apps.example.com' }), plain, 'http://apps.example.com/api'],
