@@ -105,8 +105,8 @@ export interface InsightCounters {
   readonly totals: Totals
   /** an install-info answer of `subject` (install info names no platform unless the caller did) */
   countInstall(subject: CountSubject, channel: string, platform?: CountPlatform, deviceId?: string): void
-  /** an update-check answer that named `subject` (the version the device gets, or the one it runs) */
-  countUpdateCheck(subject: CountSubject, channel: string, platform: CountPlatform, deviceId?: string): void
+  /** an update-check answer of a device running `subject` (undefined: a version we do not know; only the total counts) */
+  countUpdateCheck(subject: CountSubject | undefined, channel: string, platform: CountPlatform, deviceId?: string): void
   /** a file answer: counted when it is a whole download (see downloadOf) */
   countDownload(file: CountedFile, channel: string, method: string, response: Response): void
   /** one accepted device event */
@@ -197,6 +197,7 @@ export function createInsightCounters(options: { clock: () => number; enabled: b
     countUpdateCheck(subject, channel, platform, deviceId) {
       if (!enabled) return
       totals.updateChecks++
+      if (subject === undefined) return
       const slot = slotOf(subject)
       cellOf(slot, channel, platform).updateChecks++
       seeDevice(slot, deviceId)

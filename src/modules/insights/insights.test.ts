@@ -353,3 +353,38 @@ test('with --insights off nothing is counted', async () => {
     setup.context.close()
   }
 })
+
+test('update checks count per platform and channel, and their device ids make active devices, whether or not an update is offered', async () => {
+  const setup = await setUp()
+  try {
+    const old = await publishedVersion(setup, '1.0.0')
+    const current = await publishedVersion(setup, '1.1.0')
+    const check = (platform: string, currentVersion: string, deviceId?: string) =>
+      setup.context.call('GET', `${access}/apps/${setup.appId}/update?platform=${platform}&currentVersion=${currentVersion}${deviceId ? `&deviceId=${deviceId}` : ''}`)
+    const offered = await check('ios', '1.0.0', 'phone-1')
+    expect(offered.status).toBe(200)
+    expect(offered.body.updateAvailable).toBe(true)
+    const upToDate = await check('android', '1.1.0', 'phone-2')
+    expect(upToDate.body).toEqual({ updateAvailable: false })
+    await check('android', '1.1.0', 'phone-2')
+    await check('android', '1.1.0')
+    // a bad check is not counted
+    expect((await check('windows', '1.0.0', 'phone-3')).status).toBe(400)
+    // release install with a device id counts the device too
+    expect((await setup.context.call('GET', `${access}/apps/${setup.appId}/release/install?deviceId=phone-4`)).status).toBe(200)
+    const body = (await report(setup)).body
+    // every check is filed under the version the device runs; a version that is no release counts in the total only
+    expect(versionOn(body, '2026-11-22', current.id)).toMatchObject({ updateChecks: 3, installs: 1, activeDevices: 2 })
+    expect(versionOn(body, '2026-11-22', old.id)).toMatchObject({ updateChecks: 1, activeDevices: 1 })
+    expect((await check('ios', '0.9.0', 'phone-5')).body.updateAvailable).toBe(true)
+    expect(body.totals.updateChecks).toBe(4)
+    expect(setup.context.app.store.insights.counters.totals.updateChecks).toBe(5)
+    expect((await report(setup)).body.totals).toMatchObject({ updateChecks: 4, activeDevices: 3 })
+    const platforms = setup.context.dataDir.db.$client
+      .query<{ platform: string; checks: number }, []>('SELECT platform, sum(update_checks) AS checks FROM insight_counts GROUP BY platform ORDER BY platform')
+      .all()
+    expect(platforms).toEqual([{ platform: 'android', checks: 3 }, { platform: 'ios', checks: 1 }, { platform: 'unknown', checks: 0 }])
+  } finally {
+    setup.context.close()
+  }
+})

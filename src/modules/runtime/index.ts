@@ -128,8 +128,8 @@ function installAnswers(runtime: RuntimeService, deps: AppDeps): InstallAnswers 
       }),
     update: (request, appId, query) =>
       then(runtime.updateJson(appId, query, apiBase(request, deps.config)), (json) => {
-        // updateJson checked the platform; a check that found no release for the device names no version
-        if (json.version) counters.countUpdateCheck(json.version, query.channel ?? 'stable', query.platform as Platform, query.deviceId)
+        // updateJson checked the platform; `version` is what the device runs, when it is a release we know
+        counters.countUpdateCheck(json.version, query.channel ?? 'stable', query.platform as Platform, query.deviceId)
         return jsonResponse(json, 'no-cache')
       }),
   }

@@ -458,7 +458,9 @@ export function createRuntimeService(deps: RuntimeDeps) {
       if (found.release.version === currentVersion) return noUpdateOn(found.release.facts)
       const percent = found.release === found.channel.releases[0] ? found.release.rolloutPercent : 100
       const head = `{"updateAvailable":true,"mandatory":${found.decision.mandatory},"rollout":{"percent":${percent}},"install":`
-      return then(releaseInstallJson(found, fileBase(config, base)), (install) => ({ text: `${head}${install.text}}`, bytes: head.length + install.bytes + 1, version: install.version }))
+      // insights count the check under the version the device runs (when it is a release of the channel), not the one offered
+      const running = found.channel.releases.find((release) => release.version === currentVersion)?.facts
+      return then(releaseInstallJson(found, fileBase(config, base)), (install) => ({ text: `${head}${install.text}}`, bytes: head.length + install.bytes + 1, version: running }))
     },
 
     /**
