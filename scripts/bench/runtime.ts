@@ -9,10 +9,16 @@
 // alike; medians and ratios are printed. Targets: bundle throughput ≥ 0.8× raw Bun.file; install
 // info of a published version ≥ 0.5× the requests per second of raw constant JSON.
 //
+// Insights (issue 13): two more servers on copies of the same data directory, one with counting on
+// and one with `--insights off`, alternate on release install info and on the update check of an
+// up-to-date device (2,000 device ids in turn); target: counting on ≥ 0.95× off. `--part insights`
+// runs only this comparison.
+//
 // The load generator is Debian's wrk (`apt-get install -y wrk`), one thread. autocannon was tried
 // first: its node client receives large bodies at about 30 MB/s here while wrk takes 790 MB/s from
 // the same raw server, so with autocannon both sides of the bundle comparison measure the client.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { Database } from 'bun:sqlite'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -47,7 +53,8 @@ if (process.argv[2] === '--app-without-log') {
 }
 
 // ---- mode 1: the benchmark ----
-const { values: options } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, seconds: { type: 'string', default: '5' } } })
+const { values: options } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, seconds: { type: 'string', default: '5' }, part: { type: 'string', default: 'all' } } })
+if (options.part !== 'all' && options.part !== 'insights') throw new Error('--part is all or insights')
 const rounds = Number(options.rounds)
 const seconds = Number(options.seconds)
 const wrk = Bun.which('wrk')
@@ -101,8 +108,8 @@ end
 `
 
 /** One wrk run against `url` (one thread, `connections` connections); refuses a run with errors or non-2xx answers. */
-async function load(url: string, connections: number): Promise<Load> {
-  const child = Bun.spawn([wrk!, '-t1', `-c${connections}`, `-d${seconds}s`, '-s', join(work, 'report.lua'), url], { stdout: 'pipe', stderr: 'pipe' })
+async function load(url: string, connections: number, script = 'report.lua'): Promise<Load> {
+  const child = Bun.spawn([wrk!, '-t1', `-c${connections}`, `-d${seconds}s`, '-s', join(work, script), url], { stdout: 'pipe', stderr: 'pipe' })
   const [output, errors] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()])
   await child.exited
   const line = output.split('\n').find((text) => text.startsWith('{"requests"'))
@@ -113,6 +120,23 @@ async function load(url: string, connections: number): Promise<Load> {
   }
   const elapsed = result.micros / 1e6
   return { requestsPerSecond: result.requests / elapsed, bytesPerSecond: result.bytes / elapsed }
+}
+
+/** `serve` from source on a data directory (its request log to nowhere); answers the base URL once /api/health does. */
+async function startMiniship(dataDir: string, args: string[]): Promise<string> {
+  const port = await freePort()
+  const child = Bun.spawn([process.execPath, join(root, 'src', 'main.ts'), 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', String(port), ...args], { cwd: work, stdout: 'ignore', stderr: 'pipe' })
+  children.push(child)
+  const base = `http://127.0.0.1:${port}`
+  for (let waited = 0; ; waited += 50) {
+    try {
+      if ((await fetch(`${base}/api/health`)).ok) return base
+    } catch {
+      // not listening yet
+    }
+    if (waited > 20_000) throw new Error(`miniship ${args.join(' ')} did not start within 20 s`)
+    await Bun.sleep(50)
+  }
 }
 
 const median = (values: number[]) => {
@@ -163,63 +187,115 @@ try {
   const bundleUrl = new URL(info.bundleUrl, base).toString()
   const installJson = await (await fetch(installUrl)).text()
 
-  // the raw side: the same blob file, and the same JSON as a constant
-  const blob = join(dataDir, 'blobs', 'sha256', info.files.bundleIos.sha256.slice(0, 2), info.files.bundleIos.sha256)
-  const jsonPath = join(work, 'install.json')
-  writeFileSync(jsonPath, installJson)
-  const raw = Bun.spawn([process.execPath, import.meta.path, '--raw-servers', blob, jsonPath], { stdout: 'pipe', stderr: 'inherit' })
-  children.push(raw)
-  const reader = raw.stdout.getReader()
-  const rawPorts = JSON.parse(new TextDecoder().decode((await reader.read()).value)) as { file: number; json: number }
-  reader.releaseLock()
-  const rawFileUrl = `http://127.0.0.1:${rawPorts.file}/main.ios.jsbundle`
-  const rawJsonUrl = `http://127.0.0.1:${rawPorts.json}/install`
+  if (options.part === 'all') {
+    // the raw side: the same blob file, and the same JSON as a constant
+    const blob = join(dataDir, 'blobs', 'sha256', info.files.bundleIos.sha256.slice(0, 2), info.files.bundleIos.sha256)
+    const jsonPath = join(work, 'install.json')
+    writeFileSync(jsonPath, installJson)
+    const raw = Bun.spawn([process.execPath, import.meta.path, '--raw-servers', blob, jsonPath], { stdout: 'pipe', stderr: 'inherit' })
+    children.push(raw)
+    const reader = raw.stdout.getReader()
+    const rawPorts = JSON.parse(new TextDecoder().decode((await reader.read()).value)) as { file: number; json: number }
+    reader.releaseLock()
+    const rawFileUrl = `http://127.0.0.1:${rawPorts.file}/main.ios.jsbundle`
+    const rawJsonUrl = `http://127.0.0.1:${rawPorts.json}/install`
 
-  // the same app without the request log, to show what the log costs (not a target)
-  const bare = Bun.spawn([process.execPath, import.meta.path, '--app-without-log', dataDir], { stdout: 'pipe', stderr: 'inherit' })
-  children.push(bare)
-  const bareReader = bare.stdout.getReader()
-  const barePort = (JSON.parse(new TextDecoder().decode((await bareReader.read()).value)) as { port: number }).port
-  bareReader.releaseLock()
-  const bareInstallUrl = installUrl.replace(base, `http://127.0.0.1:${barePort}`)
+    // the same app without the request log, to show what the log costs (not a target)
+    const bare = Bun.spawn([process.execPath, import.meta.path, '--app-without-log', dataDir], { stdout: 'pipe', stderr: 'inherit' })
+    children.push(bare)
+    const bareReader = bare.stdout.getReader()
+    const barePort = (JSON.parse(new TextDecoder().decode((await bareReader.read()).value)) as { port: number }).port
+    bareReader.releaseLock()
+    const bareInstallUrl = installUrl.replace(base, `http://127.0.0.1:${barePort}`)
 
-  // warm both sides (JIT, page cache, token and install caches)
-  await load(bundleUrl, 4)
-  await load(rawFileUrl, 4)
-  await load(installUrl, 16)
-  await load(rawJsonUrl, 16)
-  await load(bareInstallUrl, 16)
+    // warm both sides (JIT, page cache, token and install caches)
+    await load(bundleUrl, 4)
+    await load(rawFileUrl, 4)
+    await load(installUrl, 16)
+    await load(rawJsonUrl, 16)
+    await load(bareInstallUrl, 16)
 
-  const results = { bundle: [] as number[], rawFile: [] as number[], install: [] as number[], rawJson: [] as number[], bareInstall: [] as number[] }
-  for (let round = 1; round <= rounds; round++) {
-    // alternate which side goes first in each round
-    const pairs: [() => Promise<void>, () => Promise<void>][] = [
-      [async () => void results.bundle.push((await load(bundleUrl, 8)).bytesPerSecond), async () => void results.rawFile.push((await load(rawFileUrl, 8)).bytesPerSecond)],
-      [async () => void results.install.push((await load(installUrl, 32)).requestsPerSecond), async () => void results.rawJson.push((await load(rawJsonUrl, 32)).requestsPerSecond)],
-    ]
-    for (const [ours, theirs] of pairs) {
-      if (round % 2) {
-        await ours()
-        await theirs()
-      } else {
-        await theirs()
-        await ours()
+    const results = { bundle: [] as number[], rawFile: [] as number[], install: [] as number[], rawJson: [] as number[], bareInstall: [] as number[] }
+    for (let round = 1; round <= rounds; round++) {
+      // alternate which side goes first in each round
+      const pairs: [() => Promise<void>, () => Promise<void>][] = [
+        [async () => void results.bundle.push((await load(bundleUrl, 8)).bytesPerSecond), async () => void results.rawFile.push((await load(rawFileUrl, 8)).bytesPerSecond)],
+        [async () => void results.install.push((await load(installUrl, 32)).requestsPerSecond), async () => void results.rawJson.push((await load(rawJsonUrl, 32)).requestsPerSecond)],
+      ]
+      for (const [ours, theirs] of pairs) {
+        if (round % 2) {
+          await ours()
+          await theirs()
+        } else {
+          await theirs()
+          await ours()
+        }
       }
+      results.bareInstall.push((await load(bareInstallUrl, 32)).requestsPerSecond)
+      console.error(`round ${round}/${rounds} done`)
     }
-    results.bareInstall.push((await load(bareInstallUrl, 32)).requestsPerSecond)
-    console.error(`round ${round}/${rounds} done`)
+
+    const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0)
+    const bundleRatio = median(results.bundle) / median(results.rawFile)
+    const installRatio = median(results.install) / median(results.rawJson)
+    console.log(`runtime benchmark: ${rounds} alternating rounds of ${seconds} s each, wrk -t1, medians`)
+    console.log(`  5 MB bundle download  miniship ${mb(median(results.bundle))} MB/s   raw Bun.file ${mb(median(results.rawFile))} MB/s   ratio ${bundleRatio.toFixed(2)} (target ≥ 0.80)`)
+    console.log(`    per round: miniship ${results.bundle.map(mb).join(', ')}; raw ${results.rawFile.map(mb).join(', ')} MB/s`)
+    console.log(`  install info (published)  miniship ${median(results.install).toFixed(0)} req/s   raw constant JSON ${median(results.rawJson).toFixed(0)} req/s   ratio ${installRatio.toFixed(2)} (target ≥ 0.50)`)
+    console.log(`    per round: miniship ${results.install.map((value) => value.toFixed(0)).join(', ')}; raw ${results.rawJson.map((value) => value.toFixed(0)).join(', ')} req/s`)
+    const bareRatio = median(results.bareInstall) / median(results.rawJson)
+    console.log(`  diagnosis: install info through Elysia's router without the request log (what serve's native route avoids) ${median(results.bareInstall).toFixed(0)} req/s, ratio ${bareRatio.toFixed(2)}`)
   }
 
-  const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0)
-  const bundleRatio = median(results.bundle) / median(results.rawFile)
-  const installRatio = median(results.install) / median(results.rawJson)
-  console.log(`runtime benchmark: ${rounds} alternating rounds of ${seconds} s each, wrk -t1, medians`)
-  console.log(`  5 MB bundle download  miniship ${mb(median(results.bundle))} MB/s   raw Bun.file ${mb(median(results.rawFile))} MB/s   ratio ${bundleRatio.toFixed(2)} (target ≥ 0.80)`)
-  console.log(`    per round: miniship ${results.bundle.map(mb).join(', ')}; raw ${results.rawFile.map(mb).join(', ')} MB/s`)
-  console.log(`  install info (published)  miniship ${median(results.install).toFixed(0)} req/s   raw constant JSON ${median(results.rawJson).toFixed(0)} req/s   ratio ${installRatio.toFixed(2)} (target ≥ 0.50)`)
-  console.log(`    per round: miniship ${results.install.map((value) => value.toFixed(0)).join(', ')}; raw ${results.rawJson.map((value) => value.toFixed(0)).join(', ')} req/s`)
-  const bareRatio = median(results.bareInstall) / median(results.rawJson)
-  console.log(`  diagnosis: install info through Elysia's router without the request log (what serve's native route avoids) ${median(results.bareInstall).toFixed(0)} req/s, ratio ${bareRatio.toFixed(2)}`)
+  // ---- insights: counting on against --insights off, on copies of the same data directory ----
+  // a consistent copy of the database while the server runs (VACUUM INTO), then the files beside it
+  const copies = { on: join(work, 'data-insights-on'), off: join(work, 'data-insights-off') }
+  for (const copy of Object.values(copies)) {
+    mkdirSync(copy, { recursive: true })
+    const source = new Database(join(dataDir, 'miniship.db'))
+    source.run('VACUUM INTO ?', [join(copy, 'miniship.db')])
+    source.close()
+    for (const name of ['secret.key', 'insights.key', 'blobs']) cpSync(join(dataDir, name), join(copy, name), { recursive: true })
+  }
+  const on = await startMiniship(copies.on, [])
+  const off = await startMiniship(copies.off, ['--insights', 'off'])
+  const releaseInstall = (serverBase: string) => `${serverBase}/api/mini-apps/access/apps/com.example.bench/release/install`
+  const updatePath = '/api/mini-apps/access/apps/com.example.bench/update?platform=ios&currentVersion=1.0.0&deviceId=device-'
+  // every request another of 2,000 device ids, as a fleet's checks arrive
+  writeFileSync(
+    join(work, 'devices.lua'),
+    `local n = 0\nrequest = function()\n  n = (n + 1) % 2000\n  return wrk.format(nil, "${updatePath}" .. n)\nend\n${wrkReport}`,
+  )
+  for (const side of [on, off]) {
+    await load(releaseInstall(side), 16)
+    await load(`${side}${updatePath}0`, 16, 'devices.lua')
+  }
+  const counting = { installOn: [] as number[], installOff: [] as number[], updateOn: [] as number[], updateOff: [] as number[] }
+  for (let round = 1; round <= rounds; round++) {
+    const pairs: [() => Promise<void>, () => Promise<void>][] = [
+      [async () => void counting.installOn.push((await load(releaseInstall(on), 32)).requestsPerSecond), async () => void counting.installOff.push((await load(releaseInstall(off), 32)).requestsPerSecond)],
+      [
+        async () => void counting.updateOn.push((await load(`${on}${updatePath}0`, 32, 'devices.lua')).requestsPerSecond),
+        async () => void counting.updateOff.push((await load(`${off}${updatePath}0`, 32, 'devices.lua')).requestsPerSecond),
+      ],
+    ]
+    for (const [first, second] of pairs) {
+      if (round % 2) {
+        await first()
+        await second()
+      } else {
+        await second()
+        await first()
+      }
+    }
+    console.error(`insights round ${round}/${rounds} done`)
+  }
+  const perRound = (values: number[]) => values.map((value) => value.toFixed(0)).join(', ')
+  console.log(`insights benchmark: ${rounds} alternating rounds of ${seconds} s each, wrk -t1 -c32, medians; counting on vs --insights off`)
+  console.log(`  release install info  on ${median(counting.installOn).toFixed(0)} req/s   off ${median(counting.installOff).toFixed(0)} req/s   ratio ${(median(counting.installOn) / median(counting.installOff)).toFixed(2)} (target ≥ 0.95)`)
+  console.log(`    per round: on ${perRound(counting.installOn)}; off ${perRound(counting.installOff)} req/s`)
+  console.log(`  update check (up to date, 2,000 device ids)  on ${median(counting.updateOn).toFixed(0)} req/s   off ${median(counting.updateOff).toFixed(0)} req/s   ratio ${(median(counting.updateOn) / median(counting.updateOff)).toFixed(2)} (target ≥ 0.95)`)
+  console.log(`    per round: on ${perRound(counting.updateOn)}; off ${perRound(counting.updateOff)} req/s`)
 } finally {
   cleanUp()
 }
