@@ -7,12 +7,14 @@
 // `Bun.file` of the very same blob, one answering the same install-info JSON as a constant. The
 // two sides of each comparison alternate over several rounds so machine noise falls on both
 // alike; medians and ratios are printed. Targets: bundle throughput ≥ 0.8× raw Bun.file; install
-// info of a published version ≥ 0.5× the requests per second of raw constant JSON.
+// info of a published version ≥ 0.8× the requests per second of raw constant JSON; release install
+// ≥ 0.8×; the update check of a device during a 25 % rollout, a distinct deviceId per request (a wrk
+// Lua script), ≥ 0.7×.
 //
-// Insights (issue 13): two more servers on copies of the same data directory, one with counting on
-// and one with `--insights off`, alternate on release install info and on the update check of an
-// up-to-date device (2,000 device ids in turn); target: counting on ≥ 0.95× off. `--part insights`
-// runs only this comparison.
+// Insights (issue 13): two more servers on copies of the same data directory, one counting (the
+// default) and one with `--insights off`, alternate on release install info and on the update check
+// (a new deviceId per request, as above); target: counting on ≥ 0.95× off. `--part insights` runs
+// only this comparison.
 //
 // The load generator is Debian's wrk (`apt-get install -y wrk`), one thread. autocannon was tried
 // first: its node client receives large bodies at about 30 MB/s here while wrk takes 790 MB/s from
@@ -107,6 +109,14 @@ const wrkReport = `done = function(summary, latency, requests)
 end
 `
 
+/** Each request asks with another deviceId (appended to the URL's path and query), so no answer is reused. */
+const distinctDevices = `local counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format("GET", wrk.path .. counter)
+end
+`
+
 /** One wrk run against `url` (one thread, `connections` connections); refuses a run with errors or non-2xx answers. */
 async function load(url: string, connections: number, script = 'report.lua'): Promise<Load> {
   const child = Bun.spawn([wrk!, '-t1', `-c${connections}`, `-d${seconds}s`, '-s', join(work, script), url], { stdout: 'pipe', stderr: 'pipe' })
@@ -147,6 +157,7 @@ const median = (values: number[]) => {
 
 try {
   writeFileSync(join(work, 'report.lua'), wrkReport)
+  writeFileSync(join(work, 'devices.lua'), distinctDevices + wrkReport)
   // miniship from source, as `npm start` runs it; its request log goes nowhere, as under a quiet journal
   const port = await freePort()
   const dataDir = join(work, 'data')
@@ -176,7 +187,7 @@ try {
   form.append('version', '1.0.0')
   form.append('bundleIos', new Blob([bundle as BlobPart], { type: 'application/javascript' }), 'main.ios.jsbundle')
   form.append('bundleAndroid', new Blob(['console.log("android")'], { type: 'application/javascript' }), 'main.android.bundle')
-  form.append('manifest', new Blob([JSON.stringify({ appId: 'com.example.bench', name: 'Bench' })], { type: 'application/json' }), 'app.json')
+  form.append('manifest', new Blob([JSON.stringify({ appId: 'com.example.bench', name: 'Bench', version: '1.0.0', pages: { index: 'index' } })], { type: 'application/json' }), 'app.json')
   form.append('assetsIos', new Blob([zipWith('assets/logo.png', 'png') as BlobPart], { type: 'application/zip' }), 'assets-ios.zip')
   form.append('assetsAndroid', new Blob([zipWith('drawable-mdpi/logo.png', 'png') as BlobPart], { type: 'application/zip' }), 'assets-android.zip')
   const version = await call(base, 'POST', '/api/mini-apps/by-app-id/com.example.bench/versions/upload', { token: accessToken, body: form })
@@ -186,6 +197,14 @@ try {
   const installUrl = `${base}/api/mini-apps/access/versions/${version.id}/install?token=${downloadToken}`
   const bundleUrl = new URL(info.bundleUrl, base).toString()
   const installJson = await (await fetch(installUrl)).text()
+  // a second release on stable at 25 %: release install (no deviceId) answers 1.0.0, the update check decides per device
+  form.set('version', '1.1.0')
+  form.set('manifest', new Blob([JSON.stringify({ appId: 'com.example.bench', name: 'Bench', version: '1.1.0', pages: { index: 'index' } })], { type: 'application/json' }), 'app.json')
+  const next = await call(base, 'POST', '/api/mini-apps/by-app-id/com.example.bench/versions/upload', { token: accessToken, body: form })
+  await call(base, 'POST', `/api/mini-apps/${miniApp.id}/versions/${next.id}/publish`, { token: accessToken, json: { rolloutPercent: 25 } })
+  const releaseUrl = `${base}/api/mini-apps/access/apps/com.example.bench/release/install`
+  const updateUrl = `${base}/api/mini-apps/access/apps/com.example.bench/update?platform=ios&currentVersion=1.0.0&deviceId=bench-device-`
+  if ((await (await fetch(releaseUrl)).json()).version !== '1.0.0') throw new Error('release install should answer 1.0.0 during the rollout')
 
   if (options.part === 'all') {
     // the raw side: the same blob file, and the same JSON as a constant
@@ -214,13 +233,27 @@ try {
     await load(installUrl, 16)
     await load(rawJsonUrl, 16)
     await load(bareInstallUrl, 16)
+    await load(releaseUrl, 16)
+    await load(updateUrl, 16, 'devices.lua')
 
-    const results = { bundle: [] as number[], rawFile: [] as number[], install: [] as number[], rawJson: [] as number[], bareInstall: [] as number[] }
+    const results = {
+      bundle: [] as number[],
+      rawFile: [] as number[],
+      install: [] as number[],
+      rawJson: [] as number[],
+      release: [] as number[],
+      rawJson2: [] as number[],
+      update: [] as number[],
+      rawJson3: [] as number[],
+      bareInstall: [] as number[],
+    }
     for (let round = 1; round <= rounds; round++) {
       // alternate which side goes first in each round
       const pairs: [() => Promise<void>, () => Promise<void>][] = [
         [async () => void results.bundle.push((await load(bundleUrl, 8)).bytesPerSecond), async () => void results.rawFile.push((await load(rawFileUrl, 8)).bytesPerSecond)],
         [async () => void results.install.push((await load(installUrl, 32)).requestsPerSecond), async () => void results.rawJson.push((await load(rawJsonUrl, 32)).requestsPerSecond)],
+        [async () => void results.release.push((await load(releaseUrl, 32)).requestsPerSecond), async () => void results.rawJson2.push((await load(rawJsonUrl, 32)).requestsPerSecond)],
+        [async () => void results.update.push((await load(updateUrl, 32, 'devices.lua')).requestsPerSecond), async () => void results.rawJson3.push((await load(rawJsonUrl, 32)).requestsPerSecond)],
       ]
       for (const [ours, theirs] of pairs) {
         if (round % 2) {
@@ -241,8 +274,15 @@ try {
     console.log(`runtime benchmark: ${rounds} alternating rounds of ${seconds} s each, wrk -t1, medians`)
     console.log(`  5 MB bundle download  miniship ${mb(median(results.bundle))} MB/s   raw Bun.file ${mb(median(results.rawFile))} MB/s   ratio ${bundleRatio.toFixed(2)} (target ≥ 0.80)`)
     console.log(`    per round: miniship ${results.bundle.map(mb).join(', ')}; raw ${results.rawFile.map(mb).join(', ')} MB/s`)
-    console.log(`  install info (published)  miniship ${median(results.install).toFixed(0)} req/s   raw constant JSON ${median(results.rawJson).toFixed(0)} req/s   ratio ${installRatio.toFixed(2)} (target ≥ 0.50)`)
-    console.log(`    per round: miniship ${results.install.map((value) => value.toFixed(0)).join(', ')}; raw ${results.rawJson.map((value) => value.toFixed(0)).join(', ')} req/s`)
+    const rps = (values: number[]) => values.map((value) => value.toFixed(0)).join(', ')
+    console.log(`  install info (published)  miniship ${median(results.install).toFixed(0)} req/s   raw constant JSON ${median(results.rawJson).toFixed(0)} req/s   ratio ${installRatio.toFixed(2)} (target ≥ 0.80)`)
+    console.log(`    per round: miniship ${rps(results.install)}; raw ${rps(results.rawJson)} req/s`)
+    const releaseRatio = median(results.release) / median(results.rawJson2)
+    console.log(`  release install (stable, mid-rollout, no deviceId)  miniship ${median(results.release).toFixed(0)} req/s   raw ${median(results.rawJson2).toFixed(0)} req/s   ratio ${releaseRatio.toFixed(2)} (target ≥ 0.80)`)
+    console.log(`    per round: miniship ${rps(results.release)}; raw ${rps(results.rawJson2)} req/s`)
+    const updateRatio = median(results.update) / median(results.rawJson3)
+    console.log(`  update check (25 % rollout, a new deviceId per request)  miniship ${median(results.update).toFixed(0)} req/s   raw ${median(results.rawJson3).toFixed(0)} req/s   ratio ${updateRatio.toFixed(2)} (target ≥ 0.70)`)
+    console.log(`    per round: miniship ${rps(results.update)}; raw ${rps(results.rawJson3)} req/s`)
     const bareRatio = median(results.bareInstall) / median(results.rawJson)
     console.log(`  diagnosis: install info through Elysia's router without the request log (what serve's native route avoids) ${median(results.bareInstall).toFixed(0)} req/s, ratio ${bareRatio.toFixed(2)}`)
   }
@@ -259,24 +299,18 @@ try {
   }
   const on = await startMiniship(copies.on, [])
   const off = await startMiniship(copies.off, ['--insights', 'off'])
-  const releaseInstall = (serverBase: string) => `${serverBase}/api/mini-apps/access/apps/com.example.bench/release/install`
-  const updatePath = '/api/mini-apps/access/apps/com.example.bench/update?platform=ios&currentVersion=1.0.0&deviceId=device-'
-  // every request another of 2,000 device ids, as a fleet's checks arrive
-  writeFileSync(
-    join(work, 'devices.lua'),
-    `local n = 0\nrequest = function()\n  n = (n + 1) % 2000\n  return wrk.format(nil, "${updatePath}" .. n)\nend\n${wrkReport}`,
-  )
+  const sideUrls = (side: string) => ({ release: releaseUrl.replace(base, side), update: updateUrl.replace(base, side) })
   for (const side of [on, off]) {
-    await load(releaseInstall(side), 16)
-    await load(`${side}${updatePath}0`, 16, 'devices.lua')
+    await load(sideUrls(side).release, 16)
+    await load(sideUrls(side).update, 16, 'devices.lua')
   }
-  const counting = { installOn: [] as number[], installOff: [] as number[], updateOn: [] as number[], updateOff: [] as number[] }
+  const counting = { releaseOn: [] as number[], releaseOff: [] as number[], updateOn: [] as number[], updateOff: [] as number[] }
   for (let round = 1; round <= rounds; round++) {
     const pairs: [() => Promise<void>, () => Promise<void>][] = [
-      [async () => void counting.installOn.push((await load(releaseInstall(on), 32)).requestsPerSecond), async () => void counting.installOff.push((await load(releaseInstall(off), 32)).requestsPerSecond)],
+      [async () => void counting.releaseOn.push((await load(sideUrls(on).release, 32)).requestsPerSecond), async () => void counting.releaseOff.push((await load(sideUrls(off).release, 32)).requestsPerSecond)],
       [
-        async () => void counting.updateOn.push((await load(`${on}${updatePath}0`, 32, 'devices.lua')).requestsPerSecond),
-        async () => void counting.updateOff.push((await load(`${off}${updatePath}0`, 32, 'devices.lua')).requestsPerSecond),
+        async () => void counting.updateOn.push((await load(sideUrls(on).update, 32, 'devices.lua')).requestsPerSecond),
+        async () => void counting.updateOff.push((await load(sideUrls(off).update, 32, 'devices.lua')).requestsPerSecond),
       ],
     ]
     for (const [first, second] of pairs) {
@@ -292,9 +326,9 @@ try {
   }
   const perRound = (values: number[]) => values.map((value) => value.toFixed(0)).join(', ')
   console.log(`insights benchmark: ${rounds} alternating rounds of ${seconds} s each, wrk -t1 -c32, medians; counting on vs --insights off`)
-  console.log(`  release install info  on ${median(counting.installOn).toFixed(0)} req/s   off ${median(counting.installOff).toFixed(0)} req/s   ratio ${(median(counting.installOn) / median(counting.installOff)).toFixed(2)} (target ≥ 0.95)`)
-  console.log(`    per round: on ${perRound(counting.installOn)}; off ${perRound(counting.installOff)} req/s`)
-  console.log(`  update check (up to date, 2,000 device ids)  on ${median(counting.updateOn).toFixed(0)} req/s   off ${median(counting.updateOff).toFixed(0)} req/s   ratio ${(median(counting.updateOn) / median(counting.updateOff)).toFixed(2)} (target ≥ 0.95)`)
+  console.log(`  release install (no deviceId)  on ${median(counting.releaseOn).toFixed(0)} req/s   off ${median(counting.releaseOff).toFixed(0)} req/s   ratio ${(median(counting.releaseOn) / median(counting.releaseOff)).toFixed(2)} (target ≥ 0.95)`)
+  console.log(`    per round: on ${perRound(counting.releaseOn)}; off ${perRound(counting.releaseOff)} req/s`)
+  console.log(`  update check (25 % rollout, a new deviceId per request)  on ${median(counting.updateOn).toFixed(0)} req/s   off ${median(counting.updateOff).toFixed(0)} req/s   ratio ${(median(counting.updateOn) / median(counting.updateOff)).toFixed(2)} (target ≥ 0.95)`)
   console.log(`    per round: on ${perRound(counting.updateOn)}; off ${perRound(counting.updateOff)} req/s`)
 } finally {
   cleanUp()
