@@ -1,5 +1,4 @@
 // Insight rules: writing the counters (one transaction per flush), device events, pruning, and the per-miniapp report.
-import { createHmac } from 'node:crypto'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
 import type { Clock } from '../../ids'
@@ -38,6 +37,10 @@ export interface DeviceEventInput {
   at?: string
 }
 
+const deviceRowsPerStatement = 100
+/** Device ids already written today, per version, so each flush writes only new ones; past this many the memory is let go. */
+const writtenDeviceLimit = 500_000
+
 const countColumns = ['install_infos', 'update_checks', 'downloads', 'installed', 'launched', 'failed', 'rolled_back'] as const
 
 function prepareStatements(db: Db) {
@@ -49,6 +52,10 @@ function prepareStatements(db: Db) {
        ON CONFLICT (version_id, day, platform, channel) DO UPDATE SET ${countColumns.map((column) => `${column} = ${column} + excluded.${column}`).join(', ')}`,
     ),
     insertDevice: client.prepare<unknown, [string, string, string, string]>('INSERT OR IGNORE INTO insight_devices (version_id, day, device_hash, mini_app_id) VALUES (?, ?, ?, ?)'),
+    // a hundred rows per statement: a fleet's first check of the day brings many new devices at once
+    insertDevices: client.prepare<unknown, string[]>(
+      `INSERT OR IGNORE INTO insight_devices (version_id, day, device_hash, mini_app_id) VALUES ${Array.from({ length: deviceRowsPerStatement }, () => '(?, ?, ?, ?)').join(', ')}`,
+    ),
     insertFailure: client.prepare<unknown, [string, string, string, string, string]>('INSERT INTO insight_failures (version_id, mini_app_id, platform, message, at) VALUES (?, ?, ?, ?, ?)'),
     trimFailures: client.prepare<unknown, [string, string, number]>(
       'DELETE FROM insight_failures WHERE version_id = ? AND id NOT IN (SELECT id FROM insight_failures WHERE version_id = ? ORDER BY id DESC LIMIT ?)',
@@ -104,9 +111,49 @@ export function createInsightsService(deps: InsightsDeps) {
   })
 
   /** HMAC-SHA256 of a device id, 128 bits in base64url: enough to tell devices apart, useless to find one. */
-  const hashDevice = (deviceId: string) => createHmac('sha256', deps.key).update(deviceId).digest('base64url').slice(0, 22)
+  const keyedHasher = new Bun.CryptoHasher('sha256', deps.key)
+  const hashDevice = (deviceId: string) => keyedHasher.copy().update(deviceId).digest('base64url').slice(0, 22)
 
-  function write(batches: DayBatch[]): void {
+  // `${day}\u0000${versionId}` → device ids written that day (in memory only, like the pending ones)
+  let writtenDevices = new Map<string, Set<string>>()
+  let writtenDeviceCount = 0
+  let writtenDay = ''
+
+  /** Writes the device rows of one version and day, a hundred per statement; answers the ids written. */
+  function writeDevices(versionId: string, miniAppId: string, day: string, devices: Set<string>): string[] {
+    const written = writtenDevices.get(`${day}\u0000${versionId}`)
+    const fresh = written ? [...devices].filter((deviceId) => !written.has(deviceId)) : [...devices]
+    let at = 0
+    for (; at + deviceRowsPerStatement <= fresh.length; at += deviceRowsPerStatement) {
+      const values: string[] = []
+      for (let index = at; index < at + deviceRowsPerStatement; index++) values.push(versionId, day, hashDevice(fresh[index]!), miniAppId)
+      statements.insertDevices.run(...values)
+    }
+    for (; at < fresh.length; at++) statements.insertDevice.run(versionId, day, hashDevice(fresh[at]!), miniAppId)
+    return fresh
+  }
+
+  /** After a commit: remember what was written, so the next flush skips it (yesterday's are dropped). */
+  function rememberWritten(written: { key: string; day: string; devices: string[] }[]): void {
+    for (const { key, day, devices } of written) {
+      if (day !== writtenDay) {
+        if (day < writtenDay) continue
+        writtenDevices = new Map()
+        writtenDeviceCount = 0
+        writtenDay = day
+      }
+      if (writtenDeviceCount + devices.length > writtenDeviceLimit) {
+        writtenDevices = new Map()
+        writtenDeviceCount = 0
+      }
+      let set = writtenDevices.get(key)
+      if (!set) writtenDevices.set(key, (set = new Set()))
+      for (const deviceId of devices) set.add(deviceId)
+      writtenDeviceCount += devices.length
+    }
+  }
+
+  function write(batches: DayBatch[], written: { key: string; day: string; devices: string[] }[]): void {
     const touchedByFailures = new Set<string>()
     for (const batch of batches) {
       for (const slot of batch.slots.values()) {
@@ -118,7 +165,7 @@ export function createInsightsService(deps: InsightsDeps) {
             statements.upsertCount.run(versionId, batch.day, platform, channel, miniAppId, cell.installInfos, cell.updateChecks, cell.downloads, cell.installed, cell.launched, cell.failed, cell.rolledBack)
           })
         }
-        for (const deviceId of slot.devices) statements.insertDevice.run(versionId, batch.day, hashDevice(deviceId), miniAppId)
+        if (slot.devices.size > 0) written.push({ key: `${batch.day}\u0000${versionId}`, day: batch.day, devices: writeDevices(versionId, miniAppId, batch.day, slot.devices) })
       }
       for (const failure of batch.failures) {
         statements.insertFailure.run(failure.versionId, failure.miniAppId, failure.platform, failure.message, failure.at)
@@ -135,8 +182,10 @@ export function createInsightsService(deps: InsightsDeps) {
   function flush(): void {
     if (!counters.pending()) return
     const batches = counters.drain()
+    const written: { key: string; day: string; devices: string[] }[] = []
     try {
-      db.$client.transaction(() => write(batches))()
+      db.$client.transaction(() => write(batches, written))()
+      rememberWritten(written)
       counters.totals.flushes++
     } catch (error) {
       counters.restore(batches)
