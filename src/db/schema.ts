@@ -194,16 +194,19 @@ export const insightCounts = sqliteTable(
   (table) => [primaryKey({ columns: [table.versionId, table.day, table.platform, table.channel] }), index('insight_counts_app_day').on(table.miniAppId, table.day)],
 )
 
-/** Distinct devices seen per version and UTC day; `device_hash` is an HMAC of the device id, never the id. Kept 90 days. */
+/**
+ * Distinct devices seen per version and UTC day; `device_hash` is an HMAC of the device id, never
+ * the id. Kept 90 days. Only the primary key, no other index: a new device is one write into one
+ * B-tree (a miniapp's rows are found through its versions' ids).
+ */
 export const insightDevices = sqliteTable(
   'insight_devices',
   {
     versionId: text('version_id').notNull(),
     day: text('day').notNull(),
     deviceHash: text('device_hash').notNull(),
-    miniAppId: text('mini_app_id').notNull(),
   },
-  (table) => [primaryKey({ columns: [table.versionId, table.day, table.deviceHash] }), index('insight_devices_app_day').on(table.miniAppId, table.day)],
+  (table) => [primaryKey({ columns: [table.versionId, table.day, table.deviceHash] })],
 )
 
 /** The last failure messages devices reported, a bounded number per version. */

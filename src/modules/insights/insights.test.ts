@@ -187,7 +187,7 @@ describe('device events', () => {
       expect(hash).toMatch(/^[A-Za-z0-9_-]{22}$/)
     }
     // nothing anywhere in the database holds the id as sent
-    const dump = client.query<{ value: string }, []>("SELECT group_concat(device_hash || mini_app_id || version_id, '|') AS value FROM insight_devices").get()!.value
+    const dump = client.query<{ value: string }, []>("SELECT group_concat(device_hash || version_id || day, '|') AS value FROM insight_devices").get()!.value
     expect(dump).not.toContain(deviceId)
     // the key is a file of the data directory only its owner reads
     expect(statSync(setup.context.dataDir.paths.insightsKey).mode & 0o777).toBe(0o600)

@@ -148,7 +148,7 @@ export function renderMetrics(deps: MetricsDeps): string {
   const today = utcDay(deps.clock())
   const devices = client
     .query<{ appId: string; devices: number }, [string]>(
-      'SELECT m.app_id AS appId, count(DISTINCT d.device_hash) AS devices FROM insight_devices d JOIN mini_apps m ON m.id = d.mini_app_id WHERE d.day = ? GROUP BY m.app_id ORDER BY m.app_id',
+      'SELECT m.app_id AS appId, count(DISTINCT d.device_hash) AS devices FROM versions v JOIN insight_devices d ON d.version_id = v.id AND d.day = ? JOIN mini_apps m ON m.id = v.mini_app_id GROUP BY m.app_id ORDER BY m.app_id',
     )
     .all(today)
   metric(lines, 'miniship_active_devices', 'gauge', 'Distinct devices seen today (UTC), by miniapp.', devices.map((row) => [`app_id="${labelValue(row.appId)}"`, row.devices]))
