@@ -46,13 +46,10 @@ const now = '2026-11-22T10:00:00.000Z'
 function addVersion(opened: OpenedDataDir, miniAppId: string, version: string, label: string, id = `v-${label}`): string[] {
   const files = ['bundle-ios', 'bundle-android', 'manifest', 'assets-ios', 'assets-android'].map((file) => putBlob(opened, `${label}-${file}`))
   opened.db.$client
-    .query(
-      `INSERT INTO versions (id, mini_app_id, version, build_number, release_type, status, created_at, updated_at,
-        bundle_ios_sha256, bundle_ios_size, bundle_android_sha256, bundle_android_size, manifest_sha256, manifest_size,
-        assets_ios_sha256, assets_ios_size, assets_android_sha256, assets_android_size)
-       VALUES (?, ?, ?, 1, 'RELEASE', 'DRAFT', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(id, miniAppId, version, now, now, ...files.flatMap((file) => [file.sha256, file.size]))
+    .query(`INSERT INTO versions (id, mini_app_id, version, build_number, release_type, status, created_at, updated_at) VALUES (?, ?, ?, 1, 'RELEASE', 'DRAFT', ?, ?)`)
+    .run(id, miniAppId, version, now, now)
+  const kinds = ['bundleIos', 'bundleAndroid', 'manifest', 'assetsIos', 'assetsAndroid']
+  files.forEach((file, index) => opened.db.$client.query('INSERT INTO version_files (version_id, kind, sha256, size) VALUES (?, ?, ?, ?)').run(id, kinds[index]!, file.sha256, file.size))
   return files.map((file) => file.sha256)
 }
 

@@ -9,14 +9,10 @@ import { blobPath } from './index'
 
 const sha256Pattern = /^[0-9a-f]{64}$/
 
-/** The five `<file>_sha256` columns of `versions`: every reference a row makes to the blob store. */
-export const versionFileHashColumns = ['bundle_ios_sha256', 'bundle_android_sha256', 'manifest_sha256', 'assets_ios_sha256', 'assets_android_sha256'] as const
-
-/** Every blob hash some version row refers to. */
+/** Every blob hash some version refers to (the `version_files` table holds every reference to the blob store). */
 export function referencedBlobs(database: Database): Set<string> {
   const referenced = new Set<string>()
-  const select = versionFileHashColumns.map((column) => `SELECT ${column} AS sha256 FROM versions`).join(' UNION ')
-  for (const row of database.query(select).all() as { sha256: string }[]) referenced.add(row.sha256)
+  for (const row of database.query('SELECT DISTINCT sha256 FROM version_files').all() as { sha256: string }[]) referenced.add(row.sha256)
   return referenced
 }
 

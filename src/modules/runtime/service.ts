@@ -1,6 +1,6 @@
 // Runtime download rules (decisions §6, §9, §10): who may fetch which version, install info, release-stable files, the update check, and their caches.
 import { eq, sql } from 'drizzle-orm'
-import { miniApps, versions } from '../../db/schema'
+import { miniApps, versionFiles, versions } from '../../db/schema'
 import type { Db } from '../../db/open'
 import type { Config } from '../../config'
 import type { Clock } from '../../ids'
@@ -14,7 +14,6 @@ import { channelExists, channelNotFound, defaultChannel, isChannelName, liveRele
 import { decideRelease, type Decision, type LiveRelease } from '../channels/decide'
 import { versionPattern } from '../versions/model'
 import { releaseCacheControl, type FileKind, type StoredFile } from './files'
-import { filesOf } from '../versions/service'
 import type { CountSubject } from '../insights/counters'
 import { downloadUrls, fileBase, releaseUrls, routeUrl, scopePath, type DownloadUrls, type Platform, isPlatform } from './urls'
 
@@ -51,16 +50,6 @@ const versionColumns = {
   status: versions.status,
   buildNumber: versions.buildNumber,
   updatedAt: versions.updatedAt,
-  bundleIosSha256: versions.bundleIosSha256,
-  bundleIosSize: versions.bundleIosSize,
-  bundleAndroidSha256: versions.bundleAndroidSha256,
-  bundleAndroidSize: versions.bundleAndroidSize,
-  manifestSha256: versions.manifestSha256,
-  manifestSize: versions.manifestSize,
-  assetsIosSha256: versions.assetsIosSha256,
-  assetsIosSize: versions.assetsIosSize,
-  assetsAndroidSha256: versions.assetsAndroidSha256,
-  assetsAndroidSize: versions.assetsAndroidSize,
   appId: miniApps.appId,
   appName: miniApps.name,
   currentReleaseVersionId: miniApps.currentReleaseVersionId,
@@ -83,10 +72,11 @@ function prepareQueries(db: Db) {
       .where(eq(versions.id, sql.placeholder('id')))
       .prepare(),
     appByAppId: db.select(appColumns).from(miniApps).where(eq(miniApps.appId, sql.placeholder('appId'))).prepare(),
+    filesOf: db.select({ kind: versionFiles.kind, sha256: versionFiles.sha256, size: versionFiles.size }).from(versionFiles).where(eq(versionFiles.versionId, sql.placeholder('id'))).prepare(),
   }
 }
 
-export type VersionFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['byVersionId']['get']>>
+export type VersionFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['byVersionId']['get']>> & { files: Record<FileKind, FileInfo> }
 type AppFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['appByAppId']['get']>>
 
 /** A live release of a channel with the facts of its version. */
@@ -237,7 +227,12 @@ export function createRuntimeService(deps: RuntimeDeps) {
     freshen()
     let facts = factsById.get(versionId)
     if (facts === undefined) {
-      facts = queries.byVersionId.get({ id: versionId }) ?? null
+      const row = queries.byVersionId.get({ id: versionId })
+      if (row) {
+        const files = {} as Record<FileKind, FileInfo>
+        for (const file of queries.filesOf.all({ id: versionId })) files[file.kind] = { size: file.size, sha256: file.sha256 }
+        facts = { ...row, files }
+      } else facts = null
       factsById.set(versionId, facts)
     }
     return facts
@@ -338,7 +333,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
       releaseType: facts.releaseType,
       routeUrl: routeUrl(config, facts.appId),
       ...urls,
-      files: filesOf(facts),
+      files: facts.files,
     }
   }
 
@@ -369,7 +364,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
   }
 
   function storedFile(facts: VersionFacts, kind: FileKind, cacheControl?: string): StoredFile {
-    const info = filesOf(facts)[kind]
+    const info = facts.files[kind]
     return { kind, path: blobPath(deps.paths, info.sha256), sha256: info.sha256, size: info.size, published: facts.status === 'PUBLISHED', cacheControl, version: facts }
   }
 

@@ -123,12 +123,7 @@ export interface MetricsDeps {
 }
 
 /** Distinct stored files and their bytes: the blob store's size without walking it (works for any store). */
-const blobBytesQuery = `SELECT count(*) AS files, coalesce(sum(size), 0) AS bytes FROM (
-  SELECT bundle_ios_sha256 AS sha256, bundle_ios_size AS size FROM versions
-  UNION SELECT bundle_android_sha256, bundle_android_size FROM versions
-  UNION SELECT manifest_sha256, manifest_size FROM versions
-  UNION SELECT assets_ios_sha256, assets_ios_size FROM versions
-  UNION SELECT assets_android_sha256, assets_android_size FROM versions)`
+const blobBytesQuery = 'SELECT count(*) AS files, coalesce(sum(size), 0) AS bytes FROM (SELECT DISTINCT sha256, size FROM version_files)'
 
 export function renderMetrics(deps: MetricsDeps): string {
   deps.flushInsights()

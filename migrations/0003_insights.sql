@@ -1,5 +1,5 @@
 -- insight_counts and insight_devices are WITHOUT ROWID (added by hand: drizzle cannot say it): their
--- primary key is the only lookup, so one B-tree instead of a table and an index halves a flush's writes.
+-- primary key is their only lookup, so a row is one B-tree write instead of a table's and an index's.
 CREATE TABLE `insight_counts` (
 	`version_id` text NOT NULL,
 	`day` text NOT NULL,
@@ -21,11 +21,9 @@ CREATE TABLE `insight_devices` (
 	`version_id` text NOT NULL,
 	`day` text NOT NULL,
 	`device_hash` text NOT NULL,
-	`mini_app_id` text NOT NULL,
 	PRIMARY KEY(`version_id`, `day`, `device_hash`)
 ) WITHOUT ROWID;
 --> statement-breakpoint
-CREATE INDEX `insight_devices_app_day` ON `insight_devices` (`mini_app_id`,`day`);--> statement-breakpoint
 CREATE TABLE `insight_failures` (
 	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`version_id` text NOT NULL,
