@@ -1,5 +1,7 @@
 // Configuration: flags > MINISHIP_* environment > defaults, validated once into a typed object.
 import { resolve } from 'node:path'
+import { isIPv4 } from 'node:net'
+import { defaultArchiveLimits, type ArchiveLimits } from './modules/versions/archive'
 
 export interface RateLimits {
   /** requests per minute per client address */
@@ -7,6 +9,10 @@ export interface RateLimits {
   register: number
   cliSessionCreate: number
   cliSessionPoll: number
+  /** approvals of device sign-ins, per user and per client address */
+  cliSessionApprove: number
+  /** members added by an email no account has (each one tells the caller so), per user and per address */
+  memberUnknownEmail: number
   /** POST /api/mini-apps/access/events: devices behind one NAT share an address, so it is generous */
   events: number
 }
@@ -37,6 +43,8 @@ export interface Config {
   insightsFlushSeconds: number
   /** a Bearer token that may read /api/metrics besides administrators' access tokens */
   metricsToken: string | null
+  /** what an uploaded assets archive may hold */
+  archiveLimits: ArchiveLimits
 }
 
 /** A bad configuration value: the CLI prints the message as one line and exits 2. */
@@ -59,6 +67,9 @@ export interface ConfigFlags {
   insights?: string
   insightsFlush?: string
   metricsToken?: string
+  archiveMaxEntries?: string
+  archiveMaxUnpackedMb?: string
+  archiveMaxRatio?: string
 }
 
 const settings = {
@@ -77,6 +88,9 @@ const settings = {
   insights: { env: 'MINISHIP_INSIGHTS', flag: '--insights', fallback: 'on' },
   insightsFlush: { env: 'MINISHIP_INSIGHTS_FLUSH', flag: '--insights-flush', fallback: '5s' },
   metricsToken: { env: 'MINISHIP_METRICS_TOKEN', flag: '--metrics-token', fallback: '' },
+  archiveMaxEntries: { env: 'MINISHIP_ARCHIVE_MAX_ENTRIES', flag: '--archive-max-entries', fallback: String(defaultArchiveLimits.maxEntries) },
+  archiveMaxUnpackedMb: { env: 'MINISHIP_ARCHIVE_MAX_UNPACKED_MB', flag: '--archive-max-unpacked-mb', fallback: String(defaultArchiveLimits.maxUnpackedBytes / 1024 / 1024) },
+  archiveMaxRatio: { env: 'MINISHIP_ARCHIVE_MAX_RATIO', flag: '--archive-max-ratio', fallback: String(defaultArchiveLimits.maxCompressionRatio) },
 } as const satisfies Record<keyof ConfigFlags, { env: string; flag: string; fallback: string }>
 
 /** Seconds in a duration such as `30d`, `12h`, `15m`, `45s`; null when it is not one. */
@@ -88,10 +102,18 @@ export function parseDuration(text: string): number | null {
   return seconds > 0 ? seconds : null
 }
 
-const defaultRateLimits: RateLimits = { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, events: 300 }
-const rateLimitNames: Record<string, keyof RateLimits> = { login: 'login', register: 'register', 'cli-create': 'cliSessionCreate', 'cli-poll': 'cliSessionPoll', events: 'events' }
+export const defaultRateLimits: RateLimits = { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10, events: 300 }
+const rateLimitNames: Record<string, keyof RateLimits> = {
+  login: 'login',
+  register: 'register',
+  'cli-create': 'cliSessionCreate',
+  'cli-poll': 'cliSessionPoll',
+  'cli-approve': 'cliSessionApprove',
+  'member-unknown': 'memberUnknownEmail',
+  events: 'events',
+}
 
-/** "login=20,cli-poll=120" over the defaults; the names are login, register, cli-create, cli-poll, events. */
+/** "login=20,cli-poll=120" over the defaults; the names are login, register, cli-create, cli-poll, cli-approve, member-unknown, events. */
 export function parseRateLimits(name: string, value: string): RateLimits {
   const limits = { ...defaultRateLimits }
   if (value.trim() === '') return limits
@@ -99,11 +121,17 @@ export function parseRateLimits(name: string, value: string): RateLimits {
     const match = /^\s*([a-z-]+)\s*=\s*(\d{1,6})\s*$/.exec(part)
     const key = match && rateLimitNames[match[1]!]
     if (!match || !key || Number(match[2]) < 1) {
-      throw new ConfigError(`${name} must be a list such as login=10,register=10,cli-create=10,cli-poll=60,events=300 (requests per minute per client address, at least 1), got "${value}"`)
+      throw new ConfigError(`${name} must be a list such as login=10,register=10,cli-create=10,cli-poll=60,cli-approve=10,member-unknown=10,events=300 (requests per minute per client address, at least 1), got "${value}"`)
     }
     limits[key] = Number(match[2])
   }
   return limits
+}
+
+function wholeNumber(name: string, value: string, what: string): number {
+  const number = Number(value)
+  if (!/^\d{1,9}$/.test(value) || number < 1) throw new ConfigError(`${name} must be a whole number of ${what} of at least 1, got "${value}"`)
+  return number
 }
 
 function onOff(name: string, value: string): boolean {
@@ -150,6 +178,11 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   if (!/^[A-Za-z0-9.:\-[\]]+$/.test(host.value)) {
     throw new ConfigError(`${host.name} must be an IP address or host name, got "${host.value}"`)
   }
+  // No host name is all digits and dots, so such a value is an IPv4 address or a mistake. Left to
+  // the resolver, a mistake like 999.1.1.1 fails differently from one machine to the next.
+  if (/^[\d.]+$/.test(host.value) && !isIPv4(host.value)) {
+    throw new ConfigError(`${host.name} must be an IP address or host name, got "${host.value}" (not an IPv4 address: four numbers from 0 to 255)`)
+  }
 
   const registration = pick('registration')
   if (registration.value !== 'open' && registration.value !== 'closed') {
@@ -193,6 +226,9 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   if (metricsToken.value !== '' && !/^[\x21-\x7e]{16,256}$/.test(metricsToken.value)) {
     throw new ConfigError(`${metricsToken.name} must be 16 to 256 printable characters without spaces (a scraper sends it as a Bearer token)`)
   }
+  const archiveMaxEntries = pick('archiveMaxEntries')
+  const archiveMaxUnpackedMb = pick('archiveMaxUnpackedMb')
+  const archiveMaxRatio = pick('archiveMaxRatio')
 
   return {
     dataDir: resolve(dataDir.value),
@@ -214,5 +250,10 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
     insights: onOff(insights.name, insights.value),
     insightsFlushSeconds,
     metricsToken: metricsToken.value === '' ? null : metricsToken.value,
+    archiveLimits: {
+      maxEntries: wholeNumber(archiveMaxEntries.name, archiveMaxEntries.value, 'entries'),
+      maxUnpackedBytes: wholeNumber(archiveMaxUnpackedMb.name, archiveMaxUnpackedMb.value, 'megabytes') * 1024 * 1024,
+      maxCompressionRatio: wholeNumber(archiveMaxRatio.name, archiveMaxRatio.value, 'times'),
+    },
   }
 }

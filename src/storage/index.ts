@@ -103,7 +103,7 @@ export function createBlobStore(paths: Pick<DataDirPaths, 'blobs' | 'tmp'>): Blo
           return { sha256: file.sha256, created: false }
         }
         const directory = join(paths.blobs, 'sha256', file.sha256.slice(0, 2))
-        await mkdir(directory, { recursive: true })
+        await mkdir(directory, { recursive: true, mode: 0o700 })
         await rename(file.path, target)
         fsyncPath(directory)
         return { sha256: file.sha256, created: true }

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { statSync } from 'node:fs'
 import { createTestContext, type TestContext } from '../../test-support'
-import type { Config } from '../../config'
+import { defaultRateLimits, type Config } from '../../config'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../versions/test-fixtures'
 import { resolveUrl } from '../runtime/test-runtime'
 import { createTokenService } from '../auth/tokens'
@@ -255,7 +255,7 @@ describe('device events', () => {
 })
 
 test('events are rate-limited per client address: 429 with Retry-After', async () => {
-  const setup = await setUp({ rateLimit: true, trustProxy: true, rateLimits: { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, events: 3 } })
+  const setup = await setUp({ rateLimit: true, trustProxy: true, rateLimits: { ...defaultRateLimits, events: 3 } })
   try {
     const version = await publishedVersion(setup, '1.0.0')
     const one = [{ appId: setup.appId, versionId: version.id, platform: 'android', event: 'launched' }]

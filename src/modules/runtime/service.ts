@@ -73,6 +73,7 @@ function prepareQueries(db: Db) {
       .prepare(),
     appByAppId: db.select(appColumns).from(miniApps).where(eq(miniApps.appId, sql.placeholder('appId'))).prepare(),
     filesOf: db.select({ kind: versionFiles.kind, sha256: versionFiles.sha256, size: versionFiles.size }).from(versionFiles).where(eq(versionFiles.versionId, sql.placeholder('id'))).prepare(),
+    userStatus: db.$client.query<{ status: string }, [string]>('SELECT status FROM users WHERE id = ?'),
   }
 }
 
@@ -271,7 +272,13 @@ export function createRuntimeService(deps: RuntimeDeps) {
     if (token === undefined) return null
     const claims = downloadTokens.get(token)
     if (!claims || claims.vid !== versionId || (claims.exp !== undefined && claims.exp * 1000 <= clock())) return null
+    if (claims.uid !== undefined && !holderActive(claims.uid)) return null
     return versionFacts(versionId)
+  }
+
+  /** Whether the user a draft's link was handed to is still active (read every time: status changes on its own). */
+  function holderActive(userId: string): boolean {
+    return queries.userStatus.get(userId)?.status === 'ACTIVE'
   }
 
   /**
@@ -298,6 +305,9 @@ export function createRuntimeService(deps: RuntimeDeps) {
       if (verified.claims.vid !== versionId) {
         throw new AppError(403, 'TOKEN_WRONG_VERSION', `This download token is for another version, not ${versionId}`)
       }
+      if (verified.claims.uid !== undefined && !holderActive(verified.claims.uid)) {
+        throw new AppError(401, 'TOKEN_REVOKED', 'This download link was handed to an account that is no longer active; ask a member for a new link')
+      }
       if (downloadTokens.size >= cacheLimit) downloadTokens.clear()
       downloadTokens.set(token, verified.claims)
       const facts = versionFacts(versionId)
@@ -316,11 +326,11 @@ export function createRuntimeService(deps: RuntimeDeps) {
    * carry that same token rather than a fresh one: otherwise a link could renew itself forever, and
    * a removed member or a disabled user's tester would keep access to drafts by polling.
    */
-  async function buildInstallInfo(facts: VersionFacts, files: string, presented?: string): Promise<InstallInfo> {
+  async function buildInstallInfo(facts: VersionFacts, files: string, presented?: string, issuedTo?: string): Promise<InstallInfo> {
     const published = facts.status === 'PUBLISHED'
     const token = published
       ? await tokens.signDownload(facts.id, null)
-      : (presented ?? (await tokens.signDownload(facts.id, clock() + config.downloadTokenTtlSeconds * 1000)))
+      : (presented ?? (await tokens.signDownload(facts.id, clock() + config.downloadTokenTtlSeconds * 1000, issuedTo)))
     return installInfoOf(facts, downloadUrls(files, facts.id, token))
   }
 
@@ -348,10 +358,11 @@ export function createRuntimeService(deps: RuntimeDeps) {
     return cached.json
   }
 
-  async function installJson(facts: VersionFacts, files: string, presented?: string): Promise<SerialisedJson> {
+  /** `issuedTo`: the user whose access token asked, named in a draft's fresh download token. */
+  async function installJson(facts: VersionFacts, files: string, presented?: string, issuedTo?: string): Promise<SerialisedJson> {
     const cached = cachedInstallJson(facts, files)
     if (cached) return cached
-    const json = serialise(await buildInstallInfo(facts, files, presented))
+    const json = serialise(await buildInstallInfo(facts, files, presented, issuedTo))
     json.version = facts
     // drafts get a fresh expiring token on every request; only published versions are kept
     if (facts.status === 'PUBLISHED') {
@@ -426,7 +437,8 @@ export function createRuntimeService(deps: RuntimeDeps) {
       if (cached) return cached
       return authorise(versionId, token).then(async (found) => {
         const verified = token ? await tokens.verify(token) : null
-        return installJson(found, files, verified?.ok && verified.kind === 'download' ? token : undefined)
+        if (verified?.ok && verified.kind === 'download') return installJson(found, files, token)
+        return installJson(found, files, undefined, verified?.ok && verified.kind === 'access' ? verified.claims.sub : undefined)
       })
     },
 
@@ -482,7 +494,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
       if (!canSeeMiniApp(db, user, app.id)) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${appId.slice(0, 64)} not found`)
       const facts = app.currentExperienceVersionId ? versionFacts(app.currentExperienceVersionId) : null
       if (!facts) throw new AppError(404, 'EXPERIENCE_NOT_FOUND', `Mini app ${appId} has no experience version yet; upload one`)
-      return installJson(facts, files)
+      return installJson(facts, files, undefined, user.id)
     },
 
     /** A file of the release a device gets (release-stable URLs, public): short-cached, revalidated by ETag. */

@@ -12,6 +12,7 @@ import type { TokenService } from '../auth/tokens'
 import { memberRole, miniAppRecord, requireVisibleMiniApp, toMiniAppRecord, userSummaries, type Caller, type MemberRole, type MiniAppRecord, type UserSummary } from '../miniapps/service'
 import { nextStatus, refusals, type VersionAction, type VersionStatus } from './lifecycle'
 import { checkAssetsArchive } from './archive'
+import { isCleanText } from '../../http/text'
 import { discardUpload, fileFields, type FileField, type ReceivedUpload } from './upload'
 import { releaseTypes, versionPattern, type ReleaseType } from './model'
 import { checkManifest, type UploadWarning } from './manifest'
@@ -149,6 +150,7 @@ function checkUploadForm(received: ReceivedUpload): UploadInput {
   const channel = fields.channel?.trim() || defaultChannel
   const changelog = fields.changelog?.trim() || null
   if (changelog !== null && changelog.length > 10_000) throw badField('VALIDATION_ERROR', 'changelog', 'must be at most 10000 characters')
+  if (changelog !== null && !isCleanText(changelog, true)) throw badField('VALIDATION_ERROR', 'changelog', 'must not hold control characters (line breaks and tabs are fine)')
   for (const field of fileFields) {
     if (!files[field]) throw badField('MISSING_FILE', field, 'is required: send all five files (bundleIos, bundleAndroid, manifest, assetsIos, assetsAndroid)')
   }
@@ -188,7 +190,7 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
       input.files.manifest = file
     }
     for (const [field, platform] of [['assetsIos', 'ios'], ['assetsAndroid', 'android']] as const) {
-      const problem = await checkAssetsArchive(input.files[field].path, platform)
+      const problem = await checkAssetsArchive(input.files[field].path, platform, deps.config.archiveLimits)
       if (problem) throw badField('INVALID_ARCHIVE', field, problem)
     }
     // Refuse a published version string before its files reach the store (checked again below).
@@ -509,7 +511,8 @@ export async function getWorkspace(
   for (const row of versionRows) {
     // Published versions get the stable, non-expiring token a CDN can cache (decisions §6).
     const expiresAt = row.status === 'PUBLISHED' ? null : clock() + config.downloadTokenTtlSeconds * 1000
-    const token = await tokens.signDownload(row.id, expiresAt)
+    // a draft's link names the viewer it is handed to: it stops working when they are disabled
+    const token = await tokens.signDownload(row.id, expiresAt, expiresAt === null ? undefined : user.id)
     const install = installUrl(base, row.id, token)
     accessLinks.push({ versionId: row.id, version: row.version, installUrl: install, deepLink: deepLink(config, row.id, install), expiresAt: expiresAt === null ? null : new Date(Math.floor(expiresAt / 1000) * 1000).toISOString() })
   }
