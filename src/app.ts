@@ -20,6 +20,8 @@ import { createInsightsService, type InsightsService } from './modules/insights/
 import { eventsBodyLimitBytes } from './modules/insights/model'
 import { createRequestMetrics, type RequestMetrics } from './modules/system/metrics'
 import { readOrCreateInsightsKey } from './data-dir'
+import { apiKeyRoutes } from './modules/api-keys'
+import { createApiKeyAuthenticator, type ApiKeyAuthenticator } from './modules/api-keys/service'
 import { channelRoutes } from './modules/channels'
 import { setupRoutes } from './modules/setup'
 import { createSetupGate, type SetupGate } from './modules/setup/service'
@@ -45,6 +47,8 @@ export interface AppDeps {
   tokens: TokenService
   rateLimiter: RateLimiter
   guard: ReturnType<typeof createGuard>
+  /** API keys as callers: the guard and the runtime's `?token=` use it */
+  apiKeys: ApiKeyAuthenticator
   startedAt: number
   /** the in-memory counters of what phones do, and the report built from them */
   insights: InsightsService
@@ -91,6 +95,7 @@ export function checkRequestBody(request: Request, config: Config): void {
 export function createApp(input: AppInput) {
   const clock = input.clock ?? systemClock
   const tokens = createTokenService(input.secret, clock, input.config.tokenTtlSeconds)
+  const apiKeys = createApiKeyAuthenticator({ db: input.db, clock })
   const deps: AppDeps = {
     config: input.config,
     db: input.db,
@@ -99,7 +104,8 @@ export function createApp(input: AppInput) {
     log: input.log ?? ((line) => console.log(line)),
     tokens,
     rateLimiter: createRateLimiter(clock, input.config.rateLimit),
-    guard: createGuard(input.db, tokens),
+    guard: createGuard(input.db, tokens, apiKeys, input.config),
+    apiKeys,
     startedAt: clock(),
     insights: createInsightsService({
       db: input.db,
@@ -120,12 +126,15 @@ export function createApp(input: AppInput) {
     .use(channelRoutes(deps))
     .use(runtimeRoutes(deps))
     .use(insightRoutes(deps))
+    .use(apiKeyRoutes(deps))
   return new Elysia()
     .use(errorHandler)
     .onRequest(({ request }) => checkRequestBody(request, deps.config))
     .use(api)
     .use(systemRoutes(deps, api))
     .use(setupRoutes({ ...deps, setup: input.setup ?? createSetupGate(input.db) }))
+    // `serve` flushes the batched last-use times of API keys on shutdown
+    .state('apiKeyUsage', apiKeys.usage)
 }
 
 export type App = ReturnType<typeof createApp>

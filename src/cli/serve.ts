@@ -111,6 +111,7 @@ export function startServer(config: Config): RunningServer {
         if ((await Promise.race([drained, timedOut])) === 'timeout') await server.stop(true)
         // after the last request, before the database closes: a clean stop loses no count
         insightTimers.stop()
+        app.store.apiKeyUsage.stop()
         closeDatabase(db)
         releaseLock()
         logSink.flush()

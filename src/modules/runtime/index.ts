@@ -136,7 +136,7 @@ function installAnswers(runtime: RuntimeService, deps: AppDeps): InstallAnswers 
 }
 
 export function runtimeRoutes(deps: AppDeps) {
-  const runtime = createRuntimeService({ db: deps.db, clock: deps.clock, config: deps.config, tokens: deps.tokens, paths: deps.paths })
+  const runtime = createRuntimeService({ db: deps.db, clock: deps.clock, config: deps.config, tokens: deps.tokens, paths: deps.paths, apiKeys: deps.apiKeys })
   const answers = installAnswers(runtime, deps)
 
   type Query = { token?: string; platform?: string }

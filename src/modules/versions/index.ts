@@ -26,7 +26,7 @@ export function versionRoutes(deps: AppDeps) {
       {
         // Leave the body unread: receiveUpload streams it to disk instead of Elysia buffering it.
         parse: 'none',
-        auth: true,
+        auth: 'upload',
         params: uploadParams,
         detail: {
           summary: 'Upload a version (multipart: version, changelog, releaseType, bundleIos, bundleAndroid, manifest, assetsIos, assetsAndroid)',
@@ -35,24 +35,24 @@ export function versionRoutes(deps: AppDeps) {
       },
     )
     .get('/:miniAppId/workspace', ({ user, params, query, request }) => getWorkspace({ ...services, tokens: deps.tokens }, user, params.miniAppId, apiBase(request, deps.config), query), {
-      auth: true,
+      auth: 'read',
       params: miniAppIdParams,
       query: workspaceQuery,
       detail: { summary: 'The mini app with a page of its versions (?limit=50&cursor=&status=), their install links, its channels and release history', tags: ['versions'] },
     })
     .post('/:miniAppId/versions/:versionId/review', ({ user, params }) => reviewVersion(services, user, params.miniAppId, params.versionId), {
-      auth: true,
+      auth: 'release',
       params: versionParams,
       detail: { summary: 'Submit a version for review', tags: ['versions'] },
     })
     .post('/:miniAppId/versions/:versionId/publish', ({ user, params, body }) => publishVersion(services, user, params.miniAppId, params.versionId, body ?? {}), {
-      auth: true,
+      auth: 'release',
       params: versionParams,
       body: publishBody,
       detail: { summary: 'Publish a version: it becomes the newest release of a channel (default: the one it was uploaded to), for rolloutPercent of devices', tags: ['versions'] },
     })
     .post('/:miniAppId/rollback', ({ user, params, body }) => rollbackRelease(services, user, params.miniAppId, body.targetVersionId, body.notes ?? null, body.channel), {
-      auth: true,
+      auth: 'release',
       params: miniAppIdParams,
       body: rollbackBody,
       detail: { summary: 'Make an earlier release of a channel (default: the target version\'s) the one every device gets again', tags: ['versions'] },
