@@ -15,6 +15,11 @@ import { adminRoutes } from './modules/admin'
 import { miniAppRoutes } from './modules/miniapps'
 import { versionRoutes } from './modules/versions'
 import { runtimeRoutes } from './modules/runtime'
+import { insightRoutes } from './modules/insights'
+import { createInsightsService, type InsightsService } from './modules/insights/service'
+import { eventsBodyLimitBytes } from './modules/insights/model'
+import { createRequestMetrics, type RequestMetrics } from './modules/system/metrics'
+import { readOrCreateInsightsKey } from './data-dir'
 import { apiKeyRoutes } from './modules/api-keys'
 import { createApiKeyAuthenticator, type ApiKeyAuthenticator } from './modules/api-keys/service'
 import { channelRoutes } from './modules/channels'
@@ -45,9 +50,19 @@ export interface AppDeps {
   /** API keys as callers: the guard and the runtime's `?token=` use it */
   apiKeys: ApiKeyAuthenticator
   startedAt: number
+  /** the in-memory counters of what phones do, and the report built from them */
+  insights: InsightsService
+  /** request counts and latencies, fed by the request log under `serve` */
+  requestMetrics: RequestMetrics
 }
 
 export const uploadPathPattern = /^\/api\/mini-apps\/by-app-id\/[^/]+\/versions\/upload\/?$/
+const eventsPath = '/api/mini-apps/access/events'
+
+/** "64 KB", "1 MB": the limit in the unit it was set in. */
+function sizeText(bytes: number): string {
+  return bytes < 1024 * 1024 ? `${Math.floor(bytes / 1024)} KB` : `${Math.floor(bytes / 1024 / 1024)} MB`
+}
 
 /**
  * Refuses, before any body is read, what no route accepts: a declared body over the limit (413)
@@ -60,9 +75,10 @@ export function checkRequestBody(request: Request, config: Config): void {
   const declared = request.headers.get('content-length')
   const hasBody = declared !== null ? declared !== '0' : request.body !== null
   if (!hasBody) return
-  const limit = isUpload ? config.uploadLimitBytes : config.jsonLimitBytes
+  // device events come from phones in the field: a small body, refused early when it is not
+  const limit = isUpload ? config.uploadLimitBytes : pathname === eventsPath ? eventsBodyLimitBytes : config.jsonLimitBytes
   if (declared !== null && Number(declared) > limit) {
-    throw new AppError(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${Math.floor(limit / 1024 / 1024)} MB`)
+    throw new AppError(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${sizeText(limit)}`)
   }
   const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
   // the setup page is a plain HTML form (no script may run there)
@@ -91,6 +107,15 @@ export function createApp(input: AppInput) {
     guard: createGuard(input.db, tokens, apiKeys, input.config),
     apiKeys,
     startedAt: clock(),
+    insights: createInsightsService({
+      db: input.db,
+      clock,
+      key: readOrCreateInsightsKey(input.paths),
+      enabled: input.config.insights,
+      flushSeconds: input.config.insightsFlushSeconds,
+      log: input.log ?? ((line) => console.log(line)),
+    }),
+    requestMetrics: createRequestMetrics(),
   }
   const api = new Elysia({ prefix: '/api' })
     .use(authRoutes(deps))
@@ -100,6 +125,7 @@ export function createApp(input: AppInput) {
     .use(versionRoutes(deps))
     .use(channelRoutes(deps))
     .use(runtimeRoutes(deps))
+    .use(insightRoutes(deps))
     .use(apiKeyRoutes(deps))
   return new Elysia()
     .use(errorHandler)

@@ -13,6 +13,8 @@ export interface RateLimits {
   cliSessionApprove: number
   /** members added by an email no account has (each one tells the caller so), per user and per address */
   memberUnknownEmail: number
+  /** POST /api/mini-apps/access/events: devices behind one NAT share an address, so it is generous */
+  events: number
 }
 
 export interface Config {
@@ -35,6 +37,12 @@ export interface Config {
   trustProxy: boolean
   /** bytes of JSON accepted by non-upload routes */
   jsonLimitBytes: number
+  /** count install info, update checks, downloads and device events (off: for benchmarks only) */
+  insights: boolean
+  /** how often the in-memory insight counters are written to the database */
+  insightsFlushSeconds: number
+  /** a Bearer token that may read /api/metrics besides administrators' access tokens */
+  metricsToken: string | null
   /** what an uploaded assets archive may hold */
   archiveLimits: ArchiveLimits
 }
@@ -56,6 +64,9 @@ export interface ConfigFlags {
   rateLimits?: string
   routeScheme?: string
   trustProxy?: string
+  insights?: string
+  insightsFlush?: string
+  metricsToken?: string
   archiveMaxEntries?: string
   archiveMaxUnpackedMb?: string
   archiveMaxRatio?: string
@@ -74,6 +85,9 @@ const settings = {
   rateLimits: { env: 'MINISHIP_RATE_LIMITS', flag: '--rate-limits', fallback: '' },
   routeScheme: { env: 'MINISHIP_ROUTE_SCHEME', flag: '--route-scheme', fallback: 'miniapp' },
   trustProxy: { env: 'MINISHIP_TRUST_PROXY', flag: '--trust-proxy', fallback: 'off' },
+  insights: { env: 'MINISHIP_INSIGHTS', flag: '--insights', fallback: 'on' },
+  insightsFlush: { env: 'MINISHIP_INSIGHTS_FLUSH', flag: '--insights-flush', fallback: '5s' },
+  metricsToken: { env: 'MINISHIP_METRICS_TOKEN', flag: '--metrics-token', fallback: '' },
   archiveMaxEntries: { env: 'MINISHIP_ARCHIVE_MAX_ENTRIES', flag: '--archive-max-entries', fallback: String(defaultArchiveLimits.maxEntries) },
   archiveMaxUnpackedMb: { env: 'MINISHIP_ARCHIVE_MAX_UNPACKED_MB', flag: '--archive-max-unpacked-mb', fallback: String(defaultArchiveLimits.maxUnpackedBytes / 1024 / 1024) },
   archiveMaxRatio: { env: 'MINISHIP_ARCHIVE_MAX_RATIO', flag: '--archive-max-ratio', fallback: String(defaultArchiveLimits.maxCompressionRatio) },
@@ -88,7 +102,7 @@ export function parseDuration(text: string): number | null {
   return seconds > 0 ? seconds : null
 }
 
-export const defaultRateLimits: RateLimits = { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10 }
+export const defaultRateLimits: RateLimits = { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10, events: 300 }
 const rateLimitNames: Record<string, keyof RateLimits> = {
   login: 'login',
   register: 'register',
@@ -96,9 +110,10 @@ const rateLimitNames: Record<string, keyof RateLimits> = {
   'cli-poll': 'cliSessionPoll',
   'cli-approve': 'cliSessionApprove',
   'member-unknown': 'memberUnknownEmail',
+  events: 'events',
 }
 
-/** "login=20,cli-poll=120" over the defaults; the names are login, register, cli-create, cli-poll, cli-approve, member-unknown. */
+/** "login=20,cli-poll=120" over the defaults; the names are login, register, cli-create, cli-poll, cli-approve, member-unknown, events. */
 export function parseRateLimits(name: string, value: string): RateLimits {
   const limits = { ...defaultRateLimits }
   if (value.trim() === '') return limits
@@ -106,7 +121,7 @@ export function parseRateLimits(name: string, value: string): RateLimits {
     const match = /^\s*([a-z-]+)\s*=\s*(\d{1,6})\s*$/.exec(part)
     const key = match && rateLimitNames[match[1]!]
     if (!match || !key || Number(match[2]) < 1) {
-      throw new ConfigError(`${name} must be a list such as login=10,register=10,cli-create=10,cli-poll=60,cli-approve=10,member-unknown=10 (requests per minute per client address, at least 1), got "${value}"`)
+      throw new ConfigError(`${name} must be a list such as login=10,register=10,cli-create=10,cli-poll=60,cli-approve=10,member-unknown=10,events=300 (requests per minute per client address, at least 1), got "${value}"`)
     }
     limits[key] = Number(match[2])
   }
@@ -199,6 +214,18 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   const trustProxy = pick('trustProxy')
   const publicUrl = pick('publicUrl')
   const cdnUrl = pick('cdnUrl')
+  const insights = pick('insights')
+
+  const insightsFlush = pick('insightsFlush')
+  const insightsFlushSeconds = parseDuration(insightsFlush.value)
+  if (insightsFlushSeconds === null || insightsFlushSeconds > 3600) {
+    throw new ConfigError(`${insightsFlush.name} must be a duration between 1s and 1h such as 5s, got "${insightsFlush.value}"`)
+  }
+
+  const metricsToken = pick('metricsToken')
+  if (metricsToken.value !== '' && !/^[\x21-\x7e]{16,256}$/.test(metricsToken.value)) {
+    throw new ConfigError(`${metricsToken.name} must be 16 to 256 printable characters without spaces (a scraper sends it as a Bearer token)`)
+  }
   const archiveMaxEntries = pick('archiveMaxEntries')
   const archiveMaxUnpackedMb = pick('archiveMaxUnpackedMb')
   const archiveMaxRatio = pick('archiveMaxRatio')
@@ -220,6 +247,9 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
     routeScheme: routeScheme.value,
     trustProxy: onOff(trustProxy.name, trustProxy.value),
     jsonLimitBytes: 1024 * 1024,
+    insights: onOff(insights.name, insights.value),
+    insightsFlushSeconds,
+    metricsToken: metricsToken.value === '' ? null : metricsToken.value,
     archiveLimits: {
       maxEntries: wholeNumber(archiveMaxEntries.name, archiveMaxEntries.value, 'entries'),
       maxUnpackedBytes: wholeNumber(archiveMaxUnpackedMb.name, archiveMaxUnpackedMb.value, 'megabytes') * 1024 * 1024,

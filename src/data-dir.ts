@@ -7,11 +7,14 @@ import { openDatabase, databaseFileName, NewerSchemaError, type Db } from './db/
 
 export const secretFileName = 'secret.key'
 export const lockFileName = 'miniship.lock'
+export const insightsKeyFileName = 'insights.key'
 
 export interface DataDirPaths {
   root: string
   database: string
   secret: string
+  /** the HMAC key device ids are hashed with before they are stored (insights) */
+  insightsKey: string
   blobs: string
   tmp: string
   lock: string
@@ -22,6 +25,7 @@ export function dataDirPaths(root: string): DataDirPaths {
     root,
     database: join(root, databaseFileName),
     secret: join(root, secretFileName),
+    insightsKey: join(root, insightsKeyFileName),
     blobs: join(root, 'blobs'),
     tmp: join(root, 'tmp'),
     lock: join(root, lockFileName),
@@ -78,7 +82,7 @@ function ensureWritableDirectory(path: string): void {
 }
 
 /** What miniship itself puts in a data directory (and what a fresh file system brings along). */
-const ownNames = new Set([databaseFileName, `${databaseFileName}-wal`, `${databaseFileName}-shm`, secretFileName, lockFileName, 'blobs', 'tmp', 'lost+found'])
+const ownNames = new Set([databaseFileName, `${databaseFileName}-wal`, `${databaseFileName}-shm`, secretFileName, insightsKeyFileName, lockFileName, 'blobs', 'tmp', 'lost+found'])
 
 /**
  * `--data-dir $HOME` by mistake would set up inside it and empty a `tmp/` of the user's: only an
@@ -87,7 +91,7 @@ const ownNames = new Set([databaseFileName, `${databaseFileName}-wal`, `${databa
 function refuseForeignDirectory(root: string): void {
   const names = readdirSync(root)
   if (names.includes(databaseFileName) || names.includes(secretFileName)) return
-  const foreign = names.filter((name) => !ownNames.has(name) && !/^secret\.key\.\d+\.tmp$/.test(name))
+  const foreign = names.filter((name) => !ownNames.has(name) && !/^(secret|insights)\.key\.\d+\.tmp$/.test(name))
   if (foreign.length === 0) return
   const shown = foreign.slice(0, 3).join(', ') + (foreign.length > 3 ? `, and ${foreign.length - 3} more` : '')
   throw new ConfigError(`data directory ${root} is not empty and is not a miniship data directory (it holds ${shown}); point --data-dir at an empty or new directory`)
@@ -137,6 +141,23 @@ export function readOrCreateSecret(paths: DataDirPaths, warn: (line: string) => 
   return new TextEncoder().encode(text)
 }
 
+/**
+ * The key device ids are hashed with (HMAC-SHA256) before insights store them, made once (mode
+ * 0600). Apart from the signing secret so that it can be replaced on its own; losing it only
+ * means a device counts as new once more.
+ */
+export function readOrCreateInsightsKey(paths: Pick<DataDirPaths, 'insightsKey'>): Uint8Array {
+  if (!existsSync(paths.insightsKey)) writeFileAtomic(paths.insightsKey, randomBytes(32).toString('base64url') + '\n')
+  let text: string
+  try {
+    text = readFileSync(paths.insightsKey, 'utf8').trim()
+  } catch (error) {
+    throw new ConfigError(`insights key ${paths.insightsKey} cannot be read: ${fileSystemReason(error)}`)
+  }
+  if (text.length < 32) throw new ConfigError(`insights key ${paths.insightsKey} is too short or damaged; remove it and a new one is made`)
+  return new TextEncoder().encode(text)
+}
+
 export function isInitialised(root: string): boolean {
   const paths = dataDirPaths(root)
   return existsSync(paths.database) && existsSync(paths.secret)
@@ -165,6 +186,7 @@ export function openDataDir(root: string, options: { sweepTmp?: boolean; warn?: 
     for (const name of readdirSync(paths.tmp)) rmSync(join(paths.tmp, name), { recursive: true, force: true })
   }
   const secret = readOrCreateSecret(paths, options.warn ?? ((line) => process.stderr.write(`miniship: warning: ${line}\n`)))
+  readOrCreateInsightsKey(paths)
   if (existsSync(paths.database)) {
     try {
       accessSync(paths.database, constants.R_OK | constants.W_OK)

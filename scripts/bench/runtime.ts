@@ -11,10 +11,16 @@
 // ≥ 0.8×; the update check of a device during a 25 % rollout, a distinct deviceId per request (a wrk
 // Lua script), ≥ 0.7×.
 //
+// Insights (issue 13): two more servers on copies of the same data directory, one counting (the
+// default) and one with `--insights off`, alternate on release install info and on the update check
+// (a new deviceId per request, as above); target: counting on ≥ 0.95× off. `--part insights` runs
+// only this comparison.
+//
 // The load generator is Debian's wrk (`apt-get install -y wrk`), one thread. autocannon was tried
 // first: its node client receives large bodies at about 30 MB/s here while wrk takes 790 MB/s from
 // the same raw server, so with autocannon both sides of the bundle comparison measure the client.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { Database } from 'bun:sqlite'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -49,7 +55,8 @@ if (process.argv[2] === '--app-without-log') {
 }
 
 // ---- mode 1: the benchmark ----
-const { values: options } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, seconds: { type: 'string', default: '5' } } })
+const { values: options } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, seconds: { type: 'string', default: '5' }, part: { type: 'string', default: 'all' } } })
+if (options.part !== 'all' && options.part !== 'insights') throw new Error('--part is all or insights')
 const rounds = Number(options.rounds)
 const seconds = Number(options.seconds)
 const wrk = Bun.which('wrk')
@@ -125,6 +132,23 @@ async function load(url: string, connections: number, script = 'report.lua'): Pr
   return { requestsPerSecond: result.requests / elapsed, bytesPerSecond: result.bytes / elapsed }
 }
 
+/** `serve` from source on a data directory (its request log to nowhere); answers the base URL once /api/health does. */
+async function startMiniship(dataDir: string, args: string[]): Promise<string> {
+  const port = await freePort()
+  const child = Bun.spawn([process.execPath, join(root, 'src', 'main.ts'), 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', String(port), ...args], { cwd: work, stdout: 'ignore', stderr: 'pipe' })
+  children.push(child)
+  const base = `http://127.0.0.1:${port}`
+  for (let waited = 0; ; waited += 50) {
+    try {
+      if ((await fetch(`${base}/api/health`)).ok) return base
+    } catch {
+      // not listening yet
+    }
+    if (waited > 20_000) throw new Error(`miniship ${args.join(' ')} did not start within 20 s`)
+    await Bun.sleep(50)
+  }
+}
+
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b)
   const middle = Math.floor(sorted.length / 2)
@@ -182,84 +206,130 @@ try {
   const updateUrl = `${base}/api/mini-apps/access/apps/com.example.bench/update?platform=ios&currentVersion=1.0.0&deviceId=bench-device-`
   if ((await (await fetch(releaseUrl)).json()).version !== '1.0.0') throw new Error('release install should answer 1.0.0 during the rollout')
 
-  // the raw side: the same blob file, and the same JSON as a constant
-  const blob = join(dataDir, 'blobs', 'sha256', info.files.bundleIos.sha256.slice(0, 2), info.files.bundleIos.sha256)
-  const jsonPath = join(work, 'install.json')
-  writeFileSync(jsonPath, installJson)
-  const raw = Bun.spawn([process.execPath, import.meta.path, '--raw-servers', blob, jsonPath], { stdout: 'pipe', stderr: 'inherit' })
-  children.push(raw)
-  const reader = raw.stdout.getReader()
-  const rawPorts = JSON.parse(new TextDecoder().decode((await reader.read()).value)) as { file: number; json: number }
-  reader.releaseLock()
-  const rawFileUrl = `http://127.0.0.1:${rawPorts.file}/main.ios.jsbundle`
-  const rawJsonUrl = `http://127.0.0.1:${rawPorts.json}/install`
+  if (options.part === 'all') {
+    // the raw side: the same blob file, and the same JSON as a constant
+    const blob = join(dataDir, 'blobs', 'sha256', info.files.bundleIos.sha256.slice(0, 2), info.files.bundleIos.sha256)
+    const jsonPath = join(work, 'install.json')
+    writeFileSync(jsonPath, installJson)
+    const raw = Bun.spawn([process.execPath, import.meta.path, '--raw-servers', blob, jsonPath], { stdout: 'pipe', stderr: 'inherit' })
+    children.push(raw)
+    const reader = raw.stdout.getReader()
+    const rawPorts = JSON.parse(new TextDecoder().decode((await reader.read()).value)) as { file: number; json: number }
+    reader.releaseLock()
+    const rawFileUrl = `http://127.0.0.1:${rawPorts.file}/main.ios.jsbundle`
+    const rawJsonUrl = `http://127.0.0.1:${rawPorts.json}/install`
 
-  // the same app without the request log, to show what the log costs (not a target)
-  const bare = Bun.spawn([process.execPath, import.meta.path, '--app-without-log', dataDir], { stdout: 'pipe', stderr: 'inherit' })
-  children.push(bare)
-  const bareReader = bare.stdout.getReader()
-  const barePort = (JSON.parse(new TextDecoder().decode((await bareReader.read()).value)) as { port: number }).port
-  bareReader.releaseLock()
-  const bareInstallUrl = installUrl.replace(base, `http://127.0.0.1:${barePort}`)
+    // the same app without the request log, to show what the log costs (not a target)
+    const bare = Bun.spawn([process.execPath, import.meta.path, '--app-without-log', dataDir], { stdout: 'pipe', stderr: 'inherit' })
+    children.push(bare)
+    const bareReader = bare.stdout.getReader()
+    const barePort = (JSON.parse(new TextDecoder().decode((await bareReader.read()).value)) as { port: number }).port
+    bareReader.releaseLock()
+    const bareInstallUrl = installUrl.replace(base, `http://127.0.0.1:${barePort}`)
 
-  // warm both sides (JIT, page cache, token and install caches)
-  await load(bundleUrl, 4)
-  await load(rawFileUrl, 4)
-  await load(installUrl, 16)
-  await load(rawJsonUrl, 16)
-  await load(bareInstallUrl, 16)
-  await load(releaseUrl, 16)
-  await load(updateUrl, 16, 'devices.lua')
+    // warm both sides (JIT, page cache, token and install caches)
+    await load(bundleUrl, 4)
+    await load(rawFileUrl, 4)
+    await load(installUrl, 16)
+    await load(rawJsonUrl, 16)
+    await load(bareInstallUrl, 16)
+    await load(releaseUrl, 16)
+    await load(updateUrl, 16, 'devices.lua')
 
-  const results = {
-    bundle: [] as number[],
-    rawFile: [] as number[],
-    install: [] as number[],
-    rawJson: [] as number[],
-    release: [] as number[],
-    rawJson2: [] as number[],
-    update: [] as number[],
-    rawJson3: [] as number[],
-    bareInstall: [] as number[],
+    const results = {
+      bundle: [] as number[],
+      rawFile: [] as number[],
+      install: [] as number[],
+      rawJson: [] as number[],
+      release: [] as number[],
+      rawJson2: [] as number[],
+      update: [] as number[],
+      rawJson3: [] as number[],
+      bareInstall: [] as number[],
+    }
+    for (let round = 1; round <= rounds; round++) {
+      // alternate which side goes first in each round
+      const pairs: [() => Promise<void>, () => Promise<void>][] = [
+        [async () => void results.bundle.push((await load(bundleUrl, 8)).bytesPerSecond), async () => void results.rawFile.push((await load(rawFileUrl, 8)).bytesPerSecond)],
+        [async () => void results.install.push((await load(installUrl, 32)).requestsPerSecond), async () => void results.rawJson.push((await load(rawJsonUrl, 32)).requestsPerSecond)],
+        [async () => void results.release.push((await load(releaseUrl, 32)).requestsPerSecond), async () => void results.rawJson2.push((await load(rawJsonUrl, 32)).requestsPerSecond)],
+        [async () => void results.update.push((await load(updateUrl, 32, 'devices.lua')).requestsPerSecond), async () => void results.rawJson3.push((await load(rawJsonUrl, 32)).requestsPerSecond)],
+      ]
+      for (const [ours, theirs] of pairs) {
+        if (round % 2) {
+          await ours()
+          await theirs()
+        } else {
+          await theirs()
+          await ours()
+        }
+      }
+      results.bareInstall.push((await load(bareInstallUrl, 32)).requestsPerSecond)
+      console.error(`round ${round}/${rounds} done`)
+    }
+
+    const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0)
+    const bundleRatio = median(results.bundle) / median(results.rawFile)
+    const installRatio = median(results.install) / median(results.rawJson)
+    console.log(`runtime benchmark: ${rounds} alternating rounds of ${seconds} s each, wrk -t1, medians`)
+    console.log(`  5 MB bundle download  miniship ${mb(median(results.bundle))} MB/s   raw Bun.file ${mb(median(results.rawFile))} MB/s   ratio ${bundleRatio.toFixed(2)} (target ≥ 0.80)`)
+    console.log(`    per round: miniship ${results.bundle.map(mb).join(', ')}; raw ${results.rawFile.map(mb).join(', ')} MB/s`)
+    const rps = (values: number[]) => values.map((value) => value.toFixed(0)).join(', ')
+    console.log(`  install info (published)  miniship ${median(results.install).toFixed(0)} req/s   raw constant JSON ${median(results.rawJson).toFixed(0)} req/s   ratio ${installRatio.toFixed(2)} (target ≥ 0.80)`)
+    console.log(`    per round: miniship ${rps(results.install)}; raw ${rps(results.rawJson)} req/s`)
+    const releaseRatio = median(results.release) / median(results.rawJson2)
+    console.log(`  release install (stable, mid-rollout, no deviceId)  miniship ${median(results.release).toFixed(0)} req/s   raw ${median(results.rawJson2).toFixed(0)} req/s   ratio ${releaseRatio.toFixed(2)} (target ≥ 0.80)`)
+    console.log(`    per round: miniship ${rps(results.release)}; raw ${rps(results.rawJson2)} req/s`)
+    const updateRatio = median(results.update) / median(results.rawJson3)
+    console.log(`  update check (25 % rollout, a new deviceId per request)  miniship ${median(results.update).toFixed(0)} req/s   raw ${median(results.rawJson3).toFixed(0)} req/s   ratio ${updateRatio.toFixed(2)} (target ≥ 0.70)`)
+    console.log(`    per round: miniship ${rps(results.update)}; raw ${rps(results.rawJson3)} req/s`)
+    const bareRatio = median(results.bareInstall) / median(results.rawJson)
+    console.log(`  diagnosis: install info through Elysia's router without the request log (what serve's native route avoids) ${median(results.bareInstall).toFixed(0)} req/s, ratio ${bareRatio.toFixed(2)}`)
   }
+
+  // ---- insights: counting on against --insights off, on copies of the same data directory ----
+  // a consistent copy of the database while the server runs (VACUUM INTO), then the files beside it
+  const copies = { on: join(work, 'data-insights-on'), off: join(work, 'data-insights-off') }
+  for (const copy of Object.values(copies)) {
+    mkdirSync(copy, { recursive: true })
+    const source = new Database(join(dataDir, 'miniship.db'))
+    source.run('VACUUM INTO ?', [join(copy, 'miniship.db')])
+    source.close()
+    for (const name of ['secret.key', 'insights.key', 'blobs']) cpSync(join(dataDir, name), join(copy, name), { recursive: true })
+  }
+  const on = await startMiniship(copies.on, [])
+  const off = await startMiniship(copies.off, ['--insights', 'off'])
+  const sideUrls = (side: string) => ({ release: releaseUrl.replace(base, side), update: updateUrl.replace(base, side) })
+  for (const side of [on, off]) {
+    await load(sideUrls(side).release, 16)
+    await load(sideUrls(side).update, 16, 'devices.lua')
+  }
+  const counting = { releaseOn: [] as number[], releaseOff: [] as number[], updateOn: [] as number[], updateOff: [] as number[] }
   for (let round = 1; round <= rounds; round++) {
-    // alternate which side goes first in each round
     const pairs: [() => Promise<void>, () => Promise<void>][] = [
-      [async () => void results.bundle.push((await load(bundleUrl, 8)).bytesPerSecond), async () => void results.rawFile.push((await load(rawFileUrl, 8)).bytesPerSecond)],
-      [async () => void results.install.push((await load(installUrl, 32)).requestsPerSecond), async () => void results.rawJson.push((await load(rawJsonUrl, 32)).requestsPerSecond)],
-      [async () => void results.release.push((await load(releaseUrl, 32)).requestsPerSecond), async () => void results.rawJson2.push((await load(rawJsonUrl, 32)).requestsPerSecond)],
-      [async () => void results.update.push((await load(updateUrl, 32, 'devices.lua')).requestsPerSecond), async () => void results.rawJson3.push((await load(rawJsonUrl, 32)).requestsPerSecond)],
+      [async () => void counting.releaseOn.push((await load(sideUrls(on).release, 32)).requestsPerSecond), async () => void counting.releaseOff.push((await load(sideUrls(off).release, 32)).requestsPerSecond)],
+      [
+        async () => void counting.updateOn.push((await load(sideUrls(on).update, 32, 'devices.lua')).requestsPerSecond),
+        async () => void counting.updateOff.push((await load(sideUrls(off).update, 32, 'devices.lua')).requestsPerSecond),
+      ],
     ]
-    for (const [ours, theirs] of pairs) {
+    for (const [first, second] of pairs) {
       if (round % 2) {
-        await ours()
-        await theirs()
+        await first()
+        await second()
       } else {
-        await theirs()
-        await ours()
+        await second()
+        await first()
       }
     }
-    results.bareInstall.push((await load(bareInstallUrl, 32)).requestsPerSecond)
-    console.error(`round ${round}/${rounds} done`)
+    console.error(`insights round ${round}/${rounds} done`)
   }
-
-  const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0)
-  const bundleRatio = median(results.bundle) / median(results.rawFile)
-  const installRatio = median(results.install) / median(results.rawJson)
-  console.log(`runtime benchmark: ${rounds} alternating rounds of ${seconds} s each, wrk -t1, medians`)
-  console.log(`  5 MB bundle download  miniship ${mb(median(results.bundle))} MB/s   raw Bun.file ${mb(median(results.rawFile))} MB/s   ratio ${bundleRatio.toFixed(2)} (target ≥ 0.80)`)
-  console.log(`    per round: miniship ${results.bundle.map(mb).join(', ')}; raw ${results.rawFile.map(mb).join(', ')} MB/s`)
-  const rps = (values: number[]) => values.map((value) => value.toFixed(0)).join(', ')
-  console.log(`  install info (published)  miniship ${median(results.install).toFixed(0)} req/s   raw constant JSON ${median(results.rawJson).toFixed(0)} req/s   ratio ${installRatio.toFixed(2)} (target ≥ 0.80)`)
-  console.log(`    per round: miniship ${rps(results.install)}; raw ${rps(results.rawJson)} req/s`)
-  const releaseRatio = median(results.release) / median(results.rawJson2)
-  console.log(`  release install (stable, mid-rollout, no deviceId)  miniship ${median(results.release).toFixed(0)} req/s   raw ${median(results.rawJson2).toFixed(0)} req/s   ratio ${releaseRatio.toFixed(2)} (target ≥ 0.80)`)
-  console.log(`    per round: miniship ${rps(results.release)}; raw ${rps(results.rawJson2)} req/s`)
-  const updateRatio = median(results.update) / median(results.rawJson3)
-  console.log(`  update check (25 % rollout, a new deviceId per request)  miniship ${median(results.update).toFixed(0)} req/s   raw ${median(results.rawJson3).toFixed(0)} req/s   ratio ${updateRatio.toFixed(2)} (target ≥ 0.70)`)
-  console.log(`    per round: miniship ${rps(results.update)}; raw ${rps(results.rawJson3)} req/s`)
-  const bareRatio = median(results.bareInstall) / median(results.rawJson)
-  console.log(`  diagnosis: install info through Elysia's router without the request log (what serve's native route avoids) ${median(results.bareInstall).toFixed(0)} req/s, ratio ${bareRatio.toFixed(2)}`)
+  const perRound = (values: number[]) => values.map((value) => value.toFixed(0)).join(', ')
+  console.log(`insights benchmark: ${rounds} alternating rounds of ${seconds} s each, wrk -t1 -c32, medians; counting on vs --insights off`)
+  console.log(`  release install (no deviceId)  on ${median(counting.releaseOn).toFixed(0)} req/s   off ${median(counting.releaseOff).toFixed(0)} req/s   ratio ${(median(counting.releaseOn) / median(counting.releaseOff)).toFixed(2)} (target ≥ 0.95)`)
+  console.log(`    per round: on ${perRound(counting.releaseOn)}; off ${perRound(counting.releaseOff)} req/s`)
+  console.log(`  update check (25 % rollout, a new deviceId per request)  on ${median(counting.updateOn).toFixed(0)} req/s   off ${median(counting.updateOff).toFixed(0)} req/s   ratio ${(median(counting.updateOn) / median(counting.updateOff)).toFixed(2)} (target ≥ 0.95)`)
+  console.log(`    per round: on ${perRound(counting.updateOn)}; off ${perRound(counting.updateOff)} req/s`)
 } finally {
   cleanUp()
 }

@@ -141,7 +141,7 @@ describe('backup', () => {
     opened.db.$client.close()
     expect(manifest.productVersion).toBe(productVersion)
     expect(manifest.schemaVersion).toBe(schemaVersion)
-    expect(manifest.files.map((file) => file.path).sort()).toEqual(['miniship.db', 'secret.key', ...blobs.map((hash) => `blobs/sha256/${hash.slice(0, 2)}/${hash}`)].sort())
+    expect(manifest.files.map((file) => file.path).sort()).toEqual(['insights.key', 'miniship.db', 'secret.key', ...blobs.map((hash) => `blobs/sha256/${hash.slice(0, 2)}/${hash}`)].sort())
     const entries = await readEntries(archive)
     expect([...entries.keys()][0]).toBe('backup.json')
     expect(parseManifest(entries.get('backup.json')!)).toEqual(manifest)
@@ -266,6 +266,8 @@ describe('restore', () => {
     expect(withoutDatabase(snapshotTree(target))).toEqual(withoutDatabase(snapshotTree(root)))
     expect(readdirSync(join(target, 'tmp'))).toEqual([])
     expect(statSync(join(target, 'secret.key')).mode & 0o777).toBe(0o600)
+    expect(readFileSync(join(target, 'insights.key'), 'utf8')).toBe(readFileSync(join(root, 'insights.key'), 'utf8'))
+    expect(statSync(join(target, 'insights.key')).mode & 0o777).toBe(0o600)
     expect(readdirSync(dirname(target))).toEqual(['restored'])
   })
 

@@ -167,7 +167,7 @@ function stageSnapshot(paths: DataDirPaths, staging: string, progress: BackupPro
  * Writes the archive to `<out>.partial` beside `out`, fsyncs it and renames it over `out`: an
  * existing archive (last night's) is replaced in one step, and stays whole if this run fails.
  */
-async function writeArchive(out: string, manifest: BackupManifest, sources: Map<string, string>, secret: Uint8Array, progress: BackupProgress, cleanup: Set<string>): Promise<number> {
+async function writeArchive(out: string, manifest: BackupManifest, sources: Map<string, string>, inline: Map<string, Uint8Array>, progress: BackupProgress, cleanup: Set<string>): Promise<number> {
   const partial = `${out}.partial`
   rmSync(partial, { force: true })
   cleanup.add(partial)
@@ -197,7 +197,8 @@ async function writeArchive(out: string, manifest: BackupManifest, sources: Map<
     // backup.json first: restore checks each later entry against it as it streams by.
     archive.append(Buffer.from(JSON.stringify(manifest, null, 2) + '\n'), { name: manifestName, mode: 0o600, date })
     for (const file of manifest.files) {
-      if (file.path === 'secret.key') archive.append(Buffer.from(secret), { name: file.path, mode: 0o600, date })
+      const content = inline.get(file.path)
+      if (content !== undefined) archive.append(Buffer.from(content), { name: file.path, mode: 0o600, date })
       else archive.file(sources.get(file.path)!, { name: file.path, mode: 0o600, date })
     }
     await Promise.all([archive.finalize(), written])
@@ -244,6 +245,14 @@ export async function createBackup(options: BackupOptions): Promise<BackupResult
       { path: 'miniship.db', ...(await hashFile(staged.snapshot)) },
       { path: 'secret.key', size: secret.byteLength, sha256: new Bun.CryptoHasher('sha256').update(secret).digest('hex') },
     ]
+    // the keys are read once and archived from memory, so the hash listed is the content written
+    const inline = new Map<string, Uint8Array>([['secret.key', secret]])
+    // the insights key (device ids are hashed with it): without it a restored server counts every device as new once
+    if (existsSync(paths.insightsKey)) {
+      const insightsKey = readFileSync(paths.insightsKey)
+      files.push({ path: 'insights.key', size: insightsKey.byteLength, sha256: new Bun.CryptoHasher('sha256').update(insightsKey).digest('hex') })
+      inline.set('insights.key', insightsKey)
+    }
     let checked = 0
     for (const [sha256, path] of [...staged.blobs].sort(([a], [b]) => a.localeCompare(b))) {
       const actual = await hashFile(path)
@@ -262,7 +271,7 @@ export async function createBackup(options: BackupOptions): Promise<BackupResult
       createdAt: now.toISOString(),
       files,
     }
-    const archiveBytes = await writeArchive(options.out, manifest, sources, secret, progress, cleanup)
+    const archiveBytes = await writeArchive(options.out, manifest, sources, inline, progress, cleanup)
     return { out: options.out, manifest, archiveBytes }
   } catch (error) {
     if (error instanceof BackupError) throw error

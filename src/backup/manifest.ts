@@ -27,9 +27,9 @@ export class BackupError extends Error {}
 const sha256Pattern = /^[0-9a-f]{64}$/
 const blobEntryPattern = /^blobs\/sha256\/([0-9a-f]{2})\/([0-9a-f]{64})$/
 
-/** The archive paths a backup may hold: the database, the secret and content-addressed blobs. */
+/** The archive paths a backup may hold: the database, the secret, the insights key and content-addressed blobs. */
 export function isArchivePath(path: string): boolean {
-  if (path === 'miniship.db' || path === 'secret.key') return true
+  if (path === 'miniship.db' || path === 'secret.key' || path === 'insights.key') return true
   const match = blobEntryPattern.exec(path)
   return match !== null && match[2]!.startsWith(match[1]!)
 }

@@ -18,12 +18,15 @@ export function withServerOptions(command: Command): Command {
     .option('--upload-limit-mb <n>', 'largest upload request in MB (env MINISHIP_UPLOAD_LIMIT_MB, default 512)')
     .option('--token-ttl <duration>', 'access token lifetime such as 30d or 12h (env MINISHIP_TOKEN_TTL, default 30d)')
     .addOption(new Option('--rate-limit <mode>', 'rate limits on login, register and device sessions (env MINISHIP_RATE_LIMIT, default on)').choices(['on', 'off']))
-    .option('--rate-limits <list>', 'requests per minute per client address (env MINISHIP_RATE_LIMITS, default login=10,register=10,cli-create=10,cli-poll=60,cli-approve=10,member-unknown=10)')
+    .option('--rate-limits <list>', 'requests per minute per client address (env MINISHIP_RATE_LIMITS, default login=10,register=10,cli-create=10,cli-poll=60,cli-approve=10,member-unknown=10,events=300)')
     .option('--route-scheme <name>', 'scheme of routeUrl in install info (env MINISHIP_ROUTE_SCHEME, default miniapp)')
     .option('--archive-max-entries <n>', 'most entries in an uploaded assets archive (env MINISHIP_ARCHIVE_MAX_ENTRIES, default 20000)')
     .option('--archive-max-unpacked-mb <n>', 'most MB an uploaded assets archive unpacks to (env MINISHIP_ARCHIVE_MAX_UNPACKED_MB, default 1024)')
     .option('--archive-max-ratio <n>', 'largest unpacked:packed ratio of one archive entry of 1 MB or more (env MINISHIP_ARCHIVE_MAX_RATIO, default 200)')
     .addOption(new Option('--trust-proxy <mode>', 'trust X-Forwarded-* headers from a reverse proxy (env MINISHIP_TRUST_PROXY, default off)').choices(['on', 'off']))
+    .addOption(new Option('--insights <mode>', 'count installs, update checks, downloads and device events (env MINISHIP_INSIGHTS, default on)').choices(['on', 'off']))
+    .option('--insights-flush <duration>', 'how often insight counters are written to the database, e.g. 5s (env MINISHIP_INSIGHTS_FLUSH, default 5s)')
+    .option('--metrics-token <token>', 'Bearer token a Prometheus scraper may use for /api/metrics (env MINISHIP_METRICS_TOKEN)')
 }
 
 /** Prints a usage problem as one line on stderr and exits 2 (the exit code of a bad invocation). */

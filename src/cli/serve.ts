@@ -47,6 +47,7 @@ export function startServer(config: Config): RunningServer {
   const setup = createSetupGate(db)
   const app = createApp({ config, db, paths, secret, log, setup })
   const isUpload = (pathname: string) => uploadPathPattern.test(pathname)
+  const observe = app.store.requestMetrics.observe
   const handle = withRequestLog<Server<undefined>>((request) => {
     const prepared = prepareRequest(request, config, isUpload)
     return prepared instanceof Promise
@@ -55,7 +56,7 @@ export function startServer(config: Config): RunningServer {
           (error: unknown) => errorResponse(toAppError('UNKNOWN', error, log)),
         )
       : app.handle(prepared)
-  }, log)
+  }, log, undefined, observe)
   let server: Server<undefined>
   try {
     server = Bun.serve({
@@ -68,9 +69,9 @@ export function startServer(config: Config): RunningServer {
       // Bun would refuse large bodies with an empty 413; we answer the limit ourselves, as JSON.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       routes: {
-        ...consoleRoutes(consolePage, consolePagePaths, (handler) => withRequestLog<Server<undefined>>(handler, log)),
-        '/api/health': { GET: withRequestLog<Server<undefined>, BunRequest>(app.store.health, log) },
-        ...nativeInstallRoutes(app.store.installAnswers, (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, log), log),
+        ...consoleRoutes(consolePage, consolePagePaths, (handler) => withRequestLog<Server<undefined>>(handler, log, undefined, observe)),
+        '/api/health': { GET: withRequestLog<Server<undefined>, BunRequest>(app.store.health, log, undefined, observe) },
+        ...nativeInstallRoutes(app.store.installAnswers, (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, log, undefined, observe), log),
       },
       fetch: handle,
       // What escapes a route handler outside Elysia (the native install routes, the console's files)
@@ -95,6 +96,8 @@ export function startServer(config: Config): RunningServer {
   // Handlers read the client address through Elysia's context `server`.
   app.server = server
   setTimeout(() => void preloadUploadParsers(), 50).unref()
+  // insight counters: flushed every few seconds, device rows pruned now and daily
+  const insightTimers = app.store.insights.start()
   let stopping: Promise<void> | null = null
   return {
     server,
@@ -106,6 +109,8 @@ export function startServer(config: Config): RunningServer {
         const drained = server.stop(false)
         const timedOut = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), shutdownGraceMs).unref())
         if ((await Promise.race([drained, timedOut])) === 'timeout') await server.stop(true)
+        // after the last request, before the database closes: a clean stop loses no count
+        insightTimers.stop()
         app.store.apiKeyUsage.stop()
         closeDatabase(db)
         releaseLock()

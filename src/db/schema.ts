@@ -211,6 +211,60 @@ export const apiKeys = sqliteTable(
   (table) => [uniqueIndex('api_keys_key_hash').on(table.keyHash), index('api_keys_user').on(table.userId)],
 )
 
+/**
+ * What phones did, per (version, UTC day, platform, channel): written by the insight counters'
+ * flush as `count = count + excluded.count`. No foreign keys: a flush must not fail because a
+ * version was deleted a second earlier; the daily prune removes rows of versions that are gone.
+ * `platform` is 'unknown' for install info, which names none.
+ */
+export const insightCounts = sqliteTable(
+  'insight_counts',
+  {
+    versionId: text('version_id').notNull(),
+    day: text('day').notNull(),
+    platform: text('platform', { enum: ['ios', 'android', 'unknown'] }).notNull(),
+    channel: text('channel').notNull(),
+    miniAppId: text('mini_app_id').notNull(),
+    installInfos: integer('install_infos').notNull().default(0),
+    updateChecks: integer('update_checks').notNull().default(0),
+    downloads: integer('downloads').notNull().default(0),
+    installed: integer('installed').notNull().default(0),
+    launched: integer('launched').notNull().default(0),
+    failed: integer('failed').notNull().default(0),
+    rolledBack: integer('rolled_back').notNull().default(0),
+  },
+  (table) => [primaryKey({ columns: [table.versionId, table.day, table.platform, table.channel] }), index('insight_counts_app_day').on(table.miniAppId, table.day)],
+)
+
+/**
+ * Distinct devices seen per version and UTC day; `device_hash` is an HMAC of the device id, never
+ * the id. Kept 90 days. Only the primary key, no other index: a new device is one write into one
+ * B-tree (a miniapp's rows are found through its versions' ids).
+ */
+export const insightDevices = sqliteTable(
+  'insight_devices',
+  {
+    versionId: text('version_id').notNull(),
+    day: text('day').notNull(),
+    deviceHash: text('device_hash').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.versionId, table.day, table.deviceHash] })],
+)
+
+/** The last failure messages devices reported, a bounded number per version. */
+export const insightFailures = sqliteTable(
+  'insight_failures',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    versionId: text('version_id').notNull(),
+    miniAppId: text('mini_app_id').notNull(),
+    platform: text('platform', { enum: ['ios', 'android'] }).notNull(),
+    message: text('message').notNull(),
+    at: text('at').notNull(),
+  },
+  (table) => [index('insight_failures_version').on(table.versionId, table.id), index('insight_failures_app').on(table.miniAppId, table.id)],
+)
+
 export type UserRow = typeof users.$inferSelect
 export type MiniAppRow = typeof miniApps.$inferSelect
 export type VersionRow = typeof versions.$inferSelect

@@ -96,7 +96,13 @@ function isoTimeSource(clock: Clock): () => string {
  * one JSON line is logged. This runs on every request, so it avoids what costs: URL parsing,
  * random ids, a date per request, a closure per request.
  */
-export function withRequestLog<S, R extends Request = Request>(handler: FetchHandler<S, R>, log: (line: string) => void, clock: Clock = Date.now): FetchHandler<S, R> {
+export function withRequestLog<S, R extends Request = Request>(
+  handler: FetchHandler<S, R>,
+  log: (line: string) => void,
+  clock: Clock = Date.now,
+  /** told of every answered request (the metrics' counts and latencies); must be cheap */
+  observe?: (request: Request, status: number, seconds: number) => void,
+): FetchHandler<S, R> {
   const isoNow = isoTimeSource(clock)
 
   function finish(request: Request, response: Response, length: string | null, requestId: string, started: number): Response {
@@ -109,7 +115,9 @@ export function withRequestLog<S, R extends Request = Request>(handler: FetchHan
     // A template rather than JSON.stringify of an object: the same line at a fraction of the cost.
     // Only the path can hold characters JSON must escape; the id matched requestIdPattern.
     const bytes = length === null ? 'null' : String(Number(length))
-    const durationMs = Math.round((performance.now() - started) * 100) / 100
+    const elapsed = performance.now() - started
+    const durationMs = Math.round(elapsed * 100) / 100
+    observe?.(request, response.status, elapsed / 1000)
     log(
       `{"time":"${isoNow()}","method":${JSON.stringify(request.method)},"path":${JSON.stringify(redactedPath(request.url))},"status":${response.status},"bytes":${bytes},"durationMs":${durationMs},"requestId":"${requestId}"}`,
     )

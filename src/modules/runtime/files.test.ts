@@ -15,7 +15,7 @@ const path = join(dir, sha256)
 writeFileSync(path, bytes)
 
 function stored(kind: FileKind = 'bundleIos', published = true): StoredFile {
-  return { kind, path, sha256, size: bytes.length, published }
+  return { kind, path, sha256, size: bytes.length, published, version: { id: 'version-1', miniAppId: 'mini-app-1' } }
 }
 const get = (headers: { range?: string; ifNoneMatch?: string } = {}, method = 'GET') => ({ method, range: headers.range ?? null, ifNoneMatch: headers.ifNoneMatch ?? null })
 

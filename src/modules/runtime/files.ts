@@ -2,6 +2,7 @@
 import { statSync } from 'node:fs'
 import { AppError } from '../../http/errors'
 import { parseRange } from './range'
+import type { CountSubject } from '../insights/counters'
 
 /** The five files of a version, with what they are answered as. */
 export const fileKinds = {
@@ -24,6 +25,8 @@ export interface StoredFile {
   size: number
   /** published versions never change, so they may be cached anywhere for a year */
   published: boolean
+  /** the version it belongs to (what insights count a download under) */
+  version: CountSubject
   /** overrides the policy `published` implies (release-stable URLs answer whatever is live: a short max-age) */
   cacheControl?: string
 }

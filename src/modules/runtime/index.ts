@@ -110,11 +110,28 @@ export interface InstallAnswers {
   update(request: Request, appId: string, query: DeviceQuery & { platform?: string; currentVersion?: string }): Response | Promise<Response>
 }
 
+/** What insights count version-pinned answers under: a version id names no channel. */
+const pinnedChannel = 'stable'
+
 function installAnswers(runtime: RuntimeService, deps: AppDeps): InstallAnswers {
+  const counters = deps.insights.counters
   return {
-    versionInstall: (request, versionId, token) => then(runtime.versionInstallJson(versionId, token, apiBase(request, deps.config)), (json) => jsonResponse(json, 'private, no-cache')),
-    releaseInstall: (request, appId, query) => then(runtime.releaseInstallJson(appId, query, apiBase(request, deps.config)), (json) => jsonResponse(json, 'no-cache')),
-    update: (request, appId, query) => then(runtime.updateJson(appId, query, apiBase(request, deps.config)), (json) => jsonResponse(json, 'no-cache')),
+    versionInstall: (request, versionId, token) =>
+      then(runtime.versionInstallJson(versionId, token, apiBase(request, deps.config)), (json) => {
+        if (json.version) counters.countInstall(json.version, pinnedChannel)
+        return jsonResponse(json, 'private, no-cache')
+      }),
+    releaseInstall: (request, appId, query) =>
+      then(runtime.releaseInstallJson(appId, query, apiBase(request, deps.config)), (json) => {
+        if (json.version) counters.countInstall(json.version, query.channel ?? 'stable', 'unknown', query.deviceId)
+        return jsonResponse(json, 'no-cache')
+      }),
+    update: (request, appId, query) =>
+      then(runtime.updateJson(appId, query, apiBase(request, deps.config)), (json) => {
+        // updateJson checked the platform; `version` is what the device runs, when it is a release we know
+        counters.countUpdateCheck(json.version, query.channel ?? 'stable', query.platform as Platform, query.deviceId)
+        return jsonResponse(json, 'no-cache')
+      }),
   }
 }
 
@@ -127,14 +144,23 @@ export function runtimeRoutes(deps: AppDeps) {
 
   const fileRequest = (request: Request) => ({ method: request.method, range: request.headers.get('range'), ifNoneMatch: request.headers.get('if-none-match') })
 
+  const counters = deps.insights.counters
+
   function answerFile(request: Request, versionId: string, target: Target, token: string | undefined): Promise<Response> | Response {
-    return then(runtime.file(versionId, token, target.kind, { anonymousRelease: target.anonymousRelease }), (stored) => fileResponse(stored, fileRequest(request), deps.log))
+    return then(runtime.file(versionId, token, target.kind, { anonymousRelease: target.anonymousRelease }), (stored) => {
+      const response = fileResponse(stored, fileRequest(request), deps.log)
+      counters.countDownload(stored, pinnedChannel, request.method, response)
+      return response
+    })
   }
 
   function answerReleaseFile(request: Request, appId: string, rest: string, platform: string | undefined): Response {
     const target = releaseFileOf(rest, platform)
     if (!target) throw new AppError(404, 'ROUTE_NOT_FOUND', `There is nothing at ${new URL(request.url).pathname.slice(0, 200)}`)
-    return fileResponse(runtime.releaseFile(appId, target.query, target.kind), fileRequest(request), deps.log)
+    const stored = runtime.releaseFile(appId, target.query, target.kind)
+    const response = fileResponse(stored, fileRequest(request), deps.log)
+    counters.countDownload(stored, target.query.channel ?? 'stable', request.method, response)
+    return response
   }
 
   const fileHandler =

@@ -15,6 +15,7 @@ import { channelExists, channelNotFound, defaultChannel, isChannelName, liveRele
 import { decideRelease, type Decision, type LiveRelease } from '../channels/decide'
 import { versionPattern } from '../versions/model'
 import { releaseCacheControl, type FileKind, type StoredFile } from './files'
+import type { CountSubject } from '../insights/counters'
 import { downloadUrls, fileBase, releaseUrls, routeUrl, scopePath, type DownloadUrls, type Platform, isPlatform } from './urls'
 
 export interface RuntimeDeps {
@@ -104,10 +105,15 @@ function stampOf(facts: VersionFacts): string {
   return `${facts.status}\u0000${facts.buildNumber}\u0000${facts.updatedAt}\u0000${facts.appName}`
 }
 
-/** A JSON body and its length in bytes, so the route can send Content-Length without measuring again. */
+/**
+ * A JSON body and its length in bytes, so the route can send Content-Length without measuring
+ * again; `version` is the version it answers with, which insights count it under (absent when
+ * it names none).
+ */
 export interface SerialisedJson {
   text: string
   bytes: number
+  version?: CountSubject
 }
 
 export function serialise(value: unknown): SerialisedJson {
@@ -366,6 +372,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
     const cached = cachedInstallJson(facts, files)
     if (cached) return cached
     const json = serialise(await buildInstallInfo(facts, files, presented, issuedTo))
+    json.version = facts
     // drafts get a fresh expiring token on every request; only published versions are kept
     if (facts.status === 'PUBLISHED') {
       const key = `${files}\u0000${facts.id}`
@@ -378,7 +385,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
 
   function storedFile(facts: VersionFacts, kind: FileKind, cacheControl?: string): StoredFile {
     const info = facts.files[kind]
-    return { kind, path: blobPath(deps.paths, info.sha256), sha256: info.sha256, size: info.size, published: facts.status === 'PUBLISHED', cacheControl }
+    return { kind, path: blobPath(deps.paths, info.sha256), sha256: info.sha256, size: info.size, published: facts.status === 'PUBLISHED', cacheControl, version: facts }
   }
 
   function releaseToken(appId: string): MaybePromise<string> {
@@ -425,9 +432,9 @@ export function createRuntimeService(deps: RuntimeDeps) {
   }
 
   function fill(template: ReleaseTemplate, scope: string): SerialisedJson {
-    if (scope === '') return (template.plain ??= { text: template.parts.join(''), bytes: template.byteParts })
+    if (scope === '') return (template.plain ??= { text: template.parts.join(''), bytes: template.byteParts, version: template.facts })
     // scope paths are ASCII (encodeURIComponent), so their length is their byte count
-    return { text: template.parts.join(scope), bytes: template.byteParts + scope.length * (template.parts.length - 1) }
+    return { text: template.parts.join(scope), bytes: template.byteParts + scope.length * (template.parts.length - 1), version: template.facts }
   }
 
   return {
@@ -464,10 +471,12 @@ export function createRuntimeService(deps: RuntimeDeps) {
       if (currentVersion === undefined || currentVersion.length > 64 || !versionPattern.test(currentVersion)) throw invalid('currentVersion', 'must be the version the device runs, such as 1.2.0')
       const checked = checkDeviceQuery(query)
       const found = deviceRelease(appId, checked, currentVersion)
-      if (found.release.version === currentVersion) return noUpdate
+      if (found.release.version === currentVersion) return noUpdateOn(found.release.facts)
       const percent = found.release === found.channel.releases[0] ? found.release.rolloutPercent : 100
       const head = `{"updateAvailable":true,"mandatory":${found.decision.mandatory},"rollout":{"percent":${percent}},"install":`
-      return then(releaseInstallJson(found, fileBase(config, base)), (install) => ({ text: `${head}${install.text}}`, bytes: head.length + install.bytes + 1 }))
+      // insights count the check under the version the device runs (when it is a release of the channel), not the one offered
+      const running = found.channel.releases.find((release) => release.version === currentVersion)?.facts
+      return then(releaseInstallJson(found, fileBase(config, base)), (install) => ({ text: `${head}${install.text}}`, bytes: head.length + install.bytes + 1, version: running }))
     },
 
     /**
@@ -517,6 +526,14 @@ export function createRuntimeService(deps: RuntimeDeps) {
 }
 
 const noUpdate: SerialisedJson = serialise({ updateAvailable: false })
+
+/** `{ updateAvailable: false }` for a device that runs `facts` (insights count the check under it), one object per version. */
+const noUpdates = new WeakMap<VersionFacts, SerialisedJson>()
+function noUpdateOn(facts: VersionFacts): SerialisedJson {
+  let answer = noUpdates.get(facts)
+  if (answer === undefined) noUpdates.set(facts, (answer = { ...noUpdate, version: facts }))
+  return answer
+}
 
 /** Applies `next` to a value that may still be on its way, staying synchronous when it is there. */
 export function then<T, R>(value: T | Promise<T>, next: (value: T) => R): R | Promise<R> {

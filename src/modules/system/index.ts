@@ -1,9 +1,10 @@
-// Health and the OpenAPI document.
+// Health, metrics and the OpenAPI document.
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../../app'
 import { openApiDocument } from '../../http/openapi'
 import { canWrite } from '../../db/open'
 import { productVersion } from '../../version'
+import { authoriseScrape, renderMetrics } from './metrics'
 
 interface HasRoutes {
   routes: readonly { method: string; path: string; hooks?: Record<string, unknown> }[]
@@ -40,14 +41,34 @@ export function systemRoutes(deps: AppDeps, api: HasRoutes) {
   const health = () => healthResponse(deps)
   return new Elysia({ prefix: '/api' })
     .state('health', health)
+    // `serve` starts the insight timers and feeds the request log's observations
+    .state('insights', deps.insights)
+    .state('requestMetrics', deps.requestMetrics)
     .get('/health', health, {
       detail: { summary: 'Liveness and database check', tags: ['system'] },
       response: { 200: healthBody, 503: healthBody },
     })
     .get(
+      '/metrics',
+      async ({ request }) => {
+        await authoriseScrape(request.headers.get('authorization') ?? undefined, deps.config.metricsToken, deps.db, deps.tokens)
+        const text = renderMetrics({
+          db: deps.db,
+          paths: deps.paths,
+          clock: deps.clock,
+          startedAt: deps.startedAt,
+          requestMetrics: deps.requestMetrics,
+          totals: deps.insights.counters.totals,
+          flushInsights: deps.insights.flush,
+        })
+        return new Response(text, { headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'cache-control': 'no-store' } })
+      },
+      { detail: { summary: 'Prometheus metrics (text format 0.0.4): Bearer of an administrator or the --metrics-token', tags: ['system'], security: [{ bearer: [] }] } },
+    )
+    .get(
       '/openapi.json',
       () => {
-        document ??= openApiDocument([...api.routes, { method: 'GET', path: '/api/health' }, { method: 'GET', path: '/api/openapi.json' }], productVersion)
+        document ??= openApiDocument([...api.routes, { method: 'GET', path: '/api/health' }, { method: 'GET', path: '/api/metrics' }, { method: 'GET', path: '/api/openapi.json' }], productVersion)
         return document
       },
       { detail: { summary: 'This document', tags: ['system'] } },

@@ -1,0 +1,83 @@
+// The adoption chart in chromium: stacked areas and a legend with data, an empty state (not a blank box) without.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Browser, Page } from 'playwright-core'
+import { hasChromium, launchChromium, screenshot, CHROMIUM } from './browser-support'
+
+if (!hasChromium) console.warn(`chart browser tests skipped: ${CHROMIUM} is not installed (apt-get install -y chromium)`)
+
+describe.skipIf(!hasChromium)('the adoption chart in chromium', () => {
+  let browser: Browser
+  let script: string
+  const work = mkdtempSync(join(tmpdir(), 'miniship-chart-'))
+
+  beforeAll(async () => {
+    // the chart module as the console's bundler would ship it, exposed on window for the test page
+    const entry = join(work, 'entry.ts')
+    writeFileSync(entry, `import { adoptionChart } from ${JSON.stringify(join(import.meta.dir, '..', '..', 'web', 'charts', 'adoption.ts'))}\n;(window as unknown as { adoptionChart: typeof adoptionChart }).adoptionChart = adoptionChart\n`)
+    const built = await Bun.build({ entrypoints: [entry], target: 'browser', format: 'iife' })
+    if (!built.success) throw new Error(built.logs.join('\n'))
+    script = await built.outputs[0]!.text()
+    browser = await launchChromium()
+  })
+  afterAll(async () => {
+    await browser?.close()
+    rmSync(work, { recursive: true, force: true })
+  })
+
+  async function render(report: unknown): Promise<{ page: Page; errors: string[] }> {
+    const page = await browser.newPage()
+    const errors: string[] = []
+    page.on('pageerror', (error) => errors.push(error.message))
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text())
+    })
+    await page.setContent('<!doctype html><html><body><main id="root"></main></body></html>')
+    await page.addScriptTag({ content: script })
+    await page.evaluate((data) => {
+      const chart = (window as unknown as { adoptionChart: (report: unknown) => HTMLElement }).adoptionChart(data)
+      document.getElementById('root')!.append(chart)
+    }, report)
+    return { page, errors }
+  }
+
+  test('with data: one area per version, a legend with the shares of the latest day and the current release marked', async () => {
+    const report = {
+      days: [
+        { day: '2026-11-20', versions: [{ versionId: 'a', version: '1.0.0', activeDevices: 90 }, { versionId: 'b', version: '1.1.0', activeDevices: 10 }] },
+        { day: '2026-11-21', versions: [{ versionId: 'a', version: '1.0.0', activeDevices: 50 }, { versionId: 'b', version: '1.1.0', activeDevices: 50 }] },
+        { day: '2026-11-22', versions: [{ versionId: 'a', version: '1.0.0', activeDevices: 25 }, { versionId: 'b', version: '1.1.0', activeDevices: 75 }] },
+      ],
+      adoption: { versionId: 'b', share: 0.75 },
+    }
+    const { page, errors } = await render(report)
+    const chart = page.getByTestId('adoption-chart')
+    await chart.waitFor()
+    expect(await chart.locator('svg polygon').count()).toBe(2)
+    expect(await chart.locator('polygon[data-version="1.1.0"] title').textContent()).toBe('1.1.0')
+    const legend = await chart.locator('.chart-legend li').allTextContents()
+    expect(legend.map((text) => text.trim())).toEqual(['1.0.0: 25%', '1.1.0 (current release): 75%'])
+    expect(await page.getByTestId('adoption-chart-empty').count()).toBe(0)
+    // the areas have a size on screen: not a blank box
+    const box = await chart.locator('svg[role="img"]').boundingBox()
+    expect(box!.width).toBeGreaterThan(100)
+    expect(box!.height).toBeGreaterThan(50)
+    expect(errors).toEqual([])
+    await screenshot(page, 'adoption-chart-with-data')
+    await page.close()
+  })
+
+  test('without data: an empty state that says why, and no chart', async () => {
+    const { page, errors } = await render({ days: [{ day: '2026-11-22', versions: [] }], adoption: { versionId: null, share: 0 } })
+    const empty = page.getByTestId('adoption-chart-empty')
+    await empty.waitFor()
+    expect(await empty.textContent()).toContain('No devices seen in this period yet')
+    expect(await empty.isVisible()).toBe(true)
+    expect(await page.locator('[data-testid="adoption-chart"] svg[role="img"]').count()).toBe(0)
+    expect(errors).toEqual([])
+    await screenshot(page, 'adoption-chart-empty')
+    await page.close()
+  })
+})

@@ -1,0 +1,77 @@
+// The in-memory counters: what is a whole download, day boundaries, drain/restore, the off switch, a failed flush.
+import { expect, test } from 'bun:test'
+import { createInsightCounters, downloadOf, utcDay } from './counters'
+import { createTestContext } from '../../test-support'
+import { createInsightsService } from './service'
+
+test('downloadOf: a 200 to GET or a 206 ending at the last byte is whole; HEAD, 304 and middle ranges are not', () => {
+  const cases: [method: string, status: number, contentRange: string | null, expected: ReturnType<typeof downloadOf>][] = [
+    ['GET', 200, null, { complete: true, bytes: 1000 }],
+    ['GET', 206, 'bytes 900-999/1000', { complete: true, bytes: 100 }],
+    ['GET', 206, 'bytes 0-999/1000', { complete: true, bytes: 1000 }],
+    ['GET', 206, 'bytes 10-99/1000', { complete: false, bytes: 90 }],
+    ['GET', 206, 'bytes 0-0/1000', { complete: false, bytes: 1 }],
+    ['GET', 206, null, null],
+    ['GET', 304, null, null],
+    ['GET', 416, null, null],
+    ['HEAD', 200, null, null],
+    ['HEAD', 206, 'bytes 900-999/1000', null],
+  ]
+  for (const [method, status, contentRange, expected] of cases) {
+    expect(downloadOf(method, status, 1000, () => contentRange), `${method} ${status} ${contentRange}`).toEqual(expected)
+  }
+})
+
+const subject = { id: 'v1', miniAppId: 'm1' }
+
+test('counts file under the UTC day of the clock; a day boundary seals the batch', () => {
+  const now = { value: Date.parse('2026-11-22T23:59:59.000Z') }
+  const counters = createInsightCounters({ clock: () => now.value, enabled: true })
+  counters.countInstall(subject, 'stable')
+  counters.countInstall(subject, 'stable', 'unknown', 'device-1')
+  now.value += 1000
+  counters.countUpdateCheck(subject, 'beta', 'ios', 'device-1')
+  const batches = counters.drain()
+  expect(batches.map((batch) => batch.day)).toEqual(['2026-11-22', '2026-11-23'])
+  expect(batches[0]!.slots.get('v1')!.channels.get('stable')![2].installInfos).toBe(2)
+  expect([...batches[0]!.slots.get('v1')!.devices]).toEqual(['device-1'])
+  expect(batches[1]!.slots.get('v1')!.channels.get('beta')![0].updateChecks).toBe(1)
+  expect(counters.pending()).toBe(false)
+  expect(counters.drain()).toEqual([])
+  counters.restore(batches)
+  expect(counters.drain()).toHaveLength(2)
+  expect(counters.totals.installInfos).toBe(2)
+  expect(utcDay(Date.parse('2026-01-01T00:00:00Z'))).toBe('2026-01-01')
+})
+
+test('off: nothing is counted, not even the totals', () => {
+  const counters = createInsightCounters({ clock: Date.now, enabled: false })
+  counters.countInstall(subject, 'stable')
+  counters.countEvent(subject, 'stable', 'ios', 'failed', 'd', { message: 'm', at: 'now' })
+  expect(counters.pending()).toBe(false)
+  expect(counters.totals.installInfos).toBe(0)
+  expect(counters.totals.events.failed).toBe(0)
+})
+
+test('a flush that fails keeps the counts in memory; the next one writes them once', () => {
+  const context = createTestContext()
+  try {
+    const logs: string[] = []
+    const insights = createInsightsService({ db: context.dataDir.db, clock: () => context.now.value, key: new TextEncoder().encode('k'.repeat(32)), enabled: true, flushSeconds: 5, log: (line) => logs.push(line) })
+    insights.counters.countInstall(subject, 'stable')
+    insights.counters.countInstall(subject, 'stable')
+    const client = context.dataDir.db.$client
+    client.exec('ALTER TABLE insight_counts RENAME TO insight_counts_away')
+    insights.flush()
+    expect(logs.join('\n')).toContain('insights flush failed')
+    expect(insights.counters.totals.flushFailures).toBe(1)
+    expect(insights.counters.pending()).toBe(true)
+    client.exec('ALTER TABLE insight_counts_away RENAME TO insight_counts')
+    insights.counters.countInstall(subject, 'stable')
+    insights.flush()
+    insights.flush()
+    expect(client.query<{ n: number }, []>('SELECT sum(install_infos) AS n FROM insight_counts').get()!.n).toBe(3)
+  } finally {
+    context.close()
+  }
+})

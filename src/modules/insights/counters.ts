@@ -1,0 +1,252 @@
+// In-memory insight counters: the hot path adds to Maps, a flush hands whole days of them to be written at once.
+import type { FileKind } from '../runtime/files'
+
+export type CountPlatform = 'ios' | 'android' | 'unknown'
+export type DeviceEvent = 'installed' | 'launched' | 'failed' | 'rolled_back'
+export const deviceEvents: readonly DeviceEvent[] = ['installed', 'launched', 'failed', 'rolled_back']
+
+/** The version a count is about: the runtime hands over the facts objects it already holds, so counting allocates nothing. */
+export interface CountSubject {
+  /** the version's id */
+  id: string
+  miniAppId: string
+}
+
+/** A file answer as the runtime produced it (a StoredFile). */
+export interface CountedFile {
+  version: CountSubject
+  kind: FileKind
+  size: number
+}
+
+/** The numbers of one (version, day, platform, channel) row; the flush adds them to the stored ones. */
+export class Cell {
+  installInfos = 0
+  updateChecks = 0
+  downloads = 0
+  installed = 0
+  launched = 0
+  failed = 0
+  rolledBack = 0
+}
+
+export interface PendingFailure {
+  versionId: string
+  miniAppId: string
+  platform: 'ios' | 'android'
+  message: string
+  at: string
+}
+
+/** One version's counts of one day: cells per channel, one per platform (ios, android, unknown). */
+export interface VersionSlot {
+  versionId: string
+  miniAppId: string
+  channels: Map<string, [Cell, Cell, Cell]>
+  /** device ids as sent: hashed when written, never stored; held for at most one flush interval */
+  devices: Set<string>
+}
+
+/** Everything counted during one UTC day since the last flush. */
+export interface DayBatch {
+  day: string
+  slots: Map<string, VersionSlot>
+  failures: PendingFailure[]
+}
+
+/** Running totals since start, never reset: Prometheus counters. */
+export interface Totals {
+  installInfos: number
+  updateChecks: number
+  downloads: Record<FileKind, number>
+  downloadBytes: Record<FileKind, number>
+  events: Record<DeviceEvent, number>
+  rejectedEvents: number
+  flushes: number
+  flushFailures: number
+}
+
+const platformIndex: Record<CountPlatform, 0 | 1 | 2> = { ios: 0, android: 1, unknown: 2 }
+const dayMs = 86_400_000
+/** Past this many device ids waiting, a flush is asked for early: memory stays bounded under a flood. */
+const pendingDeviceLimit = 100_000
+const pendingFailureLimit = 1_000
+/** Longer ids are not ids a runtime sends; ignoring them keeps a hostile client from filling memory. */
+const deviceIdLimit = 200
+
+const newKindRecord = (): Record<FileKind, number> => ({ bundleIos: 0, bundleAndroid: 0, manifest: 0, assetsIos: 0, assetsAndroid: 0 })
+
+/** The bundle is the file every install fetches exactly once per platform: it is what `downloads` counts. */
+const downloadPlatform: Record<FileKind, 0 | 1 | null> = { bundleIos: 0, bundleAndroid: 1, manifest: null, assetsIos: null, assetsAndroid: null }
+
+/** `YYYY-MM-DD` of a UTC millisecond. */
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10)
+}
+
+/**
+ * Whether a file answer is a whole download, and how many bytes it sends: a 200 to GET, or a 206
+ * whose range ends at the file's last byte (a resumed download finishing). HEAD, 304 and ranges in
+ * the middle send no whole file. Only a 206 reads a header; the 200 path touches nothing but numbers.
+ */
+export function downloadOf(method: string, status: number, size: number, contentRange: () => string | null): { complete: boolean; bytes: number } | null {
+  if (method !== 'GET') return null
+  if (status === 200) return { complete: true, bytes: size }
+  if (status !== 206) return null
+  const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(contentRange() ?? '')
+  if (!match) return null
+  const start = Number(match[1])
+  const end = Number(match[2])
+  return { complete: end === size - 1, bytes: end - start + 1 }
+}
+
+export interface InsightCounters {
+  readonly enabled: boolean
+  readonly totals: Totals
+  /** an install-info answer of `subject` (install info names no platform unless the caller did) */
+  countInstall(subject: CountSubject, channel: string, platform?: CountPlatform, deviceId?: string): void
+  /** an update-check answer of a device running `subject` (undefined: a version we do not know; only the total counts) */
+  countUpdateCheck(subject: CountSubject | undefined, channel: string, platform: CountPlatform, deviceId?: string): void
+  /** a file answer: counted when it is a whole download (see downloadOf) */
+  countDownload(file: CountedFile, channel: string, method: string, response: Response): void
+  /** one accepted device event */
+  countEvent(subject: CountSubject, channel: string, platform: 'ios' | 'android', event: DeviceEvent, deviceId: string | undefined, failure: { message: string; at: string } | null): void
+  countRejected(count: number): void
+  /** takes every batch counted so far (the counters start empty again) */
+  drain(): DayBatch[]
+  /** puts batches back in front after a failed write, so the next flush tries them again */
+  restore(batches: DayBatch[]): void
+  /** whether anything waits to be written */
+  pending(): boolean
+}
+
+/**
+ * `onPressure` is called (once until the next drain) when waiting device ids pass the limit, so
+ * that the owner can flush early. Counting costs a clock read, two Map lookups and an increment;
+ * objects are made only for the first count of a version, channel or day.
+ */
+export function createInsightCounters(options: { clock: () => number; enabled: boolean; onPressure?: () => void }): InsightCounters {
+  const { clock, enabled } = options
+  const totals: Totals = {
+    installInfos: 0,
+    updateChecks: 0,
+    downloads: newKindRecord(),
+    downloadBytes: newKindRecord(),
+    events: { installed: 0, launched: 0, failed: 0, rolled_back: 0 },
+    rejectedEvents: 0,
+    flushes: 0,
+    flushFailures: 0,
+  }
+  let sealed: DayBatch[] = []
+  let current: DayBatch = { day: '', slots: new Map(), failures: [] }
+  let dayEndsAt = -Infinity
+  let pendingDevices = 0
+  let pressureSignalled = false
+
+  /** The batch of today, sealing yesterday's when the clock passed midnight UTC. */
+  function today(): DayBatch {
+    const now = clock()
+    if (now >= dayEndsAt) {
+      if (current.slots.size > 0 || current.failures.length > 0) sealed.push(current)
+      current = { day: utcDay(now), slots: new Map(), failures: [] }
+      dayEndsAt = (Math.floor(now / dayMs) + 1) * dayMs
+    }
+    return current
+  }
+
+  function slotOf(subject: CountSubject): VersionSlot {
+    const slots = today().slots
+    let slot = slots.get(subject.id)
+    if (slot === undefined) {
+      slot = { versionId: subject.id, miniAppId: subject.miniAppId, channels: new Map(), devices: new Set() }
+      slots.set(subject.id, slot)
+    }
+    return slot
+  }
+
+  function cellOf(slot: VersionSlot, channel: string, platform: CountPlatform): Cell {
+    let cells = slot.channels.get(channel)
+    if (cells === undefined) {
+      cells = [new Cell(), new Cell(), new Cell()]
+      slot.channels.set(channel, cells)
+    }
+    return cells[platformIndex[platform]]
+  }
+
+  function seeDevice(slot: VersionSlot, deviceId: string | undefined): void {
+    if (deviceId === undefined || deviceId === '' || deviceId.length > deviceIdLimit) return
+    const before = slot.devices.size
+    slot.devices.add(deviceId)
+    if (slot.devices.size === before) return
+    if (++pendingDevices > pendingDeviceLimit && !pressureSignalled) {
+      pressureSignalled = true
+      options.onPressure?.()
+    }
+  }
+
+  return {
+    enabled,
+    totals,
+    countInstall(subject, channel, platform = 'unknown', deviceId) {
+      if (!enabled) return
+      totals.installInfos++
+      const slot = slotOf(subject)
+      cellOf(slot, channel, platform).installInfos++
+      seeDevice(slot, deviceId)
+    },
+    countUpdateCheck(subject, channel, platform, deviceId) {
+      if (!enabled) return
+      totals.updateChecks++
+      if (subject === undefined) return
+      const slot = slotOf(subject)
+      cellOf(slot, channel, platform).updateChecks++
+      seeDevice(slot, deviceId)
+    },
+    countDownload(file, channel, method, response) {
+      if (!enabled) return
+      const download = downloadOf(method, response.status, file.size, () => response.headers.get('content-range'))
+      if (download === null) return
+      totals.downloadBytes[file.kind] += download.bytes
+      if (!download.complete) return
+      totals.downloads[file.kind]++
+      const platform = downloadPlatform[file.kind]
+      if (platform === null) return
+      cellOf(slotOf(file.version), channel, platform === 0 ? 'ios' : 'android').downloads++
+    },
+    countEvent(subject, channel, platform, event, deviceId, failure) {
+      if (!enabled) return
+      totals.events[event]++
+      const slot = slotOf(subject)
+      const cell = cellOf(slot, channel, platform)
+      if (event === 'installed') cell.installed++
+      else if (event === 'launched') cell.launched++
+      else if (event === 'failed') cell.failed++
+      else cell.rolledBack++
+      seeDevice(slot, deviceId)
+      if (failure !== null) {
+        const failures = today().failures
+        // a flood of failures keeps the newest: only the last few per version are kept anyway
+        if (failures.length >= pendingFailureLimit) failures.shift()
+        failures.push({ versionId: subject.id, miniAppId: subject.miniAppId, platform, message: failure.message, at: failure.at })
+      }
+    },
+    countRejected(count) {
+      if (enabled) totals.rejectedEvents += count
+    },
+    drain() {
+      const batches = sealed
+      if (current.slots.size > 0 || current.failures.length > 0) batches.push(current)
+      sealed = []
+      current = { day: current.day, slots: new Map(), failures: [] }
+      pendingDevices = 0
+      pressureSignalled = false
+      return batches
+    },
+    restore(batches) {
+      sealed = [...batches, ...sealed]
+    },
+    pending() {
+      return sealed.length > 0 || current.slots.size > 0 || current.failures.length > 0
+    },
+  }
+}

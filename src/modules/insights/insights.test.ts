@@ -1,0 +1,416 @@
+// Insights over HTTP: counting install info and downloads, device events, active devices, the report and its rules.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { statSync } from 'node:fs'
+import { createTestContext, type TestContext } from '../../test-support'
+import { defaultRateLimits, type Config } from '../../config'
+import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../versions/test-fixtures'
+import { resolveUrl } from '../runtime/test-runtime'
+import { createTokenService } from '../auth/tokens'
+import { deviceRetentionDays, failureMessageLimit, failuresPerVersion } from './service'
+
+const access = '/api/mini-apps/access'
+const day = 86_400_000
+
+interface Setup {
+  context: TestContext
+  owner: TestUser
+  miniAppId: string
+  appId: string
+}
+
+/** A member whose token outlives the days these tests move the clock by (createTestUser's lasts an hour). */
+async function longLivedUser(context: TestContext, role: 'ADMIN' | 'USER' = 'USER'): Promise<TestUser> {
+  const user = await createTestUser(context, { role })
+  const tokens = createTokenService(context.dataDir.secret, () => context.now.value, 365 * 86_400)
+  return { ...user, token: await tokens.signAccess({ id: user.id, role, tokenVersion: 1 }) }
+}
+
+async function setUp(overrides: Partial<Config> = {}, appId = 'com.example.insights'): Promise<Setup> {
+  const context = createTestContext(overrides)
+  const owner = await longLivedUser(context)
+  const miniApp = await createMiniApp(context, owner.token, appId)
+  return { context, owner, miniAppId: miniApp.id, appId }
+}
+
+async function publishedVersion(setup: Setup, version: string, bundleIos?: string) {
+  const res = await upload(setup.context, setup.owner.token, setup.appId, uploadForm(setup.appId, { version, bundleIos }))
+  if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${res.text}`)
+  const published = await setup.context.call('POST', `/api/mini-apps/${setup.miniAppId}/versions/${res.body.id}/publish`, { token: setup.owner.token, json: {} })
+  if (published.status !== 200) throw new Error(`publish failed: ${published.status} ${published.text}`)
+  return res.body as { id: string; version: string; files: Record<string, { size: number; sha256: string }> }
+}
+
+async function fetchUrl(context: TestContext, url: string, init: { method?: string; headers?: Record<string, string> } = {}) {
+  const response = await context.app.handle(new Request(resolveUrl('http://localhost/api', url), { method: init.method ?? 'GET', headers: init.headers }))
+  await response.arrayBuffer()
+  return response
+}
+
+const report = (setup: Setup, query = '', token = setup.owner.token) => setup.context.call('GET', `/api/mini-apps/${setup.miniAppId}/insights${query}`, { token })
+const sendEvents = (context: TestContext, events: unknown[], headers: Record<string, string> = {}) => context.call('POST', `${access}/events`, { json: { events }, headers })
+const versionOn = (body: { days: { day: string; versions: { versionId: string }[] }[] }, dayText: string, versionId: string) =>
+  body.days.find((entry) => entry.day === dayText)?.versions.find((entry) => entry.versionId === versionId) as Record<string, any> | undefined
+
+describe('counting install info and downloads', () => {
+  let setup: Setup
+  let version: Awaited<ReturnType<typeof publishedVersion>>
+  beforeAll(async () => {
+    setup = await setUp()
+    version = await publishedVersion(setup, '1.0.0', 'x'.repeat(1000))
+  })
+  afterAll(() => setup.context.close())
+
+  test('N install requests and M whole downloads show as exactly N and M; HEAD, 304 and a 206 in the middle are no download', async () => {
+    const { context } = setup
+    const installs = 7
+    let info: any
+    for (let i = 0; i < installs; i++) {
+      const res = i % 2 ? await context.call('GET', `${access}/apps/${setup.appId}/release/install`) : await context.call('GET', `${access}/versions/${version.id}/install?token=${setup.owner.token}`)
+      expect(res.status).toBe(200)
+      info = res.body
+    }
+    const iosDownloads = 5
+    const androidDownloads = 3
+    for (let i = 0; i < iosDownloads - 1; i++) expect((await fetchUrl(context, info.bundles.ios)).status).toBe(200)
+    // a resumed download that ends at the last byte is a whole download
+    const tail = await fetchUrl(context, info.bundles.ios, { headers: { range: 'bytes=900-' } })
+    expect(tail.status).toBe(206)
+    for (let i = 0; i < androidDownloads; i++) expect((await fetchUrl(context, info.bundles.android)).status).toBe(200)
+    // none of these is a download
+    const middle = await fetchUrl(context, info.bundles.ios, { headers: { range: 'bytes=10-99' } })
+    expect(middle.status).toBe(206)
+    expect((await fetchUrl(context, info.bundles.ios, { method: 'HEAD' })).status).toBe(200)
+    expect((await fetchUrl(context, info.bundles.ios, { headers: { 'if-none-match': `"${version.files.bundleIos!.sha256}"` } })).status).toBe(304)
+    // other files count in the metrics' per-kind figures, not as `downloads`
+    expect((await fetchUrl(context, info.assetsUrl.ios)).status).toBe(200)
+    expect((await fetchUrl(context, info.manifestUrl)).status).toBe(200)
+
+    const res = await report(setup)
+    expect(res.status).toBe(200)
+    const today = '2026-11-22'
+    expect(res.body.to).toBe(today)
+    expect(res.body.from).toBe('2026-10-24')
+    expect(res.body.days).toHaveLength(30)
+    const row = versionOn(res.body, today, version.id)!
+    expect(row).toMatchObject({ versionId: version.id, version: '1.0.0', installs, downloads: { ios: iosDownloads, android: androidDownloads }, failures: 0, activeDevices: 0 })
+    expect(res.body.totals).toMatchObject({ installs, downloads: { ios: iosDownloads, android: androidDownloads }, failures: 0, activeDevices: 0 })
+    const totals = context.app.store.insights.counters.totals
+    expect(totals.downloads).toEqual({ bundleIos: iosDownloads, bundleAndroid: androidDownloads, manifest: 1, assetsIos: 1, assetsAndroid: 0 })
+    // bytes: four whole iOS bundles, the 100-byte tail, the 90-byte middle range
+    expect(totals.downloadBytes.bundleIos).toBe(4 * 1000 + 100 + 90)
+
+    // a second report counts nothing twice: the flush added the counts once
+    const again = await report(setup)
+    expect(versionOn(again.body, today, version.id)).toMatchObject({ installs, downloads: { ios: iosDownloads, android: androidDownloads } })
+  })
+
+  test('counts land on the UTC day they happened; the window follows ?days=', async () => {
+    const { context } = setup
+    context.advance(day)
+    expect((await context.call('GET', `${access}/apps/${setup.appId}/release/install`)).status).toBe(200)
+    const res = await report(setup, '?days=2')
+    expect(res.body.days.map((entry: { day: string }) => entry.day)).toEqual(['2026-11-22', '2026-11-23'])
+    expect(versionOn(res.body, '2026-11-23', version.id)).toMatchObject({ installs: 1 })
+    expect(versionOn(res.body, '2026-11-22', version.id)).toMatchObject({ installs: 7 })
+    expect((await report(setup, '?days=1')).body.totals.installs).toBe(1)
+    // the same version's counts filed under a channel it never had show nothing
+    expect((await report(setup, '?channel=beta')).body.totals.installs).toBe(0)
+    expect((await report(setup, '?channel=stable')).body.totals.installs).toBe(8)
+  })
+
+  test('bad queries and callers: 400 with details, 401, 404 for someone who cannot see the miniapp', async () => {
+    for (const query of ['?days=0', '?days=91', '?days=abc', '?channel=Beta!']) {
+      const res = await report(setup, query)
+      expect(res.status).toBe(400)
+      expect(res.body.code).toBe('VALIDATION_ERROR')
+      expect(res.body.details[0].field, query).toBe(query.startsWith('?days') ? 'days' : 'channel')
+    }
+    const anonymous = await setup.context.call('GET', `/api/mini-apps/${setup.miniAppId}/insights`)
+    expect(anonymous.status).toBe(401)
+    expect(anonymous.body.code).toBe('AUTH_REQUIRED')
+    const stranger = await longLivedUser(setup.context)
+    const hidden = await report(setup, '', stranger.token)
+    expect(hidden.status).toBe(404)
+    expect(hidden.body.code).toBe('MINI_APP_NOT_FOUND')
+    const admin = await longLivedUser(setup.context, 'ADMIN')
+    expect((await report(setup, '', admin.token)).status).toBe(200)
+  })
+})
+
+describe('device events', () => {
+  let setup: Setup
+  let first: Awaited<ReturnType<typeof publishedVersion>>
+  let second: Awaited<ReturnType<typeof publishedVersion>>
+  let otherAppVersion: { id: string }
+  beforeAll(async () => {
+    setup = await setUp()
+    first = await publishedVersion(setup, '1.0.0')
+    second = await publishedVersion(setup, '1.1.0')
+    const other: Setup = { ...setup, appId: 'com.example.other', miniAppId: (await createMiniApp(setup.context, setup.owner.token, 'com.example.other')).id }
+    otherAppVersion = await publishedVersion(other, '9.0.0')
+  })
+  afterAll(() => setup.context.close())
+
+  const event = (overrides: Record<string, unknown> = {}) => ({ appId: setup.appId, versionId: second.id, platform: 'ios', event: 'launched', ...overrides })
+
+  test('accepted events count per version; unknown app or version ids, and a version of another app, are rejected and not stored', async () => {
+    const res = await sendEvents(setup.context, [
+      event({ deviceId: 'device-a' }),
+      event({ deviceId: 'device-b', platform: 'android', event: 'installed' }),
+      event({ deviceId: 'device-a' }),
+      event({ versionId: first.id, deviceId: 'device-c', event: 'rolled_back' }),
+      event({ versionId: 'no-such-version' }),
+      event({ appId: 'com.example.nothing' }),
+      event({ versionId: otherAppVersion.id }),
+    ])
+    expect(res.status).toBe(202)
+    expect(res.body).toEqual({ accepted: 4, rejected: 3 })
+    const body = (await report(setup)).body
+    expect(versionOn(body, '2026-11-22', second.id)).toMatchObject({ launched: 2, installed: 1, activeDevices: 2 })
+    expect(versionOn(body, '2026-11-22', first.id)).toMatchObject({ rolledBack: 1, activeDevices: 1 })
+    expect(body.totals.activeDevices).toBe(3)
+    const stored = setup.context.dataDir.db.$client.query<{ n: number }, []>("SELECT count(*) AS n FROM insight_counts WHERE version_id NOT IN (SELECT id FROM versions)").get()!
+    expect(stored.n).toBe(0)
+    expect(setup.context.app.store.insights.counters.totals.rejectedEvents).toBe(3)
+  })
+
+  test('device ids are stored only as a keyed hash, never as sent', async () => {
+    const deviceId = 'sent-device-id-1234'
+    expect((await sendEvents(setup.context, [event({ deviceId })])).status).toBe(202)
+    setup.context.app.store.insights.flush()
+    const client = setup.context.dataDir.db.$client
+    const hashes = client.query<{ deviceHash: string }, []>('SELECT device_hash AS deviceHash FROM insight_devices').all().map((row) => row.deviceHash)
+    expect(hashes.length).toBeGreaterThan(0)
+    for (const hash of hashes) {
+      expect(hash).not.toContain(deviceId)
+      expect(hash).not.toContain('device-a')
+      expect(hash).toMatch(/^[A-Za-z0-9_-]{22}$/)
+    }
+    // nothing anywhere in the database holds the id as sent
+    const dump = client.query<{ value: string }, []>("SELECT group_concat(device_hash || version_id || day, '|') AS value FROM insight_devices").get()!.value
+    expect(dump).not.toContain(deviceId)
+    // the key is a file of the data directory only its owner reads
+    expect(statSync(setup.context.dataDir.paths.insightsKey).mode & 0o777).toBe(0o600)
+  })
+
+  test('failures: counted, their messages cut to length, the last few kept per version, newest first', async () => {
+    const long = 'boom '.repeat(200)
+    const events = Array.from({ length: failuresPerVersion + 5 }, (_, index) => event({ event: 'failed', message: index === failuresPerVersion + 4 ? long : `failure ${index}`, at: '2026-11-22T09:00:00.000Z' }))
+    expect((await sendEvents(setup.context, events)).body).toEqual({ accepted: failuresPerVersion + 5, rejected: 0 })
+    const body = (await report(setup)).body
+    expect(versionOn(body, '2026-11-22', second.id)!.failures).toBe(failuresPerVersion + 5)
+    expect(body.recentFailures).toHaveLength(20)
+    expect(body.recentFailures[0]).toEqual({ versionId: second.id, version: '1.1.0', platform: 'ios', message: long.slice(0, failureMessageLimit), at: '2026-11-22T09:00:00.000Z' })
+    expect(body.recentFailures[1].message).toBe(`failure ${failuresPerVersion + 3}`)
+    const kept = setup.context.dataDir.db.$client.query<{ n: number }, [string]>('SELECT count(*) AS n FROM insight_failures WHERE version_id = ?').get(second.id)!.n
+    expect(kept).toBe(failuresPerVersion)
+    // an `at` in the future is not believed
+    await sendEvents(setup.context, [event({ event: 'failed', message: 'from the future', at: '2030-01-01T00:00:00Z' })])
+    expect((await report(setup)).body.recentFailures[0]).toMatchObject({ message: 'from the future', at: '2026-11-22T10:00:00.000Z' })
+  })
+
+  test('schema errors are 400 VALIDATION_ERROR with details naming the field', async () => {
+    const cases: [unknown, string][] = [
+      [{ events: [event({ platform: 'windows' })] }, 'events.0.platform'],
+      [{ events: [event({ event: 'exploded' })] }, 'events.0.event'],
+      [{ events: [event({ appId: undefined })] }, 'events.0.appId'],
+      [{ events: [event({ at: 'yesterday' })] }, 'events.0.at'],
+      [{ events: [event({ deviceId: 'd'.repeat(201) })] }, 'events.0.deviceId'],
+      [{ events: [] }, 'events'],
+      [{}, 'events'],
+    ]
+    for (const [body, field] of cases) {
+      const res = await setup.context.call('POST', `${access}/events`, { json: body })
+      expect(res.status).toBe(400)
+      expect(res.body.code).toBe('VALIDATION_ERROR')
+      expect(res.body.details.map((detail: { field: string }) => detail.field)).toContain(field)
+    }
+    // not a list at all
+    const notList = await setup.context.call('POST', `${access}/events`, { json: { events: 42 } })
+    expect(notList.status).toBe(400)
+    expect(notList.body.code).toBe('VALIDATION_ERROR')
+    expect(notList.body.details[0].field).toStartWith('events')
+    const notJson = await setup.context.call('POST', `${access}/events`, { body: '{"events": [', headers: { 'content-type': 'application/json' } })
+    expect(notJson.status).toBe(400)
+    expect(notJson.body.code).toBe('INVALID_JSON')
+  })
+
+  test('101 events are 400; 100 are accepted', async () => {
+    const tooMany = await sendEvents(setup.context, Array.from({ length: 101 }, () => event()))
+    expect(tooMany.status).toBe(400)
+    expect(tooMany.body.code).toBe('VALIDATION_ERROR')
+    expect(tooMany.body.details[0].field).toBe('events')
+    const hundred = await sendEvents(setup.context, Array.from({ length: 100 }, () => event()))
+    expect(hundred.status).toBe(202)
+    expect(hundred.body).toEqual({ accepted: 100, rejected: 0 })
+  })
+
+  test('a body over 64 KB is 413 PAYLOAD_TOO_LARGE before it is read', async () => {
+    const body = JSON.stringify({ events: [event({ message: 'x'.repeat(70 * 1024) })] })
+    const res = await setup.context.call('POST', `${access}/events`, { body, headers: { 'content-type': 'application/json', 'content-length': String(body.length) } })
+    expect(res.status).toBe(413)
+    expect(res.body.code).toBe('PAYLOAD_TOO_LARGE')
+    expect(res.body.message).toContain('64 KB')
+  })
+})
+
+test('events are rate-limited per client address: 429 with Retry-After', async () => {
+  const setup = await setUp({ rateLimit: true, trustProxy: true, rateLimits: { ...defaultRateLimits, events: 3 } })
+  try {
+    const version = await publishedVersion(setup, '1.0.0')
+    const one = [{ appId: setup.appId, versionId: version.id, platform: 'android', event: 'launched' }]
+    for (let i = 0; i < 3; i++) expect((await sendEvents(setup.context, one, { 'x-forwarded-for': '203.0.113.7' })).status).toBe(202)
+    const limited = await sendEvents(setup.context, one, { 'x-forwarded-for': '203.0.113.7' })
+    expect(limited.status).toBe(429)
+    expect(limited.body.code).toBe('RATE_LIMITED')
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
+    // a bad body from the same address is limited too, and another address is not
+    const bad = await setup.context.call('POST', `${access}/events`, { json: { events: 'x' }, headers: { 'x-forwarded-for': '203.0.113.7' } })
+    expect(bad.status).toBe(429)
+    expect((await sendEvents(setup.context, one, { 'x-forwarded-for': '203.0.113.8' })).status).toBe(202)
+    setup.context.advance(61_000)
+    expect((await sendEvents(setup.context, one, { 'x-forwarded-for': '203.0.113.7' })).status).toBe(202)
+  } finally {
+    setup.context.close()
+  }
+})
+
+test('adoption: the current release’s share of the devices seen on the latest day', async () => {
+  const setup = await setUp()
+  try {
+    const old = await publishedVersion(setup, '1.0.0')
+    const current = await publishedVersion(setup, '2.0.0')
+    const events = [
+      ...['a', 'b', 'c'].map((device) => ({ appId: setup.appId, versionId: current.id, platform: 'ios', event: 'launched', deviceId: device })),
+      { appId: setup.appId, versionId: old.id, platform: 'android', event: 'launched', deviceId: 'd' },
+    ]
+    expect((await sendEvents(setup.context, events)).body).toEqual({ accepted: 4, rejected: 0 })
+    let body = (await report(setup)).body
+    expect(body.adoption).toEqual({ versionId: current.id, share: 0.75, day: '2026-11-22' })
+    // the next day nobody has been seen yet: the share is still the latest day's
+    setup.context.advance(day)
+    body = (await report(setup)).body
+    expect(body.adoption).toEqual({ versionId: current.id, share: 0.75, day: '2026-11-22' })
+    // a device that moved from the old version to the current one counts once on that day
+    await sendEvents(setup.context, [events[3]!, { ...events[3]!, versionId: current.id }])
+    body = (await report(setup)).body
+    expect(body.adoption).toEqual({ versionId: current.id, share: 1, day: '2026-11-23' })
+    expect(body.totals.activeDevices).toBe(4)
+  } finally {
+    setup.context.close()
+  }
+})
+
+test('an app without any data answers every day empty, no adoption, no failures', async () => {
+  const setup = await setUp()
+  try {
+    const body = (await report(setup, '?days=7')).body
+    expect(body.days).toHaveLength(7)
+    expect(body.days.every((entry: { versions: unknown[] }) => entry.versions.length === 0)).toBe(true)
+    expect(body.totals).toEqual({ downloads: { ios: 0, android: 0 }, installs: 0, failures: 0, activeDevices: 0, updateChecks: 0 })
+    expect(body.adoption).toEqual({ versionId: null, share: 0, day: null })
+    expect(body.recentFailures).toEqual([])
+  } finally {
+    setup.context.close()
+  }
+})
+
+test('active devices are kept 90 days: the prune drops older days and rows of deleted versions', async () => {
+  const setup = await setUp()
+  try {
+    const version = await publishedVersion(setup, '1.0.0')
+    await sendEvents(setup.context, [{ appId: setup.appId, versionId: version.id, platform: 'ios', event: 'launched', deviceId: 'old-device' }])
+    const draft = await upload(setup.context, setup.owner.token, setup.appId, uploadForm(setup.appId, { version: '1.1.0' }))
+    await sendEvents(setup.context, [{ appId: setup.appId, versionId: draft.body.id, platform: 'ios', event: 'failed', deviceId: 'x', message: 'm' }])
+    const { insights } = setup.context.app.store
+    insights.flush()
+    expect((await setup.context.call('DELETE', `/api/mini-apps/${setup.miniAppId}/versions/${draft.body.id}`, { token: setup.owner.token })).status).toBe(200)
+    const count = (table: string) => setup.context.dataDir.db.$client.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table}`).get()!.n
+    expect(insights.prune()).toEqual({ devices: 0, orphans: 3 })
+    expect(count('insight_devices')).toBe(1)
+    setup.context.advance((deviceRetentionDays - 1) * day)
+    expect(insights.prune().devices).toBe(0)
+    setup.context.advance(day)
+    expect(insights.prune().devices).toBe(1)
+    expect(count('insight_devices')).toBe(0)
+    // the counts themselves stay
+    expect(count('insight_counts')).toBe(1)
+  } finally {
+    setup.context.close()
+  }
+})
+
+test('with --insights off nothing is counted', async () => {
+  const setup = await setUp({ insights: false })
+  try {
+    const version = await publishedVersion(setup, '1.0.0')
+    const info = (await setup.context.call('GET', `${access}/apps/${setup.appId}/release/install`)).body
+    expect((await fetchUrl(setup.context, info.bundles.ios)).status).toBe(200)
+    expect((await sendEvents(setup.context, [{ appId: setup.appId, versionId: version.id, platform: 'ios', event: 'launched', deviceId: 'd' }])).status).toBe(202)
+    const body = (await report(setup)).body
+    expect(body.totals).toEqual({ downloads: { ios: 0, android: 0 }, installs: 0, failures: 0, activeDevices: 0, updateChecks: 0 })
+  } finally {
+    setup.context.close()
+  }
+})
+
+test('update checks count per platform and channel, and their device ids make active devices, whether or not an update is offered', async () => {
+  const setup = await setUp()
+  try {
+    const old = await publishedVersion(setup, '1.0.0')
+    const current = await publishedVersion(setup, '1.1.0')
+    const check = (platform: string, currentVersion: string, deviceId?: string) =>
+      setup.context.call('GET', `${access}/apps/${setup.appId}/update?platform=${platform}&currentVersion=${currentVersion}${deviceId ? `&deviceId=${deviceId}` : ''}`)
+    const offered = await check('ios', '1.0.0', 'phone-1')
+    expect(offered.status).toBe(200)
+    expect(offered.body.updateAvailable).toBe(true)
+    const upToDate = await check('android', '1.1.0', 'phone-2')
+    expect(upToDate.body).toEqual({ updateAvailable: false })
+    await check('android', '1.1.0', 'phone-2')
+    await check('android', '1.1.0')
+    // a bad check is not counted
+    expect((await check('windows', '1.0.0', 'phone-3')).status).toBe(400)
+    // release install with a device id counts the device too
+    expect((await setup.context.call('GET', `${access}/apps/${setup.appId}/release/install?deviceId=phone-4`)).status).toBe(200)
+    const body = (await report(setup)).body
+    // every check is filed under the version the device runs; a version that is no release counts in the total only
+    expect(versionOn(body, '2026-11-22', current.id)).toMatchObject({ updateChecks: 3, installs: 1, activeDevices: 2 })
+    expect(versionOn(body, '2026-11-22', old.id)).toMatchObject({ updateChecks: 1, activeDevices: 1 })
+    expect((await check('ios', '0.9.0', 'phone-5')).body.updateAvailable).toBe(true)
+    expect(body.totals.updateChecks).toBe(4)
+    expect(setup.context.app.store.insights.counters.totals.updateChecks).toBe(5)
+    expect((await report(setup)).body.totals).toMatchObject({ updateChecks: 4, activeDevices: 3 })
+    const platforms = setup.context.dataDir.db.$client
+      .query<{ platform: string; checks: number }, []>('SELECT platform, sum(update_checks) AS checks FROM insight_counts GROUP BY platform ORDER BY platform')
+      .all()
+    expect(platforms).toEqual([{ platform: 'android', checks: 3 }, { platform: 'ios', checks: 1 }, { platform: 'unknown', checks: 0 }])
+  } finally {
+    setup.context.close()
+  }
+})
+
+test('many devices at once: each stored once per version and day as HMAC-SHA256 with insights.key, whatever the flushes', async () => {
+  const setup = await setUp()
+  try {
+    const version = await publishedVersion(setup, '1.0.0')
+    const deviceIds = Array.from({ length: 250 }, (_, index) => `fleet-device-${index}`)
+    const send = (ids: string[]) => sendEvents(setup.context, ids.map((deviceId) => ({ appId: setup.appId, versionId: version.id, platform: 'ios', event: 'launched', deviceId })))
+    for (let start = 0; start < deviceIds.length; start += 100) expect((await send(deviceIds.slice(start, start + 100))).status).toBe(202)
+    const { insights } = setup.context.app.store
+    insights.flush()
+    // the same devices again, and some new ones: only the new ones are added
+    await send(deviceIds.slice(0, 100))
+    await send(['late-device-1', 'late-device-2'])
+    insights.flush()
+    const client = setup.context.dataDir.db.$client
+    const stored = client.query<{ deviceHash: string }, []>('SELECT device_hash AS deviceHash FROM insight_devices').all().map((row) => row.deviceHash)
+    expect(stored).toHaveLength(252)
+    const key = (await Bun.file(setup.context.dataDir.paths.insightsKey).text()).trim()
+    const { createHmac } = await import('node:crypto')
+    const expected = (deviceId: string) => createHmac('sha256', key).update(deviceId).digest('base64url').slice(0, 22)
+    expect(new Set(stored)).toEqual(new Set([...deviceIds, 'late-device-1', 'late-device-2'].map(expected)))
+    expect((await report(setup)).body.totals.activeDevices).toBe(252)
+  } finally {
+    setup.context.close()
+  }
+})

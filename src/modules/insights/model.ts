@@ -1,0 +1,63 @@
+// TypeBox schemas of the insight endpoints: device events in, the per-miniapp report out.
+import { t } from 'elysia'
+
+/** Channel names as decisions §10 has them. */
+const channelName = t.String({ pattern: '^[a-z][a-z0-9-]{0,31}$', error: 'must be a channel name such as stable or beta' })
+
+export const eventsPerRequest = 100
+/** Device events are small; a body past this is refused with 413 before it is parsed. */
+export const eventsBodyLimitBytes = 64 * 1024
+
+export const deviceEvent = t.Object({
+  appId: t.String({ minLength: 1, maxLength: 128 }),
+  versionId: t.String({ minLength: 1, maxLength: 64 }),
+  platform: t.Union([t.Literal('ios'), t.Literal('android')], { error: 'must be ios or android' }),
+  event: t.Union([t.Literal('installed'), t.Literal('launched'), t.Literal('failed'), t.Literal('rolled_back')], { error: 'must be one of installed, launched, failed, rolled_back' }),
+  channel: t.Optional(channelName),
+  deviceId: t.Optional(t.String({ minLength: 1, maxLength: 200, description: 'stored only as a keyed hash' })),
+  hostVersion: t.Optional(t.String({ maxLength: 64 })),
+  message: t.Optional(t.String({ maxLength: 8000, description: `kept for failures, cut to 500 characters` })),
+  at: t.Optional(t.String({ format: 'date-time', error: 'must be an ISO 8601 date-time such as 2026-11-22T10:00:00Z' })),
+})
+
+export const eventsBody = t.Object({
+  events: t.Array(deviceEvent, { minItems: 1, maxItems: eventsPerRequest, error: `must be a list of 1 to ${eventsPerRequest} events` }),
+})
+
+export const eventsAnswer = t.Object({ accepted: t.Integer(), rejected: t.Integer() })
+
+export const insightsParams = t.Object({ miniAppId: t.String() })
+export const insightsQuery = t.Object({
+  // the range is checked by the service: Elysia reports a Numeric's own minimum/maximum failure without the field's name
+  days: t.Optional(t.Numeric({ error: 'must be a whole number of days from 1 to 90', description: 'days up to today (UTC), 1 to 90 (default 30)' })),
+  channel: t.Optional(channelName),
+})
+
+const perPlatform = t.Object({ ios: t.Integer(), android: t.Integer() })
+export const insightsAnswer = t.Object({
+  from: t.String(),
+  to: t.String(),
+  channel: t.Union([t.String(), t.Null()]),
+  days: t.Array(
+    t.Object({
+      day: t.String(),
+      versions: t.Array(
+        t.Object({
+          versionId: t.String(),
+          version: t.String(),
+          downloads: perPlatform,
+          installs: t.Integer({ description: 'install-info answers' }),
+          failures: t.Integer(),
+          activeDevices: t.Integer(),
+          updateChecks: t.Integer(),
+          installed: t.Integer(),
+          launched: t.Integer(),
+          rolledBack: t.Integer(),
+        }),
+      ),
+    }),
+  ),
+  totals: t.Object({ downloads: perPlatform, installs: t.Integer(), failures: t.Integer(), activeDevices: t.Integer(), updateChecks: t.Integer() }),
+  adoption: t.Object({ versionId: t.Union([t.String(), t.Null()]), share: t.Number(), day: t.Union([t.String(), t.Null()]) }),
+  recentFailures: t.Array(t.Object({ versionId: t.String(), version: t.String(), platform: t.String(), message: t.String(), at: t.String() })),
+})

@@ -1,0 +1,175 @@
+// GET /api/metrics: request counts and latencies per route group, transfers, devices and storage, in Prometheus text format 0.0.4.
+import { statSync } from 'node:fs'
+import { timingSafeEqual } from 'node:crypto'
+import type { Db } from '../../db/open'
+import type { DataDirPaths } from '../../data-dir'
+import type { Clock } from '../../ids'
+import { AppError } from '../../http/errors'
+import { bearerToken, userFromAccessToken } from '../../http/guards'
+import type { TokenService } from '../auth/tokens'
+import { fileKindNames } from '../runtime/files'
+import { deviceEvents, utcDay, type Totals } from '../insights/counters'
+
+/** Route groups: few and fixed, so that every label set exists from the start and costs an array slot. */
+export const routeGroups = ['install_info', 'update_check', 'release_file', 'version_file', 'events', 'upload', 'auth', 'admin', 'mini_apps', 'health', 'metrics', 'api_other', 'console'] as const
+export type RouteGroup = (typeof routeGroups)[number]
+const groupIndex = Object.fromEntries(routeGroups.map((group, index) => [group, index])) as Record<RouteGroup, number>
+const statusClasses = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const
+/** seconds; the runtime's answers take well under a millisecond, uploads seconds */
+export const latencyBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const
+
+const uploadPath = /^\/api\/mini-apps\/by-app-id\/[^/]+\/versions\/upload\/?$/
+
+/** The group of a request URL, by string tests on the path only (this runs on every request). */
+export function routeGroupOf(url: string): RouteGroup {
+  const pathStart = url.indexOf('/', url.indexOf('//') + 2)
+  if (pathStart === -1) return 'console'
+  const queryStart = url.indexOf('?', pathStart)
+  const path = url.slice(pathStart, queryStart === -1 ? url.length : queryStart)
+  if (!path.startsWith('/api/')) return 'console'
+  if (path.startsWith('/api/mini-apps/')) {
+    if (path.startsWith('/api/mini-apps/access/')) {
+      if (path === '/api/mini-apps/access/events') return 'events'
+      if (path.endsWith('/install')) return 'install_info'
+      if (path.startsWith('/api/mini-apps/access/apps/')) return path.endsWith('/update') ? 'update_check' : 'release_file'
+      return 'version_file'
+    }
+    return uploadPath.test(path) ? 'upload' : 'mini_apps'
+  }
+  if (path === '/api/mini-apps') return 'mini_apps'
+  if (path.startsWith('/api/auth/')) return 'auth'
+  if (path.startsWith('/api/admin/')) return 'admin'
+  if (path === '/api/health') return 'health'
+  if (path === '/api/metrics') return 'metrics'
+  return 'api_other'
+}
+
+export interface RequestMetrics {
+  /** called by the request log once per answered request */
+  observe(request: Request, status: number, seconds: number): void
+  render(lines: string[]): void
+}
+
+export function createRequestMetrics(): RequestMetrics {
+  const cells = routeGroups.length * statusClasses.length
+  const counts = new Float64Array(cells)
+  const sums = new Float64Array(cells)
+  // per cell, the count of requests in each bucket (not cumulative: summed when rendered)
+  const buckets = new Float64Array(cells * latencyBuckets.length)
+  let uploads = 0
+  let uploadBytes = 0
+  return {
+    observe(request, status, seconds) {
+      const group = routeGroupOf(request.url)
+      const statusClass = Math.min(4, Math.max(0, Math.floor(status / 100) - 1))
+      const cell = groupIndex[group] * statusClasses.length + statusClass
+      counts[cell]!++
+      sums[cell]! += seconds
+      let bucket = 0
+      while (bucket < latencyBuckets.length && seconds > latencyBuckets[bucket]!) bucket++
+      if (bucket < latencyBuckets.length) buckets[cell * latencyBuckets.length + bucket]!++
+      if (group === 'upload' && status === 201) {
+        uploads++
+        uploadBytes += Number(request.headers.get('content-length')) || 0
+      }
+    },
+    render(lines) {
+      lines.push('# HELP miniship_http_requests_total Requests answered, by route group and status class.', '# TYPE miniship_http_requests_total counter')
+      for (let cell = 0; cell < cells; cell++) {
+        lines.push(`miniship_http_requests_total{${labelsOf(cell)}} ${counts[cell]}`)
+      }
+      lines.push('# HELP miniship_http_request_duration_seconds Time to the response head, by route group and status class.', '# TYPE miniship_http_request_duration_seconds histogram')
+      for (let cell = 0; cell < cells; cell++) {
+        if (counts[cell] === 0) continue
+        const labels = labelsOf(cell)
+        let cumulative = 0
+        latencyBuckets.forEach((bound, bucket) => {
+          cumulative += buckets[cell * latencyBuckets.length + bucket]!
+          lines.push(`miniship_http_request_duration_seconds_bucket{${labels},le="${bound}"} ${cumulative}`)
+        })
+        lines.push(`miniship_http_request_duration_seconds_bucket{${labels},le="+Inf"} ${counts[cell]}`)
+        lines.push(`miniship_http_request_duration_seconds_sum{${labels}} ${sums[cell]}`)
+        lines.push(`miniship_http_request_duration_seconds_count{${labels}} ${counts[cell]}`)
+      }
+      metric(lines, 'miniship_uploads_total', 'counter', 'Uploads accepted (201).', [['', uploads]])
+      metric(lines, 'miniship_upload_bytes_total', 'counter', 'Request bytes of accepted uploads.', [['', uploadBytes]])
+    },
+  }
+}
+
+function labelsOf(cell: number): string {
+  return `group="${routeGroups[Math.floor(cell / statusClasses.length)]}",status_class="${statusClasses[cell % statusClasses.length]}"`
+}
+
+/** A label value as the text format wants it: backslash, quote and newline escaped. */
+export function labelValue(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')
+}
+
+function metric(lines: string[], name: string, type: 'counter' | 'gauge', help: string, samples: [labels: string, value: number][]): void {
+  lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`)
+  for (const [labels, value] of samples) lines.push(`${name}${labels === '' ? '' : `{${labels}}`} ${value}`)
+}
+
+export interface MetricsDeps {
+  db: Db
+  paths: Pick<DataDirPaths, 'database'>
+  clock: Clock
+  startedAt: number
+  requestMetrics: RequestMetrics
+  totals: Totals
+  /** writes the insight counters first, so device gauges include the last seconds */
+  flushInsights: () => void
+}
+
+/** Distinct stored files and their bytes: the blob store's size without walking it (works for any store). */
+const blobBytesQuery = 'SELECT count(*) AS files, coalesce(sum(size), 0) AS bytes FROM (SELECT DISTINCT sha256, size FROM version_files)'
+
+export function renderMetrics(deps: MetricsDeps): string {
+  deps.flushInsights()
+  const client = deps.db.$client
+  const lines: string[] = []
+  deps.requestMetrics.render(lines)
+  const { totals } = deps
+  metric(lines, 'miniship_downloads_total', 'counter', 'Whole file downloads (200, or a 206 ending at the last byte), by file kind.', fileKindNames.map((kind) => [`kind="${kind}"`, totals.downloads[kind]]))
+  metric(lines, 'miniship_download_bytes_total', 'counter', 'Bytes of file answers (200 and 206), by file kind.', fileKindNames.map((kind) => [`kind="${kind}"`, totals.downloadBytes[kind]]))
+  metric(lines, 'miniship_install_info_total', 'counter', 'Install-info answers counted by insights.', [['', totals.installInfos]])
+  metric(lines, 'miniship_update_checks_total', 'counter', 'Update-check answers counted by insights.', [['', totals.updateChecks]])
+  metric(lines, 'miniship_device_events_total', 'counter', 'Device events accepted, by event.', deviceEvents.map((event) => [`event="${event}"`, totals.events[event]]))
+  metric(lines, 'miniship_device_events_rejected_total', 'counter', 'Device events rejected (unknown app or version).', [['', totals.rejectedEvents]])
+  metric(lines, 'miniship_insights_flushes_total', 'counter', 'Insight counter flushes written.', [['', totals.flushes]])
+  metric(lines, 'miniship_insights_flush_failures_total', 'counter', 'Insight counter flushes that failed (the counts stayed in memory).', [['', totals.flushFailures]])
+
+  const today = utcDay(deps.clock())
+  const devices = client
+    .query<{ appId: string; devices: number }, [string]>(
+      'SELECT m.app_id AS appId, count(DISTINCT d.device_hash) AS devices FROM versions v JOIN insight_devices d ON d.version_id = v.id AND d.day = ? JOIN mini_apps m ON m.id = v.mini_app_id GROUP BY m.app_id ORDER BY m.app_id',
+    )
+    .all(today)
+  metric(lines, 'miniship_active_devices', 'gauge', 'Distinct devices seen today (UTC), by miniapp.', devices.map((row) => [`app_id="${labelValue(row.appId)}"`, row.devices]))
+  const statuses = new Map(client.query<{ status: string; n: number }, []>('SELECT status, count(*) AS n FROM versions GROUP BY status').all().map((row) => [row.status, row.n]))
+  metric(lines, 'miniship_versions', 'gauge', 'Versions, by status.', ['DRAFT', 'IN_REVIEW', 'PUBLISHED'].map((status) => [`status="${status}"`, statuses.get(status) ?? 0]))
+  metric(lines, 'miniship_mini_apps', 'gauge', 'Miniapps.', [['', client.query<{ n: number }, []>('SELECT count(*) AS n FROM mini_apps').get()!.n]])
+  const fileSize = (path: string) => statSync(path, { throwIfNoEntry: false })?.size ?? 0
+  metric(lines, 'miniship_database_bytes', 'gauge', 'Size of the SQLite database file and its write-ahead log.', [['', fileSize(deps.paths.database) + fileSize(`${deps.paths.database}-wal`)]])
+  const blobs = client.query<{ files: number; bytes: number }, []>(blobBytesQuery).get()!
+  metric(lines, 'miniship_blob_files', 'gauge', 'Distinct stored files referenced by versions.', [['', blobs.files]])
+  metric(lines, 'miniship_blob_bytes', 'gauge', 'Bytes of the distinct stored files referenced by versions.', [['', blobs.bytes]])
+  metric(lines, 'miniship_uptime_seconds', 'gauge', 'Seconds since this server started.', [['', Math.floor((deps.clock() - deps.startedAt) / 1000)]])
+  return lines.join('\n') + '\n'
+}
+
+/**
+ * Who may scrape: the configured metrics token, or an administrator's access token. The token is
+ * compared in constant time; a wrong one falls through to the access-token check (and its 401).
+ */
+export async function authoriseScrape(header: string | undefined, metricsToken: string | null, db: Db, tokens: TokenService): Promise<void> {
+  const token = bearerToken(header)
+  if (metricsToken !== null) {
+    const given = Buffer.from(token)
+    const expected = Buffer.from(metricsToken)
+    if (given.length === expected.length && timingSafeEqual(given, expected)) return
+  }
+  const user = await userFromAccessToken(db, tokens, token)
+  if (user.role !== 'ADMIN') throw new AppError(403, 'ADMIN_REQUIRED', 'Only administrators (or a scraper with the metrics token) may read metrics')
+}

@@ -1,0 +1,29 @@
+// The adoption chart's numbers: shares per day, stacking order, empty days and the empty state.
+import { expect, test } from 'bun:test'
+import { adoptionSeries } from './adoption'
+
+const version = (versionId: string, activeDevices: number) => ({ versionId, version: versionId.replace('v', '1.'), activeDevices })
+
+test('shares per day sum to 1 on days with devices, 0 on days without; versions stack in order of first appearance', () => {
+  const series = adoptionSeries({
+    days: [
+      { day: '2026-11-20', versions: [version('v0', 30), version('v1', 10)] },
+      { day: '2026-11-21', versions: [] },
+      { day: '2026-11-22', versions: [version('v2', 5), version('v1', 15), version('v0', 0)] },
+    ],
+    adoption: { versionId: 'v1', share: 0.75 },
+  })
+  expect(series.days).toEqual(['2026-11-20', '2026-11-21', '2026-11-22'])
+  expect(series.versions.map((entry) => entry.versionId)).toEqual(['v0', 'v1', 'v2'])
+  expect(series.shares).toEqual([
+    [0.75, 0, 0],
+    [0.25, 0, 0.75],
+    [0, 0, 0.25],
+  ])
+  expect(series.empty).toBe(false)
+})
+
+test('no device on any day is the empty state', () => {
+  expect(adoptionSeries({ days: [{ day: '2026-11-22', versions: [version('v0', 0)] }], adoption: { versionId: null, share: 0 } })).toMatchObject({ versions: [], empty: true })
+  expect(adoptionSeries({ days: [], adoption: { versionId: null, share: 0 } }).empty).toBe(true)
+})
