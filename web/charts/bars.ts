@@ -83,7 +83,7 @@ const AXIS = 18
 export function stackedBarChart(options: ChartOptions): HTMLElement {
   const { days, series, percent = false } = options
   const layout = layoutBars(days.length, series, PLOT_WIDTH, PLOT_HEIGHT, percent)
-  const svg = svgElement('svg', { viewBox: `0 0 ${PLOT_WIDTH} ${PLOT_HEIGHT + AXIS}`, role: 'img', 'aria-label': options.label, class: 'chart', preserveAspectRatio: 'none' })
+  const svg = svgElement('svg', { viewBox: `0 0 ${PLOT_WIDTH} ${PLOT_HEIGHT + AXIS}`, role: 'img', 'aria-label': options.label, class: 'bar-chart', preserveAspectRatio: 'none' })
   svg.append(svgElement('line', { x1: 0, x2: PLOT_WIDTH, y1: PLOT_HEIGHT + 0.5, y2: PLOT_HEIGHT + 0.5, class: 'chart-axis' }))
   for (const rect of layout.rects) {
     const bar = svgElement('rect', { x: rect.x.toFixed(2), y: rect.y.toFixed(2), width: rect.width.toFixed(2), height: rect.height.toFixed(2), class: `series-${rect.series % 6}` })

@@ -3,7 +3,8 @@
 import { api, type Channel, type Insights, type ReleaseHistoryEntry, type Workspace } from '../api.ts'
 import { ago, h, personName } from '../dom.ts'
 import { stackedBarChart } from '../charts/bars.ts'
-import { adoptionSeries, downloadSeries } from '../charts/series.ts'
+import { adoptionChart } from '../charts/adoption.ts'
+import { downloadSeries } from '../charts/series.ts'
 import { appPath } from '../router.ts'
 import { actionButton, completeRollout, haltRollout, raiseRollout, type ReleaseContext } from './release-actions.ts'
 import { historyLine } from './history.ts'
@@ -53,7 +54,6 @@ function insightsPanel(insights: Insights, workspace: Workspace): HTMLElement {
   const days = insights.days.map((d) => d.day)
   const downloads = downloadSeries(insights)
   const total = insights.totals.downloads.ios + insights.totals.downloads.android
-  const adoption = adoptionSeries(insights)
   const live = insights.adoption.versionId ? (workspace.versions.find((v) => v.id === insights.adoption.versionId)?.version ?? 'the live version') : null
   const figures = h(
     'dl',
@@ -74,7 +74,7 @@ function insightsPanel(insights: Insights, workspace: Workspace): HTMLElement {
       ? h(
           'div',
           { class: 'charts' },
-          h('div', null, h('h3', null, 'Adoption'), adoption.length ? stackedBarChart({ days, series: adoption, percent: true, label: 'Share of active devices per version, per day', testId: 'adoption-chart' }) : h('p', { class: 'muted' }, 'No active devices reported.')),
+          h('div', null, adoptionChart(insights)),
           h('div', null, h('h3', null, 'Downloads per day'), stackedBarChart({ days, series: downloads, label: 'Downloads per day, iOS and Android', testId: 'downloads-chart' })),
         )
       : h('p', { class: 'empty', 'data-testid': 'insights-empty' }, 'No downloads or installs recorded yet. Once phones install a version, its adoption and downloads per day appear here.'),
