@@ -74,7 +74,8 @@ function insightsPanel(insights: Insights, workspace: Workspace): HTMLElement {
       ? h(
           'div',
           { class: 'charts' },
-          h('div', null, adoptionChart(insights)),
+          // drawn at about the size it is shown, so its axis labels stay readable
+          h('div', null, adoptionChart(insights, { width: 320, height: 150 })),
           h('div', null, h('h3', null, 'Downloads per day'), stackedBarChart({ days, series: downloads, label: 'Downloads per day, iOS and Android', testId: 'downloads-chart' })),
         )
       : h('p', { class: 'empty', 'data-testid': 'insights-empty' }, 'No downloads or installs recorded yet. Once phones install a version, its adoption and downloads per day appear here.'),
