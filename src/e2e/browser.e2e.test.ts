@@ -1211,8 +1211,22 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       await page.goto(appUrl(miniAppId))
       await tid(page, 'channel-stable').waitFor()
       await page.waitForLoadState('networkidle')
-      if (serverHasInsights) await tid(page, 'insights').waitFor()
-      else expect(await tid(page, 'insights').count()).toBe(0) // no endpoint, no panel (and no request that answers 404)
+      if (serverHasInsights) {
+        // real events from two devices on 1.0.0: the panel counts the devices, the live release's share, and draws the adoption
+        await tid(page, 'insights').waitFor()
+        const workspace = await api('GET', `/api/mini-apps/${miniAppId}/workspace`, { token: cliToken })
+        const live = workspace.body.versions.find((v: { version: string }) => v.version === '1.0.0').id
+        const events = ['device-a', 'device-b'].flatMap((deviceId) => ['installed', 'launched'].map((event) => ({ appId: APP_ID, versionId: live, platform: 'ios', event, deviceId })))
+        const sent = await api('POST', '/api/mini-apps/access/events', { json: { events } })
+        expect(sent.status).toBe(202)
+        expect(sent.body.accepted).toBe(4)
+        await page.reload()
+        await tid(page, 'insights').waitFor()
+        await eventually(async () => expect(await tid(page, 'insights').locator('.figures').textContent()).toContain('Active devices2'))
+        expect(await tid(page, 'insights').locator('.figures').textContent()).toContain('On 1.0.0100 %')
+        expect(await tid(page, 'insights-empty').count()).toBe(0)
+        expect(await tid(page, 'adoption-chart').locator('.chart-legend').textContent()).toContain('1.0.0')
+      } else expect(await tid(page, 'insights').count()).toBe(0) // no endpoint, no panel (and no request that answers 404)
 
       // the drawing, with insights answered in the page (the same shape whether or not this server has them yet)
       const day = (d: number, versions: [string, string, number, number, number][]) => ({
