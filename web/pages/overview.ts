@@ -62,7 +62,7 @@ function insightsPanel(insights: Insights, workspace: Workspace): HTMLElement {
     h('div', null, h('dt', null, 'Installs'), h('dd', null, String(insights.totals.installs))),
     h('div', null, h('dt', null, 'Failures'), h('dd', { class: insights.totals.failures ? 'bad' : '' }, String(insights.totals.failures))),
     h('div', null, h('dt', null, 'Active devices'), h('dd', null, String(insights.totals.activeDevices))),
-    live ? h('div', null, h('dt', null, `On ${live}`), h('dd', null, `${Math.round(insights.adoption.share * 100)} %`)) : null,
+    live && insights.totals.activeDevices > 0 ? h('div', null, h('dt', null, `On ${live}`), h('dd', null, `${Math.round(insights.adoption.share * 100)} %`)) : null,
   )
   const hasData = total > 0 || insights.totals.activeDevices > 0 || insights.totals.installs > 0
   return h(
