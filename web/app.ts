@@ -12,7 +12,7 @@
 //   Shell     nav, nav-apps, nav-tokens, nav-admin (only for ADMIN), current-user (name + role), sign-out,
 //             alert (role=alert, every error's message), alert-dismiss,
 //             notice (role=status, success messages), notice-dismiss, page (the <main>)
-//   Sign in   signin-form (keep: "Keep me signed in"), signin-submit, show-register, register-form, register-submit,
+//   Sign in   signin-form, keep-signed-in (the checkbox, on by default), signin-submit, show-register, register-form, register-submit,
 //             show-signin, registration-closed (shown once the server answered REGISTRATION_CLOSED)
 //   Forms     field-error-<name> (inline message from a 400's details[] under the input <name>)
 //   Dialog    confirm-dialog, confirm-ok, confirm-cancel, confirm-notes (publish/rollback notes),
@@ -21,15 +21,17 @@
 //             app-<appId>, open-app-<appId> (link to the miniapp), app-live-<appId> (live version per channel),
 //             create-app-form (appId, name, description, iconUrl), create-app-submit
 //   Miniapp   back-to-apps, app-title, app-id, tab-<overview|versions|history|settings|members>, upload-button
-//   Overview  channel-<name> (what phones get now on it; data-version, data-rollout), summary-release,
-//             summary-review, summary-experience, rollout-raise-<name>, rollout-halt-<name>,
-//             rollout-complete-<name>, insights, adoption-chart, downloads-chart, insights-empty
+//   Overview  overview-empty (no version yet), channels, channel-<name> (what phones get now on it;
+//             data-version, data-rollout), summary-release, summary-review, summary-experience,
+//             install-review, install-experience, rollout-raise-<name>, rollout-halt-<name>,
+//             rollout-complete-<name>, rollout-dialog, insights, adoption-chart (charts/adoption.ts),
+//             downloads-chart, insights-empty
 //   Versions  versions-filter (select of statuses), versions-table, versions-empty, versions-more (next page),
 //             version-<v> (a table row; data-version-id), status-<v> (text Draft/In review/Published;
 //             data-status DRAFT/IN_REVIEW/PUBLISHED), badge-release-<v>, badge-review-<v>,
 //             badge-experience-<v>, badge-channel-<v>, changelog-<v>, review-<v>, publish-<v>,
 //             rollback-<v>, delete-<v> (present only when allowed), install-<v> (opens the install dialog)
-//   Install   install-dialog, qr-<v> (wraps the <svg>), install-link-<v>, copy-link-<v>, link-expiry,
+//   Install   install-dialog, qr-<v> (wraps the <svg>; data-deep-link), install-link-<v>, copy-link-<v>, link-expiry,
 //             localhost-warning, install-close
 //   Publish   publish-dialog: confirm-dialog with [name=channel|rolloutPercent|mandatory|hostVersionRange|notes]
 //   Upload    upload-form (bundleIos, bundleAndroid, manifest, assetsIos, assetsAndroid, version,
