@@ -35,6 +35,7 @@ function fileOf(rest: string, platformQuery: string | undefined): { kind: FileKi
 
 /** Sent with its length already known: the request log would otherwise buffer JSON to measure it. */
 function jsonResponse(json: SerialisedJson, cacheControl: string): Response {
+  if (json.once) return new Response(json.text, { headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(json.bytes), 'cache-control': cacheControl } })
   return new Response(json.text, { headers: jsonHeaders(json, cacheControl) })
 }
 

@@ -114,6 +114,8 @@ export interface SerialisedJson {
   text: string
   bytes: number
   version?: CountSubject
+  /** built for this one request (a device's scope, an update answer): not worth caching headers for */
+  once?: true
 }
 
 export function serialise(value: unknown): SerialisedJson {
@@ -214,7 +216,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
   const appsById = new Map<string, AppFacts | null>()
   const channelsByKey = new Map<string, ChannelFacts | null>()
   const downloadTokens = new Map<string, DownloadClaims>()
-  const releaseTokens = new Map<string, string>()
+  const releaseTokens = new Map<string, MaybePromise<string>>()
   let factsAsOf = -1
 
   /** Drops the facts caches when the database changed since they were filled. */
@@ -388,14 +390,17 @@ export function createRuntimeService(deps: RuntimeDeps) {
     return { kind, path: blobPath(deps.paths, info.sha256), sha256: info.sha256, size: info.size, published: facts.status === 'PUBLISHED', cacheControl, version: facts }
   }
 
+  /** The release token of an app: signed once, and the first requests share the one signature in flight. */
   function releaseToken(appId: string): MaybePromise<string> {
     const known = releaseTokens.get(appId)
     if (known !== undefined) return known
-    return tokens.signRelease(appId).then((token) => {
-      if (releaseTokens.size >= cacheLimit) releaseTokens.clear()
+    if (releaseTokens.size >= cacheLimit) releaseTokens.clear()
+    const signing = tokens.signRelease(appId).then((token) => {
       releaseTokens.set(appId, token)
       return token
     })
+    releaseTokens.set(appId, signing)
+    return signing
   }
 
   /** The release a device gets on a channel (404 when none), decided by the one pure rule of §10. */
@@ -434,7 +439,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
   function fill(template: ReleaseTemplate, scope: string): SerialisedJson {
     if (scope === '') return (template.plain ??= { text: template.parts.join(''), bytes: template.byteParts, version: template.facts })
     // scope paths are ASCII (encodeURIComponent), so their length is their byte count
-    return { text: template.parts.join(scope), bytes: template.byteParts + scope.length * (template.parts.length - 1), version: template.facts }
+    return { text: template.parts.join(scope), bytes: template.byteParts + scope.length * (template.parts.length - 1), version: template.facts, once: true }
   }
 
   return {
@@ -476,7 +481,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
       const head = `{"updateAvailable":true,"mandatory":${found.decision.mandatory},"rollout":{"percent":${percent}},"install":`
       // insights count the check under the version the device runs (when it is a release of the channel), not the one offered
       const running = found.channel.releases.find((release) => release.version === currentVersion)?.facts
-      return then(releaseInstallJson(found, fileBase(config, base)), (install) => ({ text: `${head}${install.text}}`, bytes: head.length + install.bytes + 1, version: running }))
+      return then(releaseInstallJson(found, fileBase(config, base)), (install) => ({ text: `${head}${install.text}}`, bytes: head.length + install.bytes + 1, version: running, once: true }))
     },
 
     /**
