@@ -1008,6 +1008,13 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       await tid(admin, 'key-ci-shop').waitFor()
       expect(await tid(admin, 'new-key').count()).toBe(0)
 
+      // administrators see every user's keys, with their owner
+      await tid(admin, 'nav-admin').click()
+      await tid(admin, `admin-key-${created.prefix}`).waitFor()
+      expect(await tid(admin, `admin-key-${created.prefix}`).textContent()).toContain(ADMIN.email)
+      await tid(admin, 'nav-tokens').click()
+      await tid(admin, 'key-ci-shop').waitFor()
+
       await tid(admin, 'revoke-key-ci-shop').click()
       await confirm(admin)
       await tid(admin, 'key-ci-shop').waitFor({ state: 'detached' })
@@ -1016,6 +1023,15 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       expect(refused.status).toBe(401)
       const refusedCli = await runBinary(['apps', '--json'], { env: ciEnv })
       expect(refusedCli.exitCode).toBe(1)
+
+      // an administrator revokes someone's key from the administration page
+      const other = await api('POST', '/api/auth/api-keys', { token: cliToken, json: { name: 'laptop', scopes: ['read'] } })
+      expect(other.status).toBe(201)
+      await tid(admin, 'nav-admin').click()
+      await tid(admin, `admin-revoke-key-${other.body.prefix}`).click()
+      await confirm(admin)
+      await tid(admin, `admin-key-${other.body.prefix}`).waitFor({ state: 'detached' })
+      expect((await api('GET', '/api/mini-apps', { token: other.body.key })).status).toBe(401)
     },
     STEP,
   )

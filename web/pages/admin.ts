@@ -1,6 +1,7 @@
-// Administration (admins only): users with role and status, creating users, and the audit log.
-import { api, seg, type AuditLog, type Role, type User } from '../api.ts'
-import { confirmDialog, field, h, onSubmit, showError, showNotice, time } from '../dom.ts'
+// Administration (admins only): users with role and status, creating users, everyone's API keys, and the audit log.
+import { api, seg, type ApiKey, type AuditLog, type Person, type Role, type User } from '../api.ts'
+import { ago, confirmDialog, field, h, onSubmit, personName, showError, showNotice, time } from '../dom.ts'
+import { serverHas } from '../features.ts'
 import type { PageContext } from '../router.ts'
 import { currentUser } from '../session.ts'
 
@@ -22,14 +23,76 @@ function listingPath(before?: AuditLog): string {
 }
 
 export async function adminPage(ctx: PageContext): Promise<void> {
-  const listing = await api<AdminListing>('GET', listingPath())
+  const [listing, hasKeys] = await Promise.all([api<AdminListing>('GET', listingPath()), serverHas('apiKeys')])
+  const keys = hasKeys ? (await api<{ apiKeys: OwnedApiKey[] }>('GET', '/api/admin/api-keys')).apiKeys : null
   if (!ctx.isCurrent()) return
   ctx.render(
     h('h1', { tabindex: -1 }, 'Administration'),
     h('p', { class: 'lead' }, 'Manage who can sign in, and see who did what on this server.'),
     usersSection(ctx, listing.users),
     createUserSection(ctx),
+    keys ? apiKeysSection(ctx, keys) : null,
     auditSection(listing.auditLogs),
+  )
+}
+
+type OwnedApiKey = ApiKey & { owner: Person }
+
+/** Every user's live API keys, so an administrator can find and revoke a leaked one. */
+function apiKeysSection(ctx: PageContext, keys: OwnedApiKey[]): HTMLElement {
+  const live = keys.filter((k) => !k.revokedAt)
+  return h(
+    'section',
+    { 'aria-labelledby': 'all-keys-title' },
+    h('h2', { id: 'all-keys-title' }, 'API keys'),
+    live.length
+      ? h(
+          'div',
+          { class: 'table-wrap' },
+          h(
+            'table',
+            { class: 'responsive', 'data-testid': 'admin-keys-table' },
+            h('thead', null, h('tr', null, ['Owner', 'Name', 'Key', 'Scopes', 'Last used', ''].map((l) => h('th', { scope: 'col' }, l)))),
+            h(
+              'tbody',
+              null,
+              live.map((key) => {
+                const revoke = h('button', { type: 'button', class: 'danger-outline small', 'data-testid': `admin-revoke-key-${key.prefix}` }, 'Revoke…')
+                revoke.addEventListener('click', () => {
+                  void (async () => {
+                    const ok = await confirmDialog({
+                      title: `Revoke ${key.name} of ${key.owner.email}?`,
+                      message: h('p', null, 'Whatever uses this key is refused from now on. Its owner can create a new one on their Tokens page.'),
+                      confirmLabel: 'Revoke key',
+                      danger: true,
+                    })
+                    if (!ok) return
+                    revoke.disabled = true
+                    try {
+                      await api('DELETE', `/api/admin/api-keys/${seg(key.id)}`)
+                      showNotice(`Revoked ${key.owner.email}'s key ${key.name}.`)
+                      ctx.reload()
+                    } catch (error) {
+                      showError(error)
+                      revoke.disabled = false
+                    }
+                  })()
+                })
+                return h(
+                  'tr',
+                  { 'data-testid': `admin-key-${key.prefix}` },
+                  h('td', { 'data-label': 'Owner' }, personName(key.owner)),
+                  h('td', { 'data-label': 'Name' }, key.name),
+                  h('td', { 'data-label': 'Key' }, h('code', null, `${key.prefix}…`)),
+                  h('td', { 'data-label': 'Scopes' }, key.scopes.join(', ')),
+                  h('td', { 'data-label': 'Last used' }, key.lastUsedAt ? ago(key.lastUsedAt) : 'never'),
+                  h('td', { 'data-label': '' }, revoke),
+                )
+              }),
+            ),
+          ),
+        )
+      : h('p', { class: 'empty', 'data-testid': 'admin-keys-empty' }, 'Nobody has an API key.'),
   )
 }
 
