@@ -15,6 +15,9 @@ import { adminRoutes } from './modules/admin'
 import { miniAppRoutes } from './modules/miniapps'
 import { versionRoutes } from './modules/versions'
 import { runtimeRoutes } from './modules/runtime'
+import { createBlobStore, type BlobStore } from './storage'
+import { createReleaseMirror, type ReleaseMirror } from './storage/mirror'
+import { isS3BlobStore } from './storage/s3'
 
 export interface AppInput {
   config: Config
@@ -23,6 +26,8 @@ export interface AppInput {
   secret: Uint8Array
   clock?: Clock
   log?: (line: string) => void
+  /** the store the configuration names when not given (serve passes the one it probed) */
+  blobs?: BlobStore
 }
 
 /** Everything a feature module may use; services take the parts they need from it. */
@@ -36,6 +41,10 @@ export interface AppDeps {
   rateLimiter: RateLimiter
   guard: ReturnType<typeof createGuard>
   startedAt: number
+  /** where stored files live: the data directory or an S3 bucket (issue 14) */
+  blobs: BlobStore
+  /** with --mirror-releases on: writes each channel's release to the bucket on every change */
+  mirror: ReleaseMirror | null
 }
 
 export const uploadPathPattern = /^\/api\/mini-apps\/by-app-id\/[^/]+\/versions\/upload\/?$/
@@ -68,16 +77,20 @@ export function checkRequestBody(request: Request, config: Config): void {
 export function createApp(input: AppInput) {
   const clock = input.clock ?? systemClock
   const tokens = createTokenService(input.secret, clock, input.config.tokenTtlSeconds)
+  const log = input.log ?? ((line: string) => console.log(line))
+  const blobs = input.blobs ?? createBlobStore(input.config, input.paths, log)
   const deps: AppDeps = {
     config: input.config,
     db: input.db,
     paths: input.paths,
     clock,
-    log: input.log ?? ((line) => console.log(line)),
+    log,
     tokens,
     rateLimiter: createRateLimiter(clock, input.config.rateLimit),
     guard: createGuard(input.db, tokens),
     startedAt: clock(),
+    blobs,
+    mirror: input.config.mirrorReleases && isS3BlobStore(blobs) ? createReleaseMirror({ db: input.db, config: input.config, tokens, blobs, log }) : null,
   }
   const api = new Elysia({ prefix: '/api' })
     .use(authRoutes(deps))
@@ -87,6 +100,8 @@ export function createApp(input: AppInput) {
     .use(versionRoutes(deps))
     .use(runtimeRoutes(deps))
   return new Elysia()
+    // serve reaches the release mirror through the app (issue 14): it catches up after start
+    .state('mirror', deps.mirror)
     .use(errorHandler)
     .onRequest(({ request }) => checkRequestBody(request, deps.config))
     .use(api)

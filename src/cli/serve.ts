@@ -13,7 +13,15 @@ import { nativeInstallRoutes } from '../modules/runtime/native-routes'
 import { preloadUploadParsers } from '../modules/versions/upload'
 import { createLogSink, withRequestLog } from '../http/request-log'
 import { productVersion } from '../version'
-import type { Config } from '../config'
+import { ConfigError, readStorageFile, type Config } from '../config'
+import { dataDirPaths, hasStoredFiles } from '../data-dir'
+import { createLocalBlobStore, type BlobStore } from '../storage'
+import { createS3BlobStore, isS3BlobStore, type S3BlobStore } from '../storage/s3'
+import { collectStoreGarbage } from '../storage/gc'
+import { writeStorageFile } from '../storage/storage-file'
+import type { ReleaseMirror } from '../storage/mirror'
+import type { Db } from '../db/open'
+import { existsSync } from 'node:fs'
 
 const shutdownGraceMs = 10_000
 
@@ -23,7 +31,9 @@ export interface RunningServer {
 }
 
 /** Starts the whole appliance on `config`; `stop()` drains requests, closes the database, frees the lock. */
-export function startServer(config: Config): RunningServer {
+export async function startServer(config: Config): Promise<RunningServer> {
+  // S3 storage (issue 14): the bucket must take a write, a read and a delete before anything else
+  const blobs = await openStore(config)
   const { db, paths, secret } = openDataDir(config.dataDir)
   let releaseLock: () => void
   try {
@@ -36,7 +46,7 @@ export function startServer(config: Config): RunningServer {
   collectGarbage(paths, db.$client, (line) => process.stderr.write(`miniship: startup: ${line}\n`))
   const logSink = createLogSink((chunk) => process.stdout.write(chunk))
   const log = logSink.log
-  const app = createApp({ config, db, paths, secret, log })
+  const app = createApp({ config, db, paths, secret, log, blobs })
   const isUpload = (pathname: string) => uploadPathPattern.test(pathname)
   const handle = withRequestLog<Server<undefined>>((request) => {
     const prepared = prepareRequest(request, config, isUpload)
@@ -81,6 +91,7 @@ export function startServer(config: Config): RunningServer {
   // Handlers read the client address through Elysia's context `server`.
   app.server = server
   setTimeout(() => void preloadUploadParsers(), 50).unref()
+  if (isS3BlobStore(blobs)) afterStartWithBucket(blobs, db, app.store.mirror, (line) => process.stderr.write(`miniship: startup: ${line}\n`))
   let stopping: Promise<void> | null = null
   return {
     server,
@@ -98,14 +109,45 @@ export function startServer(config: Config): RunningServer {
   }
 }
 
+// ---- S3 storage at start (issue 14) ------------------------------------------------------------
+
+/**
+ * The store `serve` uses. For S3: refuses a data directory whose files are still local (they
+ * would all go missing: migrate-storage moves them), probes the bucket (one line naming the
+ * setting when it fails, exit 2 like every bad setting), and records the choice in storage.json.
+ */
+async function openStore(config: Config): Promise<BlobStore> {
+  const paths = dataDirPaths(config.dataDir)
+  if (config.storage.kind !== 's3') return createLocalBlobStore(paths)
+  const persisted = readStorageFile(config.dataDir)
+  if (persisted?.storage !== 's3' && hasStoredFiles(paths)) {
+    throw new ConfigError(`--storage s3: ${config.dataDir} keeps its stored files in the data directory; copy them to the bucket first with miniship migrate-storage --to s3`)
+  }
+  const store = createS3BlobStore(config.storage, paths, (line) => process.stdout.write(line + '\n'))
+  try {
+    await store.probe()
+  } catch (error) {
+    throw new ConfigError((error as Error).message)
+  }
+  if (persisted?.storage !== 's3' && existsSync(config.dataDir)) writeStorageFile(config.dataDir, config.storage)
+  return store
+}
+
+/** In the background once listening: unreferenced objects go, and the release mirror catches up. */
+function afterStartWithBucket(blobs: S3BlobStore, db: Db, mirror: ReleaseMirror | null, report: (line: string) => void): void {
+  void collectStoreGarbage(blobs, db.$client, report)
+    .catch((error: unknown) => report(`cleaning up the bucket failed: ${(error as Error).message}`))
+    .then(() => mirror?.syncAll())
+}
+
 export function serveCommand(): Command {
   return withServerOptions(new Command('serve'))
     .description('run the API and the admin console (initialises an empty data directory first)')
     .addHelpText('after', '\nExample:\n  $ miniship serve --data-dir /var/lib/miniship --port 3001 --public-url https://apps.example.com/api')
     .action((flags) =>
-      runAction(() => {
+      runAction(async () => {
         const config = configFrom(flags)
-        const running = startServer(config)
+        const running = await startServer(config)
         process.stderr.write(`miniship ${productVersion} listening on http://${config.host}:${running.server.port} (data: ${config.dataDir})\n`)
         const shutdown = (signal: string) => {
           process.stderr.write(`miniship: ${signal} received, finishing requests in flight\n`)

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream'
 import { tempDir } from '../test-support'
 import { dataDirPaths, openDataDir } from '../data-dir'
 import { versions, miniApps } from '../db/schema'
-import { blobPath, checkStoredFiles, createBlobStore, writeTemp } from '.'
+import { blobPath, checkStoredFiles, createLocalBlobStore, writeTemp } from '.'
 
 const root = tempDir('miniship-storage-')
 const { paths, db } = openDataDir(root)
@@ -16,7 +16,7 @@ afterAll(() => {
 const sha256 = (data: string | Uint8Array) => new Bun.CryptoHasher('sha256').update(data).digest('hex')
 
 describe('the blob store', () => {
-  const store = createBlobStore(paths)
+  const store = createLocalBlobStore(paths)
 
   test('writeTemp streams into tmp/ and hashes while writing', async () => {
     const chunks = ['hello ', 'blob ', 'store']
@@ -45,7 +45,7 @@ describe('the blob store', () => {
     expect(path).toBe(join(paths.blobs, 'sha256', sha256('same').slice(0, 2), sha256('same')))
     expect(readFileSync(path, 'utf8')).toBe('same')
     expect(readdirSync(paths.tmp).filter((name) => name.startsWith('upload-'))).toEqual([])
-    expect(await store.list()).toContain(sha256('same'))
+    expect(await store.list()).toContainEqual({ sha256: sha256('same'), size: 4 })
   })
 
   test('removeUnreferenced keeps blobs an upload in flight holds and blobs a row refers to', async () => {
@@ -100,14 +100,14 @@ describe('checkStoredFiles (doctor)', () => {
     db.insert(versions)
       .values({ id: 'v1', miniAppId: 'm1', version: '1.0.0', buildNumber: 1, releaseType: 'RELEASE', status: 'DRAFT', createdAt: at, updatedAt: at, ...columns })
       .run()
-    expect(await checkStoredFiles(db.$client, paths)).toEqual([])
+    expect(await checkStoredFiles(db.$client, createLocalBlobStore(paths))).toEqual([])
   })
 
   test('names a missing file, a truncated one and a damaged one', async () => {
     rmSync(blobPath(paths, sha256(files.bundleIos)))
     writeFileSync(blobPath(paths, sha256(files.bundleAndroid)), 'android')
     writeFileSync(blobPath(paths, sha256(files.manifest)), '{"version":"6.6.6"}')
-    const problems = await checkStoredFiles(db.$client, paths)
+    const problems = await checkStoredFiles(db.$client, createLocalBlobStore(paths))
     expect(problems).toHaveLength(3)
     expect(problems[0]).toContain('is missing (used by doctor.app 1.0.0)')
     expect(problems[1]).toContain('has 7 bytes, 14 expected')
@@ -118,7 +118,7 @@ describe('checkStoredFiles (doctor)', () => {
     const { Database } = await import('bun:sqlite')
     const readonly = new Database(dataDirPaths(root).database, { readonly: true, strict: true })
     try {
-      expect(await checkStoredFiles(readonly, paths)).toHaveLength(3)
+      expect(await checkStoredFiles(readonly, createLocalBlobStore(paths))).toHaveLength(3)
     } finally {
       readonly.close()
     }

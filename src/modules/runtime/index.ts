@@ -2,7 +2,8 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../../app'
 import { AppError, errorResponse, toAppError } from '../../http/errors'
-import { fileResponse, type FileKind } from './files'
+import { fileResponse, s3FileResponse, type FileKind, type S3Source, type StoredFile } from './files'
+import { isS3BlobStore } from '../../storage/s3'
 import { createRuntimeService, type RuntimeService, type SerialisedJson } from './service'
 import { isPlatform, type Platform } from './urls'
 import { appParams, bundleQuery, installInfo, platformParams, tokenQuery, versionParams } from './model'
@@ -79,16 +80,23 @@ function installAnswers(runtime: RuntimeService): InstallAnswers {
 }
 
 export function runtimeRoutes(deps: AppDeps) {
-  const runtime = createRuntimeService({ db: deps.db, clock: deps.clock, config: deps.config, tokens: deps.tokens, paths: deps.paths })
+  const runtime = createRuntimeService({ db: deps.db, clock: deps.clock, config: deps.config, tokens: deps.tokens, blobs: deps.blobs })
   const answers = installAnswers(runtime)
 
   type Query = { token?: string; platform?: string }
   type Target = { kind: FileKind; anonymousRelease: boolean }
 
+  // with S3 storage (issue 14) files are redirected to the bucket or streamed from it
+  const blobs = deps.blobs
+  const s3Source: S3Source | null = isS3BlobStore(blobs) ? { mode: deps.config.s3Downloads, presign: blobs.presign, read: blobs.read } : null
+
   function answerFile(request: Request, versionId: string, target: Target, token: string | undefined): Promise<Response> | Response {
-    return then(runtime.file(versionId, token, target.kind, { anonymousRelease: target.anonymousRelease }), (stored) =>
-      fileResponse(stored, { method: request.method, range: request.headers.get('range'), ifNoneMatch: request.headers.get('if-none-match') }, deps.log),
-    )
+    const answer = then<StoredFile, Response | Promise<Response>>(runtime.file(versionId, token, target.kind, { anonymousRelease: target.anonymousRelease }), (stored) => {
+      const fileRequest = { method: request.method, range: request.headers.get('range'), ifNoneMatch: request.headers.get('if-none-match') }
+      return s3Source ? s3FileResponse(stored, fileRequest, s3Source, deps.log) : fileResponse(stored, fileRequest, deps.log)
+    })
+    // a promise of a promise flattens when awaited; the type says so
+    return answer as Response | Promise<Response>
   }
 
   const fileHandler =

@@ -4,10 +4,9 @@ import { miniApps, versions } from '../../db/schema'
 import type { Db } from '../../db/open'
 import type { Config } from '../../config'
 import type { Clock } from '../../ids'
-import type { DataDirPaths } from '../../data-dir'
 import { AppError } from '../../http/errors'
 import { userFromAccessToken } from '../../http/guards'
-import { blobPath } from '../../storage'
+import type { BlobStore } from '../../storage'
 import type { DownloadClaims, TokenService } from '../auth/tokens'
 import { canSeeMiniApp, isValidAppId } from '../miniapps/service'
 import type { FileKind, StoredFile } from './files'
@@ -19,7 +18,7 @@ export interface RuntimeDeps {
   clock: Clock
   config: Config
   tokens: TokenService
-  paths: Pick<DataDirPaths, 'blobs'>
+  blobs: BlobStore
 }
 
 /** One file of install info's `files` (an addition to the contract that clients may ignore). */
@@ -270,7 +269,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
 
   function storedFile(facts: VersionFacts, kind: FileKind): StoredFile {
     const info = filesOf(facts)[kind]
-    return { kind, path: blobPath(deps.paths, info.sha256), sha256: info.sha256, size: info.size, published: facts.status === 'PUBLISHED' }
+    return { kind, path: deps.blobs.kind === 'local' ? deps.blobs.describe(info.sha256) : '', sha256: info.sha256, size: info.size, published: facts.status === 'PUBLISHED' }
   }
 
   return {

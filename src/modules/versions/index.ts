@@ -1,14 +1,15 @@
 // Routes of versions: upload (multipart, streamed), review, publish, rollback, delete, and the workspace.
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../../app'
-import { createBlobStore } from '../../storage'
 import { requireVisibleMiniAppByAppId } from '../miniapps/service'
 import { miniAppIdParams, publishBody, rollbackBody, uploadParams, versionParams } from './model'
 import { receiveUpload } from './upload'
 import { deleteVersion, getWorkspace, publishVersion, reviewVersion, rollbackRelease, uploadVersion, type VersionDeps } from './service'
 
 export function versionRoutes(deps: AppDeps) {
-  const blobs = createBlobStore(deps.paths)
+  const blobs = deps.blobs
+  // The release mirror (issue 14) follows every change of a channel's release; it never fails the change itself.
+  const releaseChanged = (miniAppId: string, channel = 'stable') => deps.mirror?.releaseChanged(miniAppId, channel) ?? Promise.resolve()
   const services: VersionDeps = { db: deps.db, clock: deps.clock, config: deps.config, blobs }
   return new Elysia({ prefix: '/mini-apps' })
     .use(deps.guard)
@@ -43,13 +44,21 @@ export function versionRoutes(deps: AppDeps) {
       params: versionParams,
       detail: { summary: 'Submit a version for review', tags: ['versions'] },
     })
-    .post('/:miniAppId/versions/:versionId/publish', ({ user, params, body }) => publishVersion(services, user, params.miniAppId, params.versionId, body?.notes ?? null), {
+    .post('/:miniAppId/versions/:versionId/publish', async ({ user, params, body }) => {
+      const record = publishVersion(services, user, params.miniAppId, params.versionId, body?.notes ?? null)
+      await releaseChanged(params.miniAppId)
+      return record
+    }, {
       auth: true,
       params: versionParams,
       body: publishBody,
       detail: { summary: 'Publish a version: it becomes the current release', tags: ['versions'] },
     })
-    .post('/:miniAppId/rollback', ({ user, params, body }) => rollbackRelease(services, user, params.miniAppId, body.targetVersionId, body.notes ?? null), {
+    .post('/:miniAppId/rollback', async ({ user, params, body }) => {
+      const result = rollbackRelease(services, user, params.miniAppId, body.targetVersionId, body.notes ?? null)
+      await releaseChanged(params.miniAppId)
+      return result
+    }, {
       auth: true,
       params: miniAppIdParams,
       body: rollbackBody,
