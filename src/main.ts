@@ -7,6 +7,7 @@ import { doctorCommand } from './cli/doctor'
 import { createAdminCommand } from './cli/create-admin'
 import { backupCommand } from './cli/backup'
 import { restoreCommand } from './cli/restore'
+import { migrateStorageCommand } from './cli/migrate-storage'
 
 const program = new Command('miniship')
   .description('Self-hosted server for React Native miniapps: upload, review, publish, roll back and download them.')
@@ -21,6 +22,7 @@ const program = new Command('miniship')
   .addCommand(doctorCommand())
   .addCommand(backupCommand())
   .addCommand(restoreCommand())
+  .addCommand(migrateStorageCommand())
 
 // A bad invocation (unknown command or option, missing or invalid value) is one line naming the
 // problem and exit code 2, like a bad configuration value; help and --version exit 0.
