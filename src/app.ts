@@ -18,6 +18,7 @@ import { runtimeRoutes } from './modules/runtime'
 import { createBlobStore, type BlobStore } from './storage'
 import { createReleaseMirror, type ReleaseMirror } from './storage/mirror'
 import { isS3BlobStore } from './storage/s3'
+import { channelRoutes } from './modules/channels'
 
 export interface AppInput {
   config: Config
@@ -98,6 +99,7 @@ export function createApp(input: AppInput) {
     .use(adminRoutes(deps))
     .use(miniAppRoutes(deps))
     .use(versionRoutes(deps))
+    .use(channelRoutes(deps))
     .use(runtimeRoutes(deps))
   return new Elysia()
     // serve reaches the release mirror through the app (issue 14): it catches up after start

@@ -49,7 +49,10 @@ export const miniApps = sqliteTable('mini_apps', {
   iconUrl: text('icon_url'),
   currentExperienceVersionId: text('current_experience_version_id'),
   currentReviewVersionId: text('current_review_version_id'),
+  /** the `stable` channel's newest release (the contract's "current release version") */
   currentReleaseVersionId: text('current_release_version_id'),
+  /** the experience install answers without a token (decisions §9) */
+  experiencePublic: integer('experience_public', { mode: 'boolean' }).notNull().default(false),
   /** the buildNumber the next upload gets; never reused */
   nextBuildNumber: integer('next_build_number').notNull().default(1),
   createdBy: text('created_by').references(() => users.id),
@@ -84,6 +87,8 @@ export const versions = sqliteTable(
     releaseType: text('release_type', { enum: ['RELEASE', 'BETA', 'ALPHA'] }).notNull(),
     status: text('status', { enum: ['DRAFT', 'IN_REVIEW', 'PUBLISHED'] }).notNull(),
     changelog: text('changelog'),
+    /** the channel its upload named (decisions §10); publish defaults to it */
+    channel: text('channel').notNull().default('stable'),
     createdBy: text('created_by').references(() => users.id),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
@@ -99,7 +104,7 @@ export const versions = sqliteTable(
     assetsAndroidSha256: text('assets_android_sha256').notNull(),
     assetsAndroidSize: integer('assets_android_size').notNull(),
   },
-  (table) => [uniqueIndex('versions_mini_app_version').on(table.miniAppId, table.version)],
+  (table) => [uniqueIndex('versions_mini_app_version').on(table.miniAppId, table.version), index('versions_mini_app_build').on(table.miniAppId, table.buildNumber)],
 )
 
 export const releaseHistory = sqliteTable(
@@ -109,10 +114,13 @@ export const releaseHistory = sqliteTable(
     miniAppId: text('mini_app_id')
       .notNull()
       .references(() => miniApps.id, { onDelete: 'cascade' }),
-    action: text('action', { enum: ['PUBLISH', 'ROLLBACK'] }).notNull(),
+    action: text('action', { enum: ['PUBLISH', 'ROLLBACK', 'ROLLOUT'] }).notNull(),
+    channel: text('channel').notNull().default('stable'),
     versionId: text('version_id').notNull(),
     version: text('version').notNull(),
     previousVersionId: text('previous_version_id'),
+    /** the release's rollout after this change (null on rows written before channels) */
+    rolloutPercent: integer('rollout_percent'),
     notes: text('notes'),
     actorId: text('actor_id'),
     createdAt: text('created_at').notNull(),
@@ -120,6 +128,48 @@ export const releaseHistory = sqliteTable(
   (table) => [index('release_history_mini_app').on(table.miniAppId, table.createdAt)],
 )
 
+/** Channels other than `stable`, which always exists and has no row (decisions §10). */
+export const channels = sqliteTable(
+  'channels',
+  {
+    miniAppId: text('mini_app_id')
+      .notNull()
+      .references(() => miniApps.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    createdBy: text('created_by').references(() => users.id),
+    createdAt: text('created_at').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.miniAppId, table.name] })],
+)
+
+/**
+ * Every release a channel has had, in order (`seq` grows per miniapp). The channel's live releases
+ * are the rows not withdrawn, newest first: the first is what it serves (to `rolloutPercent` of
+ * devices), the next is its previous release. A rollback withdraws the rows above its target.
+ */
+export const channelReleases = sqliteTable(
+  'channel_releases',
+  {
+    id: text('id').primaryKey(),
+    miniAppId: text('mini_app_id')
+      .notNull()
+      .references(() => miniApps.id, { onDelete: 'cascade' }),
+    channel: text('channel').notNull(),
+    versionId: text('version_id')
+      .notNull()
+      .references(() => versions.id),
+    seq: integer('seq').notNull(),
+    rolloutPercent: integer('rollout_percent').notNull(),
+    hostVersionRange: text('host_version_range'),
+    mandatory: integer('mandatory', { mode: 'boolean' }).notNull().default(false),
+    withdrawnAt: text('withdrawn_at'),
+    createdBy: text('created_by').references(() => users.id),
+    createdAt: text('created_at').notNull(),
+  },
+  (table) => [index('channel_releases_channel').on(table.miniAppId, table.channel, table.seq), index('channel_releases_version').on(table.versionId)],
+)
+
 export type UserRow = typeof users.$inferSelect
 export type MiniAppRow = typeof miniApps.$inferSelect
 export type VersionRow = typeof versions.$inferSelect
+export type ChannelReleaseRow = typeof channelReleases.$inferSelect

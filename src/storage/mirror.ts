@@ -1,6 +1,8 @@
 // The release mirror (issue 14, decisions §11): each channel's release written to the bucket as static objects a CDN serves.
-import { eq, isNotNull, or } from 'drizzle-orm'
-import { miniApps, versions } from '../db/schema'
+import { eq, isNull, or } from 'drizzle-orm'
+import { channelReleases, miniApps, versions } from '../db/schema'
+import { decideRelease } from '../modules/channels/decide'
+import { liveReleases } from '../modules/channels/service'
 import type { Db } from '../db/open'
 import type { Config } from '../config'
 import type { TokenService } from '../modules/auth/tokens'
@@ -14,7 +16,8 @@ export const mirrorCacheControl = 'public, max-age=60'
 
 export interface ReleaseMirror {
   /**
-   * Rewrites `releases/{appId}/{channel}/…` from what the database says now: call it after every
+   * Rewrites `releases/{appId}/{channel}/…` from what the database says now (the release a device
+   * without deviceId gets; mid-rollout, the previous one): call it after every
    * publish, rollback and rollout change has committed. `app` is the miniapp's id or its appId.
    * Calls for one channel run one after another, each reading the state when it starts, so the
    * last write always reflects the last change. Never throws: a failure is logged, and `syncAll`
@@ -58,19 +61,16 @@ export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
   const queues = new Map<string, Promise<void>>()
 
   /**
-   * The release a device without deviceId gets on `channel`. Today one channel, `stable`, whose
-   * release is the miniapp's current release version (decisions §10: `currentReleaseVersionId` is
-   * the stable channel's pointer).
+   * The release a device without deviceId (and without hostVersion) gets on `channel`, by the one
+   * rule of decisions §10: mid-rollout that is the channel's previous release.
    */
   function releaseOf(app: string, channel: string) {
-    if (channel !== 'stable') return null
-    const row = db
-      .select({ appId: miniApps.appId, appName: miniApps.name, version: versions })
-      .from(miniApps)
-      .innerJoin(versions, eq(versions.id, miniApps.currentReleaseVersionId))
-      .where(or(eq(miniApps.id, app), eq(miniApps.appId, app)))
-      .get()
-    return row ?? null
+    const miniApp = db.select({ id: miniApps.id, appId: miniApps.appId, appName: miniApps.name }).from(miniApps).where(or(eq(miniApps.id, app), eq(miniApps.appId, app))).get()
+    if (!miniApp) return null
+    const decision = decideRelease(miniApp.appId, liveReleases(db, miniApp.id, channel), {})
+    if (!decision.release) return null
+    const version = db.select().from(versions).where(eq(versions.id, decision.release.versionId)).get()
+    return version ? { appId: miniApp.appId, appName: miniApp.appName, version } : null
   }
 
   async function write(app: string, channel: string): Promise<void> {
@@ -83,7 +83,8 @@ export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
       const file = files[object.kind]
       await blobs.writeObject(`${root}/${object.name}`, blobs.read(file.sha256), { contentType: fileKinds[object.kind].contentType, cacheControl: mirrorCacheControl })
     }
-    const token = await tokens.signDownload(version.id, null)
+    // the release token the server's own release-stable URLs carry (decisions §9); the CDN ignores it
+    const token = await tokens.signRelease(appId)
     const install = {
       appId,
       appName,
@@ -114,8 +115,8 @@ export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
   return {
     releaseChanged,
     async syncAll() {
-      const apps = db.select({ id: miniApps.id }).from(miniApps).where(isNotNull(miniApps.currentReleaseVersionId)).all()
-      for (const app of apps) await releaseChanged(app.id, 'stable')
+      const live = db.selectDistinct({ miniAppId: channelReleases.miniAppId, channel: channelReleases.channel }).from(channelReleases).where(isNull(channelReleases.withdrawnAt)).all()
+      for (const { miniAppId, channel } of live) await releaseChanged(miniAppId, channel)
     },
   }
 }

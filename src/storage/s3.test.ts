@@ -106,7 +106,7 @@ for (const mode of ['redirect', 'proxy'] as const) {
       versionId = version.id
       bundle = version.files.bundleAndroid!
       expect((await publish(setup, versionId)).status).toBe(200)
-      const info = await setup.context.call('GET', `${access}/apps/${setup.appId}/release/install`)
+      const info = await setup.context.call('GET', `${access}/versions/${versionId}/install?token=${setup.owner.token}`)
       token = new URL(info.body.bundleUrl, 'http://localhost').searchParams.get('token')!
     })
     afterAll(() => setup.context.close())
@@ -187,7 +187,7 @@ describe('faults: the bucket stops answering', () => {
     const version = await uploadVersion(setup, '1.0.0')
     versionId = version.id
     await publish(setup, versionId)
-    const info = await setup.context.call('GET', `${access}/apps/${setup.appId}/release/install`)
+    const info = await setup.context.call('GET', `${access}/versions/${versionId}/install?token=${setup.owner.token}`)
     token = new URL(info.body.bundleUrl, 'http://localhost').searchParams.get('token')!
   })
   afterAll(async () => {
@@ -286,5 +286,17 @@ describe('the release mirror (decisions §11)', () => {
     expect(rolledBack.status).toBe(200)
     expect((await (await object('install.json')).json()).versionId).toBe(first.id)
     expect(sha256Hex(await (await object('bundles/ios')).arrayBuffer())).toBe(first.files.bundleIos!.sha256)
+  })
+
+  test('mid-rollout the mirror holds the previous release (what a device without deviceId gets); completing the rollout moves it', async () => {
+    const third = await uploadVersion(setup, '2.0.0')
+    const staged = await setup.context.call('POST', `/api/mini-apps/${setup.miniAppId}/versions/${third.id}/publish`, { token: setup.owner.token, json: { rolloutPercent: 30 } })
+    expect(staged.status).toBe(200)
+    const before = (await (await object('install.json')).json()).versionId
+    expect(before).not.toBe(third.id)
+    const completed = await setup.context.call('PATCH', `/api/mini-apps/${setup.miniAppId}/channels/stable/rollout`, { token: setup.owner.token, json: { rolloutPercent: 100 } })
+    expect(completed.status).toBe(200)
+    expect((await (await object('install.json')).json()).versionId).toBe(third.id)
+    expect(sha256Hex(await (await object('app.json')).arrayBuffer())).toBe(third.files.manifest!.sha256)
   })
 })

@@ -40,12 +40,13 @@ describe('register → login → me', () => {
   let token = ''
   let id = ''
 
-  test('register answers 201 with id, email, accessToken and displayName', async () => {
+  test("register answers 201 in both shapes (decisions §9): { id, email, accessToken, displayName } and login's { accessToken, user }", async () => {
     const res = await context.call('POST', '/api/auth/register', { json: { email: '  Alice@Example.com ', password: 'secret1' } })
     expect(res.status).toBe(201)
-    expect(Object.keys(res.body).sort()).toEqual(['accessToken', 'displayName', 'email', 'id'])
+    expect(Object.keys(res.body).sort()).toEqual(['accessToken', 'displayName', 'email', 'id', 'user'])
     expect(res.body.email).toBe('alice@example.com')
     expect(res.body.displayName).toBe('alice')
+    expect(res.body.user).toEqual({ id: res.body.id, email: 'alice@example.com', displayName: 'alice', role: 'USER' })
     id = res.body.id
     token = res.body.accessToken
   })

@@ -32,6 +32,12 @@ export const userSchema = t.Object({
   createdAt: t.String({ description: 'ISO 8601 UTC' }),
 })
 
-export const registerResponse = t.Object({ id: t.String(), email: t.String(), accessToken: t.String(), displayName: t.String() })
+export const registerResponse = t.Object({
+  id: t.String(),
+  email: t.String(),
+  accessToken: t.String(),
+  displayName: t.String(),
+  user: t.Object({ id: t.String(), email: t.String(), displayName: t.String(), role: t.String() }),
+})
 export const loginResponse = t.Object({ accessToken: t.String(), user: personSchema })
 export const meResponse = t.Object({ id: t.String(), email: t.String(), displayName: t.String(), role: roleField, status: statusField })

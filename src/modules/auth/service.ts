@@ -163,6 +163,7 @@ export interface Registration {
   email: string
   accessToken: string
   displayName: string
+  user: { id: string; email: string; displayName: string; role: Role }
 }
 
 /** Self-registration: an ACTIVE USER (never an admin, even on an empty instance), signed in at once. */
@@ -172,7 +173,8 @@ export async function register(db: Db, clock: Clock, tokens: TokenService, confi
   }
   const user = await createUser(db, clock, { ...input, role: 'USER', status: 'ACTIVE' }, null, 'register')
   const accessToken = await issueAccessToken(tokens, { id: user.id, role: user.role, tokenVersion: 1 })
-  return { id: user.id, email: user.email, accessToken, displayName: user.displayName }
+  // both shapes: register's own, and login's `{ accessToken, user }` (decisions §9)
+  return { id: user.id, email: user.email, accessToken, displayName: user.displayName, user: { id: user.id, email: user.email, displayName: user.displayName, role: user.role } }
 }
 
 // ---- signing in -------------------------------------------------------------------------------

@@ -31,6 +31,11 @@ export interface TokenService {
   signAccess(user: { id: string; role: Role; tokenVersion: number }): Promise<string>
   /** Without `expiresAt` the token never expires and is the same string for the same version. */
   signDownload(versionId: string, expiresAt: number | null): Promise<string>
+  /**
+   * The `token` of release-stable URLs (decisions §9): those are public, but every URL in install
+   * info carries a token; this one names the miniapp, never expires and is the same string every time.
+   */
+  signRelease(appId: string): Promise<string>
   verify(token: string): Promise<VerifyResult>
 }
 
@@ -64,6 +69,10 @@ export function createTokenService(secret: Uint8Array, clock: Clock, accessTtlSe
       const token = new SignJWT({ purpose: 'download', vid: versionId }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       if (expiresAt !== null) token.setExpirationTime(Math.floor(expiresAt / 1000))
       return token.sign(await key)
+    },
+
+    async signRelease(appId) {
+      return new SignJWT({ purpose: 'release', app: appId }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(await key)
     },
 
     async verify(token) {

@@ -29,6 +29,7 @@ export const updateMiniAppBody = t.Object(
     name: t.Optional(name),
     description: t.Optional(description),
     iconUrl: t.Optional(iconUrl),
+    experiencePublic: t.Optional(t.Boolean({ error: 'must be true or false' })),
   },
   { additionalProperties: false },
 )
@@ -52,6 +53,7 @@ export const miniAppRecord = t.Object({
   currentExperienceVersionId: t.Union([t.String(), t.Null()]),
   currentReviewVersionId: t.Union([t.String(), t.Null()]),
   currentReleaseVersionId: t.Union([t.String(), t.Null()]),
+  experiencePublic: t.Boolean(),
   createdAt: t.String(),
   updatedAt: t.String(),
   createdBy: t.Union([userSummary, t.Null()]),

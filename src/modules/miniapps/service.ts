@@ -31,6 +31,8 @@ export interface MiniAppRecord {
   currentExperienceVersionId: string | null
   currentReviewVersionId: string | null
   currentReleaseVersionId: string | null
+  /** the experience install answers without a token (decisions §9) */
+  experiencePublic: boolean
   createdAt: string
   updatedAt: string
   createdBy: UserSummary | null
@@ -113,6 +115,7 @@ export function toMiniAppRecord(row: MiniAppRow, creators: Map<string, UserSumma
     currentExperienceVersionId: row.currentExperienceVersionId,
     currentReviewVersionId: row.currentReviewVersionId,
     currentReleaseVersionId: row.currentReleaseVersionId,
+    experiencePublic: row.experiencePublic,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     createdBy: row.createdBy ? (creators.get(row.createdBy) ?? null) : null,
@@ -206,17 +209,19 @@ export interface UpdateMiniAppInput {
   name?: string
   description?: string | null
   iconUrl?: string | null
+  experiencePublic?: boolean
 }
 
-/** Members and admins may change name, description and icon; appId never changes. */
+/** Members and admins may change name, description, icon and experiencePublic; appId never changes. */
 export function updateMiniApp(db: Db, clock: Clock, user: Caller, miniAppId: string, input: UpdateMiniAppInput): MiniAppRecord {
   const row = requireVisibleMiniApp(db, user, miniAppId)
-  const changes: Partial<Pick<MiniAppRow, 'name' | 'description' | 'iconUrl'>> = {}
+  const changes: Partial<Pick<MiniAppRow, 'name' | 'description' | 'iconUrl' | 'experiencePublic'>> = {}
   const name = checkName(input.name)
   if (name !== undefined) changes.name = name
   if (input.description !== undefined) changes.description = input.description?.trim() || null
   const iconUrl = checkIconUrl(input.iconUrl)
   if (iconUrl !== undefined) changes.iconUrl = iconUrl
+  if (input.experiencePublic !== undefined) changes.experiencePublic = input.experiencePublic
   const changed = Object.keys(changes).filter((key) => changes[key as keyof typeof changes] !== row[key as keyof typeof changes])
   if (changed.length > 0) {
     db.transaction(
@@ -228,7 +233,7 @@ export function updateMiniApp(db: Db, clock: Clock, user: Caller, miniAppId: str
           targetType: 'miniapp',
           targetId: row.id,
           summary: `${user.email} changed ${changed.join(', ')} of mini app ${row.appId}`,
-          metadata: { appId: row.appId, changed },
+          metadata: { appId: row.appId, changed, ...('experiencePublic' in changes ? { experiencePublic: changes.experiencePublic } : {}) },
         })
       },
       { behavior: 'immediate' },

@@ -24,6 +24,8 @@ export interface StoredFile {
   size: number
   /** published versions never change, so they may be cached anywhere for a year */
   published: boolean
+  /** overrides the policy `published` implies (release-stable URLs answer whatever is live: a short max-age) */
+  cacheControl?: string
 }
 
 /** The parts of a request a file answer depends on. */
@@ -35,6 +37,8 @@ export interface FileRequest {
 
 export const publishedCacheControl = 'public, max-age=31536000, immutable'
 export const unpublishedCacheControl = 'private, no-cache'
+/** release-stable URLs (decisions §9): caches revalidate within a minute, cheaply by the sha256 ETag */
+export const releaseCacheControl = 'public, max-age=60'
 
 /** `If-None-Match` matches when it is `*` or lists our tag (weak comparison, RFC 9110 §13.1.2). */
 export function etagMatches(ifNoneMatch: string, etag: string): boolean {
@@ -65,7 +69,7 @@ export function fileResponse(file: StoredFile, request: FileRequest, log: (line:
   const etag = `"${file.sha256}"`
   const headers: Record<string, string> = {
     etag,
-    'cache-control': file.published ? publishedCacheControl : unpublishedCacheControl,
+    'cache-control': file.cacheControl ?? (file.published ? publishedCacheControl : unpublishedCacheControl),
     'accept-ranges': 'bytes',
   }
   if (request.ifNoneMatch !== null && etagMatches(request.ifNoneMatch, etag)) {
@@ -122,7 +126,7 @@ export function s3FileResponse(file: StoredFile, request: FileRequest, source: S
   const etag = `"${file.sha256}"`
   const headers: Record<string, string> = {
     etag,
-    'cache-control': file.published ? publishedCacheControl : unpublishedCacheControl,
+    'cache-control': file.cacheControl ?? (file.published ? publishedCacheControl : unpublishedCacheControl),
     'accept-ranges': 'bytes',
   }
   if (request.ifNoneMatch !== null && etagMatches(request.ifNoneMatch, etag)) return new Response(null, { status: 304, headers })

@@ -2,11 +2,11 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../../app'
 import { AppError, errorResponse, toAppError } from '../../http/errors'
-import { fileResponse, s3FileResponse, type FileKind, type S3Source, type StoredFile } from './files'
+import { fileResponse, s3FileResponse, type FileKind, type FileRequest, type S3Source, type StoredFile } from './files'
 import { isS3BlobStore } from '../../storage/s3'
-import { createRuntimeService, type RuntimeService, type SerialisedJson } from './service'
-import { isPlatform, type Platform } from './urls'
-import { appParams, bundleQuery, installInfo, platformParams, tokenQuery, versionParams } from './model'
+import { createRuntimeService, then, type DeviceQuery, type RuntimeService, type SerialisedJson } from './service'
+import { apiBase, isPlatform, type Platform } from './urls'
+import { appParams, bundleQuery, deviceQuery, installInfo, platformParams, tokenQuery, updateAnswer, updateQuery, versionParams } from './model'
 
 const bundleKinds: Record<Platform, FileKind> = { ios: 'bundleIos', android: 'bundleAndroid' }
 const assetsKinds: Record<Platform, FileKind> = { ios: 'assetsIos', android: 'assetsAndroid' }
@@ -56,47 +56,94 @@ function jsonHeaders(json: SerialisedJson, cacheControl: string): Headers {
   return headers
 }
 
-/**
- * Applies `next` to a value that may still be on its way. Handlers stay synchronous when the
- * caches answer: an async handler makes Elysia await, which costs more than the cached answer.
- */
-function then<T, R>(value: T | Promise<T>, next: (value: T) => R): R | Promise<R> {
-  return value instanceof Promise ? value.then(next) : next(value)
-}
-
 const headPath = /^\/api\/mini-apps\/access\/versions\/([^/]+)\/(.+?)\/?$/
+const appHeadPath = /^\/api\/mini-apps\/access\/apps\/([^/]+)\/(.+?)\/?$/
 
-/** The two install-info answers, shared by the Elysia routes and the server's native routes. */
-export interface InstallAnswers {
-  versionInstall(versionId: string, token: string | undefined): Response | Promise<Response>
-  releaseInstall(appId: string): Response | Promise<Response>
+/** A file below `/apps/{appId}/`: the release-stable paths of decisions §9, scoped as `urls.ts` builds them. */
+export interface ReleaseFileTarget {
+  query: DeviceQuery
+  kind: FileKind
 }
 
-function installAnswers(runtime: RuntimeService): InstallAnswers {
+function decoded(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Parses `[channels/{c}/[devices/{d}/][hosts/{h}/]]release/{file}` (the path after `/apps/{appId}/`);
+ * null when it names no file. `platformQuery` is `?platform=` of `…/release/bundle`.
+ */
+export function releaseFileOf(rest: string, platformQuery: string | undefined): ReleaseFileTarget | null {
+  const segments = rest.split('/')
+  const query: DeviceQuery = {}
+  let at = 0
+  if (segments[0] === 'channels') {
+    const channel = segments[1] && decoded(segments[1])
+    if (!channel) return null
+    query.channel = channel
+    at = 2
+    if (segments[at] === 'devices') {
+      const deviceId = segments[at + 1] && decoded(segments[at + 1]!)
+      if (!deviceId) return null
+      query.deviceId = deviceId
+      at += 2
+    }
+    if (segments[at] === 'hosts') {
+      const hostVersion = segments[at + 1] && decoded(segments[at + 1]!)
+      if (!hostVersion) return null
+      query.hostVersion = hostVersion
+      at += 2
+    }
+  }
+  if (segments[at] !== 'release') return null
+  const file = fileOf(segments.slice(at + 1).join('/'), platformQuery)
+  return file && { query, kind: file.kind }
+}
+
+/** The install-info answers shared by the Elysia routes and the server's native routes. */
+export interface InstallAnswers {
+  versionInstall(request: Request, versionId: string, token: string | undefined): Response | Promise<Response>
+  releaseInstall(request: Request, appId: string, query: DeviceQuery): Response | Promise<Response>
+  update(request: Request, appId: string, query: DeviceQuery & { platform?: string; currentVersion?: string }): Response | Promise<Response>
+}
+
+function installAnswers(runtime: RuntimeService, deps: AppDeps): InstallAnswers {
   return {
-    versionInstall: (versionId, token) => then(runtime.versionInstallJson(versionId, token), (json) => jsonResponse(json, 'private, no-cache')),
-    releaseInstall: (appId) => then(runtime.releaseInstallJson(appId), (json) => jsonResponse(json, 'no-cache')),
+    versionInstall: (request, versionId, token) => then(runtime.versionInstallJson(versionId, token, apiBase(request, deps.config)), (json) => jsonResponse(json, 'private, no-cache')),
+    releaseInstall: (request, appId, query) => then(runtime.releaseInstallJson(appId, query, apiBase(request, deps.config)), (json) => jsonResponse(json, 'no-cache')),
+    update: (request, appId, query) => then(runtime.updateJson(appId, query, apiBase(request, deps.config)), (json) => jsonResponse(json, 'no-cache')),
   }
 }
 
 export function runtimeRoutes(deps: AppDeps) {
   const runtime = createRuntimeService({ db: deps.db, clock: deps.clock, config: deps.config, tokens: deps.tokens, blobs: deps.blobs })
-  const answers = installAnswers(runtime)
+  const answers = installAnswers(runtime, deps)
 
   type Query = { token?: string; platform?: string }
   type Target = { kind: FileKind; anonymousRelease: boolean }
 
+  const fileRequest = (request: Request) => ({ method: request.method, range: request.headers.get('range'), ifNoneMatch: request.headers.get('if-none-match') })
+
   // with S3 storage (issue 14) files are redirected to the bucket or streamed from it
   const blobs = deps.blobs
   const s3Source: S3Source | null = isS3BlobStore(blobs) ? { mode: deps.config.s3Downloads, presign: blobs.presign, read: blobs.read } : null
+  const storedResponse = (stored: StoredFile, request: FileRequest): Response | Promise<Response> =>
+    s3Source ? s3FileResponse(stored, request, s3Source, deps.log) : fileResponse(stored, request, deps.log)
 
   function answerFile(request: Request, versionId: string, target: Target, token: string | undefined): Promise<Response> | Response {
-    const answer = then<StoredFile, Response | Promise<Response>>(runtime.file(versionId, token, target.kind, { anonymousRelease: target.anonymousRelease }), (stored) => {
-      const fileRequest = { method: request.method, range: request.headers.get('range'), ifNoneMatch: request.headers.get('if-none-match') }
-      return s3Source ? s3FileResponse(stored, fileRequest, s3Source, deps.log) : fileResponse(stored, fileRequest, deps.log)
-    })
+    const answer = then<StoredFile, Response | Promise<Response>>(runtime.file(versionId, token, target.kind, { anonymousRelease: target.anonymousRelease }), (stored) => storedResponse(stored, fileRequest(request)))
     // a promise of a promise flattens when awaited; the type says so
     return answer as Response | Promise<Response>
+  }
+
+  function answerReleaseFile(request: Request, appId: string, rest: string, platform: string | undefined): Response | Promise<Response> {
+    const target = releaseFileOf(rest, platform)
+    if (!target) throw new AppError(404, 'ROUTE_NOT_FOUND', `There is nothing at ${new URL(request.url).pathname.slice(0, 200)}`)
+    return storedResponse(runtime.releaseFile(appId, target.query, target.kind), fileRequest(request))
   }
 
   const fileHandler =
@@ -105,6 +152,7 @@ export function runtimeRoutes(deps: AppDeps) {
       answerFile(request, params.versionId!, targetOf(params, query), query.token)
 
   const described = (summary: string) => ({ detail: { summary: `${summary}; HEAD answers the same headers without the body`, tags: ['runtime'] } })
+  const failed = (error: unknown) => errorResponse(toAppError('UNKNOWN', error, deps.log))
 
   return (
     new Elysia({ prefix: '/mini-apps/access' })
@@ -116,34 +164,57 @@ export function runtimeRoutes(deps: AppDeps) {
       .onRequest(({ request }) => {
         if (request.method !== 'HEAD') return
         const url = new URL(request.url)
+        const platform = url.searchParams.get('platform') ?? undefined
         const match = headPath.exec(url.pathname)
-        if (!match) return
-        const target = fileOf(match[2]!, url.searchParams.get('platform') ?? undefined)
-        if (!target) return
-        let versionId: string
         try {
-          versionId = decodeURIComponent(match[1]!)
-        } catch {
-          return // malformed escapes: let routing answer
-        }
-        try {
-          return Promise.resolve(answerFile(request, versionId, target, url.searchParams.get('token') ?? undefined)).catch((error: unknown) => errorResponse(toAppError('UNKNOWN', error, deps.log)))
+          if (match) {
+            const target = fileOf(match[2]!, platform)
+            const versionId = decoded(match[1]!)
+            if (!target || versionId === null) return
+            return Promise.resolve(answerFile(request, versionId, target, url.searchParams.get('token') ?? undefined)).catch(failed)
+          }
+          const app = appHeadPath.exec(url.pathname)
+          const appId = app && decoded(app[1]!)
+          if (!app || appId === null || !releaseFileOf(app[2]!, platform)) return
+          return answerReleaseFile(request, appId, app[2]!, platform)
         } catch (error) {
-          return errorResponse(toAppError('UNKNOWN', error, deps.log))
+          return failed(error)
         }
       })
-      // `serve` also answers these two from Bun's native router (src/modules/runtime/native-routes.ts)
+      // `serve` also answers install info and the update check from Bun's native router (native-routes.ts)
       .state('installAnswers', answers)
-      .get('/versions/:versionId/install', ({ params, query }) => answers.versionInstall(params.versionId, query.token), {
+      .get('/versions/:versionId/install', ({ request, params, query }) => answers.versionInstall(request, params.versionId, query.token), {
         params: versionParams,
         query: tokenQuery,
         response: { 200: installInfo },
         detail: { summary: 'Install info of a version: download URLs (each with a download token), sizes and sha256 of its files', tags: ['runtime'] },
       })
-      .get('/apps/:appId/release/install', ({ params }) => answers.releaseInstall(params.appId), {
+      .get('/apps/:appId/release/install', ({ request, params, query }) => answers.releaseInstall(request, params.appId, query), {
         params: appParams,
+        query: deviceQuery,
         response: { 200: installInfo },
-        detail: { summary: 'Install info of the current release of a miniapp (public; 404 when nothing is published)', tags: ['runtime'] },
+        detail: {
+          summary: 'Install info of the release a device gets on a channel (public; 404 RELEASE_NOT_FOUND when there is none). Its URLs are release-stable: they always answer what that device gets now',
+          tags: ['runtime'],
+        },
+      })
+      .get('/apps/:appId/update', ({ request, params, query }) => answers.update(request, params.appId, query), {
+        params: appParams,
+        query: updateQuery,
+        response: { 200: updateAnswer },
+        detail: { summary: 'The update check (public): whether the device should update from currentVersion, whether it is mandatory, and the install info', tags: ['runtime'] },
+      })
+      .get('/apps/:appId/experience/install', async ({ request, params, query }) => jsonResponse(await runtime.experienceInstallJson(params.appId, query.token, apiBase(request, deps.config)), 'private, no-cache'), {
+        params: appParams,
+        query: tokenQuery,
+        response: { 200: installInfo },
+        detail: { summary: "Install info of the current experience version: with a member's token, or without one while the mini app's experiencePublic is on", tags: ['runtime'] },
+      })
+      .get('/apps/:appId/*', ({ request, params, query }) => answerReleaseFile(request, params.appId, params['*'], query.platform), {
+        query: bundleQuery,
+        ...described(
+          'A file of the release a device gets (public, Cache-Control: public, max-age=60): release/{bundle|bundles/ios|bundles/android|manifest|assets/ios|assets/android|app.json|bundles/app.json}, optionally below channels/{channel}/[devices/{deviceId}/][hosts/{hostVersion}/]',
+        ),
       })
       .get('/versions/:versionId/bundle', fileHandler((_, query) => ({ kind: bundleKinds[platformOf(query.platform ?? 'ios')], anonymousRelease: false })), { params: versionParams, query: bundleQuery, ...described('The iOS JS bundle, or the Android one with ?platform=android') })
       .get('/versions/:versionId/bundles/app.json', fileHandler(() => derivedManifest), {

@@ -26,3 +26,21 @@ export const installInfo = t.Object({
   manifestUrl: t.String(),
   files: t.Object({ bundleIos: fileInfo, bundleAndroid: fileInfo, manifest: fileInfo, assetsIos: fileInfo, assetsAndroid: fileInfo }),
 })
+
+/** Checked by the runtime service (its own messages); declared here for the OpenAPI document. */
+const device = {
+  channel: t.Optional(t.String({ description: 'a channel name (default stable)' })),
+  deviceId: t.Optional(t.String({ description: 'a stable id of the device: decides its rollout bucket' })),
+  hostVersion: t.Optional(t.String({ description: "the host app's version: releases whose hostVersionRange it does not satisfy are skipped" })),
+}
+export const deviceQuery = t.Object({ ...device, token: t.Optional(t.String({ description: 'ignored: the release is public' })) })
+export const updateQuery = t.Object({
+  ...device,
+  platform: t.Optional(t.String({ description: 'ios or android (required)' })),
+  currentVersion: t.Optional(t.String({ description: 'the miniapp version the device runs (required)' })),
+})
+
+export const updateAnswer = t.Union([
+  t.Object({ updateAvailable: t.Literal(false) }),
+  t.Object({ updateAvailable: t.Literal(true), mandatory: t.Boolean(), rollout: t.Object({ percent: t.Integer() }), install: installInfo }),
+])

@@ -1,4 +1,4 @@
-// Install info answered straight from Bun's router: the runtime's busiest small requests skip
+// Install info and the update check answered straight from Bun's router: the runtime's busiest small requests skip
 // Elysia's per-request work (routing, context, hooks). Same answers as the Elysia routes, which
 // stay for app.handle, HEAD and the OpenAPI document.
 import type { BunRequest, Server } from 'bun'
@@ -55,12 +55,26 @@ export function nativeInstallRoutes(
   wrap: (handler: (request: BunRequest) => Answer) => (request: BunRequest, server: Server<undefined>) => Answer,
   log: (line: string) => void,
 ) {
+  const device = (url: string) => ({ channel: queryValue(url, 'channel'), deviceId: queryValue(url, 'deviceId'), hostVersion: queryValue(url, 'hostVersion') })
   return {
     '/api/mini-apps/access/versions/:versionId/install': {
-      GET: wrap((request: BunRequest) => guarded(() => answers.versionInstall((request.params as { versionId: string }).versionId, queryValue(request.url, 'token')), log)),
+      GET: wrap((request: BunRequest) => guarded(() => answers.versionInstall(request, (request.params as { versionId: string }).versionId, queryValue(request.url, 'token')), log)),
     },
     '/api/mini-apps/access/apps/:appId/release/install': {
-      GET: wrap((request: BunRequest) => guarded(() => answers.releaseInstall((request.params as { appId: string }).appId), log)),
+      GET: wrap((request: BunRequest) => guarded(() => answers.releaseInstall(request, (request.params as { appId: string }).appId, device(request.url)), log)),
+    },
+    '/api/mini-apps/access/apps/:appId/update': {
+      GET: wrap((request: BunRequest) =>
+        guarded(
+          () =>
+            answers.update(request, (request.params as { appId: string }).appId, {
+              ...device(request.url),
+              platform: queryValue(request.url, 'platform'),
+              currentVersion: queryValue(request.url, 'currentVersion'),
+            }),
+          log,
+        ),
+      ),
     },
   }
 }

@@ -71,7 +71,8 @@ describe('install info', () => {
     const info = res.body
     expect(Object.keys(info).sort()).toEqual(['appId', 'appName', 'assetsUrl', 'bundleUrl', 'bundles', 'files', 'manifestUrl', 'releaseType', 'routeUrl', 'version', 'versionId'])
     expect(info).toMatchObject({ appId: setup.appId, appName: `App ${setup.appId}`, versionId: version.id, version: '1.0.0', releaseType: 'RELEASE', routeUrl: `miniapp://${setup.appId}` })
-    const prefix = `/api/mini-apps/access/versions/${version.id}`
+    // full URLs on the request's own origin when no --public-url/--cdn-url is set (decisions §6)
+    const prefix = `http://localhost/api/mini-apps/access/versions/${version.id}`
     expect(info.bundleUrl).toStartWith(`${prefix}/bundles/ios?token=`)
     expect(info.bundles.ios).toBe(info.bundleUrl)
     expect(info.bundles.android).toStartWith(`${prefix}/bundles/android?token=`)
@@ -105,7 +106,7 @@ describe('install info', () => {
     expect(again.text).toBe(first.text)
   })
 
-  test('the public release install answers the current release, 404 before any and for an unknown appId', async () => {
+  test('the public release install answers the current release; 404 RELEASE_NOT_FOUND alike before any and for an unknown appId', async () => {
     const fresh = await setUp({}, 'com.example.fresh')
     try {
       const none = await fresh.context.call('GET', `${access}/apps/${fresh.appId}/release/install`)
@@ -115,7 +116,8 @@ describe('install info', () => {
       expect({ status: draftOnly.status, code: draftOnly.body.code }).toEqual({ status: 404, code: 'RELEASE_NOT_FOUND' })
       for (const appId of ['com.example.unknown', 'x', 'a..b', '%zz']) {
         const res = await fresh.context.call('GET', `${access}/apps/${encodeURIComponent(appId)}/release/install`)
-        expect({ status: res.status, code: res.body.code }).toEqual({ status: 404, code: 'MINI_APP_NOT_FOUND' })
+        // the same answer as an app with nothing released: appIds cannot be probed
+        expect({ status: res.status, code: res.body.code }).toEqual({ status: 404, code: 'RELEASE_NOT_FOUND' })
       }
     } finally {
       fresh.context.close()
@@ -125,7 +127,7 @@ describe('install info', () => {
 
 describe('every URL install info returns resolves to a working download', () => {
   const configurations: [string, Partial<Config>][] = [
-    ['neither public nor CDN URL (absolute /api paths)', {}],
+    ['neither public nor CDN URL (the request origin)', {}],
     ['--public-url', { publicUrl: 'https://apps.example.com/api' }],
     ['--cdn-url', { publicUrl: 'https://apps.example.com/api', cdnUrl: 'https://cdn.example.net/miniship' }],
   ]
@@ -139,7 +141,7 @@ describe('every URL install info returns resolves to a working download', () => 
         const release = await setup.context.call('GET', `${access}/apps/${setup.appId}/release/install`)
         expect(release.status).toBe(200)
         const info = release.body
-        const base = overrides.cdnUrl ?? overrides.publicUrl ?? '/api'
+        const base = overrides.cdnUrl ?? overrides.publicUrl ?? 'http://localhost/api'
         const files: [string, string, string][] = [
           [info.bundleUrl, 'bundleIos', 'application/javascript'],
           [info.bundles.ios, 'bundleIos', 'application/javascript'],
@@ -150,10 +152,12 @@ describe('every URL install info returns resolves to a working download', () => 
           [derivedManifestUrl(info.bundleUrl), 'manifest', 'application/json'],
         ]
         for (const [url, kind, type] of files) {
-          expect(url).toStartWith(`${base}/mini-apps/access/versions/${version.id}/`)
+          // release install info gives release-stable URLs (decisions §9), the derived manifest among them
+          expect(url).toStartWith(`${base}/mini-apps/access/apps/${setup.appId}/release/`)
           const { response, bytes } = await fetchFrom(setup.context, url)
           expect(response.status).toBe(200)
           expect(response.headers.get('content-type')).toBe(type)
+          expect(response.headers.get('cache-control')).toBe('public, max-age=60')
           expect({ kind, sha256: sha256Hex(bytes), size: bytes.length }).toEqual({ kind, ...info.files[kind] })
         }
         // install info by version id, through the URL the workspace's access link gives
@@ -161,7 +165,9 @@ describe('every URL install info returns resolves to a working download', () => 
         const link = workspace.body.accessLinks.find((entry: { versionId: string }) => entry.versionId === version.id)
         const byLink = await setup.context.app.handle(new Request(resolveUrl(setup.context.config.publicUrl ?? 'http://localhost/api', link.installUrl)))
         expect(byLink.status).toBe(200)
-        expect(await byLink.text()).toBe(release.text)
+        const pinned = await byLink.json()
+        expect(pinned.files).toEqual(info.files)
+        expect(pinned.bundleUrl).toStartWith(`${base}/mini-apps/access/versions/${version.id}/bundles/ios?token=`)
       } finally {
         setup.context.close()
       }

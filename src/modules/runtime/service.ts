@@ -1,4 +1,4 @@
-// Runtime download rules (decisions §6): who may fetch which version with which token, install info, and its cache.
+// Runtime download rules (decisions §6, §9, §10): who may fetch which version, install info, release-stable files, the update check, and their caches.
 import { eq, sql } from 'drizzle-orm'
 import { miniApps, versions } from '../../db/schema'
 import type { Db } from '../../db/open'
@@ -9,9 +9,12 @@ import { userFromAccessToken } from '../../http/guards'
 import type { BlobStore } from '../../storage'
 import type { DownloadClaims, TokenService } from '../auth/tokens'
 import { canSeeMiniApp, isValidAppId } from '../miniapps/service'
-import type { FileKind, StoredFile } from './files'
+import { channelExists, channelNotFound, defaultChannel, isChannelName, liveReleases } from '../channels/service'
+import { decideRelease, type Decision, type LiveRelease } from '../channels/decide'
+import { versionPattern } from '../versions/model'
+import { releaseCacheControl, type FileKind, type StoredFile } from './files'
 import { filesOf } from '../versions/service'
-import { downloadUrls, routeUrl, type DownloadUrls } from './urls'
+import { downloadUrls, fileBase, releaseUrls, routeUrl, scopePath, type DownloadUrls, type Platform, isPlatform } from './urls'
 
 export interface RuntimeDeps {
   db: Db
@@ -61,6 +64,14 @@ const versionColumns = {
   currentReleaseVersionId: miniApps.currentReleaseVersionId,
 }
 
+const appColumns = {
+  id: miniApps.id,
+  appId: miniApps.appId,
+  name: miniApps.name,
+  experiencePublic: miniApps.experiencePublic,
+  currentExperienceVersionId: miniApps.currentExperienceVersionId,
+}
+
 function prepareQueries(db: Db) {
   return {
     byVersionId: db
@@ -69,17 +80,24 @@ function prepareQueries(db: Db) {
       .innerJoin(miniApps, eq(miniApps.id, versions.miniAppId))
       .where(eq(versions.id, sql.placeholder('id')))
       .prepare(),
-    releaseByAppId: db
-      .select(versionColumns)
-      .from(miniApps)
-      .innerJoin(versions, eq(versions.id, miniApps.currentReleaseVersionId))
-      .where(eq(miniApps.appId, sql.placeholder('appId')))
-      .prepare(),
-    appExists: db.select({ id: miniApps.id }).from(miniApps).where(eq(miniApps.appId, sql.placeholder('appId'))).prepare(),
+    appByAppId: db.select(appColumns).from(miniApps).where(eq(miniApps.appId, sql.placeholder('appId'))).prepare(),
   }
 }
 
-type VersionFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['byVersionId']['get']>>
+export type VersionFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['byVersionId']['get']>>
+type AppFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['appByAppId']['get']>>
+
+/** A live release of a channel with the facts of its version. */
+export interface ReleaseFacts extends LiveRelease {
+  facts: VersionFacts
+}
+
+/** A channel as the runtime serves it: its live releases newest first, read once per database change. */
+interface ChannelFacts {
+  app: AppFacts
+  name: string
+  releases: ReleaseFacts[]
+}
 
 /**
  * Everything install info is built from except the clock: a cached answer is reused only while
@@ -97,13 +115,15 @@ export interface SerialisedJson {
   bytes: number
 }
 
-function serialise(value: unknown): SerialisedJson {
+export function serialise(value: unknown): SerialisedJson {
   const text = JSON.stringify(value)
   return { text, bytes: Buffer.byteLength(text) }
 }
 
 const tokenRequired = () => new AppError(401, 'TOKEN_REQUIRED', 'Add the query parameter token: an access token, or the download token from install info')
 const versionNotFound = (versionId: string) => new AppError(404, 'VERSION_NOT_FOUND', `Version ${versionId} not found`)
+/** The same answer for an unknown appId and an app with nothing released, so appIds cannot be probed. */
+const releaseNotFound = (appId: string) => new AppError(404, 'RELEASE_NOT_FOUND', `There is no release of ${appId.slice(0, 64)} to install`)
 
 /** Bounds of the in-memory caches; past them the oldest entry (install info) or everything (the others) goes. */
 const installCacheLimit = 1000
@@ -120,39 +140,89 @@ interface CachedInstall {
 }
 
 /**
+ * Release install info with a hole where the scope path goes: the same release is answered to
+ * every device of a channel, and only the path segment naming the device differs.
+ */
+interface ReleaseTemplate {
+  facts: VersionFacts
+  stamp: string
+  parts: string[]
+  byteParts: number
+  /** the answer for the unscoped stable paths, built once */
+  plain: SerialisedJson | null
+}
+
+const scopeMarker = '@@scope@@'
+
+/** What a device tells about itself on release/install and the update check (all optional). */
+export interface DeviceQuery {
+  channel?: string
+  deviceId?: string
+  hostVersion?: string
+}
+
+/** The release a device gets, with what the answer needs. */
+export interface DeviceRelease {
+  channel: ChannelFacts
+  decision: Decision<ReleaseFacts>
+  release: ReleaseFacts
+  scope: string
+}
+
+function invalid(field: string, message: string): AppError {
+  return new AppError(400, 'VALIDATION_ERROR', `Invalid query: ${field} ${message}`, [{ field, message }])
+}
+
+const deviceIdPattern = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** Checks the device's query parameters (decisions §10); the channel defaults to stable. */
+export function checkDeviceQuery(query: DeviceQuery): Required<Pick<DeviceQuery, 'channel'>> & DeviceQuery {
+  const channel = query.channel || defaultChannel
+  if (!isChannelName(channel)) throw invalid('channel', 'must be a channel name such as stable or beta')
+  const deviceId = query.deviceId || undefined
+  if (deviceId !== undefined && !deviceIdPattern.test(deviceId)) throw invalid('deviceId', 'must be 1–128 letters, digits or . _ : -')
+  const hostVersion = query.hostVersion || undefined
+  if (hostVersion !== undefined && (hostVersion.length > 64 || !versionPattern.test(hostVersion))) throw invalid('hostVersion', 'must be a version such as 2.3.0')
+  return { channel, deviceId, hostVersion }
+}
+
+/**
  * The runtime rules for one app instance, built for the hot path: a runtime (or a CDN) fetching
- * install info and files of a published version again and again. Three caches:
- * - the facts of each version (and of each appId's current release) as last read from the
+ * install info, update checks and files again and again. The caches:
+ * - the facts of each version, each appId and each channel's live releases as last read from the
  *   database, trusted only while SQLite's `total_changes()` for our connection is unchanged. That
  *   counter moves on every INSERT, UPDATE or DELETE this connection makes, so any publish,
- *   rollback, delete, re-upload or rename (or any other write) drops them all; reading it costs a
- *   fraction of the lookup it saves. Only the serving process writes versions and miniapps (the
- *   data directory's lock allows one server), so no other connection's writes need watching.
- * - the serialised install info of published versions (the same bytes every time: their download
- *   token never expires and is deterministic), reused while the facts it was built from (`stampOf`)
- *   are unchanged.
+ *   rollback, rollout change, delete, re-upload or rename drops them all; reading it costs a
+ *   fraction of the lookup it saves. Only the serving process writes (the data directory's lock
+ *   allows one server), so no other connection's writes need watching.
+ * - the serialised install info of published versions per file base (the same bytes every time:
+ *   their download token never expires and is deterministic), and of each channel's releases as
+ *   a template per file base, reused while the facts they were built from (`stampOf`) hold.
  * - the claims of download tokens the token service has verified, so that a request carrying one
  *   is answered synchronously (the token service's own cache sits behind an async API); expiry is
  *   still checked against the clock on every use.
- * A request with a download token for a published version then costs one counter read and a few
- * Map lookups; anything the caches cannot answer takes the full path below.
+ * Only the rollout bucket (one sha256 of a few bytes) is computed per request.
  */
 export function createRuntimeService(deps: RuntimeDeps) {
   const { db, clock, config, tokens } = deps
   const queries = prepareQueries(db)
   const totalChanges = db.$client.query<{ changes: number }, []>('SELECT total_changes() AS changes')
   const installCache = new Map<string, CachedInstall>()
+  const releaseTemplates = new Map<string, ReleaseTemplate>()
   const factsById = new Map<string, VersionFacts | null>()
-  const releaseByAppId = new Map<string, VersionFacts | null>()
+  const appsById = new Map<string, AppFacts | null>()
+  const channelsByKey = new Map<string, ChannelFacts | null>()
   const downloadTokens = new Map<string, DownloadClaims>()
+  const releaseTokens = new Map<string, string>()
   let factsAsOf = -1
 
   /** Drops the facts caches when the database changed since they were filled. */
   function freshen(): void {
     const changes = totalChanges.get()!.changes
-    if (changes === factsAsOf && factsById.size < cacheLimit && releaseByAppId.size < cacheLimit) return
+    if (changes === factsAsOf && factsById.size < cacheLimit && appsById.size < cacheLimit && channelsByKey.size < cacheLimit) return
     factsById.clear()
-    releaseByAppId.clear()
+    appsById.clear()
+    channelsByKey.clear()
     factsAsOf = changes
   }
 
@@ -166,14 +236,32 @@ export function createRuntimeService(deps: RuntimeDeps) {
     return facts
   }
 
-  function releaseFacts(appId: string): VersionFacts | null {
+  function appFacts(appId: string): AppFacts | null {
     freshen()
-    let facts = releaseByAppId.get(appId)
+    let facts = appsById.get(appId)
     if (facts === undefined) {
-      facts = queries.releaseByAppId.get({ appId }) ?? null
-      releaseByAppId.set(appId, facts)
+      facts = isValidAppId(appId) ? (queries.appByAppId.get({ appId }) ?? null) : null
+      appsById.set(appId, facts)
     }
     return facts
+  }
+
+  /** The channel's live releases; null for an unknown appId; 404 CHANNEL_NOT_FOUND for an unknown channel of a known app. */
+  function channelFacts(appId: string, channel: string): ChannelFacts | null {
+    const key = `${appId}\u0000${channel}`
+    freshen()
+    let found = channelsByKey.get(key)
+    if (found === undefined) {
+      const app = appFacts(appId)
+      if (!app) found = null
+      else if (!channelExists(db, app.id, channel)) throw channelNotFound(channel)
+      else {
+        const releases = liveReleases(db, app.id, channel).map((row) => ({ ...row, facts: versionFacts(row.versionId)! }))
+        found = { app, name: channel, releases }
+      }
+      channelsByKey.set(key, found)
+    }
+    return found
   }
 
   /** The version a known, unexpired download token of exactly this version opens; null means "take the full path". */
@@ -226,11 +314,15 @@ export function createRuntimeService(deps: RuntimeDeps) {
    * carry that same token rather than a fresh one: otherwise a link could renew itself forever, and
    * a removed member or a disabled user's tester would keep access to drafts by polling.
    */
-  async function buildInstallInfo(facts: VersionFacts, presented?: string): Promise<InstallInfo> {
+  async function buildInstallInfo(facts: VersionFacts, files: string, presented?: string): Promise<InstallInfo> {
     const published = facts.status === 'PUBLISHED'
     const token = published
       ? await tokens.signDownload(facts.id, null)
       : (presented ?? (await tokens.signDownload(facts.id, clock() + config.downloadTokenTtlSeconds * 1000)))
+    return installInfoOf(facts, downloadUrls(files, facts.id, token))
+  }
+
+  function installInfoOf(facts: VersionFacts, urls: DownloadUrls): InstallInfo {
     return {
       appId: facts.appId,
       appName: facts.appName,
@@ -238,15 +330,15 @@ export function createRuntimeService(deps: RuntimeDeps) {
       version: facts.version,
       releaseType: facts.releaseType,
       routeUrl: routeUrl(config, facts.appId),
-      ...downloadUrls(config, facts.id, token),
+      ...urls,
       files: filesOf(facts),
     }
   }
 
   /** Install info of a published version from the cache while the facts it was built from hold. */
-  function cachedInstallJson(facts: VersionFacts): SerialisedJson | null {
+  function cachedInstallJson(facts: VersionFacts, files: string): SerialisedJson | null {
     if (facts.status !== 'PUBLISHED') return null
-    const cached = installCache.get(facts.id)
+    const cached = installCache.get(`${files}\u0000${facts.id}`)
     if (!cached) return null
     if (cached.facts === facts) return cached.json
     if (cached.stamp !== stampOf(facts)) return null
@@ -254,45 +346,144 @@ export function createRuntimeService(deps: RuntimeDeps) {
     return cached.json
   }
 
-  async function installJson(facts: VersionFacts, presented?: string): Promise<SerialisedJson> {
-    const cached = cachedInstallJson(facts)
+  async function installJson(facts: VersionFacts, files: string, presented?: string): Promise<SerialisedJson> {
+    const cached = cachedInstallJson(facts, files)
     if (cached) return cached
-    const json = serialise(await buildInstallInfo(facts, presented))
+    const json = serialise(await buildInstallInfo(facts, files, presented))
     // drafts get a fresh expiring token on every request; only published versions are kept
     if (facts.status === 'PUBLISHED') {
-      installCache.delete(facts.id)
+      const key = `${files}\u0000${facts.id}`
+      installCache.delete(key)
       if (installCache.size >= installCacheLimit) installCache.delete(installCache.keys().next().value!)
-      installCache.set(facts.id, { facts, stamp: stampOf(facts), json })
+      installCache.set(key, { facts, stamp: stampOf(facts), json })
     }
     return json
   }
 
-  function storedFile(facts: VersionFacts, kind: FileKind): StoredFile {
+  function storedFile(facts: VersionFacts, kind: FileKind, cacheControl?: string): StoredFile {
     const info = filesOf(facts)[kind]
-    return { kind, path: deps.blobs.kind === 'local' ? deps.blobs.describe(info.sha256) : '', sha256: info.sha256, size: info.size, published: facts.status === 'PUBLISHED' }
+    return { kind, path: deps.blobs.kind === 'local' ? deps.blobs.describe(info.sha256) : '', sha256: info.sha256, size: info.size, published: facts.status === 'PUBLISHED', cacheControl }
+  }
+
+  function releaseToken(appId: string): MaybePromise<string> {
+    const known = releaseTokens.get(appId)
+    if (known !== undefined) return known
+    return tokens.signRelease(appId).then((token) => {
+      if (releaseTokens.size >= cacheLimit) releaseTokens.clear()
+      releaseTokens.set(appId, token)
+      return token
+    })
+  }
+
+  /** The release a device gets on a channel (404 when none), decided by the one pure rule of §10. */
+  function deviceRelease(appId: string, query: ReturnType<typeof checkDeviceQuery>, currentVersion?: string): DeviceRelease {
+    const channel = channelFacts(appId, query.channel)
+    if (!channel || channel.releases.length === 0) throw releaseNotFound(appId)
+    const decision = decideRelease(appId, channel.releases, { deviceId: query.deviceId, hostVersion: query.hostVersion, currentVersion })
+    if (!decision.release) {
+      if (query.hostVersion !== undefined) {
+        throw new AppError(404, 'NO_COMPATIBLE_RELEASE', `No release of ${appId} on ${query.channel} supports host app version ${query.hostVersion}`)
+      }
+      throw releaseNotFound(appId)
+    }
+    return { channel, decision, release: decision.release, scope: scopePath({ channel: query.channel, deviceId: query.deviceId, hostVersion: query.hostVersion }) }
+  }
+
+  /** Release install info for a scope from its template; the template is built (async) once per release and file base. */
+  function releaseInstallJson(found: DeviceRelease, files: string): MaybePromise<SerialisedJson> {
+    const facts = found.release.facts
+    const key = `${files}\u0000${facts.id}`
+    const template = releaseTemplates.get(key)
+    if (template && (template.facts === facts || template.stamp === stampOf(facts))) {
+      template.facts = facts
+      return fill(template, found.scope)
+    }
+    return then(releaseToken(facts.appId), (token) => {
+      const text = JSON.stringify(installInfoOf(facts, releaseUrls(files, facts.appId, scopeMarker, token)))
+      const parts = text.split(scopeMarker)
+      const built: ReleaseTemplate = { facts, stamp: stampOf(facts), parts, byteParts: Buffer.byteLength(text) - scopeMarker.length * (parts.length - 1), plain: null }
+      if (releaseTemplates.size >= installCacheLimit) releaseTemplates.delete(releaseTemplates.keys().next().value!)
+      releaseTemplates.set(key, built)
+      return fill(built, found.scope)
+    })
+  }
+
+  function fill(template: ReleaseTemplate, scope: string): SerialisedJson {
+    if (scope === '') return (template.plain ??= { text: template.parts.join(''), bytes: template.byteParts })
+    // scope paths are ASCII (encodeURIComponent), so their length is their byte count
+    return { text: template.parts.join(scope), bytes: template.byteParts + scope.length * (template.parts.length - 1) }
   }
 
   return {
     /** Install info of the version the token opens; synchronous when the caches can answer. */
-    versionInstallJson(versionId: string, token: string | undefined): MaybePromise<SerialisedJson> {
+    versionInstallJson(versionId: string, token: string | undefined, base: string): MaybePromise<SerialisedJson> {
+      const files = fileBase(config, base)
       const facts = fastAuthorise(versionId, token)
-      const cached = facts && cachedInstallJson(facts)
+      const cached = facts && cachedInstallJson(facts, files)
       if (cached) return cached
       return authorise(versionId, token).then(async (found) => {
         const verified = token ? await tokens.verify(token) : null
-        return installJson(found, verified?.ok && verified.kind === 'download' ? token : undefined)
+        return installJson(found, files, verified?.ok && verified.kind === 'download' ? token : undefined)
       })
     },
 
-    /** Public: the current release of `appId` (404 for an unknown appId or one never published). */
-    releaseInstallJson(appId: string): MaybePromise<SerialisedJson> {
-      // built only when thrown: an Error captures a stack trace, which costs more than the cached answer
-      const unknown = () => new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${appId} not found`)
-      if (!isValidAppId(appId)) throw unknown()
-      const facts = releaseFacts(appId)
-      if (facts) return cachedInstallJson(facts) ?? installJson(facts)
-      if (!queries.appExists.get({ appId })) throw unknown()
-      throw new AppError(404, 'RELEASE_NOT_FOUND', `Mini app ${appId} has no published release yet`)
+    /**
+     * Public: install info of the release a device gets on a channel (decisions §9, §10), with
+     * release-stable URLs scoped to the device. 404 RELEASE_NOT_FOUND alike for an unknown appId
+     * and an app with nothing released.
+     */
+    releaseInstallJson(appId: string, query: DeviceQuery, base: string): MaybePromise<SerialisedJson> {
+      return releaseInstallJson(deviceRelease(appId, checkDeviceQuery(query)), fileBase(config, base))
+    },
+
+    /**
+     * Public: the update check of decisions §10. `{ updateAvailable: false }` when the device has
+     * what it would get, else the install info with `mandatory` and the rollout; 404 as
+     * release/install when the device gets nothing (RELEASE_NOT_FOUND, NO_COMPATIBLE_RELEASE).
+     */
+    updateJson(appId: string, query: DeviceQuery & { platform?: string; currentVersion?: string }, base: string): MaybePromise<SerialisedJson> {
+      if (query.platform === undefined || !isPlatform(query.platform)) throw invalid('platform', 'must be ios or android')
+      const currentVersion = query.currentVersion
+      if (currentVersion === undefined || currentVersion.length > 64 || !versionPattern.test(currentVersion)) throw invalid('currentVersion', 'must be the version the device runs, such as 1.2.0')
+      const checked = checkDeviceQuery(query)
+      const found = deviceRelease(appId, checked, currentVersion)
+      if (found.release.version === currentVersion) return noUpdate
+      const percent = found.release === found.channel.releases[0] ? found.release.rolloutPercent : 100
+      const head = `{"updateAvailable":true,"mandatory":${found.decision.mandatory},"rollout":{"percent":${percent}},"install":`
+      return then(releaseInstallJson(found, fileBase(config, base)), (install) => ({ text: `${head}${install.text}}`, bytes: head.length + install.bytes + 1 }))
+    },
+
+    /**
+     * The experience install of decisions §9: the current experience version's install info, with
+     * a member's token always, without one only while the miniapp's `experiencePublic` is on.
+     */
+    async experienceInstallJson(appId: string, token: string | undefined, base: string): Promise<SerialisedJson> {
+      const app = appFacts(appId)
+      if (!app) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${appId.slice(0, 64)} not found`)
+      const files = fileBase(config, base)
+      if (token === undefined || token === '') {
+        if (!app.experiencePublic) {
+          throw new AppError(401, 'EXPERIENCE_NOT_PUBLIC', `The experience version of ${appId} is not public: add ?token= with a member's access token, or turn on experiencePublic (PATCH /api/mini-apps/{miniAppId} {"experiencePublic": true}, or the console's Settings)`)
+        }
+        const facts = app.currentExperienceVersionId ? versionFacts(app.currentExperienceVersionId) : null
+        if (!facts) throw new AppError(404, 'EXPERIENCE_NOT_FOUND', `Mini app ${appId} has no experience version yet; upload one`)
+        return installJson(facts, files)
+      }
+      const verified = await tokens.verify(token)
+      if (!verified.ok || verified.kind !== 'access') {
+        throw new AppError(401, verified.ok ? 'INVALID_TOKEN' : verified.reason === 'expired' ? 'TOKEN_EXPIRED' : 'INVALID_TOKEN', 'The experience install takes the access token of a member of the mini app')
+      }
+      const user = await userFromAccessToken(db, tokens, token)
+      if (!canSeeMiniApp(db, user, app.id)) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${appId.slice(0, 64)} not found`)
+      const facts = app.currentExperienceVersionId ? versionFacts(app.currentExperienceVersionId) : null
+      if (!facts) throw new AppError(404, 'EXPERIENCE_NOT_FOUND', `Mini app ${appId} has no experience version yet; upload one`)
+      return installJson(facts, files)
+    },
+
+    /** A file of the release a device gets (release-stable URLs, public): short-cached, revalidated by ETag. */
+    releaseFile(appId: string, query: DeviceQuery, kind: FileKind): StoredFile {
+      const found = deviceRelease(appId, checkDeviceQuery(query))
+      return storedFile(found.release.facts, kind, releaseCacheControl)
     },
 
     /** The stored file of `kind` that the token opens; synchronous when the caches can answer. */
@@ -304,4 +495,12 @@ export function createRuntimeService(deps: RuntimeDeps) {
   }
 }
 
+const noUpdate: SerialisedJson = serialise({ updateAvailable: false })
+
+/** Applies `next` to a value that may still be on its way, staying synchronous when it is there. */
+export function then<T, R>(value: T | Promise<T>, next: (value: T) => R): R | Promise<R> {
+  return value instanceof Promise ? value.then(next) : next(value)
+}
+
 export type RuntimeService = ReturnType<typeof createRuntimeService>
+export type { Platform }

@@ -1,36 +1,98 @@
-// URL building under the three configurations, and the contract's resolution rule applied to what we build.
+// URL building: the API base of a request, file URLs per configuration, release-stable scopes, deep links; and the contract's resolution rule.
 import { describe, expect, test } from 'bun:test'
-import { downloadUrls, fileBase, routeUrl } from './urls'
+import { AppError } from '../../http/errors'
+import { apiBase, deepLink, downloadUrls, fileBase, installUrl, releaseUrls, routeUrl, scopePath } from './urls'
 import { derivedManifestUrl, resolveUrl } from './test-runtime'
 
 const versionId = '0192f0aa-0000-7000-8000-000000000001'
 const token = 'aaa.bbb.ccc'
-const configurations = [
-  { name: 'neither', config: { publicUrl: null, cdnUrl: null }, base: '/api' },
-  { name: 'public URL', config: { publicUrl: 'https://apps.example.com/api', cdnUrl: null }, base: 'https://apps.example.com/api' },
-  { name: 'CDN', config: { publicUrl: 'https://apps.example.com/api', cdnUrl: 'https://cdn.example.net/miniship' }, base: 'https://cdn.example.net/miniship' },
-  { name: 'CDN without public URL', config: { publicUrl: null, cdnUrl: 'https://cdn.example.net' }, base: 'https://cdn.example.net' },
-]
 
-describe('downloadUrls', () => {
-  for (const { name, config, base } of configurations) {
-    test(`${name}: every file URL on ${base}, with the token`, () => {
-      expect(fileBase(config)).toBe(base)
-      const urls = downloadUrls(config, versionId, token)
-      const prefix = `${base}/mini-apps/access/versions/${versionId}`
-      expect(urls).toEqual({
-        bundleUrl: `${prefix}/bundles/ios?token=${token}`,
-        bundles: { ios: `${prefix}/bundles/ios?token=${token}`, android: `${prefix}/bundles/android?token=${token}` },
-        assetsUrl: { ios: `${prefix}/assets/ios?token=${token}`, android: `${prefix}/assets/android?token=${token}` },
-        manifestUrl: `${prefix}/manifest?token=${token}`,
-      })
-      // the runtime's derived manifest path is one we answer
-      expect(derivedManifestUrl(urls.bundleUrl)).toBe(`${prefix}/bundles/app.json`)
-    })
+function request(url: string, headers: Record<string, string> = {}): Request {
+  return new Request(url, { headers })
+}
+
+describe('apiBase: the base every handed-out URL is built on', () => {
+  const plain: { publicUrl: string | null; trustProxy: boolean } = { publicUrl: null, trustProxy: false }
+  const trusting: typeof plain = { publicUrl: null, trustProxy: true }
+  const cases: [string, Request, typeof plain, string][] = [
+    ['the request origin + /api by default', request('http://10.0.0.5:3001/api/x', { host: '10.0.0.5:3001' }), plain, 'http://10.0.0.5:3001/api'],
+    ['the Host header over the URL', request('http://localhost/api/x', { host: 'apps.example.com' }), plain, 'http://apps.example.com/api'],
+    ['an https request stays https', request('https://apps.example.com/api/x', { host: 'apps.example.com' }), plain, 'https://apps.example.com/api'],
+    ['X-Forwarded-* ignored without --trust-proxy', request('http://127.0.0.1/api/x', { host: '127.0.0.1:3001', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.example' }), plain, 'http://127.0.0.1:3001/api'],
+    ['X-Forwarded-* used with --trust-proxy', request('http://127.0.0.1/api/x', { host: '127.0.0.1:3001', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'apps.example.com' }), trusting, 'https://apps.example.com/api'],
+    ['--public-url wins over everything', request('http://127.0.0.1/api/x', { host: 'other' }), { publicUrl: 'https://apps.example.com/base/api', trustProxy: true }, 'https://apps.example.com/base/api'],
+  ]
+  for (const [name, req, config, expected] of cases) {
+    test(name, () => expect(apiBase(req, config)).toBe(expected))
   }
 
+  const hostile: [string, Record<string, string>, typeof plain][] = [
+    ['a Host with a path', { host: 'evil.example/phish' }, plain],
+    ['a Host with spaces', { host: 'evil example' }, plain],
+    ['a Host with a query', { host: 'evil.example?x=1' }, plain],
+    ['a trusted X-Forwarded-Host with a path', { host: 'ok.example', 'x-forwarded-host': 'evil.example/x' }, trusting],
+  ]
+  for (const [name, headers, config] of hostile) {
+    test(`${name}: 400 INVALID_HOST, no URL is built`, () => {
+      let caught: unknown
+      try {
+        apiBase(request('http://localhost/api/x', headers), config)
+      } catch (error) {
+        caught = error
+      }
+      expect(caught).toBeInstanceOf(AppError)
+      expect((caught as AppError).status).toBe(400)
+      expect((caught as AppError).code).toBe('INVALID_HOST')
+    })
+  }
+})
+
+describe('file URLs', () => {
+  const base = 'https://apps.example.com/api'
+  test('fileBase is the CDN when configured, else the API base', () => {
+    expect(fileBase({ cdnUrl: null }, base)).toBe(base)
+    expect(fileBase({ cdnUrl: 'https://cdn.example.net/miniship' }, base)).toBe('https://cdn.example.net/miniship')
+  })
+
+  test('downloadUrls: every file of one version with its token; the derived manifest path is one we answer', () => {
+    const urls = downloadUrls(base, versionId, token)
+    const prefix = `${base}/mini-apps/access/versions/${versionId}`
+    expect(urls).toEqual({
+      bundleUrl: `${prefix}/bundles/ios?token=${token}`,
+      bundles: { ios: `${prefix}/bundles/ios?token=${token}`, android: `${prefix}/bundles/android?token=${token}` },
+      assetsUrl: { ios: `${prefix}/assets/ios?token=${token}`, android: `${prefix}/assets/android?token=${token}` },
+      manifestUrl: `${prefix}/manifest?token=${token}`,
+    })
+    expect(derivedManifestUrl(urls.bundleUrl)).toBe(`${prefix}/bundles/app.json`)
+  })
+
   test('a token with characters that need escaping is escaped', () => {
-    expect(downloadUrls({ publicUrl: null, cdnUrl: null }, 'v1', 'a+b/c=').manifestUrl).toBe('/api/mini-apps/access/versions/v1/manifest?token=a%2Bb%2Fc%3D')
+    expect(downloadUrls(base, 'v1', 'a+b/c=').manifestUrl).toBe(`${base}/mini-apps/access/versions/v1/manifest?token=a%2Bb%2Fc%3D`)
+  })
+
+  const scopes: [string, Parameters<typeof scopePath>[0], string][] = [
+    ['stable without device: the §9 paths', { channel: 'stable' }, ''],
+    ['another channel', { channel: 'beta' }, 'channels/beta/'],
+    ['stable with a device', { channel: 'stable', deviceId: 'dev-1' }, 'channels/stable/devices/dev-1/'],
+    ['a device and a host version, escaped', { channel: 'beta', deviceId: 'a:b', hostVersion: '2.0.0-rc.1' }, 'channels/beta/devices/a%3Ab/hosts/2.0.0-rc.1/'],
+  ]
+  for (const [name, scope, expected] of scopes) {
+    test(`scopePath: ${name}`, () => expect(scopePath(scope)).toBe(expected))
+  }
+
+  test('releaseUrls: release-stable files below the scope; the derived manifest stays in the scope', () => {
+    const urls = releaseUrls(base, 'shop', 'channels/beta/devices/d1/', token)
+    expect(urls.bundles.android).toBe(`${base}/mini-apps/access/apps/shop/channels/beta/devices/d1/release/bundles/android?token=${token}`)
+    expect(derivedManifestUrl(urls.bundleUrl)).toBe(`${base}/mini-apps/access/apps/shop/channels/beta/devices/d1/release/bundles/app.json`)
+    expect(releaseUrls(base, 'shop', '', token).manifestUrl).toBe(`${base}/mini-apps/access/apps/shop/release/manifest?token=${token}`)
+  })
+
+  test('deepLink: <scheme>://miniapp/install/<versionId>?installUrl=<the install URL, encoded>', () => {
+    const install = installUrl(base, versionId, 'a.b')
+    expect(install).toBe(`${base}/mini-apps/access/versions/${versionId}/install?token=a.b`)
+    const link = deepLink({ routeScheme: 'acme' }, versionId, install)
+    expect(link).toBe(`acme://miniapp/install/${versionId}?installUrl=${encodeURIComponent(install)}`)
+    expect(new URL(link).searchParams.get('installUrl')).toBe(install)
   })
 
   test('routeUrl is <scheme>://<appId>', () => {

@@ -1,5 +1,6 @@
-// The download URLs install info hands out (decisions §6): on the CDN, on the public URL, or `/api/…` paths.
+// The URLs install info hands out (decisions §6, §9): full URLs on the CDN, the public URL or the request's own origin.
 import type { Config } from '../../config'
+import { AppError } from '../../http/errors'
 
 export type Platform = 'ios' | 'android'
 
@@ -17,13 +18,53 @@ export interface DownloadUrls {
   manifestUrl: string
 }
 
+const hostPattern = /^[A-Za-z0-9.\-:[\]]{1,255}$/
+const bases = new Map<string, string>()
+
 /**
- * Where files are fetched from: the CDN base (assumed to forward `<cdn>/x` to our `/api/x`), else
- * the public URL (which includes `/api`), else the absolute path `/api`, which a runtime joins to
- * the origin of its `serverBaseURL` (the contract's URL resolution rule).
+ * The API base that URLs handed out are built on: `--public-url` (which includes `/api`), else the
+ * request's own origin + `/api` (`X-Forwarded-Proto`/`-Host` only with `--trust-proxy on`). A Host
+ * that is not a host name (a path, spaces) is refused rather than written into URLs phones follow.
+ * Answers are cached per (proto, host) pair, bounded, because this runs on every install request.
  */
-export function fileBase(config: Pick<Config, 'publicUrl' | 'cdnUrl'>): string {
-  return config.cdnUrl ?? config.publicUrl ?? '/api'
+export function apiBase(request: Request, config: Pick<Config, 'publicUrl' | 'trustProxy'>): string {
+  if (config.publicUrl) return config.publicUrl
+  const url = request.url
+  let protocol = url.startsWith('https:') ? 'https' : 'http'
+  let host = request.headers.get('host')
+  if (config.trustProxy) {
+    const forwardedProto = request.headers.get('x-forwarded-proto')?.split(',')[0]?.trim()
+    const forwardedHost = request.headers.get('x-forwarded-host')?.split(',')[0]?.trim()
+    if (forwardedProto === 'http' || forwardedProto === 'https') protocol = forwardedProto
+    if (forwardedHost) host = forwardedHost
+  }
+  if (host === null) host = url.slice(url.indexOf('//') + 2, url.indexOf('/', url.indexOf('//') + 2) >>> 0)
+  const key = `${protocol}\u0000${host}`
+  let base = bases.get(key)
+  if (base === undefined) {
+    if (!hostPattern.test(host)) {
+      throw new AppError(400, 'INVALID_HOST', `The Host header ${JSON.stringify(host.slice(0, 80))} is not a host name, so no download URL can be built from it; set --public-url when a proxy rewrites it`)
+    }
+    base = `${protocol}://${host.toLowerCase()}/api`
+    if (bases.size >= 1000) bases.clear()
+    bases.set(key, base)
+  }
+  return base
+}
+
+/** Where files are fetched from: the CDN base (assumed to forward `<cdn>/x` to our `/api/x`), else the API base. */
+export function fileBase(config: Pick<Config, 'cdnUrl'>, base: string): string {
+  return config.cdnUrl ?? base
+}
+
+function urlsUnder(prefix: string, query: string): DownloadUrls {
+  const bundles = { ios: `${prefix}/bundles/ios${query}`, android: `${prefix}/bundles/android${query}` }
+  return {
+    bundleUrl: bundles.ios,
+    bundles,
+    assetsUrl: { ios: `${prefix}/assets/ios${query}`, android: `${prefix}/assets/android${query}` },
+    manifestUrl: `${prefix}/manifest${query}`,
+  }
 }
 
 /**
@@ -31,16 +72,45 @@ export function fileBase(config: Pick<Config, 'publicUrl' | 'cdnUrl'>): string {
  * so that the manifest path a runtime derives from them (parent path + `/app.json`) is one we answer,
  * on the CDN too since it forwards the same paths.
  */
-export function downloadUrls(config: Pick<Config, 'publicUrl' | 'cdnUrl'>, versionId: string, token: string): DownloadUrls {
-  const version = `${fileBase(config)}/mini-apps/access/versions/${encodeURIComponent(versionId)}`
-  const query = `?token=${encodeURIComponent(token)}`
-  const bundles = { ios: `${version}/bundles/ios${query}`, android: `${version}/bundles/android${query}` }
-  return {
-    bundleUrl: bundles.ios,
-    bundles,
-    assetsUrl: { ios: `${version}/assets/ios${query}`, android: `${version}/assets/android${query}` },
-    manifestUrl: `${version}/manifest${query}`,
-  }
+export function downloadUrls(files: string, versionId: string, token: string): DownloadUrls {
+  return urlsUnder(`${files}/mini-apps/access/versions/${encodeURIComponent(versionId)}`, `?token=${encodeURIComponent(token)}`)
+}
+
+/** What the release-stable URLs of a device are scoped to; the path keeps it, since a derived manifest URL loses the query. */
+export interface ReleaseScope {
+  channel: string
+  deviceId?: string
+  hostVersion?: string
+}
+
+/**
+ * The path segment of a scope: empty for the stable channel asked without deviceId or hostVersion
+ * (the §9 paths), else `channels/{channel}/[devices/{id}/][hosts/{version}/]`.
+ */
+export function scopePath(scope: ReleaseScope): string {
+  if (scope.channel === 'stable' && scope.deviceId === undefined && scope.hostVersion === undefined) return ''
+  let path = `channels/${scope.channel}/`
+  if (scope.deviceId !== undefined) path += `devices/${encodeURIComponent(scope.deviceId)}/`
+  if (scope.hostVersion !== undefined) path += `hosts/${encodeURIComponent(scope.hostVersion)}/`
+  return path
+}
+
+/**
+ * The release-stable file URLs of decisions §9: they always answer what the scope's device gets
+ * now, so the manifest a runtime derives from its installed bundle URL names the next release.
+ */
+export function releaseUrls(files: string, appId: string, scope: string, token: string): DownloadUrls {
+  return urlsUnder(`${files}/mini-apps/access/apps/${appId}/${scope}release`, `?token=${encodeURIComponent(token)}`)
+}
+
+/** Where a runtime fetches install info for a version. */
+export function installUrl(base: string, versionId: string, token: string): string {
+  return `${base}/mini-apps/access/versions/${encodeURIComponent(versionId)}/install?token=${encodeURIComponent(token)}`
+}
+
+/** The deep link that opens a test install in the host app (decisions §9). */
+export function deepLink(config: Pick<Config, 'routeScheme'>, versionId: string, install: string): string {
+  return `${config.routeScheme}://miniapp/install/${encodeURIComponent(versionId)}?installUrl=${encodeURIComponent(install)}`
 }
 
 /** `routeUrl` of install info: `<scheme>://<appId>` (appIds are validated on create). */

@@ -2,7 +2,8 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../../app'
 import { requireVisibleMiniAppByAppId } from '../miniapps/service'
-import { miniAppIdParams, publishBody, rollbackBody, uploadParams, versionParams } from './model'
+import { miniAppIdParams, publishBody, rollbackBody, uploadParams, versionParams, workspaceQuery } from './model'
+import { apiBase } from '../runtime/urls'
 import { receiveUpload } from './upload'
 import { deleteVersion, getWorkspace, publishVersion, reviewVersion, rollbackRelease, uploadVersion, type VersionDeps } from './service'
 
@@ -34,10 +35,11 @@ export function versionRoutes(deps: AppDeps) {
         },
       },
     )
-    .get('/:miniAppId/workspace', ({ user, params }) => getWorkspace({ ...services, tokens: deps.tokens }, user, params.miniAppId), {
+    .get('/:miniAppId/workspace', ({ user, params, query, request }) => getWorkspace({ ...services, tokens: deps.tokens }, user, params.miniAppId, apiBase(request, deps.config), query), {
       auth: true,
       params: miniAppIdParams,
-      detail: { summary: 'The mini app with its versions, release history and install links', tags: ['versions'] },
+      query: workspaceQuery,
+      detail: { summary: 'The mini app with a page of its versions (?limit=50&cursor=&status=), their install links, its channels and release history', tags: ['versions'] },
     })
     .post('/:miniAppId/versions/:versionId/review', ({ user, params }) => reviewVersion(services, user, params.miniAppId, params.versionId), {
       auth: true,
@@ -45,24 +47,24 @@ export function versionRoutes(deps: AppDeps) {
       detail: { summary: 'Submit a version for review', tags: ['versions'] },
     })
     .post('/:miniAppId/versions/:versionId/publish', async ({ user, params, body }) => {
-      const record = publishVersion(services, user, params.miniAppId, params.versionId, body?.notes ?? null)
-      await releaseChanged(params.miniAppId)
+      const record = publishVersion(services, user, params.miniAppId, params.versionId, body ?? {})
+      await releaseChanged(params.miniAppId, body?.channel ?? record.channel)
       return record
     }, {
       auth: true,
       params: versionParams,
       body: publishBody,
-      detail: { summary: 'Publish a version: it becomes the current release', tags: ['versions'] },
+      detail: { summary: 'Publish a version: it becomes the newest release of a channel (default: the one it was uploaded to), for rolloutPercent of devices', tags: ['versions'] },
     })
     .post('/:miniAppId/rollback', async ({ user, params, body }) => {
-      const result = rollbackRelease(services, user, params.miniAppId, body.targetVersionId, body.notes ?? null)
-      await releaseChanged(params.miniAppId)
+      const result = rollbackRelease(services, user, params.miniAppId, body.targetVersionId, body.notes ?? null, body.channel)
+      await releaseChanged(params.miniAppId, body.channel ?? result.version.channel)
       return result
     }, {
       auth: true,
       params: miniAppIdParams,
       body: rollbackBody,
-      detail: { summary: 'Make an earlier published version the current release again', tags: ['versions'] },
+      detail: { summary: 'Make an earlier release of a channel (default: the target version\'s) the one every device gets again', tags: ['versions'] },
     })
     .delete('/:miniAppId/versions/:versionId', ({ user, params }) => deleteVersion(services, user, params.miniAppId, params.versionId), {
       auth: true,

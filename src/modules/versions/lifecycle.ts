@@ -10,7 +10,8 @@ export const transitions = {
   /** uploading a version string that already exists replaces its files and starts it over */
   upload: { DRAFT: 'DRAFT', IN_REVIEW: 'DRAFT' },
   review: { DRAFT: 'IN_REVIEW', IN_REVIEW: 'IN_REVIEW' },
-  publish: { DRAFT: 'PUBLISHED', IN_REVIEW: 'PUBLISHED' },
+  /** a published version may be released into another channel; the channel refuses a second release of it */
+  publish: { DRAFT: 'PUBLISHED', IN_REVIEW: 'PUBLISHED', PUBLISHED: 'PUBLISHED' },
   /** the target of a rollback: statuses do not change, only the release pointer moves */
   rollback: { PUBLISHED: 'PUBLISHED' },
   delete: { DRAFT: deleted, IN_REVIEW: deleted },

@@ -13,9 +13,27 @@ export const versionParams = t.Object({ miniAppId: t.String(), versionId: t.Stri
 
 const notes = t.String({ maxLength: 2000, error: 'must be text of at most 2000 characters' })
 
-export const publishBody = t.Optional(t.Object({ notes: t.Optional(t.Union([notes, t.Null()])) }))
+const channel = t.String({ maxLength: 64, description: 'a channel name (default: the channel the version was uploaded to)', error: 'must be a channel name such as stable or beta' })
+
+/** rolloutPercent, hostVersionRange and mandatory are checked by the channel rules (their own error codes). */
+export const publishBody = t.Optional(
+  t.Object({
+    notes: t.Optional(t.Union([notes, t.Null()])),
+    channel: t.Optional(channel),
+    rolloutPercent: t.Optional(t.Unknown({ description: 'a whole number 1–100 (default 100): the share of devices that get it' })),
+    hostVersionRange: t.Optional(t.Unknown({ description: 'a semver range the host app version must satisfy, e.g. ">=2.3.0 <3" (default: any)' })),
+    mandatory: t.Optional(t.Unknown({ description: 'true makes the update mandatory (default false)' })),
+  }),
+)
 
 export const rollbackBody = t.Object({
   targetVersionId: t.String({ minLength: 1, error: 'must be the id of a published version' }),
   notes: t.Optional(t.Union([notes, t.Null()])),
+  channel: t.Optional(channel),
+})
+
+export const workspaceQuery = t.Object({
+  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 200, error: 'must be a whole number from 1 to 200' })),
+  cursor: t.Optional(t.String({ maxLength: 200 })),
+  status: t.Optional(t.Union([t.Literal('DRAFT'), t.Literal('IN_REVIEW'), t.Literal('PUBLISHED')], { error: 'must be DRAFT, IN_REVIEW or PUBLISHED' })),
 })

@@ -1,5 +1,5 @@
 // Version rules: upload (validate, store, record), review, publish, rollback, delete, and the workspace view.
-import { and, desc, eq, or } from 'drizzle-orm'
+import { and, desc, eq, lt, or } from 'drizzle-orm'
 import { readFile, stat } from 'node:fs/promises'
 import { miniApps, releaseHistory, versions, type MiniAppRow, type VersionRow } from '../../db/schema'
 import type { Db } from '../../db/open'
@@ -14,6 +14,9 @@ import { nextStatus, refusals, type VersionAction, type VersionStatus } from './
 import { checkAssetsArchive } from './archive'
 import { discardUpload, fileFields, type FileField, type ReceivedUpload } from './upload'
 import { releaseTypes, versionPattern, type ReleaseType } from './model'
+import { checkManifest, type UploadWarning } from './manifest'
+import { channelRecords, checkReleaseOptions, defaultChannel, releaseIntoChannel, requireChannel, rollbackChannel, type ChannelRecord } from '../channels/service'
+import { deepLink, installUrl } from '../runtime/urls'
 
 export interface StoredFile {
   size: number
@@ -28,6 +31,8 @@ export interface VersionRecord {
   releaseType: ReleaseType
   status: VersionStatus
   changelog: string | null
+  /** the channel its upload named (decisions §10) */
+  channel: string
   createdAt: string
   updatedAt: string
   createdBy: UserSummary | null
@@ -79,6 +84,7 @@ export function toVersionRecord(row: VersionRow, people: Map<string, UserSummary
     releaseType: row.releaseType,
     status: row.status,
     changelog: row.changelog,
+    channel: row.channel,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     createdBy: row.createdBy ? (people.get(row.createdBy) ?? null) : null,
@@ -134,6 +140,7 @@ const manifestLimitBytes = 1024 * 1024
 
 interface UploadInput {
   version: string
+  channel: string
   changelog: string | null
   releaseType: ReleaseType
   files: Record<FileField, TempFile>
@@ -151,6 +158,7 @@ function checkUploadForm(received: ReceivedUpload): UploadInput {
   if (!(releaseTypes as readonly string[]).includes(releaseType)) {
     throw badField('VALIDATION_ERROR', 'releaseType', `must be one of ${releaseTypes.join(', ')}`)
   }
+  const channel = fields.channel?.trim() || defaultChannel
   const changelog = fields.changelog?.trim() || null
   if (changelog !== null && changelog.length > 10_000) throw badField('VALIDATION_ERROR', 'changelog', 'must be at most 10000 characters')
   for (const field of fileFields) {
@@ -160,34 +168,7 @@ function checkUploadForm(received: ReceivedUpload): UploadInput {
     if (files[field]!.size === 0) throw badField('EMPTY_BUNDLE', field, 'is empty; send the JS bundle built for this platform')
   }
   // A copy: the manifest may be swapped for a rewritten one, and the received temp files must all still be discarded.
-  return { version, changelog, releaseType: releaseType as ReleaseType, files: { ...files } as Record<FileField, TempFile> }
-}
-
-/**
- * The manifest rules of decisions §5. Returns the bytes to store when they differ from the upload
- * (the object with the form's `version` added), or null to store the upload byte for byte.
- */
-function checkManifest(bytes: Uint8Array, appId: string, version: string): Uint8Array | null {
-  let manifest: unknown
-  try {
-    manifest = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes))
-  } catch {
-    throw badField('INVALID_MANIFEST', 'manifest', 'is not valid JSON; send the app.json of the build')
-  }
-  if (typeof manifest !== 'object' || manifest === null || Array.isArray(manifest)) {
-    throw badField('INVALID_MANIFEST', 'manifest', 'must be a JSON object')
-  }
-  const object = manifest as Record<string, unknown>
-  if ('appId' in object && object.appId !== appId) {
-    throw badField('MANIFEST_MISMATCH', 'manifest', `names appId ${JSON.stringify(object.appId)} but the upload is for ${appId}`)
-  }
-  if ('version' in object) {
-    if (object.version !== version) {
-      throw badField('MANIFEST_MISMATCH', 'manifest', `names version ${JSON.stringify(object.version)} but the form says ${version}`)
-    }
-    return null
-  }
-  return new TextEncoder().encode(JSON.stringify({ ...object, version }, null, 2) + '\n')
+  return { version, channel, changelog, releaseType: releaseType as ReleaseType, files: { ...files } as Record<FileField, TempFile> }
 }
 
 async function readManifest(file: TempFile): Promise<Uint8Array> {
@@ -201,17 +182,20 @@ async function readManifest(file: TempFile): Promise<Uint8Array> {
  * temp files are gone afterwards; on failure so is every blob this upload created that no row
  * refers to. Re-uploading an unpublished version string keeps its id and gives it a new build.
  */
-export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: MiniAppRow, received: ReceivedUpload): Promise<VersionRecord & { warnings: string[] }> {
+export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: MiniAppRow, received: ReceivedUpload): Promise<VersionRecord & { warnings: UploadWarning[] }> {
   const { db, clock, blobs } = deps
   const extraTemps: TempFile[] = []
   const held: string[] = []
   const created: string[] = []
+  let warnings: UploadWarning[] = []
   let committed = false
   try {
     const input = checkUploadForm(received)
-    const rewritten = checkManifest(await readManifest(input.files.manifest), miniApp.appId, input.version)
-    if (rewritten) {
-      const file = await writeTempBytes(blobs.paths, rewritten)
+    requireChannel(db, miniApp.id, input.channel, 400)
+    const manifest = checkManifest(await readManifest(input.files.manifest), miniApp.appId, input.version)
+    warnings = manifest.warnings
+    if (manifest.bytes) {
+      const file = await writeTempBytes(blobs.paths, manifest.bytes)
       extraTemps.push(file)
       input.files.manifest = file
     }
@@ -245,7 +229,7 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
           if (status === null || status === 'DELETED') refuse('upload', existing)
           versionId = existing.id
           tx.update(versions)
-            .set({ ...fileColumns(files), buildNumber, status, releaseType: input.releaseType, changelog: input.changelog, updatedAt: now, publishedAt: null })
+            .set({ ...fileColumns(files), buildNumber, status, releaseType: input.releaseType, channel: input.channel, changelog: input.changelog, updatedAt: now, publishedAt: null })
             .where(eq(versions.id, existing.id))
             .run()
         } else {
@@ -258,6 +242,7 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
               buildNumber,
               releaseType: input.releaseType,
               status: 'DRAFT',
+              channel: input.channel,
               changelog: input.changelog,
               createdBy: user.id,
               createdAt: now,
@@ -283,7 +268,7 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
           targetType: 'version',
           targetId: versionId,
           summary: `${user.email} uploaded ${app.appId} ${input.version} (build ${buildNumber})${existing ? ', replacing the earlier build' : ''}`,
-          metadata: { miniAppId: app.id, appId: app.appId, version: input.version, buildNumber, releaseType: input.releaseType, replaced: existing !== undefined, files },
+          metadata: { miniAppId: app.id, appId: app.appId, version: input.version, buildNumber, releaseType: input.releaseType, channel: input.channel, replaced: existing !== undefined, files, warnings: warnings.map((warning) => warning.code) },
         })
         return { versionId, replaced: existing ? Object.values(filesOf(existing)).map((file) => file.sha256) : [] }
       },
@@ -294,7 +279,7 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
     held.length = 0
     // The replaced build's files go unless another version (or this one) still uses them.
     await blobs.removeUnreferenced(replaced, (sha256) => isBlobReferenced(db, sha256))
-    return { ...versionRecord(db, requireVersion(db, miniApp.id, versionId)), warnings: [] }
+    return { ...versionRecord(db, requireVersion(db, miniApp.id, versionId)), warnings }
   } finally {
     blobs.release(held)
     if (!committed) await blobs.removeUnreferenced(created, (sha256) => isBlobReferenced(db, sha256))
@@ -329,36 +314,45 @@ export function reviewVersion(deps: Pick<VersionDeps, 'db' | 'clock'>, user: Cal
   return versionRecord(db, requireVersion(db, app.id, versionId))
 }
 
-/** Publish: PUBLISHED, publishedAt, the current release; written to the release history. */
-export function publishVersion(deps: Pick<VersionDeps, 'db' | 'clock'>, user: Caller, miniAppId: string, versionId: string, notes: string | null): VersionRecord {
+export interface PublishInput {
+  notes?: string | null
+  channel?: string
+  rolloutPercent?: unknown
+  hostVersionRange?: unknown
+  mandatory?: unknown
+}
+
+/**
+ * Publish (decisions §5, §10): PUBLISHED and publishedAt on the first publish, and the newest
+ * release of the channel (default: the one its upload named) for `rolloutPercent` of devices.
+ * A published version may be published again into another channel (beta → stable).
+ */
+export function publishVersion(deps: Pick<VersionDeps, 'db' | 'clock'>, user: Caller, miniAppId: string, versionId: string, input: PublishInput = {}): VersionRecord {
   const { db, clock } = deps
   const app = requireVisibleMiniApp(db, user, miniAppId)
+  const options = checkReleaseOptions(input)
   db.transaction(
     (tx) => {
       const current = tx.select().from(miniApps).where(eq(miniApps.id, app.id)).get()!
       const row = requireVersion(tx, app.id, versionId)
       const status = nextStatus('publish', row.status)
       if (status === null || status === 'DELETED') refuse('publish', row)
+      const channel = input.channel ?? row.channel
       const now = isoAt(clock)
-      tx.update(versions).set({ status, publishedAt: now, updatedAt: now }).where(eq(versions.id, row.id)).run()
-      tx.update(miniApps)
-        .set({
-          currentReleaseVersionId: row.id,
-          currentReviewVersionId: current.currentReviewVersionId === row.id ? null : current.currentReviewVersionId,
-          updatedAt: now,
-        })
-        .where(eq(miniApps.id, app.id))
+      tx.update(versions)
+        .set({ status, publishedAt: row.publishedAt ?? now, updatedAt: now })
+        .where(eq(versions.id, row.id))
         .run()
-      tx.insert(releaseHistory)
-        .values({ id: newId(), miniAppId: app.id, action: 'PUBLISH', versionId: row.id, version: row.version, previousVersionId: current.currentReleaseVersionId, notes, actorId: user.id, createdAt: now })
-        .run()
+      if (current.currentReviewVersionId === row.id) tx.update(miniApps).set({ currentReviewVersionId: null, updatedAt: now }).where(eq(miniApps.id, app.id)).run()
+      const replaced = releaseIntoChannel(tx, clock, user, current, row, { ...options, channel, notes: input.notes ?? null })
+      const rollout = options.rolloutPercent < 100 ? ` to ${options.rolloutPercent} % of devices` : ''
       recordAudit(tx, clock, {
         actor: user,
         action: 'version.publish',
         targetType: 'version',
         targetId: row.id,
-        summary: `${user.email} published ${app.appId} ${row.version}`,
-        metadata: { miniAppId: app.id, appId: app.appId, version: row.version, previousVersionId: current.currentReleaseVersionId, notes },
+        summary: `${user.email} published ${app.appId} ${row.version} on ${channel}${rollout}${options.mandatory ? ' as mandatory' : ''}`,
+        metadata: { miniAppId: app.id, appId: app.appId, version: row.version, channel, previousVersionId: replaced?.versionId ?? null, notes: input.notes ?? null, ...options },
       })
     },
     { behavior: 'immediate' },
@@ -366,36 +360,30 @@ export function publishVersion(deps: Pick<VersionDeps, 'db' | 'clock'>, user: Ca
   return versionRecord(db, requireVersion(db, app.id, versionId))
 }
 
-/** Rollback: the release pointer moves to an earlier published version; statuses stay. */
+/** Rollback (decisions §5, §10): the channel (default: the target's) serves an earlier release to everyone again; statuses stay. */
 export function rollbackRelease(
   deps: Pick<VersionDeps, 'db' | 'clock'>,
   user: Caller,
   miniAppId: string,
   targetVersionId: string,
   notes: string | null,
+  channel?: string,
 ): { miniApp: MiniAppRecord; version: VersionRecord } {
   const { db, clock } = deps
   const app = requireVisibleMiniApp(db, user, miniAppId)
   db.transaction(
     (tx) => {
-      const current = tx.select().from(miniApps).where(eq(miniApps.id, app.id)).get()!
       const row = requireVersion(tx, app.id, targetVersionId)
       if (nextStatus('rollback', row.status) === null) refuse('rollback', row)
-      if (current.currentReleaseVersionId === row.id) {
-        throw new AppError(409, 'ALREADY_CURRENT_RELEASE', `Version ${row.version} is already the current release`)
-      }
-      const now = isoAt(clock)
-      tx.update(miniApps).set({ currentReleaseVersionId: row.id, updatedAt: now }).where(eq(miniApps.id, app.id)).run()
-      tx.insert(releaseHistory)
-        .values({ id: newId(), miniAppId: app.id, action: 'ROLLBACK', versionId: row.id, version: row.version, previousVersionId: current.currentReleaseVersionId, notes, actorId: user.id, createdAt: now })
-        .run()
+      const target = channel ?? row.channel
+      const replaced = rollbackChannel(tx, clock, user, app, row, target, notes)
       recordAudit(tx, clock, {
         actor: user,
         action: 'version.rollback',
         targetType: 'version',
         targetId: row.id,
-        summary: `${user.email} rolled ${app.appId} back to ${row.version}`,
-        metadata: { miniAppId: app.id, appId: app.appId, version: row.version, previousVersionId: current.currentReleaseVersionId, notes },
+        summary: `${user.email} rolled ${app.appId} back to ${row.version} on ${target}`,
+        metadata: { miniAppId: app.id, appId: app.appId, version: row.version, channel: target, previousVersionId: replaced?.versionId ?? null, notes },
       })
     },
     { behavior: 'immediate' },
@@ -450,10 +438,12 @@ export async function deleteVersion(deps: Pick<VersionDeps, 'db' | 'clock' | 'bl
 
 export interface ReleaseHistoryRecord {
   id: string
-  action: 'PUBLISH' | 'ROLLBACK'
+  action: 'PUBLISH' | 'ROLLBACK' | 'ROLLOUT'
+  channel: string
   versionId: string
   version: string
   previousVersionId: string | null
+  rolloutPercent: number | null
   notes: string | null
   actor: UserSummary | null
   createdAt: string
@@ -463,41 +453,74 @@ export interface AccessLink {
   versionId: string
   version: string
   installUrl: string
+  /** opens the test install in the host app (decisions §9); the console's QR code encodes it */
+  deepLink: string
+  /** when the link's download token stops working; null for published versions (never) */
+  expiresAt: string | null
 }
 
 export interface Workspace {
   miniApp: MiniAppRecord
+  /** one page, newest first */
   versions: VersionRecord[]
   releaseHistory: ReleaseHistoryRecord[]
+  /** one per version of the page */
   accessLinks: AccessLink[]
+  channels: ChannelRecord[]
+  /** pass as `cursor` for the next page; null on the last */
+  nextCursor: string | null
   /** what the caller is to this miniapp, so a console shows only what they may do */
   viewer: { memberRole: MemberRole | null; isAdmin: boolean; canManageMembers: boolean }
 }
 
-/** Where a runtime fetches install info for a version (decisions §6 URL rules). */
-function installUrl(config: Pick<Config, 'publicUrl'>, versionId: string, token: string): string {
-  const base = config.publicUrl ?? '/api'
-  return `${base}/mini-apps/access/versions/${encodeURIComponent(versionId)}/install?token=${encodeURIComponent(token)}`
+export interface WorkspaceQuery {
+  limit?: number
+  cursor?: string
+  status?: VersionStatus
 }
 
-/** The miniapp, its versions newest first, its release history newest first, and an install link per version. */
+/** The release history shown with a workspace: the newest entries (the console pages nothing older yet). */
+const historyLimit = 200
+
+function badCursor(): AppError {
+  return new AppError(400, 'VALIDATION_ERROR', 'Invalid query: cursor must be the nextCursor of an earlier page', [{ field: 'cursor', message: 'must be the nextCursor of an earlier page' }])
+}
+
+/**
+ * The miniapp, a page of its versions newest first (default 50) with an install link each, its
+ * channels, and its release history newest first. Download tokens are signed only for the page.
+ * `base` is the API base of the request (decisions §6): the links are full URLs.
+ */
 export async function getWorkspace(
   deps: Pick<VersionDeps, 'db' | 'clock' | 'config'> & { tokens: TokenService },
   user: Caller,
   miniAppId: string,
+  base: string,
+  query: WorkspaceQuery = {},
 ): Promise<Workspace> {
   const { db, clock, config, tokens } = deps
   const app = requireVisibleMiniApp(db, user, miniAppId)
   const viewerRole = memberRole(db, user.id, app.id)
-  const versionRows = db.select().from(versions).where(eq(versions.miniAppId, app.id)).orderBy(desc(versions.buildNumber)).all()
-  const historyRows = db.select().from(releaseHistory).where(eq(releaseHistory.miniAppId, app.id)).orderBy(desc(releaseHistory.createdAt), desc(releaseHistory.id)).all()
+  const limit = query.limit ?? 50
+  let before = Number.MAX_SAFE_INTEGER
+  if (query.cursor !== undefined) {
+    if (!/^b\d{1,15}$/.test(query.cursor)) throw badCursor()
+    before = Number(query.cursor.slice(1))
+  }
+  const conditions = [eq(versions.miniAppId, app.id), lt(versions.buildNumber, before)]
+  if (query.status) conditions.push(eq(versions.status, query.status))
+  const page = db.select().from(versions).where(and(...conditions)).orderBy(desc(versions.buildNumber)).limit(limit + 1).all()
+  const versionRows = page.slice(0, limit)
+  const nextCursor = page.length > limit ? `b${versionRows[versionRows.length - 1]!.buildNumber}` : null
+  const historyRows = db.select().from(releaseHistory).where(eq(releaseHistory.miniAppId, app.id)).orderBy(desc(releaseHistory.createdAt), desc(releaseHistory.id)).limit(historyLimit).all()
   const people = userSummaries(db, [app.createdBy, ...versionRows.map((row) => row.createdBy), ...historyRows.map((row) => row.actorId)])
   const accessLinks: AccessLink[] = []
   for (const row of versionRows) {
     // Published versions get the stable, non-expiring token a CDN can cache (decisions §6).
     const expiresAt = row.status === 'PUBLISHED' ? null : clock() + config.downloadTokenTtlSeconds * 1000
     const token = await tokens.signDownload(row.id, expiresAt)
-    accessLinks.push({ versionId: row.id, version: row.version, installUrl: installUrl(config, row.id, token) })
+    const install = installUrl(base, row.id, token)
+    accessLinks.push({ versionId: row.id, version: row.version, installUrl: install, deepLink: deepLink(config, row.id, install), expiresAt: expiresAt === null ? null : new Date(Math.floor(expiresAt / 1000) * 1000).toISOString() })
   }
   return {
     miniApp: toMiniAppRecord(app, people),
@@ -505,14 +528,18 @@ export async function getWorkspace(
     releaseHistory: historyRows.map((row) => ({
       id: row.id,
       action: row.action,
+      channel: row.channel,
       versionId: row.versionId,
       version: row.version,
       previousVersionId: row.previousVersionId,
+      rolloutPercent: row.rolloutPercent,
       notes: row.notes,
       actor: row.actorId ? (people.get(row.actorId) ?? null) : null,
       createdAt: row.createdAt,
     })),
     accessLinks,
+    channels: channelRecords(db, app),
+    nextCursor,
     viewer: { memberRole: viewerRole, isAdmin: user.role === 'ADMIN', canManageMembers: user.role === 'ADMIN' || viewerRole === 'OWNER' },
   }
 }

@@ -93,6 +93,7 @@ export interface UploadParts {
   version?: string
   changelog?: string
   releaseType?: string
+  channel?: string
   bundleIos?: string | Uint8Array | null
   bundleAndroid?: string | Uint8Array | null
   manifest?: string | Uint8Array | null
@@ -107,10 +108,11 @@ export function uploadForm(appId: string, parts: UploadParts = {}): FormData {
   if (version !== '') form.append('version', version)
   if (parts.changelog !== undefined) form.append('changelog', parts.changelog)
   if (parts.releaseType !== undefined) form.append('releaseType', parts.releaseType)
+  if (parts.channel !== undefined) form.append('channel', parts.channel)
   const files: [string, string | Uint8Array | null | undefined, string, string][] = [
     ['bundleIos', parts.bundleIos === undefined ? `console.log("ios ${version}")` : parts.bundleIos, 'main.ios.jsbundle', 'application/javascript'],
     ['bundleAndroid', parts.bundleAndroid === undefined ? `console.log("android ${version}")` : parts.bundleAndroid, 'main.android.bundle', 'application/javascript'],
-    ['manifest', parts.manifest === undefined ? JSON.stringify({ appId, name: 'Test app' }) : parts.manifest, 'app.json', 'application/json'],
+    ['manifest', parts.manifest === undefined ? JSON.stringify({ appId, name: 'Test app', version, pages: { index: 'pages/index' } }) : parts.manifest, 'app.json', 'application/json'],
     ['assetsIos', parts.assetsIos === undefined ? iosAssets() : parts.assetsIos, 'assets-ios.zip', 'application/zip'],
     ['assetsAndroid', parts.assetsAndroid === undefined ? androidAssets() : parts.assetsAndroid, 'assets-android.zip', 'application/zip'],
   ]

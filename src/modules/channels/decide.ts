@@ -1,0 +1,82 @@
+// Which release of a channel a device gets, and whether it must take it (decisions §10): one pure function.
+
+/** A live release of a channel, as the decision needs it. */
+export interface LiveRelease {
+  versionId: string
+  version: string
+  /** 0–100; only the newest release's percent matters */
+  rolloutPercent: number
+  /** a semver range the host app's version must satisfy; null: any */
+  hostVersionRange: string | null
+  mandatory: boolean
+}
+
+export interface Device {
+  deviceId?: string
+  hostVersion?: string
+  /** the miniapp version the device runs now */
+  currentVersion?: string
+}
+
+export interface Decision<R extends LiveRelease = LiveRelease> {
+  /** the release the device gets; null when none fits (no release, outside a first rollout, no compatible host range) */
+  release: R | null
+  /** true when a release newer than `currentVersion` up to the one it gets is mandatory */
+  mandatory: boolean
+  /** the device's bucket for the newest release when it is mid-rollout and a deviceId was sent */
+  bucket: number | null
+}
+
+const encoder = new TextEncoder()
+
+/**
+ * The rollout bucket of decisions §10: the first 4 bytes of sha256(appId + ":" + versionId + ":" +
+ * deviceId), UTF-8, read as a big-endian unsigned 32-bit integer, mod 100. Other tools compute
+ * the same number, so this must not change.
+ */
+export function rolloutBucket(appId: string, versionId: string, deviceId: string): number {
+  const digest = new Bun.CryptoHasher('sha256').update(encoder.encode(`${appId}:${versionId}:${deviceId}`)).digest()
+  return digest.readUInt32BE(0) % 100
+}
+
+function satisfies(hostVersion: string, range: string | null): boolean {
+  return range === null || Bun.semver.satisfies(hostVersion, range)
+}
+
+/**
+ * `releases` are the channel's live releases, newest first. While the newest is below 100 %, a
+ * device gets it when its bucket is below the percent; otherwise (and whenever no deviceId is
+ * sent) the releases after it are the candidates. A device that sends `hostVersion` gets the first
+ * candidate whose range it satisfies. The update is mandatory when any release published after the
+ * device's `currentVersion`, up to the one it gets, is mandatory: by position in the channel when
+ * the channel holds `currentVersion`, else by semver order.
+ */
+export function decideRelease<R extends LiveRelease>(appId: string, releases: readonly R[], device: Device): Decision<R> {
+  let start = 0
+  let bucket: number | null = null
+  const newest = releases[0]
+  if (newest && newest.rolloutPercent < 100) {
+    if (device.deviceId) bucket = rolloutBucket(appId, newest.versionId, device.deviceId)
+    if (bucket === null || bucket >= newest.rolloutPercent) start = 1
+  }
+  let chosen = -1
+  for (let index = start; index < releases.length; index++) {
+    if (device.hostVersion === undefined || satisfies(device.hostVersion, releases[index]!.hostVersionRange)) {
+      chosen = index
+      break
+    }
+  }
+  if (chosen === -1) return { release: null, mandatory: false, bucket }
+  const release = releases[chosen]!
+  const current = device.currentVersion
+  let mandatory = false
+  if (current !== undefined && current !== release.version) {
+    const held = releases.findIndex((candidate) => candidate.version === current)
+    const end = held === -1 ? releases.length : held
+    for (let index = chosen; index < end && !mandatory; index++) {
+      const candidate = releases[index]!
+      mandatory = candidate.mandatory && (held !== -1 || Bun.semver.order(candidate.version, current) > 0)
+    }
+  }
+  return { release, mandatory, bucket }
+}

@@ -1,0 +1,42 @@
+// Routes of channels: list, create, delete, and the rollout of a channel's newest release.
+import { Elysia, t } from 'elysia'
+import type { AppDeps } from '../../app'
+import { channelParams, channelRecord, channelsParams, createChannelBody, rolloutBody } from './model'
+import { createChannel, deleteChannel, listChannels, setRollout } from './service'
+
+export function channelRoutes(deps: AppDeps) {
+  const { db, clock } = deps
+  return new Elysia({ prefix: '/mini-apps' })
+    .use(deps.guard)
+    .get('/:miniAppId/channels', ({ user, params }) => listChannels(db, user, params.miniAppId), {
+      auth: true,
+      params: channelsParams,
+      response: { 200: t.Object({ channels: t.Array(channelRecord) }) },
+      detail: { summary: 'Channels of a mini app with the release and previous release of each (stable first)', tags: ['channels'] },
+    })
+    .post(
+      '/:miniAppId/channels',
+      ({ user, params, body, set }) => {
+        const record = createChannel(db, clock, user, params.miniAppId, body)
+        set.status = 201
+        return record
+      },
+      { auth: true, params: channelsParams, body: createChannelBody, detail: { summary: 'Create a channel (names like beta or qa-team)', tags: ['channels'] } },
+    )
+    .delete('/:miniAppId/channels/:channel', ({ user, params }) => deleteChannel(db, clock, user, params.miniAppId, params.channel), {
+      auth: true,
+      params: channelParams,
+      detail: { summary: 'Delete a channel that serves no release (stable cannot be deleted)', tags: ['channels'] },
+    })
+    .patch('/:miniAppId/channels/:channel/rollout', async ({ user, params, body }) => {
+      const record = setRollout(db, clock, user, params.miniAppId, params.channel, body)
+      // the release mirror (issue 14) follows a rollout change like a publish
+      await deps.mirror?.releaseChanged(params.miniAppId, params.channel)
+      return record
+    }, {
+      auth: true,
+      params: channelParams,
+      body: rolloutBody,
+      detail: { summary: "Raise, lower, halt (0) or complete (100) the rollout of the channel's newest release", tags: ['channels'] },
+    })
+}

@@ -1,0 +1,302 @@
+// Channel rules (decisions §10): which channels exist, their live releases, publish/rollback into one, rollout changes.
+import { and, asc, desc, eq, gt, isNull, max } from 'drizzle-orm'
+import { channelReleases, channels, miniApps, releaseHistory, versions, type MiniAppRow } from '../../db/schema'
+import type { Db } from '../../db/open'
+import { AppError } from '../../http/errors'
+import { recordAudit } from '../audit/service'
+import { newId, isoAt, type Clock } from '../../ids'
+import { requireVisibleMiniApp, userSummaries, type Caller, type UserSummary } from '../miniapps/service'
+import { isSemverRange } from './semver-range'
+
+export const defaultChannel = 'stable'
+export const channelNamePattern = /^[a-z][a-z0-9-]{0,31}$/
+
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
+type Reader = Pick<Db, 'select'>
+
+export interface ChannelRelease {
+  versionId: string
+  version: string
+  rolloutPercent: number
+  hostVersionRange: string | null
+  mandatory: boolean
+  releasedAt: string
+  releasedBy: UserSummary | null
+}
+
+export interface ChannelRecord {
+  name: string
+  createdAt: string
+  release: ChannelRelease | null
+  previousRelease: ChannelRelease | null
+}
+
+export interface LiveReleaseRow {
+  id: string
+  versionId: string
+  version: string
+  seq: number
+  rolloutPercent: number
+  hostVersionRange: string | null
+  mandatory: boolean
+  createdAt: string
+  createdBy: string | null
+}
+
+const liveColumns = {
+  id: channelReleases.id,
+  versionId: channelReleases.versionId,
+  version: versions.version,
+  seq: channelReleases.seq,
+  rolloutPercent: channelReleases.rolloutPercent,
+  hostVersionRange: channelReleases.hostVersionRange,
+  mandatory: channelReleases.mandatory,
+  createdAt: channelReleases.createdAt,
+  createdBy: channelReleases.createdBy,
+}
+
+/** A channel's live releases, newest first: the first is what it serves, the second its previous release. */
+export function liveReleases(db: Reader, miniAppId: string, channel: string): LiveReleaseRow[] {
+  return db
+    .select(liveColumns)
+    .from(channelReleases)
+    .innerJoin(versions, eq(versions.id, channelReleases.versionId))
+    .where(and(eq(channelReleases.miniAppId, miniAppId), eq(channelReleases.channel, channel), isNull(channelReleases.withdrawnAt)))
+    .orderBy(desc(channelReleases.seq))
+    .all()
+}
+
+export function isChannelName(name: string): boolean {
+  return channelNamePattern.test(name)
+}
+
+/** True when the channel exists for the miniapp (`stable` always does). */
+export function channelExists(db: Reader, miniAppId: string, name: string): boolean {
+  if (name === defaultChannel) return true
+  if (!isChannelName(name)) return false
+  return db.select({ name: channels.name }).from(channels).where(and(eq(channels.miniAppId, miniAppId), eq(channels.name, name))).get() !== undefined
+}
+
+export function channelNotFound(name: string, status: 400 | 404 = 404): AppError {
+  const shown = name.slice(0, 40)
+  return new AppError(status, 'CHANNEL_NOT_FOUND', `There is no channel "${shown}"; create it first (channels are named like stable or beta-testers)`, status === 400 ? [{ field: 'channel', message: `"${shown}" is not a channel of this mini app` }] : undefined)
+}
+
+export function requireChannel(db: Reader, miniAppId: string, name: string, status: 400 | 404 = 404): string {
+  if (!channelExists(db, miniAppId, name)) throw channelNotFound(name, status)
+  return name
+}
+
+function toChannelRelease(row: LiveReleaseRow | undefined, people: Map<string, UserSummary>): ChannelRelease | null {
+  if (!row) return null
+  return {
+    versionId: row.versionId,
+    version: row.version,
+    rolloutPercent: row.rolloutPercent,
+    hostVersionRange: row.hostVersionRange,
+    mandatory: row.mandatory,
+    releasedAt: row.createdAt,
+    releasedBy: row.createdBy ? (people.get(row.createdBy) ?? null) : null,
+  }
+}
+
+/** Every channel of a miniapp with its release and previous release: `stable` first, then by name. */
+export function channelRecords(db: Db, app: MiniAppRow): ChannelRecord[] {
+  const named = db.select().from(channels).where(eq(channels.miniAppId, app.id)).orderBy(asc(channels.name)).all()
+  const all = [{ name: defaultChannel, createdAt: app.createdAt }, ...named.filter((row) => row.name !== defaultChannel)]
+  const lives = all.map((channel) => liveReleases(db, app.id, channel.name).slice(0, 2))
+  const people = userSummaries(db, lives.flat().map((row) => row.createdBy))
+  return all.map((channel, index) => ({
+    name: channel.name,
+    createdAt: channel.createdAt,
+    release: toChannelRelease(lives[index]![0], people),
+    previousRelease: toChannelRelease(lives[index]![1], people),
+  }))
+}
+
+function channelRecord(db: Db, app: MiniAppRow, name: string): ChannelRecord {
+  return channelRecords(db, app).find((channel) => channel.name === name)!
+}
+
+export function listChannels(db: Db, user: Caller, miniAppId: string): { channels: ChannelRecord[] } {
+  return { channels: channelRecords(db, requireVisibleMiniApp(db, user, miniAppId)) }
+}
+
+function checkName(name: string): string {
+  if (!isChannelName(name)) {
+    throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: name must be 1–32 characters: a lower-case letter, then lower-case letters, digits or "-"', [
+      { field: 'name', message: 'must match ^[a-z][a-z0-9-]{0,31}$' },
+    ])
+  }
+  return name
+}
+
+export function createChannel(db: Db, clock: Clock, user: Caller, miniAppId: string, input: { name: string }): ChannelRecord {
+  const app = requireVisibleMiniApp(db, user, miniAppId)
+  const name = checkName(input.name)
+  db.transaction(
+    (tx) => {
+      if (channelExists(tx, app.id, name)) throw new AppError(409, 'CHANNEL_EXISTS', `Channel ${name} already exists`)
+      tx.insert(channels).values({ miniAppId: app.id, name, createdBy: user.id, createdAt: isoAt(clock) }).run()
+      recordAudit(tx, clock, { actor: user, action: 'channel.create', targetType: 'miniapp', targetId: app.id, summary: `${user.email} created channel ${name} of ${app.appId}`, metadata: { appId: app.appId, channel: name } })
+    },
+    { behavior: 'immediate' },
+  )
+  return channelRecord(db, app, name)
+}
+
+export function deleteChannel(db: Db, clock: Clock, user: Caller, miniAppId: string, name: string): { success: true; name: string } {
+  const app = requireVisibleMiniApp(db, user, miniAppId)
+  if (name === defaultChannel) throw new AppError(409, 'CHANNEL_IS_DEFAULT', 'The stable channel always exists and cannot be deleted')
+  db.transaction(
+    (tx) => {
+      requireChannel(tx, app.id, name)
+      if (liveReleases(tx, app.id, name).length > 0) {
+        throw new AppError(409, 'CHANNEL_HAS_RELEASES', `Channel ${name} has releases; only a channel that never served one (or whose releases were all rolled back) can be deleted`)
+      }
+      tx.delete(channels).where(and(eq(channels.miniAppId, app.id), eq(channels.name, name))).run()
+      recordAudit(tx, clock, { actor: user, action: 'channel.delete', targetType: 'miniapp', targetId: app.id, summary: `${user.email} deleted channel ${name} of ${app.appId}`, metadata: { appId: app.appId, channel: name } })
+    },
+    { behavior: 'immediate' },
+  )
+  return { success: true, name }
+}
+
+export interface ReleaseOptions {
+  channel: string
+  rolloutPercent: number
+  hostVersionRange: string | null
+  mandatory: boolean
+  notes: string | null
+}
+
+/** Checks publish's release options (decisions §10) into their stored form; each problem is a 400 naming its field. */
+export function checkReleaseOptions(input: { rolloutPercent?: unknown; hostVersionRange?: unknown; mandatory?: unknown }): Pick<ReleaseOptions, 'rolloutPercent' | 'hostVersionRange' | 'mandatory'> {
+  const percent = input.rolloutPercent ?? 100
+  if (typeof percent !== 'number' || !Number.isInteger(percent) || percent < 1 || percent > 100) {
+    throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: rolloutPercent must be a whole number from 1 to 100', [{ field: 'rolloutPercent', message: 'must be a whole number from 1 to 100' }])
+  }
+  let range: string | null = null
+  if (input.hostVersionRange !== undefined && input.hostVersionRange !== null && input.hostVersionRange !== '') {
+    if (typeof input.hostVersionRange !== 'string' || !isSemverRange(input.hostVersionRange)) {
+      throw new AppError(400, 'INVALID_HOST_VERSION_RANGE', `hostVersionRange must be a semver range such as ">=2.3.0 <3" or "^2.1.0" (got ${JSON.stringify(String(input.hostVersionRange).slice(0, 60))})`, [
+        { field: 'hostVersionRange', message: 'must be a semver range such as >=2.3.0 <3' },
+      ])
+    }
+    range = input.hostVersionRange.trim()
+  }
+  const mandatory = input.mandatory ?? false
+  if (typeof mandatory !== 'boolean') throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: mandatory must be true or false', [{ field: 'mandatory', message: 'must be true or false' }])
+  return { rolloutPercent: percent, hostVersionRange: range, mandatory }
+}
+
+function nextSeq(tx: Tx, miniAppId: string): number {
+  const row = tx.select({ seq: max(channelReleases.seq) }).from(channelReleases).where(eq(channelReleases.miniAppId, miniAppId)).get()
+  return (row?.seq ?? 0) + 1
+}
+
+/** Keeps the contract's single "current release version" equal to the stable channel's newest release. */
+function syncStablePointer(tx: Tx, miniAppId: string, channel: string, now: string): void {
+  if (channel !== defaultChannel) return
+  const newest = liveReleases(tx, miniAppId, channel)[0]
+  tx.update(miniApps).set({ currentReleaseVersionId: newest?.versionId ?? null, updatedAt: now }).where(eq(miniApps.id, miniAppId)).run()
+}
+
+interface VersionRef {
+  id: string
+  version: string
+}
+
+/** Inside publish's transaction: the version becomes the channel's newest release. Returns the release it replaced. */
+export function releaseIntoChannel(tx: Tx, clock: Clock, user: Caller, app: MiniAppRow, version: VersionRef, options: ReleaseOptions): LiveReleaseRow | null {
+  requireChannel(tx, app.id, options.channel, 400)
+  const live = liveReleases(tx, app.id, options.channel)
+  if (live.some((row) => row.versionId === version.id)) {
+    throw new AppError(409, 'VERSION_ALREADY_PUBLISHED', `Version ${version.version} is already a release of channel ${options.channel}; roll back to it instead`)
+  }
+  const now = isoAt(clock)
+  tx.insert(channelReleases)
+    .values({ id: newId(), miniAppId: app.id, channel: options.channel, versionId: version.id, seq: nextSeq(tx, app.id), rolloutPercent: options.rolloutPercent, hostVersionRange: options.hostVersionRange, mandatory: options.mandatory, withdrawnAt: null, createdBy: user.id, createdAt: now })
+    .run()
+  tx.insert(releaseHistory)
+    .values({ id: newId(), miniAppId: app.id, action: 'PUBLISH', channel: options.channel, versionId: version.id, version: version.version, previousVersionId: live[0]?.versionId ?? null, rolloutPercent: options.rolloutPercent, notes: options.notes, actorId: user.id, createdAt: now })
+    .run()
+  syncStablePointer(tx, app.id, options.channel, now)
+  return live[0] ?? null
+}
+
+/**
+ * Inside rollback's transaction: the channel serves `version` to everyone again. A live release
+ * is restored by withdrawing the releases above it; one the channel served before but had
+ * withdrawn (or, for data from before channels, a published version whose upload named this
+ * channel) is released again on top. A version this channel never served is refused.
+ */
+export function rollbackChannel(tx: Tx, clock: Clock, user: Caller, app: MiniAppRow, version: VersionRef & { channel: string }, channel: string, notes: string | null): LiveReleaseRow | null {
+  requireChannel(tx, app.id, channel, 400)
+  const live = liveReleases(tx, app.id, channel)
+  const current = live[0] ?? null
+  if (current?.versionId === version.id) {
+    throw new AppError(409, 'ALREADY_CURRENT_RELEASE', `Version ${version.version} is already the current release of channel ${channel}`)
+  }
+  const now = isoAt(clock)
+  const target = live.find((row) => row.versionId === version.id)
+  if (target) {
+    tx.update(channelReleases)
+      .set({ withdrawnAt: now })
+      .where(and(eq(channelReleases.miniAppId, app.id), eq(channelReleases.channel, channel), isNull(channelReleases.withdrawnAt), gt(channelReleases.seq, target.seq)))
+      .run()
+    tx.update(channelReleases).set({ rolloutPercent: 100 }).where(eq(channelReleases.id, target.id)).run()
+  } else {
+    const earlier = tx
+      .select()
+      .from(channelReleases)
+      .where(and(eq(channelReleases.miniAppId, app.id), eq(channelReleases.channel, channel), eq(channelReleases.versionId, version.id)))
+      .orderBy(desc(channelReleases.seq))
+      .limit(1)
+      .get()
+    if (!earlier && version.channel !== channel) {
+      throw new AppError(409, 'NOT_RELEASED_IN_CHANNEL', `Version ${version.version} was never released in channel ${channel}; publish it there instead`)
+    }
+    tx.insert(channelReleases)
+      .values({ id: newId(), miniAppId: app.id, channel, versionId: version.id, seq: nextSeq(tx, app.id), rolloutPercent: 100, hostVersionRange: earlier?.hostVersionRange ?? null, mandatory: earlier?.mandatory ?? false, withdrawnAt: null, createdBy: user.id, createdAt: now })
+      .run()
+  }
+  tx.insert(releaseHistory)
+    .values({ id: newId(), miniAppId: app.id, action: 'ROLLBACK', channel, versionId: version.id, version: version.version, previousVersionId: current?.versionId ?? null, rolloutPercent: 100, notes, actorId: user.id, createdAt: now })
+    .run()
+  syncStablePointer(tx, app.id, channel, now)
+  return current
+}
+
+/** `PATCH …/channels/{channel}/rollout`: raise, lower, halt (0) or complete (100) the newest release's rollout. */
+export function setRollout(db: Db, clock: Clock, user: Caller, miniAppId: string, channel: string, input: { rolloutPercent: unknown }): ChannelRecord {
+  const app = requireVisibleMiniApp(db, user, miniAppId)
+  const percent = input.rolloutPercent
+  if (typeof percent !== 'number' || !Number.isInteger(percent) || percent < 0 || percent > 100) {
+    throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: rolloutPercent must be a whole number from 0 (halt) to 100 (complete)', [{ field: 'rolloutPercent', message: 'must be a whole number from 0 to 100' }])
+  }
+  db.transaction(
+    (tx) => {
+      requireChannel(tx, app.id, channel)
+      const newest = liveReleases(tx, app.id, channel)[0]
+      if (!newest) throw new AppError(409, 'NO_RELEASE', `Channel ${channel} has no release to roll out; publish a version to it first`)
+      const now = isoAt(clock)
+      tx.update(channelReleases).set({ rolloutPercent: percent }).where(eq(channelReleases.id, newest.id)).run()
+      tx.update(miniApps).set({ updatedAt: now }).where(eq(miniApps.id, app.id)).run()
+      tx.insert(releaseHistory)
+        .values({ id: newId(), miniAppId: app.id, action: 'ROLLOUT', channel, versionId: newest.versionId, version: newest.version, previousVersionId: null, rolloutPercent: percent, notes: null, actorId: user.id, createdAt: now })
+        .run()
+      const verb = percent === 0 ? 'halted' : percent === 100 ? 'completed' : `set to ${percent} %`
+      recordAudit(tx, clock, {
+        actor: user,
+        action: 'channel.rollout',
+        targetType: 'version',
+        targetId: newest.versionId,
+        summary: `${user.email} ${verb} the rollout of ${app.appId} ${newest.version} on ${channel} (was ${newest.rolloutPercent} %)`,
+        metadata: { miniAppId: app.id, appId: app.appId, channel, version: newest.version, rolloutPercent: percent, previousPercent: newest.rolloutPercent },
+      })
+    },
+    { behavior: 'immediate' },
+  )
+  return channelRecord(db, app, channel)
+}

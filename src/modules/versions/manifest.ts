@@ -1,0 +1,47 @@
+// The manifest rules of an upload (decisions §5, §9): pure, so the developer CLI checks a build with the same code before sending it.
+import { AppError } from '../../http/errors'
+
+/** A note on an accepted upload (decisions §9): `{ code, message }`. */
+export interface UploadWarning {
+  code: 'MANIFEST_VERSION_SET' | 'MANIFEST_WITHOUT_PAGES'
+  message: string
+}
+
+function badField(code: string, field: string, message: string): AppError {
+  return new AppError(400, code, `${field} ${message}`, [{ field, message }])
+}
+
+/**
+ * The manifest rules of decisions §5 and §9. The stored manifest always carries the form's
+ * `version` (the runtime detects updates by it): the upload byte for byte when it already says so,
+ * else the object with `version` set, and a warning. `bytes` is null when the upload is kept as is.
+ */
+export function checkManifest(bytes: Uint8Array, appId: string, version: string): { bytes: Uint8Array | null; warnings: UploadWarning[] } {
+  let manifest: unknown
+  try {
+    manifest = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes))
+  } catch {
+    throw badField('INVALID_MANIFEST', 'manifest', 'is not valid JSON; send the app.json of the build')
+  }
+  if (typeof manifest !== 'object' || manifest === null || Array.isArray(manifest)) {
+    throw badField('INVALID_MANIFEST', 'manifest', 'must be a JSON object')
+  }
+  const object = manifest as Record<string, unknown>
+  if ('appId' in object && object.appId !== appId) {
+    throw badField('MANIFEST_MISMATCH', 'manifest', `names appId ${JSON.stringify(object.appId)} but the upload is for ${appId}`)
+  }
+  const warnings: UploadWarning[] = []
+  const pages = object.pages
+  if (typeof pages !== 'object' || pages === null || Array.isArray(pages) || !Object.values(pages).every((page) => typeof page === 'string')) {
+    warnings.push({ code: 'MANIFEST_WITHOUT_PAGES', message: 'The manifest has no "pages" object of strings; the iOS runtime refuses to open such a miniapp' })
+  }
+  if (object.version === version) return { bytes: null, warnings }
+  warnings.unshift({
+    code: 'MANIFEST_VERSION_SET',
+    message: 'version' in object
+      ? `The manifest said version ${JSON.stringify(object.version)}; the stored manifest says ${version}, the version of the upload, because phones detect updates by it`
+      : `The manifest named no version; the stored manifest says ${version}, the version of the upload, because phones detect updates by it`,
+  })
+  return { bytes: new TextEncoder().encode(JSON.stringify({ ...object, version }, null, 2) + '\n'), warnings }
+}
+
