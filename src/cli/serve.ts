@@ -21,7 +21,6 @@ import { collectStoreGarbage } from '../storage/gc'
 import { writeStorageFile } from '../storage/storage-file'
 import type { ReleaseMirror } from '../storage/mirror'
 import type { Db } from '../db/open'
-import { existsSync } from 'node:fs'
 
 const shutdownGraceMs = 10_000
 
@@ -35,6 +34,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   // S3 storage (issue 14): the bucket must take a write, a read and a delete before anything else
   const blobs = await openStore(config)
   const { db, paths, secret } = openDataDir(config.dataDir)
+  // the next serve, doctor or backup finds the bucket without being told (storage.json)
+  if (config.storage.kind === 's3' && readStorageFile(config.dataDir)?.storage !== 's3') writeStorageFile(config.dataDir, config.storage)
   let releaseLock: () => void
   try {
     releaseLock = acquireLock(paths)
@@ -91,7 +92,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   // Handlers read the client address through Elysia's context `server`.
   app.server = server
   setTimeout(() => void preloadUploadParsers(), 50).unref()
-  if (isS3BlobStore(blobs)) afterStartWithBucket(blobs, db, app.store.mirror, (line) => process.stderr.write(`miniship: startup: ${line}\n`))
+  const background = isS3BlobStore(blobs) ? afterStartWithBucket(blobs, db, app.store.mirror, (line) => process.stderr.write(`miniship: startup: ${line}\n`)) : Promise.resolve()
   let stopping: Promise<void> | null = null
   return {
     server,
@@ -99,7 +100,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
       stopping ??= (async () => {
         const drained = server.stop(false)
         const timedOut = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), shutdownGraceMs).unref())
-        if ((await Promise.race([drained, timedOut])) === 'timeout') await server.stop(true)
+        // requests in flight, the bucket clean-up and the release mirror's writes (issue 14) finish first
+        const finished = Promise.all([drained, background, app.store.mirror?.idle()])
+        if ((await Promise.race([finished, timedOut])) === 'timeout') await server.stop(true)
         closeDatabase(db)
         releaseLock()
         logSink.flush()
@@ -129,13 +132,12 @@ async function openStore(config: Config): Promise<BlobStore> {
   } catch (error) {
     throw new ConfigError((error as Error).message)
   }
-  if (persisted?.storage !== 's3' && existsSync(config.dataDir)) writeStorageFile(config.dataDir, config.storage)
   return store
 }
 
 /** In the background once listening: unreferenced objects go, and the release mirror catches up. */
-function afterStartWithBucket(blobs: S3BlobStore, db: Db, mirror: ReleaseMirror | null, report: (line: string) => void): void {
-  void collectStoreGarbage(blobs, db.$client, report)
+function afterStartWithBucket(blobs: S3BlobStore, db: Db, mirror: ReleaseMirror | null, report: (line: string) => void): Promise<void> {
+  return collectStoreGarbage(blobs, db.$client, report)
     .catch((error: unknown) => report(`cleaning up the bucket failed: ${(error as Error).message}`))
     .then(() => mirror?.syncAll())
 }

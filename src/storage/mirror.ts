@@ -26,6 +26,8 @@ export interface ReleaseMirror {
   releaseChanged(app: string, channel?: string): Promise<void>
   /** Mirrors every channel of every miniapp that has a release. */
   syncAll(): Promise<void>
+  /** Settles when no write is in flight: shutdown waits for it, so no object is left half-written. */
+  idle(): Promise<void>
 }
 
 export interface MirrorDeps {
@@ -114,6 +116,9 @@ export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
 
   return {
     releaseChanged,
+    async idle() {
+      while (queues.size > 0) await Promise.all(queues.values())
+    },
     async syncAll() {
       const live = db.selectDistinct({ miniAppId: channelReleases.miniAppId, channel: channelReleases.channel }).from(channelReleases).where(isNull(channelReleases.withdrawnAt)).all()
       for (const { miniAppId, channel } of live) await releaseChanged(miniAppId, channel)
