@@ -7,9 +7,14 @@ import type { DataDirPaths } from '../data-dir'
 import { AppError } from '../http/errors'
 import { createHolds, sha256Pattern, type BlobStore, type ListedBlob } from './blob-store'
 
-/** Parts of a multipart upload: S3's minimum is 5 MiB; two in flight bound the memory an upload holds. */
-const partSize = 8 * 1024 * 1024
-const partsInFlight = 2
+/** Parts of a multipart upload: S3's minimum is 5 MiB; one in flight at a time bounds the memory an upload holds. */
+const partSize = 5 * 1024 * 1024
+const partsInFlight = 1
+/**
+ * Multipart uploads running at once in this process; more wait their turn. Each holds a part or
+ * two in memory whatever the file size, so this is what bounds the memory of concurrent uploads.
+ */
+const multipartSlots = 2
 /** A metadata request (stat, exists, list page) that takes longer than this counts as storage down. */
 export const metadataTimeoutMs = 10_000
 
@@ -57,17 +62,59 @@ export function createS3Client(config: S3StorageConfig): InstanceType<typeof Bun
   })
 }
 
-/** Streams a local file into `target` as a multipart upload, waiting for the network before reading on. */
+/**
+ * Streams a local file into `target` as a multipart upload, waiting for the network before reading
+ * on. The writer's `write` rarely hands back a promise (it buffers whatever it is given, and a
+ * disk outruns the network), so after each part's worth of bytes `flush` is awaited: measured
+ * here, 4 concurrent 46 MB files cost 320 MB without it and under 100 MB with it.
+ */
 async function uploadFile(target: S3File, path: string, size: number, type: string): Promise<void> {
   if (size <= partSize) {
     await target.write(Bun.file(path), { type })
     return
   }
+  await multipart.acquire()
+  try {
+    await uploadParts(target, path, type)
+  } finally {
+    multipart.release()
+  }
+}
+
+/** A counting semaphore: `acquire` resolves when one of `slots` is free. */
+function semaphore(slots: number) {
+  let free = slots
+  const waiting: (() => void)[] = []
+  return {
+    acquire(): Promise<void> {
+      if (free > 0) {
+        free--
+        return Promise.resolve()
+      }
+      return new Promise((resolve) => waiting.push(resolve))
+    },
+    release(): void {
+      const next = waiting.shift()
+      if (next) next()
+      else free++
+    },
+  }
+}
+
+const multipart = semaphore(multipartSlots)
+
+async function uploadParts(target: S3File, path: string, type: string): Promise<void> {
   const writer = target.writer({ partSize, queueSize: partsInFlight, retry: 1, type })
   try {
+    let sinceFlush = 0
     for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) {
       const written = writer.write(chunk as Buffer)
       if (written instanceof Promise) await written
+      sinceFlush += (chunk as Buffer).byteLength
+      if (sinceFlush >= partSize) {
+        await writer.flush()
+        sinceFlush = 0
+      }
     }
     await writer.end()
   } catch (error) {
