@@ -73,7 +73,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         '/': consolePage,
         '/cli/authorize': consolePage,
         '/api/health': { GET: withRequestLog<Server<undefined>, BunRequest>(app.store.health, log) },
-        ...nativeInstallRoutes(app.store.installAnswers, (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, log), log),
+        ...nativeInstallRoutes({ ...app.store.installAnswers, ...app.store.fileAnswers }, (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, log), log),
       },
       fetch: handle,
     })

@@ -111,6 +111,15 @@ export interface InstallAnswers {
   update(request: Request, appId: string, query: DeviceQuery & { platform?: string; currentVersion?: string }): Response | Promise<Response>
 }
 
+/**
+ * A version's file at the paths install info hands out (`bundles/{platform}`, `assets/{platform}`,
+ * `manifest`): shared with serve's native routes, which skip Elysia for the download requests
+ * every device makes (with S3 redirects these are the hottest small answers, issue 14).
+ */
+export interface FileAnswers {
+  file(request: Request, versionId: string, path: string, token: string | undefined): Response | Promise<Response>
+}
+
 function installAnswers(runtime: RuntimeService, deps: AppDeps): InstallAnswers {
   return {
     versionInstall: (request, versionId, token) => then(runtime.versionInstallJson(versionId, token, apiBase(request, deps.config)), (json) => jsonResponse(json, 'private, no-cache')),
@@ -183,6 +192,13 @@ export function runtimeRoutes(deps: AppDeps) {
       })
       // `serve` also answers install info and the update check from Bun's native router (native-routes.ts)
       .state('installAnswers', answers)
+      .state('fileAnswers', {
+        file: (request, versionId, path, token) => {
+          const target = fileOf(path, undefined)
+          if (!target || target.anonymousRelease) throw new AppError(404, 'ROUTE_NOT_FOUND', `There is nothing at ${new URL(request.url).pathname.slice(0, 200)}`)
+          return answerFile(request, versionId, target, token)
+        },
+      } satisfies FileAnswers)
       .get('/versions/:versionId/install', ({ request, params, query }) => answers.versionInstall(request, params.versionId, query.token), {
         params: versionParams,
         query: tokenQuery,
