@@ -19,6 +19,8 @@ import { createBlobStore, type BlobStore } from './storage'
 import { createReleaseMirror, type ReleaseMirror } from './storage/mirror'
 import { isS3BlobStore } from './storage/s3'
 import { channelRoutes } from './modules/channels'
+import { setupRoutes } from './modules/setup'
+import { createSetupGate, type SetupGate } from './modules/setup/service'
 
 export interface AppInput {
   config: Config
@@ -29,6 +31,8 @@ export interface AppInput {
   log?: (line: string) => void
   /** the store the configuration names when not given (serve passes the one it probed) */
   blobs?: BlobStore
+  /** the first-admin setup link's token (serve prints it); made here when not given */
+  setup?: SetupGate
 }
 
 /** Everything a feature module may use; services take the parts they need from it. */
@@ -66,6 +70,8 @@ export function checkRequestBody(request: Request, config: Config): void {
     throw new AppError(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${Math.floor(limit / 1024 / 1024)} MB`)
   }
   const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
+  // the setup page is a plain HTML form (no script may run there)
+  if (pathname === '/setup' && type === 'application/x-www-form-urlencoded') return
   if (isUpload) {
     if (type !== 'multipart/form-data') {
       throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'An upload must be sent as multipart/form-data')
@@ -108,6 +114,7 @@ export function createApp(input: AppInput) {
     .onRequest(({ request }) => checkRequestBody(request, deps.config))
     .use(api)
     .use(systemRoutes(deps, api))
+    .use(setupRoutes({ ...deps, setup: input.setup ?? createSetupGate(input.db) }))
 }
 
 export type App = ReturnType<typeof createApp>

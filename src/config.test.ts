@@ -34,10 +34,24 @@ describe('configuration precedence: flags > MINISHIP_* environment > defaults', 
     expect(config.uploadLimitBytes).toBe(2 * 1024 * 1024)
   })
 
+  test('archive limits: defaults, environment, flags, and a bad value names its setting', () => {
+    expect(loadConfig({}, {}).archiveLimits).toEqual({ maxEntries: 20_000, maxUnpackedBytes: 1024 ** 3, maxCompressionRatio: 200 })
+    const fromEnv = loadConfig({}, { MINISHIP_ARCHIVE_MAX_ENTRIES: '500', MINISHIP_ARCHIVE_MAX_UNPACKED_MB: '64', MINISHIP_ARCHIVE_MAX_RATIO: '50' })
+    expect(fromEnv.archiveLimits).toEqual({ maxEntries: 500, maxUnpackedBytes: 64 * 1024 * 1024, maxCompressionRatio: 50 })
+    expect(loadConfig({ archiveMaxEntries: '7' }, { MINISHIP_ARCHIVE_MAX_ENTRIES: '500' }).archiveLimits.maxEntries).toBe(7)
+    expect(() => loadConfig({ archiveMaxRatio: '0' }, {})).toThrow('--archive-max-ratio must be a whole number')
+    expect(() => loadConfig({}, { MINISHIP_ARCHIVE_MAX_ENTRIES: 'many' })).toThrow('MINISHIP_ARCHIVE_MAX_ENTRIES must be a whole number')
+  })
+
   test('rate limits: defaults, then the list from the environment or a flag', () => {
-    expect(loadConfig({}, {}).rateLimits).toEqual({ login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60 })
-    expect(loadConfig({}, { MINISHIP_RATE_LIMITS: 'login=20, cli-poll=120' }).rateLimits).toEqual({ login: 20, register: 10, cliSessionCreate: 10, cliSessionPoll: 120 })
-    expect(loadConfig({ rateLimits: 'register=3' }, { MINISHIP_RATE_LIMITS: 'login=20' }).rateLimits).toEqual({ login: 10, register: 3, cliSessionCreate: 10, cliSessionPoll: 60 })
+    expect(loadConfig({}, {}).rateLimits).toEqual({ login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10 })
+    expect(loadConfig({}, { MINISHIP_RATE_LIMITS: 'login=20, cli-poll=120' }).rateLimits).toEqual({ login: 20, register: 10, cliSessionCreate: 10, cliSessionPoll: 120, cliSessionApprove: 10, memberUnknownEmail: 10 })
+    expect(loadConfig({}, { MINISHIP_RATE_LIMITS: 'cli-approve=3,member-unknown=4' }).rateLimits).toMatchObject({ cliSessionApprove: 3, memberUnknownEmail: 4 })
+    expect(loadConfig({ rateLimits: 'register=3' }, { MINISHIP_RATE_LIMITS: 'login=20' }).rateLimits).toEqual({ login: 10, register: 3, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10 })
+  })
+
+  test('host: IPv4 and IPv6 addresses and host names', () => {
+    for (const host of ['127.0.0.1', '0.0.0.0', '255.255.255.255', '::1', '::', 'localhost', 'nas.local', 'host-1']) expect(loadConfig({ host }, {}).host).toBe(host)
   })
 
   test('an empty environment variable counts as unset', () => {
@@ -60,6 +74,9 @@ describe('bad values stop with a message naming the setting', () => {
     ['route scheme', { routeScheme: 'Mini App' }, {}, /--route-scheme/],
     ['rate limits name', { rateLimits: 'logins=5' }, {}, /--rate-limits must be a list such as login=10/],
     ['rate limits zero', {}, { MINISHIP_RATE_LIMITS: 'login=0' }, /MINISHIP_RATE_LIMITS must be a list/],
+    ['host 999.1.1.1', { host: '999.1.1.1' }, {}, /--host must be an IP address or host name, got "999.1.1.1" \(not an IPv4 address/],
+    ['host 1.2.3 (env)', {}, { MINISHIP_HOST: '1.2.3' }, /MINISHIP_HOST must be an IP address/],
+    ['host with a space', { host: 'my host' }, {}, /--host must be an IP address or host name/],
   ]
   for (const [name, flags, env, message] of cases) {
     test(name, () => {

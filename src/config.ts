@@ -1,6 +1,8 @@
 // Configuration: flags > MINISHIP_* environment > defaults, validated once into a typed object.
 import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { isIPv4 } from 'node:net'
+import { defaultArchiveLimits, type ArchiveLimits } from './modules/versions/archive'
 
 export interface RateLimits {
   /** requests per minute per client address */
@@ -8,6 +10,10 @@ export interface RateLimits {
   register: number
   cliSessionCreate: number
   cliSessionPoll: number
+  /** approvals of device sign-ins, per user and per client address */
+  cliSessionApprove: number
+  /** members added by an email no account has (each one tells the caller so), per user and per address */
+  memberUnknownEmail: number
 }
 
 export interface Config {
@@ -30,6 +36,8 @@ export interface Config {
   trustProxy: boolean
   /** bytes of JSON accepted by non-upload routes */
   jsonLimitBytes: number
+  /** what an uploaded assets archive may hold */
+  archiveLimits: ArchiveLimits
   // ---- object storage (issue 14)
   /** where stored files live: the data directory (default) or an S3-compatible bucket */
   storage: StorageConfig
@@ -79,6 +87,9 @@ export interface ConfigFlags {
   s3Prefix?: string
   s3Downloads?: string
   mirrorReleases?: string
+  archiveMaxEntries?: string
+  archiveMaxUnpackedMb?: string
+  archiveMaxRatio?: string
 }
 
 const settings = {
@@ -102,6 +113,9 @@ const settings = {
   s3Prefix: { env: 'MINISHIP_S3_PREFIX', flag: '--s3-prefix', fallback: '' },
   s3Downloads: { env: 'MINISHIP_S3_DOWNLOADS', flag: '--s3-downloads', fallback: 'redirect' },
   mirrorReleases: { env: 'MINISHIP_MIRROR_RELEASES', flag: '--mirror-releases', fallback: 'off' },
+  archiveMaxEntries: { env: 'MINISHIP_ARCHIVE_MAX_ENTRIES', flag: '--archive-max-entries', fallback: String(defaultArchiveLimits.maxEntries) },
+  archiveMaxUnpackedMb: { env: 'MINISHIP_ARCHIVE_MAX_UNPACKED_MB', flag: '--archive-max-unpacked-mb', fallback: String(defaultArchiveLimits.maxUnpackedBytes / 1024 / 1024) },
+  archiveMaxRatio: { env: 'MINISHIP_ARCHIVE_MAX_RATIO', flag: '--archive-max-ratio', fallback: String(defaultArchiveLimits.maxCompressionRatio) },
 } as const satisfies Record<keyof ConfigFlags, { env: string; flag: string; fallback: string }>
 
 /** Seconds in a duration such as `30d`, `12h`, `15m`, `45s`; null when it is not one. */
@@ -113,10 +127,17 @@ export function parseDuration(text: string): number | null {
   return seconds > 0 ? seconds : null
 }
 
-const defaultRateLimits: RateLimits = { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60 }
-const rateLimitNames: Record<string, keyof RateLimits> = { login: 'login', register: 'register', 'cli-create': 'cliSessionCreate', 'cli-poll': 'cliSessionPoll' }
+export const defaultRateLimits: RateLimits = { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10 }
+const rateLimitNames: Record<string, keyof RateLimits> = {
+  login: 'login',
+  register: 'register',
+  'cli-create': 'cliSessionCreate',
+  'cli-poll': 'cliSessionPoll',
+  'cli-approve': 'cliSessionApprove',
+  'member-unknown': 'memberUnknownEmail',
+}
 
-/** "login=20,cli-poll=120" over the defaults; the names are login, register, cli-create, cli-poll. */
+/** "login=20,cli-poll=120" over the defaults; the names are login, register, cli-create, cli-poll, cli-approve, member-unknown. */
 export function parseRateLimits(name: string, value: string): RateLimits {
   const limits = { ...defaultRateLimits }
   if (value.trim() === '') return limits
@@ -124,11 +145,17 @@ export function parseRateLimits(name: string, value: string): RateLimits {
     const match = /^\s*([a-z-]+)\s*=\s*(\d{1,6})\s*$/.exec(part)
     const key = match && rateLimitNames[match[1]!]
     if (!match || !key || Number(match[2]) < 1) {
-      throw new ConfigError(`${name} must be a list such as login=10,register=10,cli-create=10,cli-poll=60 (requests per minute per client address, at least 1), got "${value}"`)
+      throw new ConfigError(`${name} must be a list such as login=10,register=10,cli-create=10,cli-poll=60,cli-approve=10,member-unknown=10 (requests per minute per client address, at least 1), got "${value}"`)
     }
     limits[key] = Number(match[2])
   }
   return limits
+}
+
+function wholeNumber(name: string, value: string, what: string): number {
+  const number = Number(value)
+  if (!/^\d{1,9}$/.test(value) || number < 1) throw new ConfigError(`${name} must be a whole number of ${what} of at least 1, got "${value}"`)
+  return number
 }
 
 function onOff(name: string, value: string): boolean {
@@ -175,6 +202,11 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   if (!/^[A-Za-z0-9.:\-[\]]+$/.test(host.value)) {
     throw new ConfigError(`${host.name} must be an IP address or host name, got "${host.value}"`)
   }
+  // No host name is all digits and dots, so such a value is an IPv4 address or a mistake. Left to
+  // the resolver, a mistake like 999.1.1.1 fails differently from one machine to the next.
+  if (/^[\d.]+$/.test(host.value) && !isIPv4(host.value)) {
+    throw new ConfigError(`${host.name} must be an IP address or host name, got "${host.value}" (not an IPv4 address: four numbers from 0 to 255)`)
+  }
 
   const registration = pick('registration')
   if (registration.value !== 'open' && registration.value !== 'closed') {
@@ -216,6 +248,9 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   const mirror = onOff(mirrorReleases.name, mirrorReleases.value)
   if (mirror && storage.kind !== 's3') throw new ConfigError(`${mirrorReleases.name} on needs S3 storage (--storage s3): the mirror writes static objects to the bucket`)
   if (mirror && cdnUrl.value === '') throw new ConfigError(`${mirrorReleases.name} on needs --cdn-url (or MINISHIP_CDN_URL): install.json names its files on the CDN in front of the bucket`)
+  const archiveMaxEntries = pick('archiveMaxEntries')
+  const archiveMaxUnpackedMb = pick('archiveMaxUnpackedMb')
+  const archiveMaxRatio = pick('archiveMaxRatio')
 
   return {
     dataDir: resolvedDataDir,
@@ -234,6 +269,11 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
     routeScheme: routeScheme.value,
     trustProxy: onOff(trustProxy.name, trustProxy.value),
     jsonLimitBytes: 1024 * 1024,
+    archiveLimits: {
+      maxEntries: wholeNumber(archiveMaxEntries.name, archiveMaxEntries.value, 'entries'),
+      maxUnpackedBytes: wholeNumber(archiveMaxUnpackedMb.name, archiveMaxUnpackedMb.value, 'megabytes') * 1024 * 1024,
+      maxCompressionRatio: wholeNumber(archiveMaxRatio.name, archiveMaxRatio.value, 'times'),
+    },
     storage,
     s3Downloads: s3Downloads.value,
     mirrorReleases: mirror,

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, rmSync, writeFileSync, existsSync, truncateSync } from 'node:fs'
+import { mkdirSync, rmSync, writeFileSync, existsSync, truncateSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { ConfigError } from './config'
 import { dataDirPaths, lockHolder, openDataDir } from './data-dir'
@@ -90,4 +90,51 @@ test('a lock naming a live process that is not miniship is stale', async () => {
     other.kill()
     await other.exited
   }
+})
+
+describe('a directory that is not miniship\'s is refused', () => {
+  const fresh = () => {
+    const root = tempDir('miniship-datadir-')
+    made.push(root)
+    return root
+  }
+
+  test('a non-empty directory of someone else\'s files (say $HOME): ConfigError naming what it holds; nothing is created there', () => {
+    const root = fresh()
+    writeFileSync(join(root, 'notes.txt'), 'mine')
+    mkdirSync(join(root, 'tmp'))
+    writeFileSync(join(root, 'tmp', 'draft.txt'), 'also mine')
+    expect(() => openDataDir(root)).toThrow(ConfigError)
+    expect(() => openDataDir(root)).toThrow(/is not empty and is not a miniship data directory \(it holds notes\.txt\)/)
+    expect(existsSync(join(root, 'tmp', 'draft.txt'))).toBe(true)
+    expect(existsSync(join(root, 'miniship.db'))).toBe(false)
+    expect(existsSync(join(root, 'blobs'))).toBe(false)
+  })
+
+  test('an empty directory, a new one, one with only lost+found, and an initialised one are taken', () => {
+    const empty = fresh()
+    openDataDir(empty).db.$client.close()
+    openDataDir(join(fresh(), 'new')).db.$client.close()
+    const volume = fresh()
+    mkdirSync(join(volume, 'lost+found'))
+    openDataDir(volume).db.$client.close()
+    const used = initialised()
+    writeFileSync(join(used, 'README.operator'), 'notes beside the data are fine once it is miniship\'s')
+    openDataDir(used).db.$client.close()
+  })
+})
+
+describe('modes', () => {
+  test('blobs/, blobs/sha256, tmp/ and the blob prefix folders are created 0700', async () => {
+    const root = initialised()
+    const mode = (path: string) => statSync(path).mode & 0o777
+    expect(mode(join(root, 'blobs'))).toBe(0o700)
+    expect(mode(join(root, 'blobs', 'sha256'))).toBe(0o700)
+    expect(mode(join(root, 'tmp'))).toBe(0o700)
+    const { createLocalBlobStore, writeTempBytes } = await import('./storage')
+    const store = createLocalBlobStore(dataDirPaths(root))
+    const temp = await writeTempBytes(dataDirPaths(root), new TextEncoder().encode('a blob'))
+    await store.commit(temp)
+    expect(mode(join(root, 'blobs', 'sha256', temp.sha256.slice(0, 2)))).toBe(0o700)
+  })
 })

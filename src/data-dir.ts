@@ -77,6 +77,22 @@ function ensureWritableDirectory(path: string): void {
   }
 }
 
+/** What miniship itself puts in a data directory (and what a fresh file system brings along). */
+const ownNames = new Set([databaseFileName, `${databaseFileName}-wal`, `${databaseFileName}-shm`, secretFileName, lockFileName, 'blobs', 'tmp', 'lost+found'])
+
+/**
+ * `--data-dir $HOME` by mistake would set up inside it and empty a `tmp/` of the user's: only an
+ * empty directory, or one that is already miniship's, is taken.
+ */
+function refuseForeignDirectory(root: string): void {
+  const names = readdirSync(root)
+  if (names.includes(databaseFileName) || names.includes(secretFileName)) return
+  const foreign = names.filter((name) => !ownNames.has(name) && !/^secret\.key\.\d+\.tmp$/.test(name))
+  if (foreign.length === 0) return
+  const shown = foreign.slice(0, 3).join(', ') + (foreign.length > 3 ? `, and ${foreign.length - 3} more` : '')
+  throw new ConfigError(`data directory ${root} is not empty and is not a miniship data directory (it holds ${shown}); point --data-dir at an empty or new directory`)
+}
+
 /** Whether any file sits in the blob store (an instance that has taken uploads). */
 export function hasStoredFiles(paths: Pick<DataDirPaths, 'blobs'>): boolean {
   const root = join(paths.blobs, 'sha256')
@@ -139,9 +155,11 @@ export interface OpenedDataDir {
 export function openDataDir(root: string, options: { sweepTmp?: boolean; warn?: (line: string) => void } = {}): OpenedDataDir {
   const paths = dataDirPaths(root)
   ensureWritableDirectory(root)
+  refuseForeignDirectory(root)
   refuseLostDatabase(paths)
-  mkdirSync(join(paths.blobs, 'sha256'), { recursive: true })
-  mkdirSync(paths.tmp, { recursive: true })
+  // uploads (and the password hashes beside them) are the owner's alone, as the README says
+  mkdirSync(join(paths.blobs, 'sha256'), { recursive: true, mode: 0o700 })
+  mkdirSync(paths.tmp, { recursive: true, mode: 0o700 })
   // While another process serves this directory, tmp/ holds its uploads in flight: not leftovers.
   if (options.sweepTmp !== false && lockHolder(paths) === null) {
     for (const name of readdirSync(paths.tmp)) rmSync(join(paths.tmp, name), { recursive: true, force: true })

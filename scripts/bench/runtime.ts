@@ -13,7 +13,9 @@
 // `Bun.file` of the very same blob, one answering the same install-info JSON as a constant. The
 // two sides of each comparison alternate over several rounds so machine noise falls on both
 // alike; medians and ratios are printed. Targets: bundle throughput ≥ 0.8× raw Bun.file; install
-// info of a published version ≥ 0.5× the requests per second of raw constant JSON.
+// info of a published version ≥ 0.8× the requests per second of raw constant JSON; release install
+// ≥ 0.8×; the update check of a device during a 25 % rollout, a distinct deviceId per request (a wrk
+// Lua script), ≥ 0.7×.
 //
 // The load generator is Debian's wrk (`apt-get install -y wrk`), one thread. autocannon was tried
 // first: its node client receives large bodies at about 30 MB/s here while wrk takes 790 MB/s from
@@ -113,9 +115,17 @@ const wrkReport = `done = function(summary, latency, requests)
 end
 `
 
+/** Each request asks with another deviceId (appended to the URL's path and query), so no answer is reused. */
+const distinctDevices = `local counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format("GET", wrk.path .. counter)
+end
+`
+
 /** One wrk run against `url` (one thread, `connections` connections); refuses a run with errors or non-2xx answers. */
-async function load(url: string, connections: number): Promise<Load> {
-  const child = Bun.spawn([wrk!, '-t1', `-c${connections}`, `-d${seconds}s`, '-s', join(work, 'report.lua'), url], { stdout: 'pipe', stderr: 'pipe' })
+async function load(url: string, connections: number, script = 'report.lua'): Promise<Load> {
+  const child = Bun.spawn([wrk!, '-t1', `-c${connections}`, `-d${seconds}s`, '-s', join(work, script), url], { stdout: 'pipe', stderr: 'pipe' })
   const [output, errors] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()])
   await child.exited
   const line = output.split('\n').find((text) => text.startsWith('{"requests"'))
@@ -169,6 +179,7 @@ async function benchS3(bundleUrl: string, rawFileUrl: string, rawJsonUrl: string
 
 try {
   writeFileSync(join(work, 'report.lua'), wrkReport)
+  writeFileSync(join(work, 'devices.lua'), distinctDevices + wrkReport)
   // miniship from source, as `npm start` runs it; its request log goes nowhere, as under a quiet journal
   const port = await freePort()
   const dataDir = join(work, 'data')
@@ -201,7 +212,7 @@ try {
   form.append('version', '1.0.0')
   form.append('bundleIos', new Blob([bundle as BlobPart], { type: 'application/javascript' }), 'main.ios.jsbundle')
   form.append('bundleAndroid', new Blob(['console.log("android")'], { type: 'application/javascript' }), 'main.android.bundle')
-  form.append('manifest', new Blob([JSON.stringify({ appId: 'com.example.bench', name: 'Bench' })], { type: 'application/json' }), 'app.json')
+  form.append('manifest', new Blob([JSON.stringify({ appId: 'com.example.bench', name: 'Bench', version: '1.0.0', pages: { index: 'index' } })], { type: 'application/json' }), 'app.json')
   form.append('assetsIos', new Blob([zipWith('assets/logo.png', 'png') as BlobPart], { type: 'application/zip' }), 'assets-ios.zip')
   form.append('assetsAndroid', new Blob([zipWith('drawable-mdpi/logo.png', 'png') as BlobPart], { type: 'application/zip' }), 'assets-android.zip')
   const version = await call(base, 'POST', '/api/mini-apps/by-app-id/com.example.bench/versions/upload', { token: accessToken, body: form })
@@ -211,6 +222,14 @@ try {
   const installUrl = `${base}/api/mini-apps/access/versions/${version.id}/install?token=${downloadToken}`
   const bundleUrl = new URL(info.bundleUrl, base).toString()
   const installJson = await (await fetch(installUrl)).text()
+  // a second release on stable at 25 %: release install (no deviceId) answers 1.0.0, the update check decides per device
+  form.set('version', '1.1.0')
+  form.set('manifest', new Blob([JSON.stringify({ appId: 'com.example.bench', name: 'Bench', version: '1.1.0', pages: { index: 'index' } })], { type: 'application/json' }), 'app.json')
+  const next = await call(base, 'POST', '/api/mini-apps/by-app-id/com.example.bench/versions/upload', { token: accessToken, body: form })
+  await call(base, 'POST', `/api/mini-apps/${miniApp.id}/versions/${next.id}/publish`, { token: accessToken, json: { rolloutPercent: 25 } })
+  const releaseUrl = `${base}/api/mini-apps/access/apps/com.example.bench/release/install`
+  const updateUrl = `${base}/api/mini-apps/access/apps/com.example.bench/update?platform=ios&currentVersion=1.0.0&deviceId=bench-device-`
+  if ((await (await fetch(releaseUrl)).json()).version !== '1.0.0') throw new Error('release install should answer 1.0.0 during the rollout')
 
   // the raw side: the same blob file, and the same JSON as a constant
   let blob = join(dataDir, 'blobs', 'sha256', info.files.bundleIos.sha256.slice(0, 2), info.files.bundleIos.sha256)
@@ -249,13 +268,27 @@ try {
   await load(installUrl, 16)
   await load(rawJsonUrl, 16)
   await load(bareInstallUrl, 16)
+  await load(releaseUrl, 16)
+  await load(updateUrl, 16, 'devices.lua')
 
-  const results = { bundle: [] as number[], rawFile: [] as number[], install: [] as number[], rawJson: [] as number[], bareInstall: [] as number[] }
+  const results = {
+    bundle: [] as number[],
+    rawFile: [] as number[],
+    install: [] as number[],
+    rawJson: [] as number[],
+    release: [] as number[],
+    rawJson2: [] as number[],
+    update: [] as number[],
+    rawJson3: [] as number[],
+    bareInstall: [] as number[],
+  }
   for (let round = 1; round <= rounds; round++) {
     // alternate which side goes first in each round
     const pairs: [() => Promise<void>, () => Promise<void>][] = [
       [async () => void results.bundle.push((await load(bundleUrl, 8)).bytesPerSecond), async () => void results.rawFile.push((await load(rawFileUrl, 8)).bytesPerSecond)],
       [async () => void results.install.push((await load(installUrl, 32)).requestsPerSecond), async () => void results.rawJson.push((await load(rawJsonUrl, 32)).requestsPerSecond)],
+      [async () => void results.release.push((await load(releaseUrl, 32)).requestsPerSecond), async () => void results.rawJson2.push((await load(rawJsonUrl, 32)).requestsPerSecond)],
+      [async () => void results.update.push((await load(updateUrl, 32, 'devices.lua')).requestsPerSecond), async () => void results.rawJson3.push((await load(rawJsonUrl, 32)).requestsPerSecond)],
     ]
     for (const [ours, theirs] of pairs) {
       if (round % 2) {
@@ -276,8 +309,15 @@ try {
   console.log(`runtime benchmark: ${rounds} alternating rounds of ${seconds} s each, wrk -t1, medians`)
   console.log(`  5 MB bundle download  miniship ${mb(median(results.bundle))} MB/s   raw Bun.file ${mb(median(results.rawFile))} MB/s   ratio ${bundleRatio.toFixed(2)} (target ≥ 0.80)`)
   console.log(`    per round: miniship ${results.bundle.map(mb).join(', ')}; raw ${results.rawFile.map(mb).join(', ')} MB/s`)
-  console.log(`  install info (published)  miniship ${median(results.install).toFixed(0)} req/s   raw constant JSON ${median(results.rawJson).toFixed(0)} req/s   ratio ${installRatio.toFixed(2)} (target ≥ 0.50)`)
-  console.log(`    per round: miniship ${results.install.map((value) => value.toFixed(0)).join(', ')}; raw ${results.rawJson.map((value) => value.toFixed(0)).join(', ')} req/s`)
+  const rps = (values: number[]) => values.map((value) => value.toFixed(0)).join(', ')
+  console.log(`  install info (published)  miniship ${median(results.install).toFixed(0)} req/s   raw constant JSON ${median(results.rawJson).toFixed(0)} req/s   ratio ${installRatio.toFixed(2)} (target ≥ 0.80)`)
+  console.log(`    per round: miniship ${rps(results.install)}; raw ${rps(results.rawJson)} req/s`)
+  const releaseRatio = median(results.release) / median(results.rawJson2)
+  console.log(`  release install (stable, mid-rollout, no deviceId)  miniship ${median(results.release).toFixed(0)} req/s   raw ${median(results.rawJson2).toFixed(0)} req/s   ratio ${releaseRatio.toFixed(2)} (target ≥ 0.80)`)
+  console.log(`    per round: miniship ${rps(results.release)}; raw ${rps(results.rawJson2)} req/s`)
+  const updateRatio = median(results.update) / median(results.rawJson3)
+  console.log(`  update check (25 % rollout, a new deviceId per request)  miniship ${median(results.update).toFixed(0)} req/s   raw ${median(results.rawJson3).toFixed(0)} req/s   ratio ${updateRatio.toFixed(2)} (target ≥ 0.70)`)
+  console.log(`    per round: miniship ${rps(results.update)}; raw ${rps(results.rawJson3)} req/s`)
   const bareRatio = median(results.bareInstall) / median(results.rawJson)
   console.log(`  diagnosis: install info through Elysia's router without the request log (what serve's native route avoids) ${median(results.bareInstall).toFixed(0)} req/s, ratio ${bareRatio.toFixed(2)}`)
 } finally {

@@ -46,13 +46,10 @@ const now = '2026-11-22T10:00:00.000Z'
 function addVersion(opened: OpenedDataDir, miniAppId: string, version: string, label: string, id = `v-${label}`): string[] {
   const files = ['bundle-ios', 'bundle-android', 'manifest', 'assets-ios', 'assets-android'].map((file) => putBlob(opened, `${label}-${file}`))
   opened.db.$client
-    .query(
-      `INSERT INTO versions (id, mini_app_id, version, build_number, release_type, status, created_at, updated_at,
-        bundle_ios_sha256, bundle_ios_size, bundle_android_sha256, bundle_android_size, manifest_sha256, manifest_size,
-        assets_ios_sha256, assets_ios_size, assets_android_sha256, assets_android_size)
-       VALUES (?, ?, ?, 1, 'RELEASE', 'DRAFT', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(id, miniAppId, version, now, now, ...files.flatMap((file) => [file.sha256, file.size]))
+    .query(`INSERT INTO versions (id, mini_app_id, version, build_number, release_type, status, created_at, updated_at) VALUES (?, ?, ?, 1, 'RELEASE', 'DRAFT', ?, ?)`)
+    .run(id, miniAppId, version, now, now)
+  const kinds = ['bundleIos', 'bundleAndroid', 'manifest', 'assetsIos', 'assetsAndroid']
+  files.forEach((file, index) => opened.db.$client.query('INSERT INTO version_files (version_id, kind, sha256, size) VALUES (?, ?, ?, ?)').run(id, kinds[index]!, file.sha256, file.size))
   return files.map((file) => file.sha256)
 }
 
@@ -112,14 +109,27 @@ async function backupOf(root: string): Promise<{ archive: string; manifest: Back
   return { archive, manifest: result.manifest }
 }
 
+/**
+ * Every refusal comes from the first pass, which only reads the archive: the target and its
+ * parent are left as they were, and the restore never got as far as naming its staging directory
+ * (it registers that for cleanup before writing anything).
+ */
 async function expectRestoreFailure(archive: string, message: RegExp | string): Promise<void> {
+  const staged: string[] = []
+  class Recording extends Set<string> {
+    override add(path: string): this {
+      staged.push(path)
+      return super.add(path)
+    }
+  }
   // A target with contents and --force: the strictest case for "left as it was".
   const { root: target } = populatedDataDir()
   const before = snapshotTree(target)
   const parentBefore = readdirSync(dirname(target)).sort()
-  const error = await restoreBackup({ archive, dataDir: target, force: true }).catch((caught: unknown) => caught)
+  const error = await restoreBackup({ archive, dataDir: target, force: true, cleanup: new Recording() }).catch((caught: unknown) => caught)
   expect(error).toBeInstanceOf(BackupError)
   expect((error as Error).message).toMatch(message)
+  expect(staged).toEqual([])
   expect(snapshotTree(target)).toEqual(before)
   expect(readdirSync(dirname(target)).sort()).toEqual(parentBefore)
 }
@@ -189,13 +199,37 @@ describe('backup', () => {
     expect(readdirSync(join(cwd, 'somedir'))).toEqual([name])
   })
 
-  test('refuses to overwrite an existing archive', async () => {
+  test('two runs in a row to the same --out: the second replaces the first whole, nothing else is left beside it', async () => {
     const { root, opened } = populatedDataDir()
     opened.db.$client.close()
-    const out = join(scratch(), 'exists.tar.gz')
-    writeFileSync(out, 'precious')
-    await expect(createBackup({ dataDir: root, out })).rejects.toThrow(/already exists/)
-    expect(readFileSync(out, 'utf8')).toBe('precious')
+    const directory = scratch()
+    const out = join(directory, 'nightly.tar.gz')
+    const first = await createBackup({ dataDir: root, out, now: () => new Date('2026-11-22T01:00:00.000Z') })
+    const second = await createBackup({ dataDir: root, out, now: () => new Date('2026-11-23T01:00:00.000Z') })
+    expect(second.out).toBe(first.out)
+    expect(readdirSync(directory)).toEqual(['nightly.tar.gz'])
+    const restored = join(scratch(), 'restored')
+    const result = await restoreBackup({ archive: out, dataDir: restored })
+    expect(result.manifest.createdAt).toBe('2026-11-23T01:00:00.000Z')
+  })
+
+  test('a run that fails leaves the existing archive as it was', async () => {
+    const { root, opened, blobs } = populatedDataDir()
+    opened.db.$client.close()
+    const out = join(scratch(), 'nightly.tar.gz')
+    writeFileSync(out, 'last night')
+    rmSync(blobPath(dataDirPaths(root), blobs[0]!))
+    await expect(createBackup({ dataDir: root, out })).rejects.toThrow(/do not exist/)
+    expect(readFileSync(out, 'utf8')).toBe('last night')
+    expect(readdirSync(dirname(out))).toEqual(['nightly.tar.gz'])
+  })
+
+  test('an --out that exists but is not a file is refused', async () => {
+    const { root, opened } = populatedDataDir()
+    opened.db.$client.close()
+    const out = join(scratch(), 'fifo')
+    Bun.spawnSync(['mkfifo', out])
+    await expect(createBackup({ dataDir: root, out })).rejects.toThrow(/exists and is not a file/)
   })
 
   test('fails clearly, with no archive or .partial, when a referenced file is missing or damaged', async () => {
@@ -341,6 +375,63 @@ describe('restore', () => {
     const damaged = join(scratch(), 'damaged.tar.gz')
     await writeEntries(damaged, entries)
     await expectRestoreFailure(damaged, `${path} in the archive is damaged`)
+  })
+
+  describe('a changed non-blob file is refused before anything is written', () => {
+    // Blobs are named after their hash; the database, the secret and backup.json are not, so only
+    // the comparison with backup.json protects them.
+    async function archiveWith(change: (entries: Map<string, Buffer>, manifest: BackupManifest) => void): Promise<string> {
+      const { root, opened } = populatedDataDir()
+      opened.db.$client.close()
+      const { archive } = await backupOf(root)
+      const entries = await readEntries(archive)
+      change(entries, parseManifest(entries.get('backup.json')!))
+      const changed = join(scratch(), 'changed.tar.gz')
+      await writeEntries(changed, entries)
+      return changed
+    }
+
+    test('secret.key with other bytes of the same size', async () => {
+      const archive = await archiveWith((entries) => {
+        const secret = entries.get('secret.key')!
+        const forged = Buffer.from('f'.repeat(secret.length - 1) + '\n')
+        expect(forged.length).toBe(secret.length)
+        expect(forged.equals(secret)).toBe(false)
+        entries.set('secret.key', forged)
+      })
+      await expectRestoreFailure(archive, /^secret\.key in the archive is damaged: its sha256 is [0-9a-f]{64}, backup\.json says [0-9a-f]{64}$/)
+    })
+
+    test('the database snapshot, edited into another valid database of the same size', async () => {
+      const archive = await archiveWith((entries) => {
+        // an attacker's edit: the same page count, a valid database, the admin's email changed
+        const file = join(scratch(), 'edited.db')
+        writeFileSync(file, entries.get('miniship.db')!)
+        const database = new Database(file)
+        expect(database.query("UPDATE users SET email = 'z@example.com' WHERE id = 'u1'").run().changes).toBe(1)
+        database.close()
+        const edited = readFileSync(file)
+        expect(edited.length).toBe(entries.get('miniship.db')!.length)
+        entries.set('miniship.db', edited)
+      })
+      await expectRestoreFailure(archive, /^miniship\.db in the archive is damaged: its sha256 is/)
+    })
+
+    test('backup.json listing another hash or size for the secret or the database', async () => {
+      const changes: [string, (file: { path: string; sha256: string; size: number }) => void, RegExp][] = [
+        ['secret.key', (file) => void (file.sha256 = sha256('another secret')), /^secret\.key in the archive is damaged: its sha256 is/],
+        ['miniship.db', (file) => void (file.sha256 = sha256('another database')), /^miniship\.db in the archive is damaged: its sha256 is/],
+        ['secret.key', (file) => void (file.size += 1), /^secret\.key in the archive has \d+ bytes where backup\.json says \d+/],
+        ['miniship.db', (file) => void (file.size -= 1), /^miniship\.db in the archive has \d+ bytes where backup\.json says \d+/],
+      ]
+      for (const [path, change, message] of changes) {
+        const archive = await archiveWith((entries, manifest) => {
+          change(manifest.files.find((file) => file.path === path)!)
+          entries.set('backup.json', Buffer.from(JSON.stringify(manifest)))
+        })
+        await expectRestoreFailure(archive, message)
+      }
+    })
   })
 
   test('a missing backup.json fails before touching the target', async () => {

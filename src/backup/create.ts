@@ -177,7 +177,10 @@ async function stageSnapshot(paths: DataDirPaths, staging: string, progress: Bac
   throw new BackupError('unreachable')
 }
 
-/** Writes the archive to `<out>.partial`, fsyncs it and renames it to `out`. */
+/**
+ * Writes the archive to `<out>.partial` beside `out`, fsyncs it and renames it over `out`: an
+ * existing archive (last night's) is replaced in one step, and stays whole if this run fails.
+ */
 async function writeArchive(out: string, manifest: BackupManifest, sources: Map<string, string>, secret: Uint8Array, progress: BackupProgress, cleanup: Set<string>): Promise<number> {
   const partial = `${out}.partial`
   rmSync(partial, { force: true })
@@ -213,7 +216,6 @@ async function writeArchive(out: string, manifest: BackupManifest, sources: Map<
     }
     await Promise.all([archive.finalize(), written])
     fsyncPath(partial)
-    if (existsSync(out)) throw new BackupError(`${out} appeared while the backup ran; not overwriting it`)
     renameSync(partial, out)
     cleanup.delete(partial)
     fsyncPath(dirname(out))
@@ -234,7 +236,7 @@ export async function createBackup(options: BackupOptions): Promise<BackupResult
   const paths = dataDirPaths(options.dataDir)
   if (!existsSync(paths.database)) throw new BackupError(`there is no miniship database in ${options.dataDir}; nothing to back up`)
   if (!existsSync(paths.secret)) throw new BackupError(`the signing secret ${paths.secret} is missing; run miniship doctor`)
-  if (existsSync(options.out)) throw new BackupError(`${options.out} already exists; choose another --out`)
+  if (statSync(options.out, { throwIfNoEntry: false })?.isFile() === false) throw new BackupError(`${options.out} exists and is not a file; choose another --out`)
   if (!existsSync(dirname(options.out)) || !statSync(dirname(options.out)).isDirectory()) {
     throw new BackupError(`the directory ${dirname(options.out)} for ${basename(options.out)} does not exist`)
   }

@@ -18,7 +18,7 @@ export function backupCommand(): Command {
     .description('write the database, every stored file and the signing secret to one .tar.gz; safe while serve runs')
     .option(
       '--out <path>',
-      'archive to write, never overwritten (default ./miniship-backup-<UTC timestamp>.tar.gz); a path ending in / or naming an existing directory puts the default-named archive in that directory, created if missing',
+      'archive to write; an existing file there is replaced atomically once the new archive is complete (default ./miniship-backup-<UTC timestamp>.tar.gz); a path ending in / or naming an existing directory puts the default-named archive in that directory, created if missing',
     )
     .addHelpText(
       'after',

@@ -12,6 +12,9 @@ import { prepareRequest } from '../http/prepare-request'
 import { nativeInstallRoutes } from '../modules/runtime/native-routes'
 import { preloadUploadParsers } from '../modules/versions/upload'
 import { createLogSink, withRequestLog } from '../http/request-log'
+import { consoleRoutes } from '../http/console-routes'
+import { createSetupGate } from '../modules/setup/service'
+import { firstAdminAdvice, publicUrlWarning } from './startup-notes'
 import { productVersion } from '../version'
 import { ConfigError, readStorageFile, type Config } from '../config'
 import { dataDirPaths, hasStoredFiles } from '../data-dir'
@@ -24,8 +27,13 @@ import type { Db } from '../db/open'
 
 const shutdownGraceMs = 10_000
 
+/** The paths that answer the console's page (its router reads the path). */
+const consolePagePaths = ['/', '/cli/authorize'] as const
+
 export interface RunningServer {
   server: Server<undefined>
+  /** the first-admin setup link's token while no administrator exists (null otherwise) */
+  setupToken: string | null
   stop(): Promise<void>
 }
 
@@ -47,7 +55,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   collectGarbage(paths, db.$client, (line) => process.stderr.write(`miniship: startup: ${line}\n`))
   const logSink = createLogSink((chunk) => process.stdout.write(chunk))
   const log = logSink.log
-  const app = createApp({ config, db, paths, secret, log, blobs })
+  const setup = createSetupGate(db)
+  const app = createApp({ config, db, paths, secret, log, setup, blobs })
   const isUpload = (pathname: string) => uploadPathPattern.test(pathname)
   const handle = withRequestLog<Server<undefined>>((request) => {
     const prepared = prepareRequest(request, config, isUpload)
@@ -70,12 +79,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
       // Bun would refuse large bodies with an empty 413; we answer the limit ourselves, as JSON.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       routes: {
-        '/': consolePage,
-        '/cli/authorize': consolePage,
+        ...consoleRoutes(consolePage, consolePagePaths, (handler) => withRequestLog<Server<undefined>>(handler, log)),
         '/api/health': { GET: withRequestLog<Server<undefined>, BunRequest>(app.store.health, log) },
         ...nativeInstallRoutes({ ...app.store.installAnswers, ...app.store.fileAnswers }, (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, log), log),
       },
       fetch: handle,
+      // What escapes a route handler outside Elysia (the native install routes, the console's files)
+      // answers in the JSON error shape too, not Bun's HTML error page.
+      error: (error) => errorResponse(toAppError('UNKNOWN', error, log)),
     })
   } catch (error) {
     db.$client.close()
@@ -85,8 +96,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
     if (code === 'EADDRINUSE') fail(`port ${config.port} on ${config.host} is already in use`)
     if (code === 'EACCES') fail(`no permission to listen on ${where}; use a port above 1023 (a reverse proxy can serve 80/443)`)
     if (code === 'EADDRNOTAVAIL' || code === 'EINVAL' || code === 'ENOTFOUND' || code === 'EAI_NONAME') {
-      fail(`cannot listen on ${where}: ${config.host} is not an address of this machine`)
+      fail(`cannot listen on ${where}: ${config.host} is not an address of this machine (check --host)`)
     }
+    // Any other system error of listening (a resolver that times out, say) is still about the
+    // address asked for: one line and exit 2 like the others, not a stack trace and exit 1.
+    if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) fail(`cannot listen on ${where} (check --host and --port): ${(error as Error).message}`)
     throw error
   }
   // Handlers read the client address through Elysia's context `server`.
@@ -96,6 +110,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let stopping: Promise<void> | null = null
   return {
     server,
+    get setupToken() {
+      return setup.token
+    },
     stop() {
       stopping ??= (async () => {
         const drained = server.stop(false)
@@ -151,6 +168,9 @@ export function serveCommand(): Command {
         const config = configFrom(flags)
         const running = await startServer(config)
         process.stderr.write(`miniship ${productVersion} listening on http://${config.host}:${running.server.port} (data: ${config.dataDir})\n`)
+        const warning = publicUrlWarning(config)
+        if (warning) process.stderr.write(`miniship: ${warning}\n`)
+        for (const line of firstAdminAdvice(config, running.server.port!, running.setupToken)) process.stderr.write(`miniship: ${line}\n`)
         const shutdown = (signal: string) => {
           process.stderr.write(`miniship: ${signal} received, finishing requests in flight\n`)
           running.stop().then(

@@ -26,6 +26,40 @@ export function appliedMigrationCount(client: Database): number {
 export class NewerSchemaError extends Error {}
 
 /**
+ * How long a write waits for another process's write lock (a backup tool, an operator's sqlite3
+ * shell). Short, because the wait blocks the one JS thread and so every request: past it the write
+ * fails fast as 503 DATABASE_BUSY with Retry-After, and the client tries again.
+ */
+export const busyTimeoutMs = 250
+
+/** SQLite's "database is locked" (SQLITE_BUSY and its extended codes), wherever a wrapper put it. */
+export function isDatabaseBusy(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    const code = (current as Error & { code?: unknown }).code
+    if (typeof code === 'string' && code.startsWith('SQLITE_BUSY')) return true
+  }
+  return false
+}
+
+/**
+ * Whether a write could be made right now: takes the write lock without waiting and lets it go.
+ * Cheap (no page is written) and synchronous, so nothing of ours interleaves with it.
+ */
+export function canWrite(client: Database): boolean {
+  client.exec('PRAGMA busy_timeout = 0')
+  try {
+    client.exec('BEGIN IMMEDIATE')
+    client.exec('ROLLBACK')
+    return true
+  } catch (error) {
+    if (isDatabaseBusy(error)) return false
+    throw error
+  } finally {
+    client.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`)
+  }
+}
+
+/**
  * Opens (creating if needed) the database at `path`: WAL, a busy timeout, foreign keys, full
  * fsync on commit, then every embedded migration not yet applied.
  */
@@ -33,7 +67,7 @@ export function openDatabase(path: string, options: { migrate?: boolean } = {}):
   const client = new Database(path, { create: true, strict: true })
   try {
     client.exec('PRAGMA journal_mode = WAL')
-    client.exec('PRAGMA busy_timeout = 5000')
+    client.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`)
     client.exec('PRAGMA foreign_keys = ON')
     client.exec('PRAGMA synchronous = FULL')
     const db = drizzle(client, { schema }) as Db

@@ -93,18 +93,28 @@ export const versions = sqliteTable(
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
     publishedAt: text('published_at'),
-    bundleIosSha256: text('bundle_ios_sha256').notNull(),
-    bundleIosSize: integer('bundle_ios_size').notNull(),
-    bundleAndroidSha256: text('bundle_android_sha256').notNull(),
-    bundleAndroidSize: integer('bundle_android_size').notNull(),
-    manifestSha256: text('manifest_sha256').notNull(),
-    manifestSize: integer('manifest_size').notNull(),
-    assetsIosSha256: text('assets_ios_sha256').notNull(),
-    assetsIosSize: integer('assets_ios_size').notNull(),
-    assetsAndroidSha256: text('assets_android_sha256').notNull(),
-    assetsAndroidSize: integer('assets_android_size').notNull(),
   },
   (table) => [uniqueIndex('versions_mini_app_version').on(table.miniAppId, table.version), index('versions_mini_app_build').on(table.miniAppId, table.buildNumber)],
+)
+
+/** The kinds of file a version has (decisions §2's `files` keys). */
+export const versionFileKinds = ['bundleIos', 'bundleAndroid', 'manifest', 'assetsIos', 'assetsAndroid'] as const
+
+/**
+ * A version's files, one row each: what the blob store holds for it. Indexed by sha256, so "does
+ * any version still use this blob" is one index lookup however many versions there are.
+ */
+export const versionFiles = sqliteTable(
+  'version_files',
+  {
+    versionId: text('version_id')
+      .notNull()
+      .references(() => versions.id, { onDelete: 'cascade' }),
+    kind: text('kind', { enum: versionFileKinds }).notNull(),
+    sha256: text('sha256').notNull(),
+    size: integer('size').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.versionId, table.kind] }), index('version_files_sha256').on(table.sha256)],
 )
 
 export const releaseHistory = sqliteTable(

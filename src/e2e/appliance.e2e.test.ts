@@ -119,6 +119,10 @@ describe('the binary alone in an empty directory', () => {
       expect(bad.stderr).toStartWith('miniship: ')
       expect(bad.stderr).not.toContain('.ts:')
     }
+    // an address that cannot be one: refused by the configuration check, whatever the resolver would say
+    const badHost = await run(['serve', '--data-dir', 'data', '--host', '999.1.1.1', '--port', '0'])
+    expect({ exitCode: badHost.exitCode, lines: badHost.stderr.trim().split('\n').length }).toEqual({ exitCode: 2, lines: 1 })
+    expect(badHost.stderr).toContain('--host')
     writeFileSync(join(dir, 'not-a-dir'), 'x')
     const unwritable = await run(['serve', '--data-dir', 'not-a-dir/data'])
     expect(unwritable.exitCode).toBe(2)

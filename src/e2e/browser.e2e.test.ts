@@ -321,12 +321,13 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       // a code nobody created
       await page.goto(`${base}/cli/authorize?code=ZZZZ-0000`)
       await tid(page, 'cli-approve').waitFor()
-      watch.expectHttpError('POST', /\/approve$/, 404)
+      // answered as an expired one is (410), so that codes cannot be probed
+      watch.expectHttpError('POST', /\/approve$/, 410)
       const unknown = page.waitForResponse((r) => r.url().endsWith('/approve'))
       await tid(page, 'cli-approve').click()
       const unknownBody = await (await unknown).json()
-      await eventually(async () => expect(await tid(page, 'cli-result').getAttribute('data-state')).toBe('404'))
-      expect(await tid(page, 'cli-result').textContent()).toContain('Unknown code')
+      await eventually(async () => expect(await tid(page, 'cli-result').getAttribute('data-state')).toBe('410'))
+      expect(await tid(page, 'cli-result').textContent()).toContain('unknown or has expired')
       expect(await alertMessage(page)).toBe(unknownBody.message)
       await context.close()
     },
@@ -640,21 +641,35 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       const changes = tid(admin, 'audit-entry').filter({ hasText: `Changed the role of ${NEWCOMER.email}` })
       for (const row of await changes.all()) expect(await row.textContent()).toContain(ADMIN.email) // who did it
 
-      // paging: the console asks for 50 at a time and offers older ones only after a full page
+      // paging: the console asks for 50 at a time and offers older ones only after a full page. Make
+      // sure there is more than a page (60 renames of the tester, ending on their own name), and
+      // fewer than two, so that one click on "older" reaches the end.
+      const listing = await api('GET', '/api/admin/users', { token: cliToken })
+      const tester = (listing.body.users as { id: string; email: string }[]).find((user) => user.email === USER.email)!
+      for (let i = 1; i <= 60; i++) {
+        const renamed = await api('PATCH', `/api/admin/users/${tester.id}`, { token: cliToken, json: { displayName: i === 60 ? USER.displayName : `${USER.displayName} ${i}` } })
+        expect(renamed.status).toBe(200)
+      }
+      const everything = await api('GET', '/api/admin/users?auditLimit=1000', { token: cliToken })
+      const total = everything.body.auditLogs.length as number
+      expect(total).toBeGreaterThan(50)
+      expect(total).toBeLessThanOrEqual(100)
+      await admin.reload()
+      await tid(admin, 'audit-older').waitFor()
       const rowKeys = () => tid(admin, 'audit-entry').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.querySelector('time')?.getAttribute('datetime') ?? td.textContent).join('|')))
       const firstPage = await rowKeys()
-      expect(firstPage.length).toBeLessThanOrEqual(50)
-      if (await tid(admin, 'audit-older').count()) {
-        expect(firstPage.length).toBe(50)
-        await tid(admin, 'audit-older').click()
-        await eventually(async () => expect((await rowKeys()).length).toBeGreaterThan(50))
-        const all = await rowKeys()
-        expect(all.slice(0, 50)).toEqual(firstPage)
-        expect(new Set(all).size).toBe(all.length)
-      } else {
-        expect(firstPage.length).toBeLessThan(50)
-        expect(await tid(admin, 'audit-end').isVisible()).toBe(true)
-      }
+      expect(firstPage.length).toBe(50)
+      expect(await tid(admin, 'audit-end').count()).toBe(0)
+      expect((await tid(admin, 'audit-entry').first().textContent())!).toContain(`Renamed ${USER.email} from "${USER.displayName} 59" to "${USER.displayName}"`)
+      await tid(admin, 'audit-older').click()
+      await eventually(async () => expect((await rowKeys()).length).toBe(total))
+      const all = await rowKeys()
+      expect(all.slice(0, 50)).toEqual(firstPage)
+      expect(new Set(all).size).toBe(all.length)
+      expect(await tid(admin, 'audit-end').isVisible()).toBe(true)
+      expect(await tid(admin, 'audit-older').count()).toBe(0)
+      // the oldest entry is the first thing that happened: the admin's creation on the command line
+      expect(await tid(admin, 'audit-entry').last().getAttribute('data-action')).toBe(everything.body.auditLogs.at(-1).action)
 
       // a fresh browser: the old password is refused with the server's message, the new one works
       const fresh = await signInPage()

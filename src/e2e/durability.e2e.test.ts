@@ -229,36 +229,59 @@ describe('SIGKILL during uploads, publishes and deletes', () => {
     let server = provisioned.server
     const rounds = 20
     let killedMidRequest = 0
-    let writes = 0
+    let succeeded = 0
+    /** requests that failed while the server was up, or answered something other than success */
+    const failures: string[] = []
     for (let round = 0; round < rounds; round++) {
       // A client writing as fast as it can (upload, publish a draft, delete a draft, again), and a
-      // kill at a random moment while it does.
-      let cut = false
+      // kill at a random moment while it does. Every answer must be the success it asks for; a
+      // request may fail only once the kill was sent, and then the client stops.
       const running = server
+      let killed = false
+      const expectAnswer = async (what: string, request: Promise<{ status: number; body: unknown }>, status: number) => {
+        let answer: { status: number; body: unknown }
+        try {
+          answer = await request
+        } catch (error) {
+          if (killed) throw error
+          failures.push(`round ${round}: ${what} failed while the server was up: ${(error as Error).message}`)
+          throw error
+        }
+        if (answer.status !== status) {
+          failures.push(`round ${round}: ${what} answered ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`)
+          throw new Error(`${what} answered ${answer.status}`)
+        }
+        succeeded++
+        return answer.body
+      }
       const client = (async () => {
         for (let step = 0; ; step++) {
-          const drafts = (await workspaceVersions(running, token, miniAppId)).filter((version) => version.status !== 'PUBLISHED')
-          if (step % 3 === 0 || drafts.length < 2) await upload(running, token, 'crashy.app', `${round}.${step}.0`)
-          else if (step % 3 === 1) await api(running, token, 'POST', `/mini-apps/${miniAppId}/versions/${drafts[0]!.id}/publish`, {})
-          else await api(running, token, 'DELETE', `/mini-apps/${miniAppId}/versions/${drafts[1]!.id}`)
-          writes++
+          const workspace = (await expectAnswer('workspace', api(running, token, 'GET', `/mini-apps/${miniAppId}/workspace`), 200)) as { versions: VersionRecord[] }
+          const drafts = workspace.versions.filter((version) => version.status !== 'PUBLISHED')
+          if (step % 3 === 0 || drafts.length < 2) await expectAnswer(`upload ${round}.${step}.0`, upload(running, token, 'crashy.app', `${round}.${step}.0`), 201)
+          else if (step % 3 === 1) await expectAnswer(`publish ${drafts[0]!.version}`, api(running, token, 'POST', `/mini-apps/${miniAppId}/versions/${drafts[0]!.id}/publish`, {}), 200)
+          else await expectAnswer(`delete ${drafts[1]!.version}`, api(running, token, 'DELETE', `/mini-apps/${miniAppId}/versions/${drafts[1]!.id}`), 200)
         }
-      })().catch(() => {
-        cut = true
-      })
+      })().then(
+        () => 'finished',
+        () => (killed ? 'cut' : 'failed'),
+      )
       await Bun.sleep(20 + Math.floor(Math.random() * 120))
+      killed = true
       await server.stop('SIGKILL')
-      await client
-      if (cut) killedMidRequest++
+      const outcome = await client
+      if (outcome === 'cut') killedMidRequest++
+      expect(failures).toEqual([])
 
       server = await start(dataDir)
       // Startup removed tmp/ leftovers and unreferenced blobs; every row has its files.
       expect(await storeProblems(dataDir)).toEqual({ stored: [], unreferenced: [], tmp: [] })
       await expectDoctorClean(dataDir)
     }
+    expect(failures).toEqual([])
     // The kills must have landed while the client was writing, or this proved nothing.
-    expect(killedMidRequest).toBeGreaterThan(rounds / 2)
-    expect(writes).toBeGreaterThan(rounds)
+    expect(killedMidRequest).toBe(rounds)
+    expect(succeeded).toBeGreaterThan(rounds)
     expect((await workspaceVersions(server, token, miniAppId)).length).toBeGreaterThan(0)
     expect(await server.stop('SIGTERM')).toBe(0)
     await expectDoctorClean(dataDir)

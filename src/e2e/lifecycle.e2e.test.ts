@@ -46,7 +46,7 @@ function uploadForm(version: string): FormData {
   form.append('changelog', `changes in ${version}`)
   form.append('bundleIos', Bun.file(join(dir, `ios-${version}.bundle`)), 'main.ios.jsbundle')
   form.append('bundleAndroid', Bun.file(join(dir, `android-${version}.bundle`)), 'main.android.bundle')
-  form.append('manifest', new Blob([JSON.stringify({ appId: 'team.shop', name: 'Shop' })]), 'app.json')
+  form.append('manifest', new Blob([JSON.stringify({ appId: 'team.shop', name: 'Shop', version, pages: { index: 'pages/index' } })]), 'app.json')
   form.append('assetsIos', Bun.file(join(dir, 'assets-ios.zip')), 'assets-ios.zip')
   form.append('assetsAndroid', Bun.file(join(dir, 'assets-android.zip')), 'assets-android.zip')
   return form
@@ -109,7 +109,11 @@ describe('the whole publishing lifecycle on the compiled binary', () => {
     expect(workspace.body.versions[1].files.bundleAndroid).toEqual({ size: 5 * mb, sha256: await sha256(join(dir, 'android-1.0.0.bundle')) })
     expect(workspace.body.releaseHistory.map((h: { action: string; version: string }) => `${h.action} ${h.version}`)).toEqual(['ROLLBACK 1.0.0', 'PUBLISH 1.1.0', 'PUBLISH 1.0.0'])
     expect(workspace.body.releaseHistory[0]).toMatchObject({ notes: 'regression', actor: { email: 'dev@example.test' } })
-    for (const link of workspace.body.accessLinks) expect(link.installUrl).toMatch(new RegExp(`^/api/mini-apps/access/versions/${link.versionId}/install\\?token=[\\w-]+\\.[\\w-]+\\.[\\w-]+$`))
+    for (const link of workspace.body.accessLinks) {
+      // a full URL on the request's origin: the runtimes cannot open a bare path (decisions §6)
+      expect(link.installUrl).toMatch(new RegExp(`^${server.baseUrl}/api/mini-apps/access/versions/${link.versionId}/install\\?token=[\\w-]+\\.[\\w-]+\\.[\\w-]+$`))
+      expect(link.deepLink).toBe(`miniapp://miniapp/install/${link.versionId}?installUrl=${encodeURIComponent(link.installUrl)}`)
+    }
   })
 
   test('the audit log shows each step', async () => {

@@ -86,6 +86,22 @@ class Runtime {
     return fetch(resolveUrl(this.serverBaseUrl, url), { headers })
   }
 
+  /**
+   * What the real runtimes do with a file URL from install info: hand it to the platform's
+   * downloader unchanged, which opens only full URLs (decisions §6, §9).
+   */
+  async fetchFile(url: string, headers: Record<string, string> = {}): Promise<Response> {
+    expect(url).toMatch(/^https?:\/\//)
+    return fetch(url, { headers })
+  }
+
+  /** The manifest the runtime checks for updates: derived from the bundle URL it installed, query dropped. */
+  async derivedVersion(installedBundleUrl: string): Promise<string> {
+    const response = await this.fetchFile(derivedManifestUrl(installedBundleUrl))
+    expect(response.status).toBe(200)
+    return ((await response.json()) as { version: string }).version
+  }
+
   async installInfo(url: string): Promise<InstallInfo> {
     const response = await this.get(url)
     expect(response.status).toBe(200)
@@ -98,7 +114,7 @@ class Runtime {
 
   /** Downloads `url` into `path`, checking size and sha256 against install info. */
   async download(url: string, path: string, expected: { size: number; sha256: string }): Promise<void> {
-    const response = await this.get(url)
+    const response = await this.fetchFile(url)
     expect(response.status).toBe(200)
     const bytes = new Uint8Array(await response.arrayBuffer())
     expect({ size: bytes.length, sha256: sha256Hex(bytes) }).toEqual(expected)
@@ -134,14 +150,14 @@ class Runtime {
 
   /** The remote manifest's version, from the full manifestUrl of install info. */
   async remoteVersion(info: InstallInfo): Promise<string> {
-    const response = await this.get(info.manifestUrl)
+    const response = await this.fetchFile(info.manifestUrl)
     expect(response.status).toBe(200)
     return ((await response.json()) as { version: string }).version
   }
 }
 
 const configurations = [
-  { name: 'neither --public-url nor --cdn-url (absolute /api paths)', mode: 'paths' },
+  { name: 'no URL flags at all (full URLs on the request origin)', mode: 'paths' },
   { name: '--public-url behind a reverse proxy (full URLs)', mode: 'public' },
   { name: '--cdn-url (file URLs on the CDN, which forwards to /api)', mode: 'cdn' },
 ] as const
@@ -207,7 +223,7 @@ for (const configuration of configurations) {
       const link = workspace.body.accessLinks.find((entry: { versionId: string }) => entry.versionId === ids['1.0.0'])
       const info = await runtime.installInfo(link.installUrl)
       const fileBase =
-        configuration.mode === 'paths' ? '/api' : configuration.mode === 'public' ? `http://127.0.0.1:${proxy!.server.port}/api` : `http://127.0.0.1:${proxy!.server.port}/cdn/miniship`
+        configuration.mode === 'paths' ? `${server.baseUrl}/api` : configuration.mode === 'public' ? `http://127.0.0.1:${proxy!.server.port}/api` : `http://127.0.0.1:${proxy!.server.port}/cdn/miniship`
       expect(info.routeUrl).toBe(`miniapp://${appId}`)
       for (const url of [info.bundleUrl, info.bundles.ios, info.bundles.android, info.assetsUrl.ios, info.assetsUrl.android, info.manifestUrl]) {
         expect(url).toStartWith(`${fileBase}/mini-apps/access/versions/${ids['1.0.0']}/`)
@@ -236,7 +252,21 @@ for (const configuration of configurations) {
       expect(derived.status).toBe(401)
     })
 
-    test('the release installs by appId, then updates after a publish and after a rollback', async () => {
+    test('the experience install: 401 EXPERIENCE_NOT_PUBLIC without a token until experiencePublic is on; with a member token always', async () => {
+      const refused = await runtime.get(`mini-apps/access/apps/${appId}/experience/install`)
+      expect(refused.status).toBe(401)
+      expect(((await refused.json()) as { code: string }).code).toBe('EXPERIENCE_NOT_PUBLIC')
+      const member = await runtime.installInfo(`mini-apps/access/apps/${appId}/experience/install?token=${encodeURIComponent(token)}`)
+      expect(member.versionId).toBe(ids['1.1.0'])
+      expect((await api('PATCH', `/api/mini-apps/${miniAppId}`, { token, json: { experiencePublic: true } })).status).toBe(200)
+      const open = await runtime.installInfo(`mini-apps/access/apps/${appId}/experience/install`)
+      expect(open.versionId).toBe(ids['1.1.0'])
+      expect(await runtime.install(open)).toBe('1.1.0')
+      expect((await api('PATCH', `/api/mini-apps/${miniAppId}`, { token, json: { experiencePublic: false } })).status).toBe(200)
+      expect((await runtime.get(`mini-apps/access/apps/${appId}/experience/install`)).status).toBe(401)
+    })
+
+    test('the release installs by appId; a publish and a rollback are detected through the app.json next to the installed bundle URL', async () => {
       const none = await runtime.get(`mini-apps/access/apps/${appId}/release/install`)
       expect(none.status).toBe(404)
 
@@ -246,28 +276,30 @@ for (const configuration of configurations) {
       expect(info.versionId).toBe(ids['1.0.0'])
       let local = await runtime.install(info)
       expect(local).toBe('1.0.0')
+      // what the runtime keeps: the bundle URL it installed; it checks for updates at parent + /app.json, without the token
+      const installedBundleUrl = info.bundles.ios
       expect(await Bun.file(join(runtime.iosDir(appId), 'index.bundle')).text()).toBe(contents['1.0.0']!.ios)
-      // the derived manifest path answers the release without a token, on the CDN too
-      const derived = await runtime.get(derivedManifestUrl(info.bundleUrl))
-      expect(derived.status).toBe(200)
-      expect(((await derived.json()) as { version: string }).version).toBe('1.0.0')
-      // no update while nothing changed
-      expect(await runtime.remoteVersion(await runtime.releaseInstallInfo())).toBe(local)
+      expect(await runtime.derivedVersion(installedBundleUrl)).toBe(local)
+      expect(await runtime.derivedVersion(info.bundles.android)).toBe(local)
 
       expect((await api('POST', `/api/mini-apps/${miniAppId}/versions/${ids['1.1.0']}/publish`, { token, json: {} })).status).toBe(200)
+      expect(await runtime.derivedVersion(installedBundleUrl)).toBe('1.1.0')
       info = await runtime.releaseInstallInfo()
-      expect(await runtime.remoteVersion(info)).not.toBe(local)
       local = await runtime.install(info)
       expect(local).toBe('1.1.0')
       expect(await Bun.file(join(runtime.iosDir(appId), 'index.bundle')).text()).toBe(contents['1.1.0']!.ios)
+      expect(await runtime.derivedVersion(info.bundles.ios)).toBe(local)
 
       expect((await api('POST', `/api/mini-apps/${miniAppId}/rollback`, { token, json: { targetVersionId: ids['1.0.0'] } })).status).toBe(200)
+      expect(await runtime.derivedVersion(info.bundles.ios)).toBe('1.0.0')
       info = await runtime.releaseInstallInfo()
-      expect(await runtime.remoteVersion(info)).not.toBe(local)
       local = await runtime.install(info)
       expect(local).toBe('1.0.0')
       expect(await Bun.file(join(runtime.iosDir(appId), 'index.bundle')).text()).toBe(contents['1.0.0']!.ios)
       expect(await Bun.file(join(runtime.androidDir(appId), 'drawable-mdpi', 'logo.png')).text()).toBe('android logo 1.0.0')
+      // the update check agrees with what the derived manifest says
+      const check = await runtime.get(`mini-apps/access/apps/${appId}/update?platform=ios&currentVersion=1.1.0&deviceId=e2e-device`)
+      expect(await check.json()).toMatchObject({ updateAvailable: true, mandatory: false, install: { version: '1.0.0' } })
     })
 
     test('an interrupted bundle download resumes with Range into an identical file', async () => {
@@ -275,7 +307,7 @@ for (const configuration of configurations) {
       const partial = join(runtime.sandbox, 'partial.bundle')
       // read part of the body, then drop the connection
       const controller = new AbortController()
-      const response = await fetch(resolveUrl(runtime.serverBaseUrl, info.bundles.ios), { signal: controller.signal })
+      const response = await fetch(info.bundles.ios, { signal: controller.signal })
       const reader = response.body!.getReader()
       const received: Uint8Array[] = []
       let length = 0
@@ -290,7 +322,7 @@ for (const configuration of configurations) {
       writeFileSync(partial, Buffer.concat(received))
       expect(statSync(partial).size).toBeLessThan(info.files.bundleIos.size)
 
-      const rest = await runtime.get(info.bundles.ios, { range: `bytes=${statSync(partial).size}-` })
+      const rest = await runtime.fetchFile(info.bundles.ios, { range: `bytes=${statSync(partial).size}-` })
       expect(rest.status).toBe(206)
       expect(rest.headers.get('content-range')).toBe(`bytes ${statSync(partial).size}-${info.files.bundleIos.size - 1}/${info.files.bundleIos.size}`)
       const whole = Buffer.concat([await Bun.file(partial).bytes(), new Uint8Array(await rest.arrayBuffer())])
@@ -299,17 +331,21 @@ for (const configuration of configurations) {
       expect(whole.toString()).toBe(contents['1.0.0']!.ios)
     })
 
-    test('file headers through this configuration: ETag, immutable caching, 304, HEAD', async () => {
+    test('file headers through this configuration: ETag, short caching of release-stable URLs and immutable of versions, 304, HEAD', async () => {
       const info = await runtime.releaseInstallInfo()
-      const first = await runtime.get(info.bundles.android)
+      const first = await runtime.fetchFile(info.bundles.android)
       await first.arrayBuffer()
       expect(first.headers.get('content-type')).toBe('application/javascript')
       expect(first.headers.get('etag')).toBe(`"${info.files.bundleAndroid.sha256}"`)
-      expect(first.headers.get('cache-control')).toBe('public, max-age=31536000, immutable')
+      expect(first.headers.get('cache-control')).toBe('public, max-age=60')
       expect(first.headers.get('content-disposition')).toBe('attachment; filename="main.android.bundle"')
-      const again = await runtime.get(info.bundles.android, { 'if-none-match': first.headers.get('etag')! })
+      const again = await runtime.fetchFile(info.bundles.android, { 'if-none-match': first.headers.get('etag')! })
       expect(again.status).toBe(304)
-      const head = await fetch(resolveUrl(runtime.serverBaseUrl, info.assetsUrl.ios), { method: 'HEAD' })
+      const pinned = await runtime.installInfo(`mini-apps/access/versions/${ids['1.0.0']}/install?token=${encodeURIComponent(token)}`)
+      const immutable = await runtime.fetchFile(pinned.bundles.android)
+      await immutable.arrayBuffer()
+      expect(immutable.headers.get('cache-control')).toBe('public, max-age=31536000, immutable')
+      const head = await fetch(info.assetsUrl.ios, { method: 'HEAD' })
       expect(head.status).toBe(200)
       expect(head.headers.get('content-length')).toBe(String(info.files.assetsIos.size))
       expect(head.headers.get('content-type')).toBe('application/zip')

@@ -5,6 +5,18 @@ interface AddressSource {
   requestIP?(request: Request): { address: string } | null
 }
 
+/**
+ * Requests that `serve` rebuilt (a bounded chunked body, a routable URL) → the request Bun handed
+ * over: only that one knows the peer's address (`server.requestIP` answers null for any other).
+ */
+const originals = new WeakMap<Request, Request>()
+
+/** Records that `derived` was built from `original`, so the client address survives the copy. */
+export function derivedFrom(derived: Request, original: Request): Request {
+  if (derived !== original) originals.set(derived, originals.get(original) ?? original)
+  return derived
+}
+
 export function clientAddress(request: Request, server: AddressSource | null | undefined, config: Pick<Config, 'trustProxy'>): string {
   if (config.trustProxy) {
     // Proxies append the address they saw; entries to its left come from the client and can be
@@ -13,7 +25,7 @@ export function clientAddress(request: Request, server: AddressSource | null | u
     const last = forwarded?.split(',').pop()?.trim()
     if (last) return last
   }
-  return server?.requestIP?.(request)?.address ?? 'local'
+  return server?.requestIP?.(originals.get(request) ?? request)?.address ?? 'local'
 }
 
 const hostPattern = /^[A-Za-z0-9.\-:[\]]+$/

@@ -1,6 +1,7 @@
 // The one error type and the one place that renders every error as decisions §1 describes.
 import { Elysia, ValidationError } from 'elysia'
 import { STATUS_CODES } from 'node:http'
+import { isDatabaseBusy } from '../db/open'
 
 export interface ErrorDetail {
   field: string
@@ -90,6 +91,26 @@ function humanise(message: string): string {
   return message.charAt(0).toLowerCase() + message.slice(1)
 }
 
+const diskFull = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL'])
+const notWritable = new Set(['EACCES', 'EPERM', 'EROFS', 'SQLITE_READONLY', 'SQLITE_CANTOPEN'])
+
+/**
+ * A full disk (507) or a data directory the server may not write (503) as the client should see
+ * them: without the path or the system's message, which are for the operator's log.
+ */
+export function storageError(error: unknown): AppError | null {
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code !== 'string') return null
+  const base = code.startsWith('SQLITE_') ? code.replace(/^(SQLITE_[A-Z]+?)(_[A-Z_]+)?$/, '$1') : code
+  if (diskFull.has(code) || diskFull.has(base)) {
+    return new AppError(507, 'INSUFFICIENT_STORAGE', 'The server has no room left to store this; try again once an operator has freed disk space')
+  }
+  if (notWritable.has(code) || notWritable.has(base)) {
+    return new AppError(503, 'STORAGE_UNAVAILABLE', 'The server cannot write to its storage right now; an operator must check the data directory', undefined, { 'retry-after': '60' })
+  }
+  return null
+}
+
 /** Maps anything thrown during a request to an AppError; unknown errors become a 500 without internals. */
 export function toAppError(code: string | number, error: unknown, log: (line: string) => void = console.error): AppError {
   if (error instanceof AppError) return error
@@ -101,6 +122,15 @@ export function toAppError(code: string | number, error: unknown, log: (line: st
       return new AppError(400, 'INVALID_JSON', 'The request body is not valid JSON')
     case 'INVALID_COOKIE_SIGNATURE':
       return new AppError(400, 'INVALID_COOKIE', 'A cookie has an invalid signature')
+  }
+  // Another process holds the write lock: a moment's wait, not a bug (db/open.ts keeps the wait short).
+  if (isDatabaseBusy(error)) {
+    return new AppError(503, 'DATABASE_BUSY', 'The database is busy with another writer; try again in a moment', undefined, { 'retry-after': '1' })
+  }
+  const storage = storageError(error)
+  if (storage) {
+    log(JSON.stringify({ level: 'error', msg: 'storage error', status: storage.status, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }))
+    return storage
   }
   // Bun's own stream errors when a client goes away mid-body are not bugs.
   if (error instanceof Error && error.name === 'AbortError') {

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { prepareRequest } from './prepare-request'
 import { AppError } from './errors'
+import { defaultRateLimits } from '../config'
 
 const config = { jsonLimitBytes: 1024 }
 const isUpload = (pathname: string) => pathname.endsWith('/upload')
@@ -63,4 +64,37 @@ test('a short Host gets a URL Elysia can split; the Host header is kept', () => 
     expect({ url, result: prepared.url }).toEqual({ url, result: expected })
     expect(prepared.headers.get('host')).toBe('nas')
   }
+})
+
+describe('the client address survives a rebuilt request', () => {
+  test('clientAddress of the prepared request is the original peer, for a chunked body and a short Host', async () => {
+    const { clientAddress } = await import('./client')
+    const original = new Request('http://nas/api/auth/login', { method: 'POST', body: chunked(10), headers: { host: 'nas' } })
+    const server = { requestIP: (request: Request) => (request === original ? { address: '203.0.113.9' } : null) }
+    const prepared = await prepareRequest(original, config, isUpload)
+    expect(prepared).not.toBe(original)
+    expect(clientAddress(prepared, server, { trustProxy: false })).toBe('203.0.113.9')
+  })
+
+  test('through the app: two clients sending chunked bodies have their own rate-limit budgets', async () => {
+    const { createTestContext } = await import('../test-support')
+    const context = createTestContext({ rateLimit: true, rateLimits: { ...defaultRateLimits, login: 10, register: 1, cliSessionCreate: 10, cliSessionPoll: 60 } })
+    try {
+      const addresses = new Map<Request, string>()
+      context.app.server = { requestIP: (request: Request) => (addresses.has(request) ? { address: addresses.get(request)! } : null) } as unknown as typeof context.app.server
+      const register = async (address: string, email: string) => {
+        const body = new TextEncoder().encode(JSON.stringify({ email, password: 'secret-123' }))
+        const stream = new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(body), c.close()) })
+        const original = new Request('http://pi/api/auth/register', { method: 'POST', body: stream, headers: { host: 'pi', 'content-type': 'application/json' } })
+        addresses.set(original, address)
+        return context.app.handle(await prepareRequest(original, context.config, isUpload))
+      }
+      expect((await register('198.51.100.1', 'a@example.test')).status).toBe(201)
+      expect((await register('198.51.100.1', 'b@example.test')).status).toBe(429)
+      // another address is not locked out by the first one's budget
+      expect((await register('198.51.100.2', 'c@example.test')).status).toBe(201)
+    } finally {
+      context.close()
+    }
+  })
 })

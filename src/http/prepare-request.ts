@@ -1,6 +1,8 @@
 // What `serve` does to a request before the Elysia app sees it: bound bodies that announce no
 // length, and give Elysia a URL it can split (it assumes a host of at least four characters).
+// A rebuilt request keeps its client address (client.ts), or every such client shares one.
 import { AppError } from './errors'
+import { derivedFrom } from './client'
 import type { Config } from '../config'
 
 const methodsWithoutBody = new Set(['GET', 'HEAD', 'OPTIONS'])
@@ -26,7 +28,7 @@ async function bounded(request: Request, limitBytes: number): Promise<Request> {
   const headers = new Headers(request.headers)
   headers.delete('transfer-encoding')
   headers.set('content-length', String(total))
-  return new Request(request.url, { method: request.method, headers, body: Buffer.concat(chunks), signal: request.signal })
+  return derivedFrom(new Request(request.url, { method: request.method, headers, body: Buffer.concat(chunks), signal: request.signal }), request)
 }
 
 /**
@@ -38,7 +40,7 @@ function routableUrl(request: Request): Request {
   const url = request.url
   const pathStart = url.indexOf('/', url.indexOf('//') + 2)
   if (pathStart === -1 || pathStart >= 11) return request
-  return new Request(`http://localhost${url.slice(pathStart)}`, request)
+  return derivedFrom(new Request(`http://localhost${url.slice(pathStart)}`, request), request)
 }
 
 export function prepareRequest(request: Request, config: Pick<Config, 'jsonLimitBytes'>, isUpload: (pathname: string) => boolean): Request | Promise<Request> {

@@ -22,7 +22,7 @@ test('every response gets X-Request-Id and one JSON log line without the token',
   const handler = withRequestLog(() => new Response('hello', { status: 201, headers: { 'content-length': '5' } }), (line) => lines.push(line))
   const response = await handler(new Request('http://x/api/thing?token=eyJ.secret.value'), null)
   const id = response.headers.get('x-request-id')
-  expect(id).toBeTruthy()
+  expect(id).toMatch(/^[0-9a-f]{12}-[0-9a-z]+$/)
   expect(lines).toHaveLength(1)
   const entry = JSON.parse(lines[0]!)
   expect(entry).toMatchObject({ method: 'GET', path: '/api/thing?token=[redacted]', status: 201, bytes: 5, requestId: id })
@@ -34,8 +34,16 @@ test('a sane incoming X-Request-Id is kept, a hostile one replaced', async () =>
   const handler = withRequestLog(() => new Response('ok'), () => {})
   const kept = await handler(new Request('http://x/', { headers: { 'x-request-id': 'abc-123' } }), null)
   expect(kept.headers.get('x-request-id')).toBe('abc-123')
-  const replaced = await handler(new Request('http://x/', { headers: { 'x-request-id': 'a b;<script>' } }), null)
-  expect(replaced.headers.get('x-request-id')).not.toBe('a b;<script>')
+  // replaced by one of our own: a per-process prefix and a counter, as when none was sent
+  const generated = /^[0-9a-f]{12}-[0-9a-z]+$/
+  const own = (await handler(new Request('http://x/'), null)).headers.get('x-request-id')!
+  expect(own).toMatch(generated)
+  for (const hostile of ['a b;<script>', 'x'.repeat(65), 'ünïcode', '', 'a"b', 'a\\b', 'line\tbreak']) {
+    const replaced = (await handler(new Request('http://x/', { headers: { 'x-request-id': hostile } }), null)).headers.get('x-request-id')!
+    expect({ hostile, replaced: generated.test(replaced) }).toEqual({ hostile, replaced: true })
+    expect(replaced.split('-')[0]).toBe(own.split('-')[0]!)
+    expect(replaced).not.toBe(own)
+  }
 })
 
 test('the log sink writes whole lines in batches and everything on flush', async () => {

@@ -10,14 +10,10 @@ import { blobPath } from './local'
 
 const sha256Pattern = /^[0-9a-f]{64}$/
 
-/** The five `<file>_sha256` columns of `versions`: every reference a row makes to the blob store. */
-export const versionFileHashColumns = ['bundle_ios_sha256', 'bundle_android_sha256', 'manifest_sha256', 'assets_ios_sha256', 'assets_android_sha256'] as const
-
-/** Every blob hash some version row refers to. */
+/** Every blob hash some version refers to (the `version_files` table holds every reference to the blob store). */
 export function referencedBlobs(database: Database): Set<string> {
   const referenced = new Set<string>()
-  const select = versionFileHashColumns.map((column) => `SELECT ${column} AS sha256 FROM versions`).join(' UNION ')
-  for (const row of database.query(select).all() as { sha256: string }[]) referenced.add(row.sha256)
+  for (const row of database.query('SELECT DISTINCT sha256 FROM version_files').all() as { sha256: string }[]) referenced.add(row.sha256)
   return referenced
 }
 
@@ -94,8 +90,7 @@ export function describeCollected(collected: CollectedGarbage): string | null {
 
 /** Whether any version row refers to `sha256`, read now (the server's writes included). */
 export function isReferencedNow(database: Database, sha256: string): boolean {
-  const where = versionFileHashColumns.map((column) => `${column} = ?1`).join(' OR ')
-  return database.query(`SELECT 1 FROM versions WHERE ${where} LIMIT 1`).get(sha256) !== null
+  return database.query('SELECT 1 FROM version_files WHERE sha256 = ? LIMIT 1').get(sha256) !== null
 }
 
 /** Blobs in `store` (a bucket, or the data directory) that no version row refers to. */

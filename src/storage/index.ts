@@ -63,31 +63,34 @@ export async function hashBlob(blob: Blob): Promise<string> {
   return hasher.digest('hex')
 }
 
-const fileColumns = ['bundle_ios', 'bundle_android', 'manifest', 'assets_ios', 'assets_android'] as const
+/** How doctor names a file kind in a sentence. */
+const kindNames: Record<string, string> = { bundleIos: 'iOS bundle', bundleAndroid: 'Android bundle', manifest: 'manifest', assetsIos: 'iOS assets', assetsAndroid: 'Android assets' }
 
 /**
- * For `doctor`: every blob a version row refers to must exist, have the recorded size and hash to
- * its name, in either store. Takes the raw SQLite handle so it works on a database opened read-only. Returns one
- * sentence per problem; an empty list means every stored file is intact.
+ * For `doctor`: every blob a version refers to must exist, have the recorded size and hash to
+ * its name, in either store, and every version must have its five files. Takes the raw SQLite
+ * handle so it works on a database opened read-only. Returns one sentence per problem; an empty
+ * list means every stored file is intact.
  */
 export async function checkStoredFiles(database: Database, store: BlobStore): Promise<string[]> {
   const referenced = new Map<string, { size: number; versions: string[] }>()
   const problems: string[] = []
-  const columns = fileColumns.map((c) => `${c}_sha256 AS ${c}_sha256, ${c}_size AS ${c}_size`).join(', ')
-  const rows = database.query(`SELECT v.id AS id, v.version AS version, m.app_id AS app_id, ${columns} FROM versions v JOIN mini_apps m ON m.id = v.mini_app_id`).all() as Record<string, string | number>[]
+  const incomplete = database
+    .query(`SELECT v.id AS id, v.version AS version, m.app_id AS app_id, count(f.kind) AS files FROM versions v JOIN mini_apps m ON m.id = v.mini_app_id LEFT JOIN version_files f ON f.version_id = v.id GROUP BY v.id HAVING count(f.kind) <> 5`)
+    .all() as { id: string; version: string; app_id: string; files: number }[]
+  for (const row of incomplete) problems.push(`version ${row.app_id} ${row.version} (${row.id}) records ${row.files} of its 5 files`)
+  const rows = database
+    .query(`SELECT v.id AS id, v.version AS version, m.app_id AS app_id, f.kind AS kind, f.sha256 AS sha256, f.size AS size FROM version_files f JOIN versions v ON v.id = f.version_id JOIN mini_apps m ON m.id = v.mini_app_id`)
+    .all() as { id: string; version: string; app_id: string; kind: string; sha256: string; size: number }[]
   for (const row of rows) {
-    for (const column of fileColumns) {
-      const sha256 = String(row[`${column}_sha256`])
-      const size = Number(row[`${column}_size`])
-      const label = `${row.app_id} ${row.version}`
-      if (!sha256Pattern.test(sha256)) {
-        problems.push(`version ${label} (${row.id}) records an invalid hash for its ${column.replace('_', ' ')} file`)
-        continue
-      }
-      const entry = referenced.get(sha256) ?? { size, versions: [] }
-      entry.versions.push(label)
-      referenced.set(sha256, entry)
+    const label = `${row.app_id} ${row.version}`
+    if (!sha256Pattern.test(row.sha256)) {
+      problems.push(`version ${label} (${row.id}) records an invalid hash for its ${kindNames[row.kind] ?? row.kind} file`)
+      continue
     }
+    const entry = referenced.get(row.sha256) ?? { size: row.size, versions: [] }
+    entry.versions.push(label)
+    referenced.set(row.sha256, entry)
   }
   for (const [sha256, { size, versions }] of referenced) {
     const path = store.describe(sha256)

@@ -21,7 +21,7 @@ export function createLocalBlobStore(paths: Pick<DataDirPaths, 'blobs' | 'tmp'>)
 
   async function place(source: string, sha256: string, move: boolean): Promise<void> {
     const directory = join(paths.blobs, 'sha256', sha256.slice(0, 2))
-    await mkdir(directory, { recursive: true })
+    await mkdir(directory, { recursive: true, mode: 0o700 })
     const target = blobPath(paths, sha256)
     if (move) await rename(source, target)
     else {

@@ -80,7 +80,7 @@ export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
     if (!release) return
     const { appId, appName, version } = release
     const root = `releases/${appId}/${channel}`
-    const files = filesOf(version)
+    const files = filesOf(db, version.id)
     for (const object of mirroredObjects) {
       const file = files[object.kind]
       await blobs.writeObject(`${root}/${object.name}`, blobs.read(file.sha256), { contentType: fileKinds[object.kind].contentType, cacheControl: mirrorCacheControl })

@@ -1,10 +1,11 @@
 import { describe, expect, test, afterAll } from 'bun:test'
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { eq } from 'drizzle-orm'
 import { Readable } from 'node:stream'
 import { tempDir } from '../test-support'
 import { dataDirPaths, openDataDir } from '../data-dir'
-import { versions, miniApps } from '../db/schema'
+import { versions, versionFiles, miniApps } from '../db/schema'
 import { blobPath, checkStoredFiles, createLocalBlobStore, writeTemp } from '.'
 
 const root = tempDir('miniship-storage-')
@@ -74,18 +75,7 @@ describe('checkStoredFiles (doctor)', () => {
     assetsIos: 'ios zip',
     assetsAndroid: 'android zip',
   }
-  const columns = {
-    bundleIosSha256: sha256(files.bundleIos),
-    bundleIosSize: files.bundleIos.length,
-    bundleAndroidSha256: sha256(files.bundleAndroid),
-    bundleAndroidSize: files.bundleAndroid.length,
-    manifestSha256: sha256(files.manifest),
-    manifestSize: files.manifest.length,
-    assetsIosSha256: sha256(files.assetsIos),
-    assetsIosSize: files.assetsIos.length,
-    assetsAndroidSha256: sha256(files.assetsAndroid),
-    assetsAndroidSize: files.assetsAndroid.length,
-  }
+  const fileRows = (Object.entries(files) as [keyof typeof files, string][]).map(([kind, content]) => ({ versionId: 'v1', kind, sha256: sha256(content), size: content.length }))
   const store = (content: string) => {
     const path = blobPath(paths, sha256(content))
     mkdirSync(join(path, '..'), { recursive: true })
@@ -98,8 +88,9 @@ describe('checkStoredFiles (doctor)', () => {
     const at = '2026-11-22T10:00:00.000Z'
     db.insert(miniApps).values({ id: 'm1', appId: 'doctor.app', name: 'Doctor', createdAt: at, updatedAt: at }).run()
     db.insert(versions)
-      .values({ id: 'v1', miniAppId: 'm1', version: '1.0.0', buildNumber: 1, releaseType: 'RELEASE', status: 'DRAFT', createdAt: at, updatedAt: at, ...columns })
+      .values({ id: 'v1', miniAppId: 'm1', version: '1.0.0', buildNumber: 1, releaseType: 'RELEASE', status: 'DRAFT', createdAt: at, updatedAt: at })
       .run()
+    db.insert(versionFiles).values(fileRows).run()
     expect(await checkStoredFiles(db.$client, createLocalBlobStore(paths))).toEqual([])
   })
 
@@ -112,6 +103,14 @@ describe('checkStoredFiles (doctor)', () => {
     expect(problems[0]).toContain('is missing (used by doctor.app 1.0.0)')
     expect(problems[1]).toContain('has 7 bytes, 14 expected')
     expect(problems[2]).toContain('is damaged')
+  })
+
+  test('names a version that lost one of its five file rows', async () => {
+    db.insert(versions).values({ id: 'v2', miniAppId: 'm1', version: '1.0.1', buildNumber: 2, releaseType: 'RELEASE', status: 'DRAFT', createdAt: '2026-11-22T10:00:00.000Z', updatedAt: '2026-11-22T10:00:00.000Z' }).run()
+    db.insert(versionFiles).values(fileRows.slice(1).map((row) => ({ ...row, versionId: 'v2' }))).run()
+    const problems = await checkStoredFiles(db.$client, createLocalBlobStore(paths))
+    expect(problems[0]).toBe('version doctor.app 1.0.1 (v2) records 4 of its 5 files')
+    db.delete(versions).where(eq(versions.id, 'v2')).run()
   })
 
   test('works on a database opened read-only, as doctor opens it', async () => {

@@ -11,7 +11,8 @@ const CODE_SHAPE = /^[A-Z]{4}-[0-9]{4}$/
 const REFUSAL: Record<number, string> = {
   404: 'Unknown code',
   409: 'This code was already used',
-  410: 'This code has expired',
+  // the server answers an unknown code as it answers an expired one, so codes cannot be probed
+  410: 'This code is unknown or has expired',
 }
 
 export function cliPage(ctx: PageContext, code: string): void {

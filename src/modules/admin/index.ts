@@ -22,7 +22,7 @@ export function adminRoutes(deps: AppDeps) {
         admin: true,
         query: listQuery,
         response: { 200: listResponse },
-        detail: { summary: 'All users and the audit log (newest first, paged with auditBefore)', tags: ['admin'] },
+        detail: { summary: 'A page of users (userLimit, userCursor) and of the audit log (newest first, paged with auditBefore)', tags: ['admin'] },
       })
       .post(
         '/users',

@@ -7,6 +7,8 @@ export const listQuery = t.Object({
   // without the field's name.
   auditLimit: t.Optional(t.Numeric({ error: 'must be a whole number from 1 to 1000', description: 'audit entries to return, 1 to 1000 (default 100)' })),
   auditBefore: t.Optional(t.String({ maxLength: 40, description: 'only audit entries created before this ISO timestamp (to page back)' })),
+  userLimit: t.Optional(t.Numeric({ error: 'must be a whole number from 1 to 1000', description: 'users to return, 1 to 1000 (default 200), oldest first' })),
+  userCursor: t.Optional(t.String({ maxLength: 200, description: 'the usersNextCursor of the previous page' })),
   auditBeforeId: t.Optional(
     t.String({ maxLength: 64, description: 'with auditBefore: the id of the oldest entry shown, so that entries sharing its createdAt are neither lost nor repeated' }),
   ),
@@ -41,4 +43,4 @@ export const auditLogSchema = t.Object({
   createdAt: t.String(),
 })
 
-export const listResponse = t.Object({ users: t.Array(userSchema), auditLogs: t.Array(auditLogSchema) })
+export const listResponse = t.Object({ users: t.Array(userSchema), usersNextCursor: t.Union([t.String(), t.Null()]), auditLogs: t.Array(auditLogSchema) })

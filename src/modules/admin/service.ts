@@ -1,5 +1,5 @@
 // User administration (decisions §7): the listing with the audit log, and changes to one user.
-import { and, asc, eq, ne, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, ne, or, sql } from 'drizzle-orm'
 import { users } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
@@ -10,14 +10,28 @@ import type { Role } from '../auth/tokens'
 
 export const auditLimitDefault = 100
 export const auditLimitMax = 1000
+export const userLimitDefault = 200
+export const userLimitMax = 1000
 
 export interface AdminListing {
   users: UserRecord[]
+  /** pass as `userCursor` for the next page of users; null on the last */
+  usersNextCursor: string | null
   auditLogs: AuditLogRecord[]
 }
 
-/** Every user (oldest first) and a page of the audit log (newest first). */
-export function listUsersWithAudit(db: Db, options: { auditLimit?: number; auditBefore?: string; auditBeforeId?: string }): AdminListing {
+/** A page of users (oldest first, default 200) and a page of the audit log (newest first). */
+export function listUsersWithAudit(db: Db, options: { auditLimit?: number; auditBefore?: string; auditBeforeId?: string; userLimit?: number; userCursor?: string }): AdminListing {
+  const userLimit = options.userLimit ?? userLimitDefault
+  if (!Number.isInteger(userLimit) || userLimit < 1 || userLimit > userLimitMax) {
+    throw invalidField('userLimit', `must be a whole number from 1 to ${userLimitMax}`, 'query')
+  }
+  let after: { createdAt: string; id: string } | null = null
+  if (options.userCursor !== undefined) {
+    const [createdAt, id] = Buffer.from(options.userCursor, 'base64url').toString().split('\u0000')
+    if (!createdAt || !id || !/^\d{4}-\d{2}-\d{2}T/.test(createdAt)) throw invalidField('userCursor', 'must be the usersNextCursor of an earlier page', 'query')
+    after = { createdAt, id }
+  }
   const limit = options.auditLimit ?? auditLimitDefault
   if (!Number.isInteger(limit) || limit < 1 || limit > auditLimitMax) {
     throw invalidField('auditLimit', `must be a whole number from 1 to ${auditLimitMax}`, 'query')
@@ -30,11 +44,20 @@ export function listUsersWithAudit(db: Db, options: { auditLimit?: number; audit
     }
     before = new Date(at).toISOString()
   }
-  const rows = db.select().from(users).orderBy(asc(users.createdAt), asc(users.id)).all()
+  const page = db
+    .select()
+    .from(users)
+    .where(after ? or(gt(users.createdAt, after.createdAt), and(eq(users.createdAt, after.createdAt), gt(users.id, after.id))) : undefined)
+    .orderBy(asc(users.createdAt), asc(users.id))
+    .limit(userLimit + 1)
+    .all()
+  const rows = page.slice(0, userLimit)
+  const last = rows[rows.length - 1]
+  const usersNextCursor = page.length > userLimit && last ? Buffer.from(`${last.createdAt}\u0000${last.id}`).toString('base64url') : null
   if (options.auditBeforeId !== undefined && before === undefined) {
     throw invalidField('auditBeforeId', 'goes with auditBefore (the createdAt of the same entry)', 'query')
   }
-  return { users: rows.map(toUserRecord), auditLogs: listAuditLogs(db, { limit, before, beforeId: options.auditBeforeId }) }
+  return { users: rows.map(toUserRecord), usersNextCursor, auditLogs: listAuditLogs(db, { limit, before, beforeId: options.auditBeforeId }) }
 }
 
 export interface UserPatch {

@@ -5,6 +5,7 @@ import { createTestContext, createUser, loginToken } from '../../test-support'
 import { auditLogs, users } from '../../db/schema'
 import { createTokenService } from './tokens'
 import { displayNameFromEmail, normaliseEmail } from './service'
+import { defaultRateLimits } from '../../config'
 
 const context = createTestContext()
 afterAll(() => context.close())
@@ -217,6 +218,16 @@ describe('bearer tokens', () => {
     expect(res.body.code).toBe('INVALID_TOKEN')
   })
 
+  test('a download token (signed by this server, for downloads only) is 401 INVALID_TOKEN on the API', async () => {
+    const tokens = createTokenService(context.dataDir.secret, () => context.now.value, 3600)
+    for (const token of [await tokens.signDownload('0192f0aa-0000-7000-8000-000000000000', null), await tokens.signDownload('v1', context.now.value + 60_000)]) {
+      for (const [method, path] of [['GET', '/api/auth/me'], ['GET', '/api/mini-apps'], ['GET', '/api/admin/users']] as const) {
+        const res = await context.call(method, path, { token })
+        expect({ path, status: res.status, code: res.body.code }).toEqual({ path, status: 401, code: 'INVALID_TOKEN' })
+      }
+    }
+  })
+
   test('an expired token is 401 TOKEN_EXPIRED', async () => {
     const own = createTestContext()
     try {
@@ -262,7 +273,7 @@ describe('registration closed', () => {
 })
 
 describe('rate limits (decisions §3)', () => {
-  const limited = createTestContext({ rateLimit: true, trustProxy: true, rateLimits: { login: 3, register: 2, cliSessionCreate: 10, cliSessionPoll: 60 } })
+  const limited = createTestContext({ rateLimit: true, trustProxy: true, rateLimits: { ...defaultRateLimits, login: 3, register: 2, cliSessionCreate: 10, cliSessionPoll: 60 } })
   afterAll(() => limited.close())
   const from = (address: string) => ({ 'x-forwarded-for': address })
 

@@ -4,6 +4,7 @@ import { users, type UserRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import type { Config } from '../../config'
 import { AppError } from '../../http/errors'
+import { isCleanText } from '../../http/text'
 import { newId, isoAt, type Clock } from '../../ids'
 import { recordAudit, type AuditEntry } from '../audit/service'
 import type { Role, TokenService } from './tokens'
@@ -60,8 +61,8 @@ export function requirePassword(password: string): string {
 
 export function requireDisplayName(raw: string): string {
   const name = raw.trim()
-  // eslint-disable-next-line no-control-regex
-  if (name.length === 0 || name.length > displayNameMaxLength || /[\u0000-\u001f\u007f]/.test(name)) {
+  // also C1 and bidi overrides (http/text.ts): create-admin and the setup page have no TypeBox in front
+  if (name.length === 0 || name.length > displayNameMaxLength || !isCleanText(name)) {
     throw invalidField('displayName', `must be 1 to ${displayNameMaxLength} characters without control characters`)
   }
   return name
@@ -106,12 +107,13 @@ export interface NewUser {
 }
 
 /** Who asked for the account: self-registration, an admin, or the `create-admin` command. */
-export type UserOrigin = 'register' | 'admin' | 'cli'
+export type UserOrigin = 'register' | 'admin' | 'cli' | 'setup'
 
 const creationSummary: Record<UserOrigin, (user: UserRecord) => string> = {
   register: (user) => `${user.email} registered`,
   admin: (user) => `Created ${user.role === 'ADMIN' ? 'admin' : 'user'} ${user.email}`,
   cli: (user) => `Created ${user.role === 'ADMIN' ? 'admin' : 'user'} ${user.email} with the create-admin command`,
+  setup: (user) => `Created the first admin ${user.email} through the one-time setup link`,
 }
 
 /**

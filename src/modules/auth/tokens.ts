@@ -17,6 +17,8 @@ export interface DownloadClaims {
   purpose: 'download'
   /** the one version this token opens */
   vid: string
+  /** the user an unpublished version's link was handed to: it stops working when they are disabled */
+  uid?: string
   exp?: number
 }
 
@@ -29,8 +31,11 @@ const cacheLimit = 10_000
 
 export interface TokenService {
   signAccess(user: { id: string; role: Role; tokenVersion: number }): Promise<string>
-  /** Without `expiresAt` the token never expires and is the same string for the same version. */
-  signDownload(versionId: string, expiresAt: number | null): Promise<string>
+  /**
+   * Without `expiresAt` the token never expires and is the same string for the same version (a
+   * published version's: no `issuedTo` either). `issuedTo` is the user a draft's link is handed to.
+   */
+  signDownload(versionId: string, expiresAt: number | null, issuedTo?: string): Promise<string>
   /**
    * The `token` of release-stable URLs (decisions §9): those are public, but every URL in install
    * info carries a token; this one names the miniapp, never expires and is the same string every time.
@@ -65,8 +70,9 @@ export function createTokenService(secret: Uint8Array, clock: Clock, accessTtlSe
         .sign(await key)
     },
 
-    async signDownload(versionId, expiresAt) {
-      const token = new SignJWT({ purpose: 'download', vid: versionId }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    async signDownload(versionId, expiresAt, issuedTo) {
+      const claims = issuedTo === undefined ? { purpose: 'download', vid: versionId } : { purpose: 'download', vid: versionId, uid: issuedTo }
+      const token = new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       if (expiresAt !== null) token.setExpirationTime(Math.floor(expiresAt / 1000))
       return token.sign(await key)
     },
@@ -89,6 +95,7 @@ export function createTokenService(secret: Uint8Array, clock: Clock, accessTtlSe
       let claims: AccessClaims | DownloadClaims
       if (payload.purpose === 'download' && typeof payload.vid === 'string') {
         claims = { purpose: 'download', vid: payload.vid, exp: typeof payload.exp === 'number' ? payload.exp : undefined }
+        if (typeof payload.uid === 'string') claims.uid = payload.uid
       } else if (
         typeof payload.sub === 'string' &&
         (payload.role === 'ADMIN' || payload.role === 'USER') &&

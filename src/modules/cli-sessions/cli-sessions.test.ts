@@ -4,6 +4,7 @@ import { eq } from 'drizzle-orm'
 import { createTestContext, createUser, type TestUser } from '../../test-support'
 import { auditLogs, users } from '../../db/schema'
 import { codeLetters, codePattern, generateCode, normaliseCode, verificationUrl } from './service'
+import { defaultRateLimits } from '../../config'
 
 const context = createTestContext()
 afterAll(() => context.close())
@@ -181,10 +182,23 @@ describe('bad input', () => {
     }
   })
 
-  test('approving an unknown code is 404', async () => {
-    const res = await context.call('POST', '/api/auth/cli/sessions/ZZZZ-0000/approve', { token: alice.token })
-    expect(res.status).toBe(404)
-    expect(res.body.code).toBe('CLI_SESSION_NOT_FOUND')
+  test('approving an unknown, a malformed and an expired code answer alike: 410 CLI_SESSION_EXPIRED, the same message shape', async () => {
+    const own = createTestContext()
+    try {
+      const carol = await createUser(own, { email: 'carol@example.com' })
+      const expired = await newSession(own)
+      own.advance(600_000)
+      const answers = []
+      for (const code of [expired.code, 'ZZZZ-0000', 'nonsense']) {
+        const res = await own.call('POST', `/api/auth/cli/sessions/${code}/approve`, { token: carol.token })
+        answers.push({ status: res.status, code: res.body.code, message: res.body.message.replace(code.toUpperCase(), '<code>').replace(code, '<code>') })
+      }
+      expect(answers[0]).toEqual({ status: 410, code: 'CLI_SESSION_EXPIRED', message: 'The code <code> is unknown or has expired; run the login again for a new code' })
+      expect(answers[1]).toEqual(answers[0]!)
+      expect(answers[2]).toEqual(answers[0]!)
+    } finally {
+      own.close()
+    }
   })
 
   test('approving an already approved code is 409, before and after its token was collected', async () => {
@@ -233,7 +247,7 @@ describe('bad input', () => {
 })
 
 describe('rate limits', () => {
-  const limited = createTestContext({ rateLimit: true, trustProxy: true, rateLimits: { login: 10, register: 10, cliSessionCreate: 2, cliSessionPoll: 3 } })
+  const limited = createTestContext({ rateLimit: true, trustProxy: true, rateLimits: { ...defaultRateLimits, login: 10, register: 10, cliSessionCreate: 2, cliSessionPoll: 3 } })
   afterAll(() => limited.close())
 
   test('session creation past the limit is 429 with Retry-After, per address', async () => {
@@ -245,6 +259,33 @@ describe('rate limits', () => {
     expect(blocked.body.code).toBe('RATE_LIMITED')
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0)
     await newSession(limited, { 'x-forwarded-for': '203.0.113.10' })
+  })
+
+  test('approving past the limit is 429, per user and per address', async () => {
+    const own = createTestContext({ rateLimit: true, trustProxy: true, rateLimits: { ...defaultRateLimits, cliSessionApprove: 3 } })
+    try {
+      const dave = await createUser(own, { email: 'dave@example.com' })
+      const frank = await createUser(own, { email: 'frank@example.com' })
+      const approve = (token: string, address: string, code = 'ZZZZ-0000') =>
+        own.call('POST', `/api/auth/cli/sessions/${code}/approve`, { token, headers: { 'x-forwarded-for': address } })
+      // one user trying codes from ever new addresses
+      for (let i = 0; i < 3; i++) expect((await approve(dave.token, `198.51.100.${i}`)).status).toBe(410)
+      const byUser = await approve(dave.token, '198.51.100.50')
+      expect({ status: byUser.status, code: byUser.body.code }).toEqual({ status: 429, code: 'RATE_LIMITED' })
+      expect(byUser.headers.get('retry-after')).not.toBeNull()
+      // one address trying codes: another user's budget does not help once the address's is used up
+      for (let i = 0; i < 3; i++) expect((await approve(frank.token, '192.0.2.77')).status).toBe(410)
+      const george = await createUser(own, { email: 'george@example.com' })
+      const byAddress = await approve(george.token, '192.0.2.77')
+      expect({ status: byAddress.status, code: byAddress.body.code }).toEqual({ status: 429, code: 'RATE_LIMITED' })
+      // a real code from a fresh user and address still works, and the window passes
+      const session = await newSession(own, { 'x-forwarded-for': '192.0.2.200' })
+      expect((await approve(george.token, '192.0.2.201', session.code)).status).toBe(200)
+      own.advance(60_000)
+      expect((await approve(dave.token, '198.51.100.60')).status).toBe(410)
+    } finally {
+      own.close()
+    }
   })
 
   test('polling past the limit is 429 with Retry-After', async () => {

@@ -41,10 +41,19 @@ export function cliSessionRoutes(deps: AppDeps) {
         detail: { summary: 'Poll a sign-in session; the approved answer carries the token once', tags: ['auth'] },
       },
     )
-    .post('/:code/approve', ({ params, user }) => approveCliSession(deps.db, deps.clock, user, params.code), {
-      auth: true,
-      params: codeParams,
-      response: { 200: t.Object({ code: t.String(), status: t.Literal('approved') }) },
-      detail: { summary: 'Approve a sign-in session as the signed-in user', tags: ['auth'] },
-    })
+    .post(
+      '/:code/approve',
+      ({ params, user, request, server }) => {
+        // Each try at a code is an answer about it: a budget per user and per address.
+        deps.rateLimiter.hit('cli-session-approve-user', user.id, deps.config.rateLimits.cliSessionApprove)
+        deps.rateLimiter.hit('cli-session-approve-address', clientAddress(request, server, deps.config), deps.config.rateLimits.cliSessionApprove)
+        return approveCliSession(deps.db, deps.clock, user, params.code)
+      },
+      {
+        auth: true,
+        params: codeParams,
+        response: { 200: t.Object({ code: t.String(), status: t.Literal('approved') }) },
+        detail: { summary: 'Approve a sign-in session as the signed-in user (410 alike for an unknown and an expired code)', tags: ['auth'] },
+      },
+    )
 }

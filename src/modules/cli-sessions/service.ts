@@ -121,18 +121,17 @@ function maskedCode(code: string): string {
  * (whether or not its token was collected yet).
  */
 export function approveCliSession(db: Db, clock: Clock, approver: { id: string; email: string; status: string }, rawCode: string): { code: string; status: 'approved' } {
-  const code = normaliseCode(rawCode)
-  if (code === null) throw notFound(rawCode)
   if (approver.status !== 'ACTIVE') throw new AppError(403, 'ACCOUNT_DISABLED', 'A disabled account cannot approve a sign-in')
+  const code = normaliseCode(rawCode)
+  // Unknown and expired answer alike, so that trying codes does not tell which ones are live.
+  const gone = () => new AppError(410, 'CLI_SESSION_EXPIRED', `The code ${(code ?? rawCode).slice(0, 20)} is unknown or has expired; run the login again for a new code`)
+  if (code === null) throw gone()
   const nowIso = isoAt(clock)
   db.transaction((tx) => {
     const session = tx.select().from(cliSessions).where(eq(cliSessions.code, code)).get()
-    if (!session) throw notFound(rawCode)
+    if (!session || (session.status === 'pending' && session.expiresAt <= nowIso)) throw gone()
     if (session.status !== 'pending') {
       throw new AppError(409, 'CLI_SESSION_ALREADY_APPROVED', `The code ${code} was already approved; run the login again for a new code`)
-    }
-    if (session.expiresAt <= nowIso) {
-      throw new AppError(410, 'CLI_SESSION_EXPIRED', `The code ${code} has expired; run the login again for a new code`)
     }
     tx.update(cliSessions).set({ status: 'approved', userId: approver.id, approvedAt: nowIso }).where(eq(cliSessions.code, code)).run()
     recordAudit(tx, clock, {

@@ -1,6 +1,7 @@
 // Routes of miniapp management and membership: /api/mini-apps, /api/mini-apps/{miniAppId}[/members].
 import { Elysia } from 'elysia'
 import { AppError } from '../../http/errors'
+import { clientAddress } from '../../http/client'
 import type { AppDeps } from '../../app'
 import { addMemberBody, createMiniAppBody, memberParams, miniAppIdParams, updateMiniAppBody } from './model'
 import { addMember, createMiniApp, listMembers, listMiniApps, miniAppRecord, removeMember, requireVisibleMiniApp, updateMiniApp } from './service'
@@ -65,10 +66,21 @@ export function miniAppRoutes(deps: AppDeps) {
     })
     .post(
       '/:miniAppId/members',
-      ({ user, params, body, set }) => {
-        const member = addMember(db, clock, user, params.miniAppId, body)
-        set.status = 201
-        return member
+      ({ user, params, body, set, request, server }) => {
+        // "No user with the email …" tells whether an address has an account: a budget of such
+        // answers per user and per address, checked before the lookup so that a used-up budget
+        // answers 429 for registered and unregistered emails alike.
+        const keys = [`user:${user.id}`, `address:${clientAddress(request, server, deps.config)}`]
+        const limit = deps.config.rateLimits.memberUnknownEmail
+        for (const key of keys) deps.rateLimiter.check('member-unknown-email', key, limit)
+        try {
+          const member = addMember(db, clock, user, params.miniAppId, body)
+          set.status = 201
+          return member
+        } catch (error) {
+          if (error instanceof AppError && error.code === 'USER_NOT_FOUND') for (const key of keys) deps.rateLimiter.hit('member-unknown-email', key, limit)
+          throw error
+        }
       },
       { auth: true, params: miniAppIdParams, body: addMemberBody, detail: { summary: 'Add a member by email as OWNER or DEVELOPER', tags: ['mini-apps'] } },
     )

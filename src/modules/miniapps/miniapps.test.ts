@@ -185,3 +185,42 @@ describe('members', () => {
     expect(actions.filter((a) => a === 'miniapp.member.remove').length).toBe(1)
   })
 })
+
+describe('members: probing emails is rate-limited', () => {
+  test('after the budget of unknown emails, every add answers 429 (registered or not), per user and per address', async () => {
+    const { defaultRateLimits } = await import('../../config')
+    const { createMiniApp } = await import('../versions/test-fixtures')
+    const own = createTestContext({ rateLimit: true, trustProxy: true, rateLimits: { ...defaultRateLimits, memberUnknownEmail: 2 } })
+    try {
+      const prober = await createTestUser(own)
+      const registered = await createTestUser(own)
+      const app = await createMiniApp(own, prober.token, 'com.example.probe')
+      const add = (token: string, email: string, address: string, miniAppId = app.id) =>
+        own.call('POST', `/api/mini-apps/${miniAppId}/members`, { token, json: { email, role: 'DEVELOPER' }, headers: { 'x-forwarded-for': address } })
+      const result = (res: { status: number; body: { code: string } }) => ({ status: res.status, code: res.body.code })
+      expect(result(await add(prober.token, 'a@nowhere.test', '198.51.100.1'))).toEqual({ status: 404, code: 'USER_NOT_FOUND' })
+      expect(result(await add(prober.token, 'b@nowhere.test', '198.51.100.2'))).toEqual({ status: 404, code: 'USER_NOT_FOUND' })
+      // the user's budget is spent: an unknown and a registered email answer alike
+      const unknown = await add(prober.token, 'c@nowhere.test', '198.51.100.3')
+      expect(result(unknown)).toEqual({ status: 429, code: 'RATE_LIMITED' })
+      expect(unknown.headers.get('retry-after')).not.toBeNull()
+      expect(result(await add(prober.token, registered.email, '198.51.100.4'))).toEqual({ status: 429, code: 'RATE_LIMITED' })
+      // adding registered people does not spend the budget: another owner from its own address
+      const owner = await createTestUser(own)
+      const other = await createMiniApp(own, owner.token, 'com.example.team')
+      expect((await add(owner.token, registered.email, '203.0.113.1', other.id)).status).toBe(201)
+      expect((await add(owner.token, prober.email, '203.0.113.1', other.id)).status).toBe(201)
+      // an address that probed is limited for another user too
+      expect(result(await add(owner.token, 'd@nowhere.test', '198.51.100.9', other.id))).toEqual({ status: 404, code: 'USER_NOT_FOUND' })
+      expect(result(await add(owner.token, 'e@nowhere.test', '198.51.100.9', other.id))).toEqual({ status: 404, code: 'USER_NOT_FOUND' })
+      const third = await createTestUser(own)
+      const thirdApp = await createMiniApp(own, third.token, 'com.example.third')
+      expect(result(await add(third.token, 'f@nowhere.test', '198.51.100.9', thirdApp.id))).toEqual({ status: 429, code: 'RATE_LIMITED' })
+      expect(result(await add(third.token, 'f@nowhere.test', '198.51.100.11', thirdApp.id))).toEqual({ status: 404, code: 'USER_NOT_FOUND' })
+      own.advance(60_000)
+      expect(result(await add(prober.token, 'g@nowhere.test', '198.51.100.10'))).toEqual({ status: 404, code: 'USER_NOT_FOUND' })
+    } finally {
+      own.close()
+    }
+  })
+})

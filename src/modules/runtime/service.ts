@@ -1,6 +1,6 @@
 // Runtime download rules (decisions §6, §9, §10): who may fetch which version, install info, release-stable files, the update check, and their caches.
 import { eq, sql } from 'drizzle-orm'
-import { miniApps, versions } from '../../db/schema'
+import { miniApps, versionFiles, versions } from '../../db/schema'
 import type { Db } from '../../db/open'
 import type { Config } from '../../config'
 import type { Clock } from '../../ids'
@@ -13,7 +13,6 @@ import { channelExists, channelNotFound, defaultChannel, isChannelName, liveRele
 import { decideRelease, type Decision, type LiveRelease } from '../channels/decide'
 import { versionPattern } from '../versions/model'
 import { releaseCacheControl, type FileKind, type StoredFile } from './files'
-import { filesOf } from '../versions/service'
 import { downloadUrls, fileBase, releaseUrls, routeUrl, scopePath, type DownloadUrls, type Platform, isPlatform } from './urls'
 
 export interface RuntimeDeps {
@@ -49,16 +48,6 @@ const versionColumns = {
   status: versions.status,
   buildNumber: versions.buildNumber,
   updatedAt: versions.updatedAt,
-  bundleIosSha256: versions.bundleIosSha256,
-  bundleIosSize: versions.bundleIosSize,
-  bundleAndroidSha256: versions.bundleAndroidSha256,
-  bundleAndroidSize: versions.bundleAndroidSize,
-  manifestSha256: versions.manifestSha256,
-  manifestSize: versions.manifestSize,
-  assetsIosSha256: versions.assetsIosSha256,
-  assetsIosSize: versions.assetsIosSize,
-  assetsAndroidSha256: versions.assetsAndroidSha256,
-  assetsAndroidSize: versions.assetsAndroidSize,
   appId: miniApps.appId,
   appName: miniApps.name,
   currentReleaseVersionId: miniApps.currentReleaseVersionId,
@@ -81,10 +70,12 @@ function prepareQueries(db: Db) {
       .where(eq(versions.id, sql.placeholder('id')))
       .prepare(),
     appByAppId: db.select(appColumns).from(miniApps).where(eq(miniApps.appId, sql.placeholder('appId'))).prepare(),
+    filesOf: db.select({ kind: versionFiles.kind, sha256: versionFiles.sha256, size: versionFiles.size }).from(versionFiles).where(eq(versionFiles.versionId, sql.placeholder('id'))).prepare(),
+    userStatus: db.$client.query<{ status: string }, [string]>('SELECT status FROM users WHERE id = ?'),
   }
 }
 
-export type VersionFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['byVersionId']['get']>>
+export type VersionFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['byVersionId']['get']>> & { files: Record<FileKind, FileInfo> }
 type AppFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['appByAppId']['get']>>
 
 /** A live release of a channel with the facts of its version. */
@@ -230,7 +221,12 @@ export function createRuntimeService(deps: RuntimeDeps) {
     freshen()
     let facts = factsById.get(versionId)
     if (facts === undefined) {
-      facts = queries.byVersionId.get({ id: versionId }) ?? null
+      const row = queries.byVersionId.get({ id: versionId })
+      if (row) {
+        const files = {} as Record<FileKind, FileInfo>
+        for (const file of queries.filesOf.all({ id: versionId })) files[file.kind] = { size: file.size, sha256: file.sha256 }
+        facts = { ...row, files }
+      } else facts = null
       factsById.set(versionId, facts)
     }
     return facts
@@ -269,7 +265,13 @@ export function createRuntimeService(deps: RuntimeDeps) {
     if (token === undefined) return null
     const claims = downloadTokens.get(token)
     if (!claims || claims.vid !== versionId || (claims.exp !== undefined && claims.exp * 1000 <= clock())) return null
+    if (claims.uid !== undefined && !holderActive(claims.uid)) return null
     return versionFacts(versionId)
+  }
+
+  /** Whether the user a draft's link was handed to is still active (read every time: status changes on its own). */
+  function holderActive(userId: string): boolean {
+    return queries.userStatus.get(userId)?.status === 'ACTIVE'
   }
 
   /**
@@ -296,6 +298,9 @@ export function createRuntimeService(deps: RuntimeDeps) {
       if (verified.claims.vid !== versionId) {
         throw new AppError(403, 'TOKEN_WRONG_VERSION', `This download token is for another version, not ${versionId}`)
       }
+      if (verified.claims.uid !== undefined && !holderActive(verified.claims.uid)) {
+        throw new AppError(401, 'TOKEN_REVOKED', 'This download link was handed to an account that is no longer active; ask a member for a new link')
+      }
       if (downloadTokens.size >= cacheLimit) downloadTokens.clear()
       downloadTokens.set(token, verified.claims)
       const facts = versionFacts(versionId)
@@ -314,11 +319,11 @@ export function createRuntimeService(deps: RuntimeDeps) {
    * carry that same token rather than a fresh one: otherwise a link could renew itself forever, and
    * a removed member or a disabled user's tester would keep access to drafts by polling.
    */
-  async function buildInstallInfo(facts: VersionFacts, files: string, presented?: string): Promise<InstallInfo> {
+  async function buildInstallInfo(facts: VersionFacts, files: string, presented?: string, issuedTo?: string): Promise<InstallInfo> {
     const published = facts.status === 'PUBLISHED'
     const token = published
       ? await tokens.signDownload(facts.id, null)
-      : (presented ?? (await tokens.signDownload(facts.id, clock() + config.downloadTokenTtlSeconds * 1000)))
+      : (presented ?? (await tokens.signDownload(facts.id, clock() + config.downloadTokenTtlSeconds * 1000, issuedTo)))
     return installInfoOf(facts, downloadUrls(files, facts.id, token))
   }
 
@@ -331,7 +336,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
       releaseType: facts.releaseType,
       routeUrl: routeUrl(config, facts.appId),
       ...urls,
-      files: filesOf(facts),
+      files: facts.files,
     }
   }
 
@@ -346,10 +351,11 @@ export function createRuntimeService(deps: RuntimeDeps) {
     return cached.json
   }
 
-  async function installJson(facts: VersionFacts, files: string, presented?: string): Promise<SerialisedJson> {
+  /** `issuedTo`: the user whose access token asked, named in a draft's fresh download token. */
+  async function installJson(facts: VersionFacts, files: string, presented?: string, issuedTo?: string): Promise<SerialisedJson> {
     const cached = cachedInstallJson(facts, files)
     if (cached) return cached
-    const json = serialise(await buildInstallInfo(facts, files, presented))
+    const json = serialise(await buildInstallInfo(facts, files, presented, issuedTo))
     // drafts get a fresh expiring token on every request; only published versions are kept
     if (facts.status === 'PUBLISHED') {
       const key = `${files}\u0000${facts.id}`
@@ -361,7 +367,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
   }
 
   function storedFile(facts: VersionFacts, kind: FileKind, cacheControl?: string): StoredFile {
-    const info = filesOf(facts)[kind]
+    const info = facts.files[kind]
     return { kind, path: deps.blobs.kind === 'local' ? deps.blobs.describe(info.sha256) : '', sha256: info.sha256, size: info.size, published: facts.status === 'PUBLISHED', cacheControl }
   }
 
@@ -423,7 +429,8 @@ export function createRuntimeService(deps: RuntimeDeps) {
       if (cached) return cached
       return authorise(versionId, token).then(async (found) => {
         const verified = token ? await tokens.verify(token) : null
-        return installJson(found, files, verified?.ok && verified.kind === 'download' ? token : undefined)
+        if (verified?.ok && verified.kind === 'download') return installJson(found, files, token)
+        return installJson(found, files, undefined, verified?.ok && verified.kind === 'access' ? verified.claims.sub : undefined)
       })
     },
 
@@ -477,7 +484,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
       if (!canSeeMiniApp(db, user, app.id)) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${appId.slice(0, 64)} not found`)
       const facts = app.currentExperienceVersionId ? versionFacts(app.currentExperienceVersionId) : null
       if (!facts) throw new AppError(404, 'EXPERIENCE_NOT_FOUND', `Mini app ${appId} has no experience version yet; upload one`)
-      return installJson(facts, files)
+      return installJson(facts, files, undefined, user.id)
     },
 
     /** A file of the release a device gets (release-stable URLs, public): short-cached, revalidated by ETag. */

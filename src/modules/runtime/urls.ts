@@ -38,7 +38,12 @@ export function apiBase(request: Request, config: Pick<Config, 'publicUrl' | 'tr
     if (forwardedProto === 'http' || forwardedProto === 'https') protocol = forwardedProto
     if (forwardedHost) host = forwardedHost
   }
-  if (host === null) host = url.slice(url.indexOf('//') + 2, url.indexOf('/', url.indexOf('//') + 2) >>> 0)
+  if (host === null) {
+    // no Host header (HTTP/1.0, a test's Request): the URL's own authority
+    const start = url.indexOf('//') + 2
+    const end = url.indexOf('/', start)
+    host = url.slice(start, end === -1 ? undefined : end)
+  }
   const key = `${protocol}\u0000${host}`
   let base = bases.get(key)
   if (base === undefined) {

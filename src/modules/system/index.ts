@@ -2,6 +2,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../../app'
 import { openApiDocument } from '../../http/openapi'
+import { canWrite } from '../../db/open'
 import { productVersion } from '../../version'
 
 interface HasRoutes {
@@ -9,7 +10,8 @@ interface HasRoutes {
 }
 
 /**
- * `{ status, version, uptimeSeconds }`, 503 when the database does not answer. A plain function:
+ * `{ status, version, uptimeSeconds }`: `ok`; `degraded` (still 200) when reads work but no write can
+ * be made (another process holds the write lock); `unavailable` and 503 when the database does not answer. A plain function:
  * `serve` also answers it straight from Bun's router, so that a probe (and the first request after
  * start-up) does not wait for Elysia to compile its handlers.
  */
@@ -18,12 +20,15 @@ export function healthResponse(deps: Pick<AppDeps, 'db' | 'clock' | 'startedAt'>
   let status = 'ok'
   try {
     deps.db.$client.query('SELECT 1').get()
+    // Reads still work while another process holds the write lock: the server answers, but
+    // writes fail with 503 DATABASE_BUSY. Still 200, so a balancer does not pull the only instance.
+    if (!canWrite(deps.db.$client)) status = 'degraded'
   } catch {
     status = 'unavailable'
   }
   const body = JSON.stringify({ status, version: productVersion, uptimeSeconds })
   return new Response(body, {
-    status: status === 'ok' ? 200 : 503,
+    status: status === 'unavailable' ? 503 : 200,
     headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), 'cache-control': 'no-store' },
   })
 }

@@ -3,19 +3,20 @@ import { existsSync } from 'node:fs'
 import { createTestContext } from '../../test-support'
 import { blobPath } from '../../storage'
 import { createTokenService } from '../auth/tokens'
-import { nextStatus, refusals, transitions, versionStatuses, type VersionAction } from './lifecycle'
+import { nextStatus, refusals, transitions, versionStatuses, type VersionAction, type VersionStatus } from './lifecycle'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from './test-fixtures'
 
+// What decisions §5 says, written out once more so a change to the table is a visible decision.
+const expected: Record<VersionAction, Record<VersionStatus, string | null>> = {
+  upload: { DRAFT: 'DRAFT', IN_REVIEW: 'DRAFT', PUBLISHED: null },
+  review: { DRAFT: 'IN_REVIEW', IN_REVIEW: 'IN_REVIEW', PUBLISHED: null },
+  // a published version may be released into another channel; the channel refuses a second release of it (409)
+  publish: { DRAFT: 'PUBLISHED', IN_REVIEW: 'PUBLISHED', PUBLISHED: 'PUBLISHED' },
+  rollback: { DRAFT: null, IN_REVIEW: null, PUBLISHED: 'PUBLISHED' },
+  delete: { DRAFT: 'DELETED', IN_REVIEW: 'DELETED', PUBLISHED: null },
+}
+
 describe('the transition table', () => {
-  // What decisions §5 says, written out once more so a change to the table is a visible decision.
-  const expected: Record<VersionAction, Record<string, string | null>> = {
-    upload: { DRAFT: 'DRAFT', IN_REVIEW: 'DRAFT', PUBLISHED: null },
-    review: { DRAFT: 'IN_REVIEW', IN_REVIEW: 'IN_REVIEW', PUBLISHED: null },
-    // a published version may be released into another channel; the channel refuses a second release of it (409)
-    publish: { DRAFT: 'PUBLISHED', IN_REVIEW: 'PUBLISHED', PUBLISHED: 'PUBLISHED' },
-    rollback: { DRAFT: null, IN_REVIEW: null, PUBLISHED: 'PUBLISHED' },
-    delete: { DRAFT: 'DELETED', IN_REVIEW: 'DELETED', PUBLISHED: null },
-  }
   for (const action of Object.keys(transitions) as VersionAction[]) {
     for (const status of versionStatuses) {
       test(`${action} from ${status} → ${expected[action][status] ?? 'refused (409)'}`, () => {
@@ -220,6 +221,57 @@ describe('install links with a public URL', () => {
   })
 })
 
-test('every refusal code of the table is a 409 the tests above name', () => {
-  expect(Object.values(refusals).map((r) => r.code).sort()).toEqual(['VERSION_ALREADY_PUBLISHED', 'VERSION_ALREADY_PUBLISHED', 'VERSION_ALREADY_PUBLISHED', 'VERSION_NOT_PUBLISHED', 'VERSION_PUBLISHED'])
+describe('every cell the table refuses is a 409 over HTTP, with the refusal code of its action', () => {
+  const refusing = createTestContext()
+  afterAll(() => refusing.close())
+  const appId = 'refusals.app'
+  let user: TestUser
+  let miniApp: string
+  /** a version in each status; PUBLISHED is not the live release (deleting that one is VERSION_IS_LIVE) */
+  const inStatus = {} as Record<VersionStatus, { id: string; version: string }>
+
+  const uploadAs = async (version: string) => {
+    const res = await upload(refusing, user.token, appId, uploadForm(appId, { version }))
+    expect(res.status).toBe(201)
+    return { id: res.body.id as string, version }
+  }
+  const act = (id: string) => `/api/mini-apps/${miniApp}/versions/${id}`
+  /** Performs `action` on the version through HTTP, as a client would. */
+  const perform: Record<VersionAction, (target: { id: string; version: string }) => Promise<{ status: number; body: { code?: string } }>> = {
+    upload: (target) => upload(refusing, user.token, appId, uploadForm(appId, { version: target.version, bundleIos: 'a new build' })),
+    review: (target) => refusing.call('POST', `${act(target.id)}/review`, { token: user.token }),
+    publish: (target) => refusing.call('POST', `${act(target.id)}/publish`, { token: user.token, json: {} }),
+    rollback: (target) => refusing.call('POST', `/api/mini-apps/${miniApp}/rollback`, { token: user.token, json: { targetVersionId: target.id } }),
+    delete: (target) => refusing.call('DELETE', act(target.id), { token: user.token }),
+  }
+
+  beforeAll(async () => {
+    user = await createTestUser(refusing)
+    miniApp = (await createMiniApp(refusing, user.token, appId)).id
+    inStatus.PUBLISHED = await uploadAs('1.0.0')
+    expect((await perform.publish(inStatus.PUBLISHED)).status).toBe(200)
+    const live = await uploadAs('1.1.0')
+    expect((await perform.publish(live)).status).toBe(200)
+    inStatus.IN_REVIEW = await uploadAs('2.0.0')
+    expect((await perform.review(inStatus.IN_REVIEW)).status).toBe(200)
+    inStatus.DRAFT = await uploadAs('2.1.0')
+  })
+
+  for (const action of Object.keys(expected) as VersionAction[]) {
+    for (const status of versionStatuses) {
+      if (expected[action][status] !== null) continue
+      test(`${action} of a ${status} version → 409 ${refusals[action].code}`, async () => {
+        const res = await perform[action](inStatus[status])
+        expect({ status: res.status, code: res.body.code }).toEqual({ status: 409, code: refusals[action].code })
+        const workspace = await refusing.call('GET', `/api/mini-apps/${miniApp}/workspace`, { token: user.token })
+        const row = workspace.body.versions.find((version: { id: string }) => version.id === inStatus[status].id)
+        expect(row?.status).toBe(status)
+      })
+    }
+  }
+
+  test('the refused cells are the five decisions §5 names', () => {
+    const refused = (Object.keys(expected) as VersionAction[]).flatMap((action) => versionStatuses.filter((status) => expected[action][status] === null).map((status) => `${action} ${status}`))
+    expect(refused).toEqual(['upload PUBLISHED', 'review PUBLISHED', 'rollback DRAFT', 'rollback IN_REVIEW', 'delete PUBLISHED'])
+  })
 })

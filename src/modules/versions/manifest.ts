@@ -1,5 +1,6 @@
 // The manifest rules of an upload (decisions §5, §9): pure, so the developer CLI checks a build with the same code before sending it.
 import { AppError } from '../../http/errors'
+import { findDuplicateKey } from './duplicate-keys'
 
 /** A note on an accepted upload (decisions §9): `{ code, message }`. */
 export interface UploadWarning {
@@ -18,11 +19,16 @@ function badField(code: string, field: string, message: string): AppError {
  */
 export function checkManifest(bytes: Uint8Array, appId: string, version: string): { bytes: Uint8Array | null; warnings: UploadWarning[] } {
   let manifest: unknown
+  let text: string
   try {
-    manifest = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes))
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes)
+    manifest = JSON.parse(text)
   } catch {
     throw badField('INVALID_MANIFEST', 'manifest', 'is not valid JSON; send the app.json of the build')
   }
+  // Runtimes disagree on which of two equal keys wins; JSON.parse keeps the last silently.
+  const duplicate = findDuplicateKey(text)
+  if (duplicate !== null) throw badField('INVALID_MANIFEST', 'manifest', `names the key ${JSON.stringify(duplicate)} twice; keep one`)
   if (typeof manifest !== 'object' || manifest === null || Array.isArray(manifest)) {
     throw badField('INVALID_MANIFEST', 'manifest', 'must be a JSON object')
   }

@@ -1,7 +1,7 @@
 // Version rules: upload (validate, store, record), review, publish, rollback, delete, and the workspace view.
-import { and, desc, eq, lt, or } from 'drizzle-orm'
+import { and, desc, eq, inArray, lt } from 'drizzle-orm'
 import { readFile, stat } from 'node:fs/promises'
-import { miniApps, releaseHistory, versions, type MiniAppRow, type VersionRow } from '../../db/schema'
+import { miniApps, releaseHistory, versionFiles, versions, type MiniAppRow, type VersionRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import type { Config } from '../../config'
 import { AppError } from '../../http/errors'
@@ -12,6 +12,7 @@ import type { TokenService } from '../auth/tokens'
 import { memberRole, miniAppRecord, requireVisibleMiniApp, toMiniAppRecord, userSummaries, type Caller, type MemberRole, type MiniAppRecord, type UserSummary } from '../miniapps/service'
 import { nextStatus, refusals, type VersionAction, type VersionStatus } from './lifecycle'
 import { checkAssetsArchive } from './archive'
+import { isCleanText } from '../../http/text'
 import { discardUpload, fileFields, type FileField, type ReceivedUpload } from './upload'
 import { releaseTypes, versionPattern, type ReleaseType } from './model'
 import { checkManifest, type UploadWarning } from './manifest'
@@ -48,34 +49,36 @@ export interface VersionDeps {
   blobs: BlobStore
 }
 
-type FileColumns = Pick<VersionRow, `${FileField}Sha256` | `${FileField}Size`>
+type Reader = Pick<Db, 'select'>
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 
-export function filesOf(row: FileColumns): Record<FileField, StoredFile> {
-  return {
-    bundleIos: { size: row.bundleIosSize, sha256: row.bundleIosSha256 },
-    bundleAndroid: { size: row.bundleAndroidSize, sha256: row.bundleAndroidSha256 },
-    manifest: { size: row.manifestSize, sha256: row.manifestSha256 },
-    assetsIos: { size: row.assetsIosSize, sha256: row.assetsIosSha256 },
-    assetsAndroid: { size: row.assetsAndroidSize, sha256: row.assetsAndroidSha256 },
+/** The files of each version, in one indexed query: versionId → kind → { size, sha256 }. */
+export function filesOfVersions(db: Reader, versionIds: string[]): Map<string, Record<FileField, StoredFile>> {
+  const byVersion = new Map<string, Record<FileField, StoredFile>>()
+  if (versionIds.length === 0) return byVersion
+  const rows = db.select().from(versionFiles).where(inArray(versionFiles.versionId, versionIds)).all()
+  for (const row of rows) {
+    let files = byVersion.get(row.versionId)
+    if (!files) byVersion.set(row.versionId, (files = {} as Record<FileField, StoredFile>))
+    files[row.kind] = { size: row.size, sha256: row.sha256 }
   }
+  return byVersion
 }
 
-function fileColumns(files: Record<FileField, StoredFile>): FileColumns {
-  return {
-    bundleIosSha256: files.bundleIos.sha256,
-    bundleIosSize: files.bundleIos.size,
-    bundleAndroidSha256: files.bundleAndroid.sha256,
-    bundleAndroidSize: files.bundleAndroid.size,
-    manifestSha256: files.manifest.sha256,
-    manifestSize: files.manifest.size,
-    assetsIosSha256: files.assetsIos.sha256,
-    assetsIosSize: files.assetsIos.size,
-    assetsAndroidSha256: files.assetsAndroid.sha256,
-    assetsAndroidSize: files.assetsAndroid.size,
-  }
+/** The five files of one version. */
+export function filesOf(db: Reader, versionId: string): Record<FileField, StoredFile> {
+  return filesOfVersions(db, [versionId]).get(versionId)!
 }
 
-export function toVersionRecord(row: VersionRow, people: Map<string, UserSummary>): VersionRecord {
+/** Records (or replaces) a version's files inside the transaction that writes its row. */
+function writeFiles(tx: Tx, versionId: string, files: Record<FileField, StoredFile>): void {
+  tx.delete(versionFiles).where(eq(versionFiles.versionId, versionId)).run()
+  tx.insert(versionFiles)
+    .values(fileFields.map((kind) => ({ versionId, kind, sha256: files[kind].sha256, size: files[kind].size })))
+    .run()
+}
+
+export function toVersionRecord(row: VersionRow, people: Map<string, UserSummary>, files: Record<FileField, StoredFile>): VersionRecord {
   return {
     id: row.id,
     miniAppId: row.miniAppId,
@@ -89,12 +92,12 @@ export function toVersionRecord(row: VersionRow, people: Map<string, UserSummary
     updatedAt: row.updatedAt,
     createdBy: row.createdBy ? (people.get(row.createdBy) ?? null) : null,
     publishedAt: row.publishedAt,
-    files: filesOf(row),
+    files,
   }
 }
 
 function versionRecord(db: Db, row: VersionRow): VersionRecord {
-  return toVersionRecord(row, userSummaries(db, [row.createdBy]))
+  return toVersionRecord(row, userSummaries(db, [row.createdBy]), filesOf(db, row.id))
 }
 
 function versionNotFound(versionId: string): AppError {
@@ -113,23 +116,9 @@ function refuse(action: VersionAction, row: VersionRow): never {
   throw new AppError(409, refusal.code, refusal.message(row.version, row.status))
 }
 
-/** True when any version row still names this blob. */
-function isBlobReferenced(db: Pick<Db, 'select'>, sha256: string): boolean {
-  const row = db
-    .select({ id: versions.id })
-    .from(versions)
-    .where(
-      or(
-        eq(versions.bundleIosSha256, sha256),
-        eq(versions.bundleAndroidSha256, sha256),
-        eq(versions.manifestSha256, sha256),
-        eq(versions.assetsIosSha256, sha256),
-        eq(versions.assetsAndroidSha256, sha256),
-      ),
-    )
-    .limit(1)
-    .get()
-  return row !== undefined
+/** True when any version still names this blob: one lookup in the sha256 index of version_files. */
+function isBlobReferenced(db: Reader, sha256: string): boolean {
+  return db.select({ versionId: versionFiles.versionId }).from(versionFiles).where(eq(versionFiles.sha256, sha256)).limit(1).get() !== undefined
 }
 
 function badField(code: string, field: string, message: string): AppError {
@@ -161,6 +150,7 @@ function checkUploadForm(received: ReceivedUpload): UploadInput {
   const channel = fields.channel?.trim() || defaultChannel
   const changelog = fields.changelog?.trim() || null
   if (changelog !== null && changelog.length > 10_000) throw badField('VALIDATION_ERROR', 'changelog', 'must be at most 10000 characters')
+  if (changelog !== null && !isCleanText(changelog, true)) throw badField('VALIDATION_ERROR', 'changelog', 'must not hold control characters (line breaks and tabs are fine)')
   for (const field of fileFields) {
     if (!files[field]) throw badField('MISSING_FILE', field, 'is required: send all five files (bundleIos, bundleAndroid, manifest, assetsIos, assetsAndroid)')
   }
@@ -200,7 +190,7 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
       input.files.manifest = file
     }
     for (const [field, platform] of [['assetsIos', 'ios'], ['assetsAndroid', 'android']] as const) {
-      const problem = await checkAssetsArchive(input.files[field].path, platform)
+      const problem = await checkAssetsArchive(input.files[field].path, platform, deps.config.archiveLimits)
       if (problem) throw badField('INVALID_ARCHIVE', field, problem)
     }
     // Refuse a published version string before its files reach the store (checked again below).
@@ -229,7 +219,7 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
           if (status === null || status === 'DELETED') refuse('upload', existing)
           versionId = existing.id
           tx.update(versions)
-            .set({ ...fileColumns(files), buildNumber, status, releaseType: input.releaseType, channel: input.channel, changelog: input.changelog, updatedAt: now, publishedAt: null })
+            .set({ buildNumber, status, releaseType: input.releaseType, channel: input.channel, changelog: input.changelog, updatedAt: now, publishedAt: null })
             .where(eq(versions.id, existing.id))
             .run()
         } else {
@@ -248,10 +238,11 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
               createdAt: now,
               updatedAt: now,
               publishedAt: null,
-              ...fileColumns(files),
             })
             .run()
         }
+        const replaced = existing ? Object.values(filesOf(tx, existing.id)).map((file) => file.sha256) : []
+        writeFiles(tx, versionId, files)
         tx.update(miniApps)
           .set({
             nextBuildNumber: buildNumber + 1,
@@ -270,7 +261,7 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
           summary: `${user.email} uploaded ${app.appId} ${input.version} (build ${buildNumber})${existing ? ', replacing the earlier build' : ''}`,
           metadata: { miniAppId: app.id, appId: app.appId, version: input.version, buildNumber, releaseType: input.releaseType, channel: input.channel, replaced: existing !== undefined, files, warnings: warnings.map((warning) => warning.code) },
         })
-        return { versionId, replaced: existing ? Object.values(filesOf(existing)).map((file) => file.sha256) : [] }
+        return { versionId, replaced }
       },
       { behavior: 'immediate' },
     )
@@ -409,6 +400,7 @@ export async function deleteVersion(deps: Pick<VersionDeps, 'db' | 'clock' | 'bl
         throw new AppError(409, 'VERSION_IS_LIVE', `Version ${row.version} is the current release; roll back to another version before deleting it`)
       }
       if (nextStatus('delete', row.status) === null) refuse('delete', row)
+      const removed = Object.values(filesOf(tx, row.id)).map((file) => file.sha256)
       tx.delete(versions).where(eq(versions.id, row.id)).run()
       const newest = tx.select({ id: versions.id }).from(versions).where(eq(versions.miniAppId, app.id)).orderBy(desc(versions.buildNumber)).limit(1).get()
       const replacement = newest?.id ?? null
@@ -428,7 +420,7 @@ export async function deleteVersion(deps: Pick<VersionDeps, 'db' | 'clock' | 'bl
         summary: `${user.email} deleted ${app.appId} ${row.version} (build ${row.buildNumber})`,
         metadata: { miniAppId: app.id, appId: app.appId, version: row.version, buildNumber: row.buildNumber, status: row.status },
       })
-      return Object.values(filesOf(row)).map((file) => file.sha256)
+      return removed
     },
     { behavior: 'immediate' },
   )
@@ -514,17 +506,19 @@ export async function getWorkspace(
   const nextCursor = page.length > limit ? `b${versionRows[versionRows.length - 1]!.buildNumber}` : null
   const historyRows = db.select().from(releaseHistory).where(eq(releaseHistory.miniAppId, app.id)).orderBy(desc(releaseHistory.createdAt), desc(releaseHistory.id)).limit(historyLimit).all()
   const people = userSummaries(db, [app.createdBy, ...versionRows.map((row) => row.createdBy), ...historyRows.map((row) => row.actorId)])
+  const files = filesOfVersions(db, versionRows.map((row) => row.id))
   const accessLinks: AccessLink[] = []
   for (const row of versionRows) {
     // Published versions get the stable, non-expiring token a CDN can cache (decisions §6).
     const expiresAt = row.status === 'PUBLISHED' ? null : clock() + config.downloadTokenTtlSeconds * 1000
-    const token = await tokens.signDownload(row.id, expiresAt)
+    // a draft's link names the viewer it is handed to: it stops working when they are disabled
+    const token = await tokens.signDownload(row.id, expiresAt, expiresAt === null ? undefined : user.id)
     const install = installUrl(base, row.id, token)
     accessLinks.push({ versionId: row.id, version: row.version, installUrl: install, deepLink: deepLink(config, row.id, install), expiresAt: expiresAt === null ? null : new Date(Math.floor(expiresAt / 1000) * 1000).toISOString() })
   }
   return {
     miniApp: toMiniAppRecord(app, people),
-    versions: versionRows.map((row) => toVersionRecord(row, people)),
+    versions: versionRows.map((row) => toVersionRecord(row, people, files.get(row.id)!)),
     releaseHistory: historyRows.map((row) => ({
       id: row.id,
       action: row.action,

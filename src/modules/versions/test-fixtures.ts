@@ -1,4 +1,5 @@
 // Test-only helpers for the miniapp and version tests: users with tokens, zips built in memory, upload forms.
+import { deflateRawSync } from 'node:zlib'
 import { users } from '../../db/schema'
 import { createTokenService } from '../auth/tokens'
 import { newId } from '../../ids'
@@ -35,55 +36,126 @@ export interface ZipEntry {
   content?: string | Uint8Array
   /** unix mode, e.g. 0o120777 for a symbolic link; directories when the name ends in `/` */
   mode?: number
+  /** deflate the content (stored otherwise) */
+  deflate?: boolean
+  /** the name written in the local header when it should differ from the central directory's */
+  localName?: string
+  /** extra fields, as whole records (see `unicodePathExtra`) */
+  centralExtra?: Uint8Array
+  localExtra?: Uint8Array
+  /** the high byte of "version made by" (3 unix, 0 DOS); unix by default */
+  madeBy?: number
+  /** the unpacked size written in both headers, when it should lie */
+  declaredSize?: number
 }
 
-/** A stored (uncompressed) zip written by hand, so tests can make the hostile archives that tools refuse to make. */
-export function buildZip(entries: ZipEntry[]): Uint8Array {
+/** An Info-ZIP Unicode Path extra field (0x7075) naming `name`. */
+export function unicodePathExtra(name: string, rawName: string): Uint8Array {
+  const utf8 = new TextEncoder().encode(name)
+  const field = new Uint8Array(4 + 5 + utf8.length)
+  const view = new DataView(field.buffer)
+  view.setUint16(0, 0x7075, true)
+  view.setUint16(2, 5 + utf8.length, true)
+  field[4] = 1
+  view.setUint32(5, Bun.hash.crc32(new TextEncoder().encode(rawName)), true)
+  field.set(utf8, 9)
+  return field
+}
+
+export interface ZipOptions {
+  /** the entry count written in the end record, when it should lie */
+  declaredEntryCount?: number
+  /** bytes written between the last entry and the central directory */
+  gap?: Uint8Array
+}
+
+/**
+ * A zip written byte by byte, so tests can make the hostile archives that tools refuse to make:
+ * names that differ between the two records, extra fields, link bits, lying sizes and counts.
+ */
+export function buildZip(entries: ZipEntry[], options: ZipOptions = {}): Uint8Array {
   const encoder = new TextEncoder()
   const locals: Uint8Array[] = []
   const centrals: Uint8Array[] = []
   let offset = 0
   for (const entry of entries) {
     const name = encoder.encode(entry.name)
-    const data = typeof entry.content === 'string' ? encoder.encode(entry.content) : (entry.content ?? new Uint8Array())
-    const crc = Bun.hash.crc32(data)
+    const localName = entry.localName === undefined ? name : encoder.encode(entry.localName)
+    const raw = typeof entry.content === 'string' ? encoder.encode(entry.content) : (entry.content ?? new Uint8Array())
+    const data = entry.deflate ? new Uint8Array(deflateRawSync(raw, { level: 9 })) : raw
+    const crc = Bun.hash.crc32(raw)
+    const size = entry.declaredSize ?? raw.length
+    const method = entry.deflate ? 8 : 0
     const isDirectory = entry.name.endsWith('/')
     const mode = entry.mode ?? (isDirectory ? 0o040755 : 0o100644)
-    const local = new Uint8Array(30 + name.length)
+    const localExtra = entry.localExtra ?? new Uint8Array()
+    const centralExtra = entry.centralExtra ?? new Uint8Array()
+    const local = new Uint8Array(30 + localName.length + localExtra.length)
     const lv = new DataView(local.buffer)
     lv.setUint32(0, 0x04034b50, true)
     lv.setUint16(4, 20, true)
-    lv.setUint16(8, 0, true)
+    lv.setUint16(6, 0x800, true)
+    lv.setUint16(8, method, true)
     lv.setUint32(14, crc, true)
     lv.setUint32(18, data.length, true)
-    lv.setUint32(22, data.length, true)
-    lv.setUint16(26, name.length, true)
-    local.set(name, 30)
-    const central = new Uint8Array(46 + name.length)
+    lv.setUint32(22, size, true)
+    lv.setUint16(26, localName.length, true)
+    lv.setUint16(28, localExtra.length, true)
+    local.set(localName, 30)
+    local.set(localExtra, 30 + localName.length)
+    const central = new Uint8Array(46 + name.length + centralExtra.length)
     const cv = new DataView(central.buffer)
     cv.setUint32(0, 0x02014b50, true)
-    cv.setUint16(4, (3 << 8) | 20, true) // made by unix, so the mode in the external attributes counts
+    cv.setUint16(4, ((entry.madeBy ?? 3) << 8) | 20, true) // unix by default, so the mode in the external attributes is meant
     cv.setUint16(6, 20, true)
+    cv.setUint16(8, 0x800, true)
+    cv.setUint16(10, method, true)
     cv.setUint32(16, crc, true)
     cv.setUint32(20, data.length, true)
-    cv.setUint32(24, data.length, true)
+    cv.setUint32(24, size, true)
     cv.setUint16(28, name.length, true)
+    cv.setUint16(30, centralExtra.length, true)
     cv.setUint32(38, ((mode & 0xffff) << 16) >>> 0, true)
     cv.setUint32(42, offset, true)
     central.set(name, 46)
+    central.set(centralExtra, 46 + name.length)
     locals.push(local, data)
     centrals.push(central)
     offset += local.length + data.length
   }
+  if (options.gap) {
+    locals.push(options.gap)
+    offset += options.gap.length
+  }
   const centralSize = centrals.reduce((sum, part) => sum + part.length, 0)
+  const count = options.declaredEntryCount ?? entries.length
   const end = new Uint8Array(22)
   const ev = new DataView(end.buffer)
   ev.setUint32(0, 0x06054b50, true)
-  ev.setUint16(8, entries.length, true)
-  ev.setUint16(10, entries.length, true)
+  ev.setUint16(8, Math.min(count, 0xffff), true)
+  ev.setUint16(10, Math.min(count, 0xffff), true)
   ev.setUint32(12, centralSize, true)
   ev.setUint32(16, offset, true)
-  return new Uint8Array(Buffer.concat([...locals, ...centrals, end]))
+  if (count < 0xffff) return new Uint8Array(Buffer.concat([...locals, ...centrals, end]))
+  // ZIP64: the real count lives in the ZIP64 end record, found through its locator.
+  ev.setUint16(8, 0xffff, true)
+  ev.setUint16(10, 0xffff, true)
+  const zip64 = new Uint8Array(56)
+  const zv = new DataView(zip64.buffer)
+  zv.setUint32(0, 0x06064b50, true)
+  zv.setBigUint64(4, 44n, true)
+  zv.setUint16(12, 45, true)
+  zv.setUint16(14, 45, true)
+  zv.setBigUint64(24, BigInt(count), true)
+  zv.setBigUint64(32, BigInt(count), true)
+  zv.setBigUint64(40, BigInt(centralSize), true)
+  zv.setBigUint64(48, BigInt(offset), true)
+  const locator = new Uint8Array(20)
+  const locv = new DataView(locator.buffer)
+  locv.setUint32(0, 0x07064b50, true)
+  locv.setBigUint64(8, BigInt(offset + centralSize), true)
+  locv.setUint32(16, 1, true)
+  return new Uint8Array(Buffer.concat([...locals, ...centrals, zip64, locator, end]))
 }
 
 export const iosAssets = () => buildZip([{ name: 'assets/' }, { name: 'assets/logo.png', content: 'png-bytes' }])

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { createTestContext } from '../../test-support'
 import { blobPath, checkStoredFiles, createLocalBlobStore } from '../../storage'
 import { versions } from '../../db/schema'
-import { buildZip, createMiniApp, createTestUser, iosAssets, androidAssets, upload, uploadForm, type TestUser } from './test-fixtures'
+import { buildZip, unicodePathExtra, createMiniApp, createTestUser, iosAssets, androidAssets, upload, uploadForm, type TestUser } from './test-fixtures'
 
 const context = createTestContext()
 afterAll(() => context.close())
@@ -36,7 +36,9 @@ async function expectRefused(form: FormData | BodyInit, status: number, code: st
     ? await context.call('POST', `/api/mini-apps/by-app-id/${target}/versions/upload`, { token, body: form as BodyInit, headers: { 'content-type': contentType } })
     : await upload(context, token, target, form)
   expect({ status: res.status, code: res.body.code }).toEqual({ status, code })
-  if (field) expect(res.body.details?.[0]?.field ?? res.body.message).toContain(field)
+  // a refusal about one field names it in details (and first in the message); others carry no details
+  expect(res.body.details?.map((detail: { field: string }) => detail.field)).toEqual(field === undefined ? undefined : [field])
+  if (field !== undefined) expect(res.body.message).toStartWith(`${field} `)
   expect(versionCount()).toBe(before)
   expect(tmpEntries()).toEqual([])
   return res
@@ -112,10 +114,17 @@ describe('upload: a valid version', () => {
     expect(app.body.currentExperienceVersionId).toBe(first.body.id)
   })
 
-  test('the upload is written to the audit log', () => {
-    const rows = context.dataDir.db.$client.query("SELECT action, actor_email FROM audit_logs WHERE action = 'version.upload'").all() as { action: string; actor_email: string }[]
-    expect(rows.length).toBeGreaterThanOrEqual(6)
-    expect(rows[0]!.actor_email).toBe(owner.email)
+  test('each upload above is written to the audit log, by its uploader, with its build number', () => {
+    const rows = context.dataDir.db.$client.query("SELECT actor_email, target_id, metadata FROM audit_logs WHERE action = 'version.upload' ORDER BY id").all() as { actor_email: string; target_id: string; metadata: string }[]
+    const uploads = rows.map((row) => {
+      const metadata = JSON.parse(row.metadata) as { version: string; buildNumber: number; replaced: boolean }
+      return `${row.actor_email} ${metadata.version} build ${metadata.buildNumber}${metadata.replaced ? ' (replaced)' : ''}`
+    })
+    expect(uploads).toEqual(
+      ['1.0.0 build 1', '1.0.1 build 2', '1.0.2 build 3', '2.1.0-beta.1 build 4', '3.0.0 build 5', '3.0.1 build 6', '4.0.0 build 7', '4.0.0 build 8 (replaced)'].map((entry) => `${owner.email} ${entry}`),
+    )
+    // the re-upload names the same version row as the first upload of 4.0.0
+    expect(rows[7]!.target_id).toBe(rows[6]!.target_id)
   })
 })
 
@@ -154,6 +163,18 @@ describe('upload: refused', () => {
     ['null', 'null', 'INVALID_MANIFEST'],
     ['naming another appId', JSON.stringify({ appId: 'com.example.other' }), 'MANIFEST_MISMATCH'],
   ]
+  const duplicated: [string, string, string][] = [
+    ['two versions (the form\'s last)', '{"version":"8.0.0","name":"x","version":"9.0.0"}', 'version'],
+    ['two versions (the form\'s first)', '{"version":"9.0.0","version":"8.0.0"}', 'version'],
+    ['a key repeated deep inside', '{"pages":{"home":"a","home":"b"}}', 'pages.home'],
+    ['a repeated key spelled with an escape', '{"appId":"com.example.shop","\\u0061ppId":"com.example.other"}', 'appId'],
+  ]
+  for (const [what, manifest, key] of duplicated) {
+    test(`a manifest with ${what}: 400 INVALID_MANIFEST naming the key`, async () => {
+      const res = await expectRefused(uploadForm(appId, { version: '9.0.0', manifest }), 400, 'INVALID_MANIFEST', 'manifest')
+      expect(res.body.message).toContain(`"${key}" twice`)
+    })
+  }
   for (const [what, manifest, code] of manifests) {
     test(`a manifest that is ${what}: 400 ${code}`, async () => {
       await expectRefused(uploadForm(appId, { version: '9.0.0', manifest }), 400, code, 'manifest')
@@ -174,6 +195,11 @@ describe('upload: refused', () => {
     ['with a bare drawable/ Android folder', 'assetsAndroid', buildZip([{ name: 'drawable/logo.png', content: 'x' }])],
     ['with an iOS layout in the Android archive', 'assetsAndroid', iosAssets()],
     ['with an Android layout in the iOS archive', 'assetsIos', androidAssets()],
+    ['whose local header name leaves the folder', 'assetsAndroid', buildZip([{ name: 'raw/aaaaaaaaaaaaaaaa.js', localName: '../../../../tmp/xx.js', content: 'x' }])],
+    ['with a Unicode Path field that leaves the folder', 'assetsIos', buildZip([{ name: 'assets/a.js', centralExtra: unicodePathExtra('../../a.js', 'assets/a.js'), content: 'x' }])],
+    ['with link bits in a DOS-made archive', 'assetsIos', buildZip([{ name: 'assets/l', content: '/etc', mode: 0o120777, madeBy: 0 }])],
+    ['whose entry unpacks 1000 times its size', 'assetsIos', buildZip([{ name: 'assets/zeros', content: new Uint8Array(2 * 1024 * 1024), deflate: true }])],
+    ['over 20,000 entries', 'assetsIos', buildZip([], { declaredEntryCount: 1_000_000 })],
   ]
   for (const [what, field, zip] of archives) {
     test(`${field} ${what}: 400 INVALID_ARCHIVE`, async () => {
@@ -282,5 +308,21 @@ describe('upload: size limit and aborts', () => {
     expect((await res.json()).code).toBe('REQUEST_ABORTED')
     expect(readdirSync(small.dataDir.paths.tmp)).toEqual([])
     expect(small.dataDir.db.select().from(versions).all()).toEqual([])
+  })
+})
+
+describe('upload: configured archive limits', () => {
+  const limited = createTestContext({ archiveLimits: { maxEntries: 2, maxUnpackedBytes: 1024 * 1024, maxCompressionRatio: 200 } })
+  afterAll(() => limited.close())
+
+  test('an archive over the configured entry count: 400 INVALID_ARCHIVE naming the field', async () => {
+    const user = await createTestUser(limited)
+    await createMiniApp(limited, user.token, appId)
+    const entries = [{ name: 'assets/' }, { name: 'assets/a', content: 'a' }, { name: 'assets/b', content: 'b' }]
+    const res = await upload(limited, user.token, appId, uploadForm(appId, { assetsIos: buildZip(entries) }))
+    expect({ status: res.status, code: res.body.code, field: res.body.details[0].field }).toEqual({ status: 400, code: 'INVALID_ARCHIVE', field: 'assetsIos' })
+    expect(res.body.message).toBe('assetsIos has 3 entries; at most 2 are accepted')
+    const ok = await upload(limited, user.token, appId, uploadForm(appId, { assetsIos: buildZip(entries.slice(0, 2)), assetsAndroid: buildZip([{ name: 'raw/a', content: 'a' }]) }))
+    expect(ok.status).toBe(201)
   })
 })

@@ -2,7 +2,7 @@
 import type BusboyModule from 'busboy'
 import { Readable, pipeline } from 'node:stream'
 import type { ReadableStream as NodeWebReadableStream } from 'node:stream/web'
-import { AppError } from '../../http/errors'
+import { AppError, storageError } from '../../http/errors'
 import { removeTemp, writeTemp, type TempFile } from '../../storage'
 import type { DataDirPaths } from '../../data-dir'
 
@@ -22,11 +22,11 @@ function tooLarge(limitBytes: number): AppError {
 }
 
 /**
- * Loads the multipart and zip parsers ahead of the first upload. `serve` calls it just after it
+ * Loads the multipart parser ahead of the first upload. `serve` calls it just after it
  * starts listening: off the start-up path, but before an upload would pay for it.
  */
 export function preloadUploadParsers(): Promise<unknown> {
-  return Promise.all([import('busboy'), import('yauzl')])
+  return import('busboy')
 }
 
 /** Every temp file of an upload; called whatever happened, so nothing stays in tmp/. */
@@ -128,6 +128,8 @@ export async function receiveUpload(request: Request, paths: Pick<DataDirPaths, 
     if (failure instanceof AppError) throw failure
     const error = failure as Error
     if (error.name === 'AbortError' || request.signal.aborted) throw error
+    // a full or read-only disk is the server's problem, not a malformed body (toAppError maps it)
+    if (storageError(error)) throw error
     throw new AppError(400, 'MALFORMED_UPLOAD', `The multipart body cannot be read: ${error.message}`)
   }
   return upload

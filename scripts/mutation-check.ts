@@ -1,0 +1,537 @@
+// Breaks one security rule at a time in a copy of the source tree and checks that a test notices (CAUGHT) or not (MISSED).
+//
+//   npx bun scripts/mutation-check.ts              every mutation
+//   npx bun scripts/mutation-check.ts range token  only those whose file or why contains "range" or "token"
+//   npx bun scripts/mutation-check.ts --list       the list, with a check that every `find` still matches
+//
+// Exit codes: 0 every mutation CAUGHT; 1 some MISSED; 2 the list or the tests themselves are broken
+// (a `find` that no longer matches exactly once, a missing test file, tests failing unmutated).
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+
+interface Mutation {
+  /** the source file, relative to the repository root */
+  file: string
+  /** text that occurs exactly once in `file` (one line, or part of one) */
+  find: string
+  replace: string
+  /** the test files expected to notice, relative to the repository root */
+  tests: string[]
+  /** the rule this breaks, in a few words */
+  why: string
+}
+
+const runtimeTests = ['src/modules/runtime/runtime.test.ts']
+
+/**
+ * One entry per broken rule. To guard a new rule, add an entry: `find` must occur exactly once in
+ * `file` (the run stops with an error otherwise, so the list cannot silently rot), and `tests`
+ * should be the few files that ought to notice; keep e2e tests out (they need the binary built).
+ */
+const mutations: Mutation[] = [
+  // who is calling (src/http/guards.ts, src/modules/auth/tokens.ts)
+  {
+    file: 'src/http/guards.ts',
+    find: 'row.tokenVersion !== result.claims.tv || ',
+    replace: '',
+    tests: ['src/modules/admin/admin.test.ts', 'src/modules/auth/auth.test.ts'],
+    why: 'token version: an access token issued before a role change, disable or password reset is refused',
+  },
+  {
+    file: 'src/http/guards.ts',
+    find: " || row.status !== 'ACTIVE'",
+    replace: '',
+    tests: ['src/modules/admin/admin.test.ts', 'src/modules/auth/auth.test.ts'],
+    why: 'a disabled user’s access token is refused, whatever its token version',
+  },
+  {
+    file: 'src/http/guards.ts',
+    find: "if (result.kind !== 'access') throw",
+    replace: 'if (false) throw',
+    tests: ['src/modules/auth/auth.test.ts', 'src/modules/miniapps/miniapps.test.ts'],
+    why: 'a download token cannot call the API',
+  },
+  {
+    file: 'src/modules/auth/tokens.ts',
+    find: "if (claims.exp !== undefined && claims.exp <= nowSeconds()) return { ok: false, reason: 'expired' }",
+    replace: '',
+    tests: ['src/modules/auth/auth.test.ts', ...runtimeTests],
+    why: 'an expired token is refused, also when its verification is cached',
+  },
+
+  {
+    file: 'src/modules/auth/service.ts',
+    find: 'if (!row || !matches) {',
+    replace: 'if (!row) {',
+    tests: ['src/modules/auth/auth.test.ts'],
+    why: 'login: a wrong password is refused',
+  },
+  {
+    file: 'src/modules/cli-sessions/service.ts',
+    find: "if (session.status === 'pending') return { status: 'pending' as const }",
+    replace: '',
+    tests: ['src/modules/cli-sessions/cli-sessions.test.ts'],
+    why: 'CLI login: a code nobody approved hands out no token',
+  },
+  {
+    file: 'src/modules/cli-sessions/service.ts',
+    find: "session.status === 'consumed' || ",
+    replace: '',
+    tests: ['src/modules/cli-sessions/cli-sessions.test.ts'],
+    why: 'CLI login: an approved code hands out its token once',
+  },
+
+  // download-token scope (src/modules/runtime/service.ts): the cached fast path and the full path
+  {
+    file: 'src/modules/runtime/service.ts',
+    find: 'claims.vid !== versionId || ',
+    replace: '',
+    tests: runtimeTests,
+    why: 'download-token scope, fast path: a known token opens only its own version',
+  },
+  {
+    file: 'src/modules/runtime/service.ts',
+    find: '(claims.exp !== undefined && claims.exp * 1000 <= clock())',
+    replace: 'false',
+    tests: runtimeTests,
+    why: 'download-token expiry, fast path: a known token stops working when it expires',
+  },
+  {
+    file: 'src/modules/runtime/service.ts',
+    find: 'if (verified.claims.vid !== versionId) {',
+    replace: 'if (false) {',
+    tests: runtimeTests,
+    why: 'download-token scope, full path: a token of another version is 403 TOKEN_WRONG_VERSION',
+  },
+  {
+    file: 'src/modules/runtime/service.ts',
+    find: 'if (!facts || !canSeeMiniApp(db, user, facts.miniAppId)) throw versionNotFound(versionId)',
+    replace: 'if (!facts) throw versionNotFound(versionId)',
+    tests: runtimeTests,
+    why: 'downloads with an access token: only members and admins, others 404',
+  },
+  {
+    file: 'src/modules/runtime/service.ts',
+    find: 'if (facts && facts.currentReleaseVersionId === facts.id) return facts',
+    replace: 'if (facts) return facts',
+    tests: runtimeTests,
+    why: 'without a token the derived manifest paths answer the current release only',
+  },
+
+  {
+    file: 'src/modules/runtime/service.ts',
+    find: 'if (!app.experiencePublic) {',
+    replace: 'if (false) {',
+    tests: ['src/modules/runtime/existing-clients.test.ts'],
+    why: 'experience install without a token: only while the miniapp’s experiencePublic is on',
+  },
+  {
+    file: 'src/modules/runtime/service.ts',
+    find: "if (!canSeeMiniApp(db, user, app.id)) throw new AppError(404, 'MINI_APP_NOT_FOUND'",
+    replace: "if (false) throw new AppError(404, 'MINI_APP_NOT_FOUND'",
+    tests: ['src/modules/runtime/existing-clients.test.ts'],
+    why: 'experience install with an access token: members and admins only, others 404',
+  },
+
+  // membership (src/modules/miniapps/service.ts): a miniapp the caller may not see is 404
+  {
+    file: 'src/modules/miniapps/service.ts',
+    find: "if (user.role === 'ADMIN' || memberRole(db, user.id, row.id) !== null) return row",
+    replace: 'return row',
+    tests: ['src/modules/miniapps/miniapps.test.ts', 'src/modules/versions/lifecycle.test.ts'],
+    why: 'membership: a non-member gets 404 for the miniapp and its versions',
+  },
+  {
+    file: 'src/modules/miniapps/service.ts',
+    find: "if (user.role !== 'ADMIN' && memberRole(db, user.id, row.id) === null) throw missing",
+    replace: '',
+    tests: ['src/modules/versions/upload.test.ts'],
+    why: 'membership: a non-member cannot upload by appId (404)',
+  },
+  {
+    file: 'src/modules/miniapps/service.ts',
+    find: "if (user.role !== 'ADMIN' && memberRole(db, user.id, row.id) !== 'OWNER') {",
+    replace: 'if (false) {',
+    tests: ['src/modules/miniapps/miniapps.test.ts'],
+    why: 'only owners and admins manage members (403 OWNER_REQUIRED)',
+  },
+
+  // archive entry checks (src/modules/versions/archive.ts)
+  {
+    file: 'src/modules/versions/archive.ts',
+    find: "if (segments.includes('..')) return",
+    replace: 'if (false) return',
+    tests: ['src/modules/versions/archive.test.ts', 'src/modules/versions/upload.test.ts'],
+    why: 'archive entries: no path that leaves its folder (..)',
+  },
+  {
+    file: 'src/modules/versions/archive.ts',
+    find: "if (name.startsWith('/') || /^[A-Za-z]:/.test(name) || name.startsWith('\\\\')) return",
+    replace: 'if (false) return',
+    tests: ['src/modules/versions/archive.test.ts', 'src/modules/versions/upload.test.ts'],
+    why: 'archive entries: no absolute path',
+  },
+  {
+    file: 'src/modules/versions/archive.ts',
+    find: 'if (isSymbolicLink(entry)) return finish(',
+    replace: 'if (false) return finish(',
+    tests: ['src/modules/versions/archive.test.ts', 'src/modules/versions/upload.test.ts'],
+    why: 'archive entries: no symbolic link',
+  },
+  {
+    file: 'src/modules/versions/archive.ts',
+    find: 'if (!allowedTop[platform].test(first)) return',
+    replace: 'if (false) return',
+    tests: ['src/modules/versions/archive.test.ts', 'src/modules/versions/upload.test.ts'],
+    why: 'archive entries: only the platform’s folders',
+  },
+
+  // the lifecycle table (src/modules/versions/lifecycle.ts): one forbidden cell allowed at a time
+  {
+    file: 'src/modules/versions/lifecycle.ts',
+    find: "upload: { DRAFT: 'DRAFT', IN_REVIEW: 'DRAFT' },",
+    replace: "upload: { DRAFT: 'DRAFT', IN_REVIEW: 'DRAFT', PUBLISHED: 'DRAFT' },",
+    tests: ['src/modules/versions/lifecycle.test.ts'],
+    why: 'lifecycle: a published version cannot be replaced by an upload',
+  },
+  {
+    file: 'src/modules/versions/lifecycle.ts',
+    find: "review: { DRAFT: 'IN_REVIEW', IN_REVIEW: 'IN_REVIEW' },",
+    replace: "review: { DRAFT: 'IN_REVIEW', IN_REVIEW: 'IN_REVIEW', PUBLISHED: 'IN_REVIEW' },",
+    tests: ['src/modules/versions/lifecycle.test.ts'],
+    why: 'lifecycle: a published version cannot go back to review',
+  },
+  {
+    file: 'src/modules/channels/service.ts',
+    find: 'if (live.some((row) => row.versionId === version.id)) {',
+    replace: 'if (false) {',
+    tests: ['src/modules/versions/lifecycle.test.ts', 'src/modules/channels/channels.test.ts'],
+    why: 'publish: a version live in a channel is not released into it again (409)',
+  },
+  {
+    file: 'src/modules/versions/lifecycle.ts',
+    find: "rollback: { PUBLISHED: 'PUBLISHED' },",
+    replace: "rollback: { PUBLISHED: 'PUBLISHED', DRAFT: 'DRAFT' },",
+    tests: ['src/modules/versions/lifecycle.test.ts'],
+    why: 'lifecycle: only a published version can be rolled back to',
+  },
+  {
+    file: 'src/modules/versions/lifecycle.ts',
+    find: 'delete: { DRAFT: deleted, IN_REVIEW: deleted },',
+    replace: 'delete: { DRAFT: deleted, IN_REVIEW: deleted, PUBLISHED: deleted },',
+    tests: ['src/modules/versions/lifecycle.test.ts'],
+    why: 'lifecycle: a published version is kept for rollback, never deleted',
+  },
+
+  // rate limits (src/http/rate-limit.ts)
+  {
+    file: 'src/http/rate-limit.ts',
+    find: 'if (times.length >= perMinute) {',
+    replace: 'if (times.length > perMinute) {',
+    tests: ['src/modules/auth/auth.test.ts', 'src/modules/cli-sessions/cli-sessions.test.ts'],
+    why: 'rate limit: the request past the budget is refused, not the one after it',
+  },
+  {
+    file: 'src/http/rate-limit.ts',
+    find: 'if (!enabled) return',
+    replace: 'return',
+    tests: ['src/modules/auth/auth.test.ts', 'src/modules/cli-sessions/cli-sessions.test.ts'],
+    why: 'rate limit: login, register and device sessions are limited at all',
+  },
+
+  // restore (src/backup/restore.ts): every file of the archive is checked against backup.json
+  {
+    file: 'src/backup/restore.ts',
+    find: 'if (actual.sha256 !== listed.sha256) throw',
+    replace: 'if (false) throw',
+    tests: ['src/backup/backup.test.ts'],
+    why: 'restore: a file whose sha256 is not the one backup.json lists is refused (secret, database)',
+  },
+  {
+    file: 'src/backup/restore.ts',
+    find: 'if (actual.size !== listed.size) throw',
+    replace: 'if (false) throw',
+    tests: ['src/backup/backup.test.ts'],
+    why: 'restore: a file whose size is not the one backup.json lists is refused',
+  },
+  {
+    file: 'src/backup/restore.ts',
+    find: 'if (manifest) checkEntry(entry.name, hashed, listed.get(entry.name))',
+    replace: 'void manifest',
+    tests: ['src/backup/backup.test.ts'],
+    why: 'restore: damaged files are refused while reading, before anything is written',
+  },
+  {
+    file: 'src/backup/restore.ts',
+    find: 'if (!isArchivePath(entry.name)) throw',
+    replace: 'if (false) throw',
+    tests: ['src/backup/backup.test.ts'],
+    why: 'restore: an archive entry that is not ours (a path outside the layout) is refused',
+  },
+
+  // range parsing (src/modules/runtime/range.ts)
+  {
+    file: 'src/modules/runtime/range.ts',
+    find: "if (start >= size) return 'unsatisfiable'",
+    replace: "if (start > size) return 'unsatisfiable'",
+    tests: ['src/modules/runtime/range.test.ts', 'src/modules/runtime/files.test.ts'],
+    why: 'range: a range starting at the end of the file is 416',
+  },
+  {
+    file: 'src/modules/runtime/range.ts',
+    find: "if (end < start) return 'unsatisfiable'",
+    replace: '',
+    tests: ['src/modules/runtime/range.test.ts', 'src/modules/runtime/files.test.ts'],
+    why: 'range: a reversed range is 416',
+  },
+  {
+    file: 'src/modules/runtime/range.ts',
+    find: 'return { start, end: Math.min(end, size - 1) }',
+    replace: 'return { start, end }',
+    tests: ['src/modules/runtime/range.test.ts', 'src/modules/runtime/files.test.ts'],
+    why: 'range: a range past the end is cut at the last byte',
+  },
+  {
+    file: 'src/modules/runtime/range.ts',
+    find: 'return { start: Math.max(0, size - length), end: size - 1 }',
+    replace: 'return { start: size - length, end: size - 1 }',
+    tests: ['src/modules/runtime/range.test.ts', 'src/modules/runtime/files.test.ts'],
+    why: 'range: a suffix longer than the file is the whole file',
+  },
+  // which release a device gets (src/modules/channels/decide.ts, decisions §10)
+  {
+    file: 'src/modules/channels/decide.ts',
+    find: 'if (bucket === null || bucket >= newest.rolloutPercent) start = 1',
+    replace: 'if (bucket === null || bucket > newest.rolloutPercent) start = 1',
+    tests: ['src/modules/channels/decide.test.ts'],
+    why: 'rollout: a device whose bucket equals the percent gets the previous release',
+  },
+  {
+    file: 'src/modules/channels/decide.ts',
+    find: 'return digest.readUInt32BE(0) % 100',
+    replace: 'return digest.readUInt32LE(0) % 100',
+    tests: ['src/modules/channels/decide.test.ts'],
+    why: 'rollout: the bucket is the big-endian first 4 bytes of the sha256, as other tools compute it',
+  },
+  {
+    file: 'src/modules/channels/decide.ts',
+    find: "if (device.hostVersion === undefined || satisfies(device.hostVersion, releases[index]!.hostVersionRange)) {",
+    replace: 'if (true) {',
+    tests: ['src/modules/channels/decide.test.ts', 'src/modules/channels/channels.test.ts'],
+    why: 'targeting: a host app outside a release\'s range never gets it',
+  },
+  {
+    file: 'src/modules/channels/decide.ts',
+    find: 'mandatory = candidate.mandatory && ',
+    replace: 'mandatory = false && ',
+    tests: ['src/modules/channels/decide.test.ts', 'src/modules/channels/channels.test.ts'],
+    why: 'mandatory: a mandatory release is never skipped silently by a later optional one',
+  },
+  {
+    file: 'src/modules/channels/service.ts',
+    find: "if (live.some((row) => row.versionId === version.id)) {",
+    replace: 'if (false) {',
+    tests: ['src/modules/channels/channels.test.ts'],
+    why: 'channels: a version already live in a channel is not released there twice',
+  },
+  {
+    file: 'src/modules/channels/service.ts',
+    find: "if (!earlier && version.channel !== channel) {",
+    replace: 'if (false) {',
+    tests: ['src/modules/channels/channels.test.ts'],
+    why: 'channels: rollback only to a version the channel served',
+  },
+  {
+    file: 'src/modules/runtime/urls.ts',
+    find: '    if (!hostPattern.test(host)) {',
+    replace: '    if (false) {',
+    tests: ['src/modules/runtime/urls.test.ts', 'src/modules/runtime/existing-clients.test.ts'],
+    why: 'origins: a Host header that is not a host name never reaches a URL handed to phones',
+  },
+]
+
+const root = resolve(import.meta.dir, '..')
+/** A mutated run is stopped after this long (and counted CAUGHT: the tests did not pass). */
+const timeoutMs = 180_000
+const tty = process.stderr.isTTY === true
+
+function occurrences(text: string, find: string): number {
+  let count = 0
+  for (let at = text.indexOf(find); at !== -1; at = text.indexOf(find, at + 1)) count++
+  return count
+}
+
+/** Every problem with the list: files and tests that do not exist, `find` texts not there exactly once. */
+function listProblems(list: Mutation[]): string[] {
+  const problems: string[] = []
+  for (const [index, mutation] of list.entries()) {
+    const where = `mutation ${index + 1} (${mutation.why})`
+    const path = join(root, mutation.file)
+    if (!existsSync(path)) {
+      problems.push(`${where}: ${mutation.file} does not exist`)
+      continue
+    }
+    const count = occurrences(readFileSync(path, 'utf8'), mutation.find)
+    if (count !== 1) problems.push(`${where}: its find text ${JSON.stringify(mutation.find)} occurs ${count} times in ${mutation.file}, not once`)
+    if (mutation.find === mutation.replace) problems.push(`${where}: replace is the same as find`)
+    if (mutation.tests.length === 0) problems.push(`${where}: names no test file`)
+    for (const test of mutation.tests) if (!existsSync(join(root, test))) problems.push(`${where}: test file ${test} does not exist`)
+  }
+  return problems
+}
+
+/** The working tree (tracked and untracked, not ignored) copied into a temp directory, node_modules linked. */
+function copyTree(): string {
+  const listed = Bun.spawnSync(['git', 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root })
+  if (listed.exitCode !== 0) throw new Error(`git ls-files failed: ${listed.stderr.toString()}`)
+  const copy = mkdtempSync(join(tmpdir(), 'miniship-mutation-'))
+  for (const file of listed.stdout.toString().split('\0')) {
+    if (file === '' || file === 'node_modules' || file.startsWith('node_modules/') || file.startsWith('dist/')) continue
+    const from = join(root, file)
+    if (!existsSync(from) || !statSync(from).isFile()) continue // deleted in the working tree, or a symbolic link to a folder
+    mkdirSync(dirname(join(copy, file)), { recursive: true })
+    copyFileSync(from, join(copy, file))
+  }
+  symlinkSync(realpathSync(join(root, 'node_modules')), join(copy, 'node_modules'))
+  return copy
+}
+
+interface TestRun {
+  passed: boolean
+  timedOut: boolean
+  /** the first `(fail)` line, or the last lines of output when there is none */
+  firstFailure: string
+  seconds: number
+}
+
+/** Runs `tests` in the copy; `bail` stops at the first failure (enough to call a mutation CAUGHT). */
+function runTests(copy: string, tests: string[], bail: boolean): Promise<TestRun> {
+  const started = performance.now()
+  return new Promise((resolveRun) => {
+    // bun 1.4.5 ignores bunfig's [test] timeout: without the flag a test gets 5 s, and on a busy
+    // machine a slow (argon2) test would time out and count as catching the mutation
+    const flags = ['--timeout', '60000', ...(bail ? ['--bail'] : [])]
+    const child = spawn(process.execPath, ['test', ...flags, ...tests.map((test) => `./${test}`)], {
+      cwd: copy,
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', MINISHIP_BINARY: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    })
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      // the test run and anything it started
+      try {
+        process.kill(-child.pid!, 'SIGKILL')
+      } catch {
+        child.kill('SIGKILL')
+      }
+    }, timeoutMs)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      const lines = output.split('\n')
+      const failure = lines.find((line) => line.startsWith('(fail)'))
+      resolveRun({
+        passed: code === 0 && !timedOut,
+        timedOut,
+        firstFailure: failure ?? lines.filter((line) => line.trim() !== '').slice(-5).join(' | '),
+        seconds: (performance.now() - started) / 1000,
+      })
+    })
+  })
+}
+
+/**
+ * On a terminal, one line that the next status or result overwrites, redrawn every second with the
+ * time spent so far (a mutated run can take a minute); nothing when piped.
+ */
+let statusText: (() => string) | null = null
+const statusTimer = tty ? setInterval(() => drawStatus(), 1000) : null
+statusTimer?.unref()
+
+function drawStatus(): void {
+  if (tty && statusText) process.stderr.write(`\r\x1b[2K${statusText().slice(0, (process.stderr.columns ?? 100) - 1)}`)
+}
+
+function status(text: () => string): void {
+  statusText = text
+  drawStatus()
+}
+
+function clearStatus(): void {
+  statusText = null
+  if (tty) process.stderr.write('\r\x1b[2K')
+}
+
+async function main(): Promise<number> {
+  const args = process.argv.slice(2)
+  const listOnly = args.includes('--list')
+  const filters = args.filter((arg) => !arg.startsWith('--')).map((arg) => arg.toLowerCase())
+  const problems = listProblems(mutations)
+  if (problems.length > 0) {
+    for (const problem of problems) console.error(`ERROR ${problem}`)
+    console.error(`mutation-check: ${problems.length} problem(s) with the list in scripts/mutation-check.ts; fix the entries (a find text must match the source exactly once)`)
+    return 2
+  }
+  const chosen = filters.length === 0 ? mutations : mutations.filter((m) => filters.some((filter) => `${m.file} ${m.why}`.toLowerCase().includes(filter)))
+  if (listOnly) {
+    for (const m of chosen) console.log(`${m.file}: ${m.why}\n    ${JSON.stringify(m.find)} → ${JSON.stringify(m.replace)}\n    tests: ${m.tests.join(', ')}`)
+    console.log(`${chosen.length} mutation(s); every find text matches once`)
+    return 0
+  }
+  if (chosen.length === 0) {
+    console.error(`mutation-check: no mutation matches ${filters.join(', ')}`)
+    return 2
+  }
+
+  const started = performance.now()
+  const elapsed = () => ((performance.now() - started) / 1000).toFixed(0)
+  const copy = copyTree()
+  try {
+    const allTests = [...new Set(chosen.flatMap((m) => m.tests))].sort()
+    status(() => `unmutated: running ${allTests.length} test file(s)… ${elapsed()} s`)
+    const baseline = await runTests(copy, allTests, false)
+    clearStatus()
+    if (!baseline.passed) {
+      console.error(`mutation-check: the tests fail without any mutation, so they cannot tell a mutation apart: ${baseline.firstFailure}`)
+      return 2
+    }
+    console.log(`unmutated: ${allTests.length} test file(s) pass (${baseline.seconds.toFixed(1)} s)`)
+
+    const missed: Mutation[] = []
+    for (const [index, mutation] of chosen.entries()) {
+      const path = join(copy, mutation.file)
+      const original = readFileSync(path, 'utf8')
+      writeFileSync(path, original.replace(mutation.find, () => mutation.replace))
+      status(() => `[${index + 1}/${chosen.length}] ${elapsed()} s  ${mutation.why}`)
+      let run: TestRun
+      try {
+        run = await runTests(copy, mutation.tests, true)
+      } finally {
+        writeFileSync(path, original)
+      }
+      clearStatus()
+      const verdict = run.passed ? 'MISSED' : 'CAUGHT'
+      if (run.passed) missed.push(mutation)
+      const detail = run.passed ? `no test in ${mutation.tests.join(', ')} failed` : run.timedOut ? `the tests did not finish within ${timeoutMs / 1000} s` : run.firstFailure
+      console.log(`${verdict} [${index + 1}/${chosen.length}] ${mutation.why} (${mutation.file}, ${run.seconds.toFixed(1)} s)\n    ${detail}`)
+    }
+    const seconds = ((performance.now() - started) / 1000).toFixed(0)
+    if (missed.length > 0) {
+      console.log(`\n${missed.length} of ${chosen.length} mutation(s) MISSED in ${seconds} s: no test noticed these rules broken:`)
+      for (const m of missed) console.log(`  ${m.file}: ${m.why}`)
+      return 1
+    }
+    console.log(`\nall ${chosen.length} mutation(s) CAUGHT in ${seconds} s`)
+    return 0
+  } finally {
+    rmSync(copy, { recursive: true, force: true })
+  }
+}
+
+process.exitCode = await main()

@@ -1,0 +1,61 @@
+// Upgrading a round-1 database: the round-2 migrations carry its data into channels and version_files.
+import { afterAll, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { drizzle } from 'drizzle-orm/bun-sqlite'
+import { readMigrationFiles } from 'drizzle-orm/migrator'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { tempDir } from '../test-support'
+import { closeDatabase, openDatabase } from './open'
+
+const dir = tempDir()
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+test('a database at the first migration, with a published release, keeps every file and its release after the upgrade', () => {
+  const path = join(dir, 'old.db')
+  const client = new Database(path, { create: true, strict: true })
+  const db = drizzle(client)
+  const migrations = readMigrationFiles({ migrationsFolder: join(import.meta.dir, '../../migrations') })
+  const internals = db as unknown as { dialect: { migrate(list: typeof migrations, session: unknown, config: object): void }; session: unknown }
+  internals.dialect.migrate(migrations.slice(0, 1), internals.session, { migrationsFolder: '' })
+  const at = '2026-11-01T10:00:00.000Z'
+  client.run("INSERT INTO users (id, email, display_name, password_hash, role, status, created_at, updated_at) VALUES ('u1', 'a@example.com', 'A', 'h', 'ADMIN', 'ACTIVE', ?, ?)", [at, at])
+  client.run("INSERT INTO mini_apps (id, app_id, name, current_release_version_id, created_at, updated_at) VALUES ('m1', 'old.app', 'Old', 'v1', ?, ?)", [at, at])
+  const hash = (n: number) => String(n).repeat(64).slice(0, 64)
+  for (const [id, version, status, base] of [['v1', '1.0.0', 'PUBLISHED', 1], ['v2', '1.1.0', 'DRAFT', 6]] as const) {
+    client.run(
+      `INSERT INTO versions (id, mini_app_id, version, build_number, release_type, status, created_at, updated_at,
+        bundle_ios_sha256, bundle_ios_size, bundle_android_sha256, bundle_android_size, manifest_sha256, manifest_size,
+        assets_ios_sha256, assets_ios_size, assets_android_sha256, assets_android_size)
+       VALUES (?, 'm1', ?, ?, 'RELEASE', ?, ?, ?, ?, 10, ?, 11, ?, 12, ?, 13, ?, 14)`,
+      [id, version, base, status, at, at, hash(base), hash(base + 1), hash(base + 2), hash(base + 3), hash(base + 4)],
+    )
+  }
+  client.close()
+
+  const upgraded = openDatabase(path)
+  try {
+    const files = upgraded.$client.query('SELECT version_id, kind, sha256, size FROM version_files ORDER BY version_id, size').all()
+    expect(files).toEqual([
+      { version_id: 'v1', kind: 'bundleIos', sha256: hash(1), size: 10 },
+      { version_id: 'v1', kind: 'bundleAndroid', sha256: hash(2), size: 11 },
+      { version_id: 'v1', kind: 'manifest', sha256: hash(3), size: 12 },
+      { version_id: 'v1', kind: 'assetsIos', sha256: hash(4), size: 13 },
+      { version_id: 'v1', kind: 'assetsAndroid', sha256: hash(5), size: 14 },
+      { version_id: 'v2', kind: 'bundleIos', sha256: hash(6), size: 10 },
+      { version_id: 'v2', kind: 'bundleAndroid', sha256: hash(7), size: 11 },
+      { version_id: 'v2', kind: 'manifest', sha256: hash(8), size: 12 },
+      { version_id: 'v2', kind: 'assetsIos', sha256: hash(9), size: 13 },
+      { version_id: 'v2', kind: 'assetsAndroid', sha256: hash(10), size: 14 },
+    ])
+    const columns = (upgraded.$client.query('PRAGMA table_info(versions)').all() as { name: string }[]).map((column) => column.name)
+    expect(columns.filter((name) => name.endsWith('_sha256'))).toEqual([])
+    expect(columns).toContain('channel')
+    const releases = upgraded.$client.query('SELECT mini_app_id, channel, version_id, rollout_percent, withdrawn_at FROM channel_releases').all()
+    expect(releases).toEqual([{ mini_app_id: 'm1', channel: 'stable', version_id: 'v1', rollout_percent: 100, withdrawn_at: null }])
+    const versionChannels = upgraded.$client.query('SELECT DISTINCT channel FROM versions').all()
+    expect(versionChannels).toEqual([{ channel: 'stable' }])
+  } finally {
+    closeDatabase(upgraded)
+  }
+})
