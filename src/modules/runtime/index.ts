@@ -194,8 +194,9 @@ export function runtimeRoutes(deps: AppDeps) {
       .state('installAnswers', answers)
       .state('fileAnswers', {
         file: (request, versionId, path, token) => {
+          // `bundles/app.json` arrives here too (the platform route matches it): the derived manifest rule applies
           const target = fileOf(path, undefined)
-          if (!target || target.anonymousRelease) throw new AppError(404, 'ROUTE_NOT_FOUND', `There is nothing at ${new URL(request.url).pathname.slice(0, 200)}`)
+          if (!target) throw new AppError(404, 'ROUTE_NOT_FOUND', `There is nothing at ${new URL(request.url).pathname.slice(0, 200)}`)
           return answerFile(request, versionId, target, token)
         },
       } satisfies FileAnswers)
