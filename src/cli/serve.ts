@@ -42,8 +42,6 @@ export async function startServer(config: Config): Promise<RunningServer> {
   // S3 storage (issue 14): the bucket must take a write, a read and a delete before anything else
   const blobs = await openStore(config)
   const { db, paths, secret } = openDataDir(config.dataDir)
-  // the next serve, doctor or backup finds the bucket without being told (storage.json)
-  if (config.storage.kind === 's3' && readStorageFile(config.dataDir)?.storage !== 's3') writeStorageFile(config.dataDir, config.storage)
   let releaseLock: () => void
   try {
     releaseLock = acquireLock(paths)
@@ -51,6 +49,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     db.$client.close()
     throw error
   }
+  // the next serve, doctor or backup finds the bucket without being told (storage.json)
+  if (config.storage.kind === 's3' && readStorageFile(config.dataDir)?.storage !== 's3') writeStorageFile(config.dataDir, config.storage)
   // With the lock held no upload is in flight: blobs without a row are a crash's leftovers.
   collectGarbage(paths, db.$client, (line) => process.stderr.write(`miniship: startup: ${line}\n`))
   const logSink = createLogSink((chunk) => process.stdout.write(chunk))
