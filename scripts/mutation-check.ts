@@ -6,7 +6,7 @@
 //
 // Exit codes: 0 every mutation CAUGHT; 1 some MISSED; 2 the list or the tests themselves are broken
 // (a `find` that no longer matches exactly once, a missing test file, tests failing unmutated).
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -107,8 +107,12 @@ const mutations: Mutation[] = [
   },
   {
     file: 'src/modules/runtime/service.ts',
-    find: 'if (!facts || !canSeeMiniApp(db, user, facts.miniAppId)) throw versionNotFound(versionId)',
-    replace: 'if (!facts) throw versionNotFound(versionId)',
+    find: `const user = await userFromAccessToken(db, tokens, token)
+    const facts = versionFacts(versionId)
+    if (!facts || !canSeeMiniApp(db, user, facts.miniAppId)) throw versionNotFound(versionId)`,
+    replace: `const user = await userFromAccessToken(db, tokens, token)
+    const facts = versionFacts(versionId)
+    if (!facts) throw versionNotFound(versionId)`,
     tests: runtimeTests,
     why: 'downloads with an access token: only members and admins, others 404',
   },
@@ -175,10 +179,38 @@ const mutations: Mutation[] = [
   },
   {
     file: 'src/modules/versions/archive.ts',
-    find: 'if (isSymbolicLink(entry)) return finish(',
-    replace: 'if (false) return finish(',
+    find: 'if (type === TYPE_LINK) return `contains a symbolic link',
+    replace: 'if (type === TYPE_LINK) return null; if (false) return `contains a symbolic link',
     tests: ['src/modules/versions/archive.test.ts', 'src/modules/versions/upload.test.ts'],
-    why: 'archive entries: no symbolic link',
+    why: 'archive entries: no symbolic link, whatever "made by" says',
+  },
+  {
+    file: 'src/modules/versions/archive.ts',
+    find: 'if (!localName.equals(entry.rawName)) {',
+    replace: 'if (false) {',
+    tests: ['src/modules/versions/archive.test.ts'],
+    why: 'archive entries: the local header names what the central directory names (Java reads the local one)',
+  },
+  {
+    file: 'src/modules/versions/archive.ts',
+    find: 'const problem = entryNameProblem(name, platform) ?? unicodePathProblem(fields, platform) ?? typeProblem(',
+    replace: 'const problem = entryNameProblem(name, platform) ?? typeProblem(',
+    tests: ['src/modules/versions/archive.test.ts'],
+    why: 'archive entries: a name hidden in the Unicode Path extra field (0x7075) is checked too',
+  },
+  {
+    file: 'src/modules/versions/archive.ts',
+    find: 'if (end.entryCount > limits.maxEntries) return',
+    replace: 'if (false) return',
+    tests: ['src/modules/versions/archive.test.ts'],
+    why: 'archive limits: at most maxEntries entries, refused before they are read',
+  },
+  {
+    file: 'src/modules/versions/archive.ts',
+    find: 'if (values.size >= ratioFloorBytes && values.size > values.packedSize * limits.maxCompressionRatio) {',
+    replace: 'if (false) {',
+    tests: ['src/modules/versions/archive.test.ts'],
+    why: 'archive limits: an entry that unpacks past the compression ratio is refused',
   },
   {
     file: 'src/modules/versions/archive.ts',
@@ -350,6 +382,42 @@ const mutations: Mutation[] = [
     tests: ['src/modules/runtime/urls.test.ts', 'src/modules/runtime/existing-clients.test.ts'],
     why: 'origins: a Host header that is not a host name never reaches a URL handed to phones',
   },
+  // API keys (src/modules/api-keys/service.ts, src/modules/miniapps/service.ts)
+  {
+    file: 'src/modules/api-keys/service.ts',
+    find: 'if (scope !== null && !scopes.includes(scope)) {',
+    replace: 'if (false) {',
+    tests: ['src/modules/api-keys/api-keys.test.ts'],
+    why: 'API keys: a key calls only what its scopes allow (403 SCOPE_REQUIRED)',
+  },
+  {
+    file: 'src/modules/api-keys/service.ts',
+    find: "if (row.revokedAt !== null) throw new AppError(401, 'API_KEY_REVOKED'",
+    replace: "if (false) throw new AppError(401, 'API_KEY_REVOKED'",
+    tests: ['src/modules/api-keys/api-keys.test.ts'],
+    why: 'API keys: a revoked key stops working at once',
+  },
+  {
+    file: 'src/modules/api-keys/service.ts',
+    find: 'if (row.expiresAt !== null && Date.parse(row.expiresAt) <= now) {',
+    replace: 'if (false) {',
+    tests: ['src/modules/api-keys/api-keys.test.ts'],
+    why: 'API keys: an expired key is refused',
+  },
+  {
+    file: 'src/modules/api-keys/service.ts',
+    find: "if (row.status !== 'ACTIVE') throw new AppError(401, 'API_KEY_OWNER_DISABLED'",
+    replace: "if (false) throw new AppError(401, 'API_KEY_OWNER_DISABLED'",
+    tests: ['src/modules/api-keys/api-keys.test.ts'],
+    why: "API keys: a disabled owner's keys stop working",
+  },
+  {
+    file: 'src/modules/miniapps/service.ts',
+    find: 'return allowed === undefined || allowed === null || allowed.includes(miniAppId)',
+    replace: 'return true',
+    tests: ['src/modules/api-keys/api-keys.test.ts'],
+    why: 'API keys: a key restricted to some mini apps sees no other (404)',
+  },
 ]
 
 const root = resolve(import.meta.dir, '..')
@@ -407,6 +475,17 @@ interface TestRun {
 }
 
 /** Runs `tests` in the copy; `bail` stops at the first failure (enough to call a mutation CAUGHT). */
+/** The test run in progress (in its own process group), for an interrupt to stop. */
+let running: ChildProcess | null = null
+
+function stopGroup(child: ChildProcess): void {
+  try {
+    process.kill(-child.pid!, 'SIGKILL')
+  } catch {
+    child.kill('SIGKILL')
+  }
+}
+
 function runTests(copy: string, tests: string[], bail: boolean): Promise<TestRun> {
   const started = performance.now()
   return new Promise((resolveRun) => {
@@ -419,21 +498,18 @@ function runTests(copy: string, tests: string[], bail: boolean): Promise<TestRun
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     })
+    running = child
     let output = ''
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
     let timedOut = false
     const timer = setTimeout(() => {
       timedOut = true
-      // the test run and anything it started
-      try {
-        process.kill(-child.pid!, 'SIGKILL')
-      } catch {
-        child.kill('SIGKILL')
-      }
+      stopGroup(child) // the test run and anything it started
     }, timeoutMs)
     child.on('close', (code) => {
       clearTimeout(timer)
+      running = null
       const lines = output.split('\n')
       const failure = lines.find((line) => line.startsWith('(fail)'))
       resolveRun({
@@ -492,6 +568,14 @@ async function main(): Promise<number> {
   const started = performance.now()
   const elapsed = () => ((performance.now() - started) / 1000).toFixed(0)
   const copy = copyTree()
+  // Ctrl-C: the test run sits in its own process group, so it is stopped here, and the copy removed
+  process.once('SIGINT', () => {
+    if (running) stopGroup(running)
+    clearStatus()
+    rmSync(copy, { recursive: true, force: true })
+    console.error('mutation-check: interrupted')
+    process.exit(130)
+  })
   try {
     const allTests = [...new Set(chosen.flatMap((m) => m.tests))].sort()
     status(() => `unmutated: running ${allTests.length} test file(s)… ${elapsed()} s`)

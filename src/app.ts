@@ -18,6 +18,8 @@ import { runtimeRoutes } from './modules/runtime'
 import { createBlobStore, type BlobStore } from './storage'
 import { createReleaseMirror, type ReleaseMirror } from './storage/mirror'
 import { isS3BlobStore } from './storage/s3'
+import { apiKeyRoutes } from './modules/api-keys'
+import { createApiKeyAuthenticator, type ApiKeyAuthenticator } from './modules/api-keys/service'
 import { channelRoutes } from './modules/channels'
 import { setupRoutes } from './modules/setup'
 import { createSetupGate, type SetupGate } from './modules/setup/service'
@@ -45,6 +47,8 @@ export interface AppDeps {
   tokens: TokenService
   rateLimiter: RateLimiter
   guard: ReturnType<typeof createGuard>
+  /** API keys as callers: the guard and the runtime's `?token=` use it */
+  apiKeys: ApiKeyAuthenticator
   startedAt: number
   /** where stored files live: the data directory or an S3 bucket (issue 14) */
   blobs: BlobStore
@@ -86,6 +90,7 @@ export function createApp(input: AppInput) {
   const tokens = createTokenService(input.secret, clock, input.config.tokenTtlSeconds)
   const log = input.log ?? ((line: string) => console.log(line))
   const blobs = input.blobs ?? createBlobStore(input.config, input.paths, log)
+  const apiKeys = createApiKeyAuthenticator({ db: input.db, clock })
   const deps: AppDeps = {
     config: input.config,
     db: input.db,
@@ -94,7 +99,8 @@ export function createApp(input: AppInput) {
     log,
     tokens,
     rateLimiter: createRateLimiter(clock, input.config.rateLimit),
-    guard: createGuard(input.db, tokens),
+    guard: createGuard(input.db, tokens, apiKeys, input.config),
+    apiKeys,
     startedAt: clock(),
     blobs,
     mirror: input.config.mirrorReleases && isS3BlobStore(blobs) ? createReleaseMirror({ db: input.db, config: input.config, tokens, blobs, log }) : null,
@@ -107,6 +113,7 @@ export function createApp(input: AppInput) {
     .use(versionRoutes(deps))
     .use(channelRoutes(deps))
     .use(runtimeRoutes(deps))
+    .use(apiKeyRoutes(deps))
   return new Elysia()
     // serve reaches the release mirror through the app (issue 14): it catches up after start
     .state('mirror', deps.mirror)
@@ -115,6 +122,8 @@ export function createApp(input: AppInput) {
     .use(api)
     .use(systemRoutes(deps, api))
     .use(setupRoutes({ ...deps, setup: input.setup ?? createSetupGate(input.db) }))
+    // `serve` flushes the batched last-use times of API keys on shutdown
+    .state('apiKeyUsage', apiKeys.usage)
 }
 
 export type App = ReturnType<typeof createApp>

@@ -1,37 +1,39 @@
-// The `miniship` executable: one commander subcommand per file in cli/.
+// The `miniship` executable: the operator's subcommands (one per file in cli/) and the developer's (client/).
 import { Command } from 'commander'
 import { productVersion } from './version'
-import { serveCommand } from './cli/serve'
-import { initCommand } from './cli/init'
-import { doctorCommand } from './cli/doctor'
-import { createAdminCommand } from './cli/create-admin'
-import { backupCommand } from './cli/backup'
-import { restoreCommand } from './cli/restore'
-import { migrateStorageCommand } from './cli/migrate-storage'
+import { clientCommands } from './client'
+import { serverCommands } from './cli'
+
+const commands = [...serverCommands(), ...clientCommands()]
 
 const program = new Command('miniship')
   .description('Self-hosted server for React Native miniapps: upload, review, publish, roll back and download them.')
   .version(productVersion, '-v, --version', 'print the version')
+  // `push --version 1.2.0` is the push's option, not the program's: program options only before the command
+  .enablePositionalOptions()
   .addHelpText(
     'after',
-    '\nExamples:\n  $ miniship serve                      # serve on :3001 with data in ./data (initialised on first run)\n  $ miniship create-admin --email admin@example.com\n  $ miniship doctor --data-dir /var/lib/miniship',
+    '\nExamples (operator):\n  $ miniship serve                      # serve on :3001 with data in ./data (initialised on first run)\n  $ miniship create-admin --email admin@example.com\n  $ miniship doctor --data-dir /var/lib/miniship\n\nExamples (developer):\n  $ miniship login --server https://apps.example.com\n  $ miniship push build --app com.example.shop --version 1.2.0 --publish\n  $ miniship status com.example.shop',
   )
-  .addCommand(serveCommand())
-  .addCommand(initCommand())
-  .addCommand(createAdminCommand())
-  .addCommand(doctorCommand())
-  .addCommand(backupCommand())
-  .addCommand(restoreCommand())
-  .addCommand(migrateStorageCommand())
+for (const command of commands) program.addCommand(command)
 
 // A bad invocation (unknown command or option, missing or invalid value) is one line naming the
 // problem and exit code 2, like a bad configuration value; help and --version exit 0.
-for (const command of [program, ...program.commands]) {
+for (const command of allCommands(program)) {
   command
-    .configureOutput({ outputError: (text, write) => write(`miniship: ${text.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} (see miniship ${command === program ? '' : `${command.name()} `}--help)\n`) })
+    .configureOutput({ outputError: (text, write) => write(`miniship: ${text.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} (see miniship ${commandPath(command)}--help)\n`) })
     .exitOverride((error) => {
       process.exit(error.exitCode === 0 ? 0 : 2)
     })
+}
+
+/** "apps create " for a nested command, "" for the program itself. */
+function commandPath(command: Command): string {
+  return command.parent ? `${commandPath(command.parent)}${command.name()} ` : ''
+}
+
+function allCommands(root: Command): Command[] {
+  return [root, ...root.commands.flatMap((command) => allCommands(command))]
 }
 
 await program.parseAsync(process.argv)

@@ -1,6 +1,7 @@
 // `miniship create-admin`: writes an active administrator into the data directory, through the same service as the API.
 import { Command } from 'commander'
 import { withDataDirOption } from './common'
+import { passwordFromStdinText, promptHiddenOnTerminal } from './prompt'
 import { ConfigError, loadConfig } from '../config'
 import { openDataDir } from '../data-dir'
 import { NewerSchemaError } from '../db/open'
@@ -29,50 +30,10 @@ class CommandFailure extends Error {
   }
 }
 
-/** What `--password-stdin` reads: all of stdin, without the one newline `echo` or a file ends with. */
-export function passwordFromStdinText(text: string): string {
-  return text.replace(/\r?\n$/, '')
-}
-
-/** A raw-mode prompt on the terminal: nothing echoed, Backspace works, Ctrl-C cancels. */
-function promptHiddenOnTerminal(label: string): Promise<string> {
-  const stdin = process.stdin
-  process.stderr.write(label)
-  stdin.setRawMode(true)
-  stdin.resume()
-  stdin.setEncoding('utf8')
-  return new Promise((resolve, reject) => {
-    let value = ''
-    const finish = () => {
-      stdin.off('data', onData)
-      stdin.setRawMode(false)
-      stdin.pause()
-      process.stderr.write('\n')
-    }
-    const onData = (chunk: string) => {
-      for (const char of chunk) {
-        if (char === '\r' || char === '\n') {
-          finish()
-          resolve(value)
-          return
-        }
-        if (char === '\u0003' || (char === '\u0004' && value === '')) {
-          finish()
-          reject(new CommandFailure(130, 'cancelled'))
-          return
-        }
-        if (char === '\u007f' || char === '\b') value = Array.from(value).slice(0, -1).join('')
-        else if (char >= ' ') value += char
-      }
-    }
-    stdin.on('data', onData)
-  })
-}
-
 const processIo: CreateAdminIo = {
   readStdin: () => Bun.stdin.text(),
   stdinIsTTY: () => process.stdin.isTTY === true,
-  promptHidden: promptHiddenOnTerminal,
+  promptHidden: (label) => promptHiddenOnTerminal(label, () => new CommandFailure(130, 'cancelled')),
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
   exit: (code) => process.exit(code),

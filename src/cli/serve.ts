@@ -120,6 +120,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         // requests in flight, the bucket clean-up and the release mirror's writes (issue 14) finish first
         const finished = Promise.all([drained, background, app.store.mirror?.idle()])
         if ((await Promise.race([finished, timedOut])) === 'timeout') await server.stop(true)
+        app.store.apiKeyUsage.stop()
         closeDatabase(db)
         releaseLock()
         logSink.flush()

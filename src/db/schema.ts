@@ -179,7 +179,37 @@ export const channelReleases = sqliteTable(
   (table) => [index('channel_releases_channel').on(table.miniAppId, table.channel, table.seq), index('channel_releases_version').on(table.versionId)],
 )
 
+/**
+ * API keys for CI (issue 11): the key itself is never stored, only its sha256; `prefix` is what
+ * people recognise it by. `knownAddresses` (JSON array, most recent last, bounded) is how the first
+ * use from a new client address is noticed and audited.
+ */
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    /** sha256 of the whole key, hex */
+    keyHash: text('key_hash').notNull(),
+    prefix: text('prefix').notNull(),
+    /** JSON array of 'read' | 'upload' | 'release' */
+    scopes: text('scopes').notNull(),
+    /** JSON array of miniapp ids, or null for every miniapp its owner is a member of */
+    miniAppIds: text('mini_app_ids'),
+    knownAddresses: text('known_addresses').notNull().default('[]'),
+    createdAt: text('created_at').notNull(),
+    expiresAt: text('expires_at'),
+    lastUsedAt: text('last_used_at'),
+    revokedAt: text('revoked_at'),
+  },
+  (table) => [uniqueIndex('api_keys_key_hash').on(table.keyHash), index('api_keys_user').on(table.userId)],
+)
+
 export type UserRow = typeof users.$inferSelect
 export type MiniAppRow = typeof miniApps.$inferSelect
 export type VersionRow = typeof versions.$inferSelect
 export type ChannelReleaseRow = typeof channelReleases.$inferSelect
+export type ApiKeyRow = typeof apiKeys.$inferSelect

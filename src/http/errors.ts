@@ -3,24 +3,9 @@ import { Elysia, ValidationError } from 'elysia'
 import { STATUS_CODES } from 'node:http'
 import { isDatabaseBusy } from '../db/open'
 
-export interface ErrorDetail {
-  field: string
-  message: string
-}
-
-/** An error a caller can act on: thrown anywhere, rendered by `errorHandler`. */
-export class AppError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details?: ErrorDetail[],
-    readonly headers?: Record<string, string>,
-  ) {
-    super(message)
-    this.name = 'AppError'
-  }
-}
+// AppError lives in app-error.ts (no Elysia import) so pure rules and the developer CLI can throw it cheaply.
+export { AppError, type ErrorDetail } from './app-error'
+import { AppError, type ErrorDetail } from './app-error'
 
 export interface ErrorBody {
   statusCode: number

@@ -1,10 +1,14 @@
-// Who is calling: the Bearer-token check as an Elysia macro (`auth: true`, `admin: true`).
+// Who is calling: the Bearer-token check as an Elysia macro (`auth: true | scope`, `admin: true`), for access tokens and API keys.
 import { Elysia } from 'elysia'
 import { eq } from 'drizzle-orm'
 import { AppError } from './errors'
+import { clientAddress } from './client'
 import { users } from '../db/schema'
+import type { Config } from '../config'
 import type { Db } from '../db/open'
 import type { TokenService, Role } from '../modules/auth/tokens'
+import { isApiKey, type ApiKeyAuthenticator, type ApiKeyGrant } from '../modules/api-keys/service'
+import type { ApiKeyScope } from '../modules/api-keys/model'
 
 export interface AuthUser {
   id: string
@@ -12,6 +16,23 @@ export interface AuthUser {
   displayName: string
   role: Role
   status: 'ACTIVE' | 'DISABLED'
+  /** set when the caller came with an API key: what the key allows (its `role` is then USER) */
+  apiKey?: ApiKeyGrant
+}
+
+/**
+ * What a route lets in, declared once per route: `true` signed-in people only (an access token),
+ * the API key scope with which a key may call it too (access tokens always may), or `any-key` for
+ * what every valid key may call (who am I).
+ */
+export type Access = true | 'any-key' | ApiKeyScope
+
+function keysRefused(adminOnly: boolean): AppError {
+  return new AppError(
+    403,
+    'SCOPE_REQUIRED',
+    adminOnly ? 'API keys cannot call admin endpoints; sign in as an administrator' : 'API keys cannot do this (no scope allows it); sign in with an account (miniship login)',
+  )
 }
 
 /**
@@ -19,6 +40,7 @@ export interface AuthUser {
  * itself, including a token revoked by a disable, password reset or role change (its `tv` is old).
  */
 export async function userFromAccessToken(db: Db, tokens: TokenService, token: string): Promise<AuthUser> {
+  if (isApiKey(token)) throw keysRefused(false)
   const result = await tokens.verify(token)
   if (!result.ok) {
     throw result.reason === 'expired'
@@ -46,13 +68,23 @@ export function bearerToken(header: string | undefined): string {
   return match[1]!
 }
 
-export function createGuard(db: Db, tokens: TokenService) {
+export function createGuard(db: Db, tokens: TokenService, apiKeys: ApiKeyAuthenticator, config: Pick<Config, 'trustProxy'>) {
   // Authentication runs in `transform`, before body validation, so that a caller who may not call
   // a route learns 401/403 rather than what its body should look like; `resolve` hands the user on.
   const authenticated = new WeakMap<Request, AuthUser>()
-  const authenticate = async (request: Request, adminOnly: boolean) => {
-    const user = await userFromAccessToken(db, tokens, bearerToken(request.headers.get('authorization') ?? undefined))
-    if (adminOnly && user.role !== 'ADMIN') throw new AppError(403, 'ADMIN_REQUIRED', 'Only administrators may do this')
+  type AddressSource = Parameters<typeof clientAddress>[1]
+  const authenticate = async (request: Request, server: AddressSource, access: Access, adminOnly: boolean) => {
+    const token = bearerToken(request.headers.get('authorization') ?? undefined)
+    let user: AuthUser
+    if (isApiKey(token)) {
+      // An invalid key is a 401 wherever it is sent; a valid one is refused (403) where no scope reaches.
+      const scope = access === true || access === 'any-key' || adminOnly ? null : access
+      user = apiKeys.authenticate(token, scope, clientAddress(request, server, config))
+      if (access === true || adminOnly) throw keysRefused(adminOnly)
+    } else {
+      user = await userFromAccessToken(db, tokens, token)
+      if (adminOnly && user.role !== 'ADMIN') throw new AppError(403, 'ADMIN_REQUIRED', 'Only administrators may do this')
+    }
     authenticated.set(request, user)
   }
   const userOf = (request: Request): AuthUser => {
@@ -61,14 +93,14 @@ export function createGuard(db: Db, tokens: TokenService) {
     return user
   }
   return new Elysia({ name: 'guard' }).macro({
-    auth: {
-      detail: { security: [{ bearer: [] }] },
-      transform: ({ request }) => authenticate(request, false),
-      resolve: ({ request }) => ({ user: userOf(request) }),
-    },
+    auth: (access: Access) => ({
+      detail: { security: [{ bearer: [] }], ...(access === true ? {} : { description: access === 'any-key' ? 'API keys may call this too' : `API keys with the "${access}" scope may call this too` }) },
+      transform: ({ request, server }: { request: Request; server: AddressSource }) => authenticate(request, server, access, false),
+      resolve: ({ request }: { request: Request }) => ({ user: userOf(request) }),
+    }),
     admin: {
       detail: { security: [{ bearer: [] }], description: 'Administrators only' },
-      transform: ({ request }) => authenticate(request, true),
+      transform: ({ request, server }) => authenticate(request, server, true, true),
       resolve: ({ request }) => ({ user: userOf(request) }),
     },
   })

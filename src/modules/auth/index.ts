@@ -38,7 +38,14 @@ export function authRoutes(deps: AppDeps) {
     )
     .get(
       '/me',
-      ({ user }) => ({ id: user.id, email: user.email, displayName: user.displayName, role: user.role, status: user.status }),
-      { auth: true, response: { 200: meResponse }, detail: { summary: 'The signed-in user', tags: ['auth'] } },
+      ({ user }) => ({
+        id: user.id,
+        email: user.email,
+        displayName: user.displayName,
+        role: user.role,
+        status: user.status,
+        ...(user.apiKey ? { apiKey: { id: user.apiKey.id, name: user.apiKey.name, prefix: user.apiKey.prefix, scopes: user.apiKey.scopes, miniAppIds: user.apiKey.miniAppIds } } : {}),
+      }),
+      { auth: 'any-key', response: { 200: meResponse }, detail: { summary: 'The signed-in user', tags: ['auth'] } },
     )
 }

@@ -41,4 +41,16 @@ export const registerResponse = t.Object({
   user: t.Object({ id: t.String(), email: t.String(), displayName: t.String(), role: t.String() }),
 })
 export const loginResponse = t.Object({ accessToken: t.String(), user: personSchema })
-export const meResponse = t.Object({ id: t.String(), email: t.String(), displayName: t.String(), role: roleField, status: statusField })
+export const meResponse = t.Object({
+  id: t.String(),
+  email: t.String(),
+  displayName: t.String(),
+  role: roleField,
+  status: statusField,
+  apiKey: t.Optional(
+    t.Object(
+      { id: t.String(), name: t.String(), prefix: t.String(), scopes: t.Array(t.String()), miniAppIds: t.Union([t.Array(t.String()), t.Null()]) },
+      { description: 'present when the caller used an API key (its role is then USER: keys reach what membership grants)' },
+    ),
+  ),
+})

@@ -9,7 +9,7 @@ export function channelRoutes(deps: AppDeps) {
   return new Elysia({ prefix: '/mini-apps' })
     .use(deps.guard)
     .get('/:miniAppId/channels', ({ user, params }) => listChannels(db, user, params.miniAppId), {
-      auth: true,
+      auth: 'read',
       params: channelsParams,
       response: { 200: t.Object({ channels: t.Array(channelRecord) }) },
       detail: { summary: 'Channels of a mini app with the release and previous release of each (stable first)', tags: ['channels'] },
@@ -21,10 +21,10 @@ export function channelRoutes(deps: AppDeps) {
         set.status = 201
         return record
       },
-      { auth: true, params: channelsParams, body: createChannelBody, detail: { summary: 'Create a channel (names like beta or qa-team)', tags: ['channels'] } },
+      { auth: 'release', params: channelsParams, body: createChannelBody, detail: { summary: 'Create a channel (names like beta or qa-team)', tags: ['channels'] } },
     )
     .delete('/:miniAppId/channels/:channel', ({ user, params }) => deleteChannel(db, clock, user, params.miniAppId, params.channel), {
-      auth: true,
+      auth: 'release',
       params: channelParams,
       detail: { summary: 'Delete a channel that serves no release (stable cannot be deleted)', tags: ['channels'] },
     })
@@ -34,7 +34,7 @@ export function channelRoutes(deps: AppDeps) {
       await deps.mirror?.releaseChanged(params.miniAppId, params.channel)
       return record
     }, {
-      auth: true,
+      auth: 'release',
       params: channelParams,
       body: rolloutBody,
       detail: { summary: "Raise, lower, halt (0) or complete (100) the rollout of the channel's newest release", tags: ['channels'] },

@@ -35,7 +35,7 @@ export function miniAppRoutes(deps: AppDeps) {
   return new Elysia({ prefix: '/mini-apps' })
     .use(deps.guard)
     .get('', ({ user }) => listMiniApps(db, user), {
-      auth: true,
+      auth: 'read',
       detail: { summary: 'Mini apps the caller can see (all of them for admins)', tags: ['mini-apps'] },
     })
     .post(
@@ -48,7 +48,7 @@ export function miniAppRoutes(deps: AppDeps) {
       { auth: true, body: createMiniAppBody, detail: { summary: 'Register a mini app; the caller becomes its OWNER', tags: ['mini-apps'] } },
     )
     .get('/:miniAppId', ({ user, params }) => miniAppRecord(db, requireVisibleMiniApp(db, user, params.miniAppId)), {
-      auth: true,
+      auth: 'read',
       params: miniAppIdParams,
       detail: { summary: 'One mini app', tags: ['mini-apps'] },
     })

@@ -12,6 +12,14 @@ export interface Caller {
   id: string
   email: string
   role: 'ADMIN' | 'USER'
+  /** a caller with an API key restricted to some mini apps sees only those (the rest answer 404) */
+  apiKey?: { miniAppIds: readonly string[] | null }
+}
+
+/** False when the caller's API key is restricted to other mini apps. */
+function keyAllows(user: Caller, miniAppId: string): boolean {
+  const allowed = user.apiKey?.miniAppIds
+  return allowed === undefined || allowed === null || allowed.includes(miniAppId)
 }
 
 export type MemberRole = 'OWNER' | 'DEVELOPER'
@@ -64,7 +72,7 @@ export function memberRole(db: Db, userId: string, miniAppId: string): MemberRol
 /** The miniapp if `user` may see it (a member, or an admin), else null: callers answer 404 alike. */
 export function findVisibleMiniApp(db: Db, user: Caller, miniAppId: string): MiniAppRow | null {
   const row = db.select().from(miniApps).where(eq(miniApps.id, miniAppId)).get()
-  if (!row) return null
+  if (!row || !keyAllows(user, row.id)) return null
   if (user.role === 'ADMIN' || memberRole(db, user.id, row.id) !== null) return row
   return null
 }
@@ -84,7 +92,7 @@ export function requireVisibleMiniAppByAppId(db: Db, user: Caller, appId: string
   const missing = new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${appId} not found`)
   if (!isValidAppId(appId)) throw missing
   const row = db.select().from(miniApps).where(eq(miniApps.appId, appId)).get()
-  if (!row) throw missing
+  if (!row || !keyAllows(user, row.id)) throw missing
   if (user.role !== 'ADMIN' && memberRole(db, user.id, row.id) === null) throw missing
   return row
 }
@@ -137,8 +145,9 @@ export function listMiniApps(db: Db, user: Caller): MiniAppRecord[] {
           .where(inArray(miniApps.id, db.select({ id: miniAppMembers.miniAppId }).from(miniAppMembers).where(eq(miniAppMembers.userId, user.id))))
           .orderBy(desc(miniApps.createdAt), desc(miniApps.id))
           .all()
-  const creators = userSummaries(db, rows.map((row) => row.createdBy))
-  return rows.map((row) => toMiniAppRecord(row, creators))
+  const visible = rows.filter((row) => keyAllows(user, row.id))
+  const creators = userSummaries(db, visible.map((row) => row.createdBy))
+  return visible.map((row) => toMiniAppRecord(row, creators))
 }
 
 function checkIconUrl(iconUrl: string | null | undefined): string | null | undefined {

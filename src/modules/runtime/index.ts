@@ -129,7 +129,7 @@ function installAnswers(runtime: RuntimeService, deps: AppDeps): InstallAnswers 
 }
 
 export function runtimeRoutes(deps: AppDeps) {
-  const runtime = createRuntimeService({ db: deps.db, clock: deps.clock, config: deps.config, tokens: deps.tokens, blobs: deps.blobs })
+  const runtime = createRuntimeService({ db: deps.db, clock: deps.clock, config: deps.config, tokens: deps.tokens, blobs: deps.blobs, apiKeys: deps.apiKeys })
   const answers = installAnswers(runtime, deps)
 
   type Query = { token?: string; platform?: string }

@@ -9,6 +9,7 @@ import { userFromAccessToken } from '../../http/guards'
 import type { BlobStore } from '../../storage'
 import type { DownloadClaims, TokenService } from '../auth/tokens'
 import { canSeeMiniApp, isValidAppId } from '../miniapps/service'
+import { isApiKey, type ApiKeyAuthenticator } from '../api-keys/service'
 import { channelExists, channelNotFound, defaultChannel, isChannelName, liveReleases } from '../channels/service'
 import { decideRelease, type Decision, type LiveRelease } from '../channels/decide'
 import { versionPattern } from '../versions/model'
@@ -21,6 +22,8 @@ export interface RuntimeDeps {
   config: Config
   tokens: TokenService
   blobs: BlobStore
+  /** API keys with the `read` scope open what their owner's membership (and the key) allows */
+  apiKeys?: Pick<ApiKeyAuthenticator, 'authenticate'>
 }
 
 /** One file of install info's `files` (an addition to the contract that clients may ignore). */
@@ -288,6 +291,12 @@ export function createRuntimeService(deps: RuntimeDeps) {
       }
       throw tokenRequired()
     }
+    if (isApiKey(token) && deps.apiKeys) {
+      const user = deps.apiKeys.authenticate(token, 'read', null)
+      const facts = versionFacts(versionId)
+      if (!facts || !canSeeMiniApp(db, user, facts.miniAppId)) throw versionNotFound(versionId)
+      return facts
+    }
     const verified = await tokens.verify(token)
     if (!verified.ok) {
       throw verified.reason === 'expired'
@@ -476,11 +485,15 @@ export function createRuntimeService(deps: RuntimeDeps) {
         if (!facts) throw new AppError(404, 'EXPERIENCE_NOT_FOUND', `Mini app ${appId} has no experience version yet; upload one`)
         return installJson(facts, files)
       }
-      const verified = await tokens.verify(token)
-      if (!verified.ok || verified.kind !== 'access') {
-        throw new AppError(401, verified.ok ? 'INVALID_TOKEN' : verified.reason === 'expired' ? 'TOKEN_EXPIRED' : 'INVALID_TOKEN', 'The experience install takes the access token of a member of the mini app')
+      let user
+      if (isApiKey(token) && deps.apiKeys) user = deps.apiKeys.authenticate(token, 'read', null)
+      else {
+        const verified = await tokens.verify(token)
+        if (!verified.ok || verified.kind !== 'access') {
+          throw new AppError(401, verified.ok ? 'INVALID_TOKEN' : verified.reason === 'expired' ? 'TOKEN_EXPIRED' : 'INVALID_TOKEN', 'The experience install takes the access token of a member of the mini app')
+        }
+        user = await userFromAccessToken(db, tokens, token)
       }
-      const user = await userFromAccessToken(db, tokens, token)
       if (!canSeeMiniApp(db, user, app.id)) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${appId.slice(0, 64)} not found`)
       const facts = app.currentExperienceVersionId ? versionFacts(app.currentExperienceVersionId) : null
       if (!facts) throw new AppError(404, 'EXPERIENCE_NOT_FOUND', `Mini app ${appId} has no experience version yet; upload one`)

@@ -27,7 +27,7 @@ export function versionRoutes(deps: AppDeps) {
       {
         // Leave the body unread: receiveUpload streams it to disk instead of Elysia buffering it.
         parse: 'none',
-        auth: true,
+        auth: 'upload',
         params: uploadParams,
         detail: {
           summary: 'Upload a version (multipart: version, changelog, releaseType, bundleIos, bundleAndroid, manifest, assetsIos, assetsAndroid)',
@@ -36,13 +36,13 @@ export function versionRoutes(deps: AppDeps) {
       },
     )
     .get('/:miniAppId/workspace', ({ user, params, query, request }) => getWorkspace({ ...services, tokens: deps.tokens }, user, params.miniAppId, apiBase(request, deps.config), query), {
-      auth: true,
+      auth: 'read',
       params: miniAppIdParams,
       query: workspaceQuery,
       detail: { summary: 'The mini app with a page of its versions (?limit=50&cursor=&status=), their install links, its channels and release history', tags: ['versions'] },
     })
     .post('/:miniAppId/versions/:versionId/review', ({ user, params }) => reviewVersion(services, user, params.miniAppId, params.versionId), {
-      auth: true,
+      auth: 'release',
       params: versionParams,
       detail: { summary: 'Submit a version for review', tags: ['versions'] },
     })
@@ -51,7 +51,7 @@ export function versionRoutes(deps: AppDeps) {
       await releaseChanged(params.miniAppId, body?.channel ?? record.channel)
       return record
     }, {
-      auth: true,
+      auth: 'release',
       params: versionParams,
       body: publishBody,
       detail: { summary: 'Publish a version: it becomes the newest release of a channel (default: the one it was uploaded to), for rolloutPercent of devices', tags: ['versions'] },
@@ -61,7 +61,7 @@ export function versionRoutes(deps: AppDeps) {
       await releaseChanged(params.miniAppId, body.channel ?? result.version.channel)
       return result
     }, {
-      auth: true,
+      auth: 'release',
       params: miniAppIdParams,
       body: rollbackBody,
       detail: { summary: 'Make an earlier release of a channel (default: the target version\'s) the one every device gets again', tags: ['versions'] },

@@ -1,5 +1,5 @@
 // The manifest rules of an upload (decisions §5, §9): pure, so the developer CLI checks a build with the same code before sending it.
-import { AppError } from '../../http/errors'
+import { AppError } from '../../http/app-error'
 import { findDuplicateKey } from './duplicate-keys'
 
 /** A note on an accepted upload (decisions §9): `{ code, message }`. */

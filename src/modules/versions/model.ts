@@ -1,11 +1,7 @@
 // TypeBox schemas of the version endpoints (validation and OpenAPI).
 import { t } from 'elysia'
 
-export const releaseTypes = ['RELEASE', 'BETA', 'ALPHA'] as const
-export type ReleaseType = (typeof releaseTypes)[number]
-
-/** decisions §2: MAJOR.MINOR.PATCH with an optional -prerelease (semver, without build metadata). */
-export const versionPattern = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*)?$/
+export { releaseTypes, versionPattern, type ReleaseType } from './version-rules'
 
 export const uploadParams = t.Object({ appId: t.String() })
 export const miniAppIdParams = t.Object({ miniAppId: t.String() })

@@ -1,0 +1,108 @@
+// The developer CLI's saved sign-in ($XDG_CONFIG_HOME/miniship/config.json, mode 0600) and where server and token come from (decisions §12).
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { CliError, createApiClient, type ApiClient } from './http'
+
+export interface SavedConfig {
+  /** the API base including /api */
+  server?: string
+  token?: string
+  user?: { id: string; email: string; displayName: string }
+}
+
+export function configPath(env: Record<string, string | undefined> = Bun.env): string {
+  const base = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.startsWith('/') ? env.XDG_CONFIG_HOME : join(env.HOME || homedir(), '.config')
+  return join(base, 'miniship', 'config.json')
+}
+
+export function readConfig(path = configPath()): SavedConfig {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {}
+    throw new CliError(2, `cannot read ${path}: ${(error as Error).message}`)
+  }
+  try {
+    const parsed = JSON.parse(text) as unknown
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as SavedConfig) : {}
+  } catch {
+    throw new CliError(2, `${path} is not valid JSON; remove it and run miniship login again`)
+  }
+}
+
+/** Written to a temp file created 0600 and renamed, so the token is never readable by others, even briefly. */
+export function writeConfig(config: SavedConfig, path = configPath()): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+  const temp = `${path}.${process.pid}.tmp`
+  writeFileSync(temp, JSON.stringify(config, null, 2) + '\n', { mode: 0o600 })
+  chmodSync(temp, 0o600)
+  renameSync(temp, path)
+}
+
+export function removeConfigToken(path = configPath()): boolean {
+  const config = readConfig(path)
+  if (config.token === undefined) return false
+  const { token: _removed, user: _user, ...rest } = config
+  if (Object.keys(rest).length === 0) rmSync(path, { force: true })
+  else writeConfig(rest, path)
+  return true
+}
+
+/**
+ * decisions §12: the API base including `/api`; a URL with no path gets `/api`; a trailing slash
+ * is ignored. Null when it is not an http(s) URL.
+ */
+export function normaliseServerUrl(input: string): string | null {
+  let url: URL
+  try {
+    url = new URL(input.trim())
+  } catch {
+    return null
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null
+  if (url.search || url.hash || url.username || url.password) return null
+  const path = url.pathname.replace(/\/+$/, '')
+  return `${url.origin}${path === '' ? '/api' : path}`
+}
+
+export interface ClientFlags {
+  server?: string
+  json?: boolean
+}
+
+export interface Target {
+  server: string
+  token: string | null
+  /** where the token came from, for messages */
+  tokenSource: 'MINISHIP_TOKEN' | 'config' | null
+}
+
+/**
+ * `--server` > MINISHIP_SERVER > the saved server; MINISHIP_TOKEN > the saved token. The saved token
+ * is only sent to the server it was issued by (never to another server named by a flag).
+ */
+export function resolveTarget(flags: ClientFlags, env: Record<string, string | undefined> = Bun.env, saved: SavedConfig = readConfig(configPath(env))): Target {
+  const given = flags.server ?? (env.MINISHIP_SERVER || undefined) ?? saved.server
+  if (given === undefined) throw new CliError(2, 'no server: pass --server URL, set MINISHIP_SERVER, or run miniship login --server URL')
+  const server = normaliseServerUrl(given)
+  if (server === null) throw new CliError(2, `--server must be an http(s) URL such as https://apps.example.com (got ${JSON.stringify(given)})`)
+  if (env.MINISHIP_TOKEN) return { server, token: env.MINISHIP_TOKEN, tokenSource: 'MINISHIP_TOKEN' }
+  if (saved.token && saved.server && normaliseServerUrl(saved.server) === server) return { server, token: saved.token, tokenSource: 'config' }
+  return { server, token: null, tokenSource: null }
+}
+
+/** `--server` and `--json`, on every client command. */
+export function withClientOptions<T extends import('commander').Command>(command: T): T {
+  command.option('--server <url>', 'server URL, e.g. https://apps.example.com (env MINISHIP_SERVER; default: the one you logged in to)')
+  command.option('--json', 'print one JSON document on stdout instead of text')
+  return command
+}
+
+/** A client for the resolved server with the resolved token; not signed in is exit 1 with what to do. */
+export function connect(flags: ClientFlags): ApiClient {
+  const target = resolveTarget(flags)
+  if (!target.token) throw new CliError(1, `not signed in to ${target.server}: run miniship login --server ${target.server}, or set MINISHIP_TOKEN to an API key`)
+  return createApiClient(target.server, target.token)
+}

@@ -1,0 +1,10 @@
+// The developer's commands of the `miniship` executable (they talk HTTP to a server, never to a data directory).
+import type { Command } from 'commander'
+import { loginCommand, logoutCommand, whoamiCommand } from './login'
+import { pushCommand } from './push'
+import { appsCommand, publishCommand, rollbackCommand, rolloutCommand, versionsCommand } from './publish'
+import { statusCommand } from './status'
+
+export function clientCommands(): Command[] {
+  return [loginCommand(), logoutCommand(), whoamiCommand(), pushCommand(), appsCommand(), versionsCommand(), publishCommand(), rollbackCommand(), rolloutCommand(), statusCommand()]
+}

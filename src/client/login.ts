@@ -1,0 +1,144 @@
+// `miniship login` (device flow of decisions §4, or --with-password), `logout` and `whoami`.
+import { Command } from 'commander'
+import { passwordFromStdinText, promptHiddenOnTerminal } from '../cli/prompt'
+import { configPath, readConfig, removeConfigToken, resolveTarget, withClientOptions, writeConfig, type ClientFlags } from './config'
+import { CliError, createApiClient, createOutput, runClient, type Output } from './http'
+import { startSpinner } from './progress'
+
+interface DeviceSession {
+  code: string
+  verificationUrl: string
+  expiresAt: string
+  intervalSeconds: number
+}
+
+type Poll =
+  | { status: 'pending' }
+  | { status: 'approved'; accessToken: string; user: { id: string; email: string; displayName: string } }
+  | { status: 'expired'; reason?: string }
+
+/** A browser is opened only where one can be shown (decisions §12); failing to open one is no error. */
+export function browserCommand(url: string, platform = process.platform, env: Record<string, string | undefined> = Bun.env): string[] | null {
+  if (env.MINISHIP_NO_BROWSER === '1' || env.CI) return null
+  if (platform === 'darwin') return ['open', url]
+  if (platform === 'win32') return ['cmd', '/c', 'start', '', url]
+  if (env.DISPLAY || env.WAYLAND_DISPLAY) return ['xdg-open', url]
+  return null
+}
+
+function openBrowser(url: string): void {
+  const command = browserCommand(url)
+  if (!command) return
+  try {
+    const child = Bun.spawn(command, { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' })
+    child.unref()
+  } catch {
+    // no opener installed: the URL is printed anyway
+  }
+}
+
+async function deviceLogin(flags: ClientFlags, out: Output): Promise<{ server: string; accessToken: string; user: { id: string; email: string; displayName: string } }> {
+  const { server } = resolveTarget(flags)
+  const api = createApiClient(server, null)
+  const { body: session } = await api.request<DeviceSession>('POST', '/auth/cli/sessions')
+  // On stdout even when it is not a terminal, so scripts (and tests) can read it; in --json mode
+  // stdout holds only the result, so the instructions go to stderr.
+  const instructions = [`To sign in, open ${session.verificationUrl}`, `and approve the code ${session.code} (valid until ${session.expiresAt}).`]
+  for (const line of instructions) (out.json ? out.note : out.line)(line)
+  openBrowser(session.verificationUrl)
+  const spinner = startSpinner(`Waiting for approval of ${session.code}…`)
+  try {
+    let waitSeconds = Math.max(1, session.intervalSeconds)
+    for (;;) {
+      await Bun.sleep(waitSeconds * 1000)
+      const poll = await api.request<Poll>('GET', `/auth/cli/sessions/${encodeURIComponent(session.code)}`, { accept: [429] })
+      if (poll.status === 429) {
+        // rate limited: wait as long as the server asks, then go on polling
+        waitSeconds = Math.max(session.intervalSeconds, Number(poll.headers.get('retry-after')) || session.intervalSeconds)
+        continue
+      }
+      waitSeconds = Math.max(1, session.intervalSeconds)
+      const answer = poll.body
+      if (answer.status === 'approved') return { server, accessToken: answer.accessToken, user: answer.user }
+      if (answer.status === 'expired') {
+        if (answer.reason === 'denied') throw new CliError(1, `the sign-in with code ${session.code} was denied in the console; run miniship login again if that was a mistake`)
+        throw new CliError(1, `the code ${session.code} expired before it was approved; run miniship login again`)
+      }
+      if (Date.parse(session.expiresAt) <= Date.now()) throw new CliError(1, `the code ${session.code} expired before it was approved; run miniship login again`)
+    }
+  } finally {
+    spinner.stop()
+  }
+}
+
+async function passwordLogin(flags: ClientFlags & { email?: string }, out: Output) {
+  if (!flags.email) throw new CliError(2, '--with-password needs --email EMAIL (the password is read from stdin)')
+  const { server } = resolveTarget(flags)
+  const password = process.stdin.isTTY ? await promptHiddenOnTerminal('Password: ', () => new CliError(2, 'cancelled')) : passwordFromStdinText(await Bun.stdin.text())
+  if (password === '') throw new CliError(2, 'no password on stdin: pipe it in, e.g. printenv MINISHIP_PASSWORD | miniship login --with-password --email you@example.com')
+  out.note(`Signing in to ${server} as ${flags.email}`)
+  const api = createApiClient(server, null)
+  const { body } = await api.request<{ accessToken: string; user: { id: string; email: string; displayName: string } }>('POST', '/auth/login', { json: { email: flags.email, password } })
+  return { server, accessToken: body.accessToken, user: body.user }
+}
+
+export function loginCommand(): Command {
+  return withClientOptions(new Command('login'))
+    .description('sign in to a miniship server: approve a code in the console (or --with-password), saved for later commands')
+    .option('--with-password', 'sign in with email and password instead; the password is read from stdin, never from the command line')
+    .option('--email <email>', 'the account email (with --with-password)')
+    .addHelpText(
+      'after',
+      `\nExamples:\n  $ miniship login --server https://apps.example.com\n  $ printenv PASSWORD | miniship login --server https://apps.example.com --with-password --email dev@example.com\n\nSaved to ${configPath()} (mode 0600). In CI use MINISHIP_SERVER and MINISHIP_TOKEN (an API key) instead.`,
+    )
+    .action((flags: ClientFlags & { withPassword?: boolean; email?: string }) =>
+      runClient(flags.json === true, async () => {
+        const out = createOutput(flags.json === true)
+        const result = flags.withPassword ? await passwordLogin(flags, out) : await deviceLogin(flags, out)
+        writeConfig({ ...readConfig(), server: result.server, token: result.accessToken, user: result.user })
+        out.line(`Signed in to ${result.server} as ${result.user.email}.`)
+        out.result({ server: result.server, user: result.user })
+      }),
+    )
+}
+
+export function logoutCommand(): Command {
+  return withClientOptions(new Command('logout'))
+    .description('forget the saved sign-in (the access token in the config file)')
+    .addHelpText('after', '\nExample:\n  $ miniship logout')
+    .action((flags: ClientFlags) =>
+      runClient(flags.json === true, async () => {
+        const out = createOutput(flags.json === true)
+        const removed = removeConfigToken()
+        out.line(removed ? 'Signed out: the saved token was removed.' : 'Not signed in: there was no saved token.')
+        out.result({ signedOut: removed })
+      }),
+    )
+}
+
+interface Me {
+  id: string
+  email: string
+  displayName: string
+  role: string
+  apiKey?: { name: string; prefix: string; scopes: string[]; miniAppIds: string[] | null }
+}
+
+export function whoamiCommand(): Command {
+  return withClientOptions(new Command('whoami'))
+    .description('show who the saved sign-in or MINISHIP_TOKEN is, and on which server')
+    .addHelpText('after', '\nExample:\n  $ miniship whoami')
+    .action((flags: ClientFlags) =>
+      runClient(flags.json === true, async () => {
+        const out = createOutput(flags.json === true)
+        const target = resolveTarget(flags)
+        if (!target.token) throw new CliError(1, `not signed in to ${target.server}: run miniship login --server ${target.server}, or set MINISHIP_TOKEN`)
+        const { body: me } = await createApiClient(target.server, target.token).request<Me>('GET', '/auth/me')
+        out.line(`${me.email} (${me.displayName}) on ${target.server}`)
+        if (me.apiKey) {
+          out.line(`using API key "${me.apiKey.name}" (${me.apiKey.prefix}…) with scopes ${me.apiKey.scopes.join(', ')}${me.apiKey.miniAppIds ? ` for ${me.apiKey.miniAppIds.length} mini app(s)` : ''}`)
+        } else out.line(`role ${me.role}, token from ${target.tokenSource === 'MINISHIP_TOKEN' ? 'MINISHIP_TOKEN' : configPath()}`)
+        out.result({ server: target.server, user: me })
+      }),
+    )
+}

@@ -1,0 +1,245 @@
+// `miniship apps`, `versions ls`, `publish`, `rollback` and `rollout`: the release side of the CLI, over the channel API of decisions §10.
+import { Command } from 'commander'
+import { connect, withClientOptions, type ClientFlags } from './config'
+import { CliError, createOutput, runClient, type ApiClient } from './http'
+
+export interface MiniApp {
+  id: string
+  appId: string
+  name: string
+  currentExperienceVersionId: string | null
+  currentReviewVersionId: string | null
+  currentReleaseVersionId: string | null
+}
+
+export interface VersionSummary {
+  id: string
+  version: string
+  buildNumber: number
+  status: string
+  releaseType: string
+  channel?: string
+  createdAt: string
+  publishedAt: string | null
+}
+
+export interface Workspace {
+  miniApp: MiniApp
+  versions: VersionSummary[]
+  channels?: Channel[]
+  nextCursor?: string | null
+}
+
+export interface ChannelRelease {
+  versionId: string
+  version: string
+  rolloutPercent: number
+  hostVersionRange: string | null
+  mandatory: boolean
+  releasedAt: string
+}
+
+export interface Channel {
+  name: string
+  release: ChannelRelease | null
+  previousRelease: ChannelRelease | null
+}
+
+export async function findMiniApp(api: ApiClient, appId: string): Promise<MiniApp> {
+  const { body } = await api.request<MiniApp[]>('GET', '/mini-apps')
+  const found = body.find((app) => app.appId === appId)
+  if (!found) throw new CliError(1, `no mini app ${appId} that you can see on ${api.server} (MINI_APP_NOT_FOUND); miniship apps lists them`, { statusCode: 404, code: 'MINI_APP_NOT_FOUND', message: `Mini app ${appId} not found` })
+  return found
+}
+
+/** The first workspace page, and the following ones until `stop` says enough (the workspace is paged). */
+export async function readWorkspace(api: ApiClient, miniAppId: string, stop: (page: Workspace) => boolean = () => true): Promise<Workspace> {
+  let first: Workspace | null = null
+  let cursor: string | null | undefined
+  for (let pages = 0; pages < 1000; pages++) {
+    const query = cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''
+    const { body } = await api.request<Workspace>('GET', `/mini-apps/${encodeURIComponent(miniAppId)}/workspace${query}`)
+    if (first) first.versions.push(...body.versions)
+    else first = body
+    cursor = body.nextCursor
+    if (!cursor || stop(body)) break
+  }
+  return first!
+}
+
+export async function findVersion(api: ApiClient, app: MiniApp, version: string): Promise<VersionSummary> {
+  const workspace = await readWorkspace(api, app.id, (page) => page.versions.some((v) => v.version === version))
+  const found = workspace.versions.find((v) => v.version === version)
+  if (!found) throw new CliError(1, `${app.appId} has no version ${version} (VERSION_NOT_FOUND); miniship versions ls ${app.appId} lists them`, { statusCode: 404, code: 'VERSION_NOT_FOUND', message: `Version ${version} not found` })
+  return found
+}
+
+export interface ReleaseFlags {
+  channel?: string
+  notes?: string
+  rollout?: string
+  mandatory?: boolean
+  hostRange?: string
+}
+
+/** The publish body of PLAN.md from the flags; only what was given is sent (the server has the defaults). */
+export function publishBody(flags: ReleaseFlags): Record<string, unknown> {
+  const body: Record<string, unknown> = {}
+  if (flags.notes !== undefined) body.notes = flags.notes
+  if (flags.channel !== undefined) body.channel = flags.channel
+  if (flags.rollout !== undefined) body.rolloutPercent = percent(flags.rollout, 1, '--rollout')
+  if (flags.hostRange !== undefined) body.hostVersionRange = flags.hostRange
+  if (flags.mandatory) body.mandatory = true
+  return body
+}
+
+export function percent(text: string, min: number, flag: string): number {
+  const value = Number(text)
+  if (!/^\d+$/.test(text) || value < min || value > 100) throw new CliError(2, `${flag} must be a whole number from ${min} to 100 (got ${JSON.stringify(text)})`)
+  return value
+}
+
+export function withReleaseOptions(command: Command): Command {
+  return command
+    .option('--channel <name>', 'release channel (default: the channel the version was uploaded to, else stable)')
+    .option('--notes <text>', 'release notes, kept in the release history')
+    .option('--rollout <percent>', 'staged rollout: share of devices that get it, 1-100 (default 100)')
+    .option('--mandatory', 'devices must install this update')
+    .option('--host-range <range>', 'only host apps whose version satisfies this semver range, e.g. ">=2.3.0 <3"')
+}
+
+function describeRelease(record: { version: string; channel?: string }, body: Record<string, unknown>): string {
+  const channel = (body.channel as string | undefined) ?? record.channel ?? 'stable'
+  const extras = [`${(body.rolloutPercent as number | undefined) ?? 100}%`]
+  if (body.mandatory) extras.push('mandatory')
+  if (body.hostVersionRange) extras.push(`host ${String(body.hostVersionRange)}`)
+  return `${record.version} to ${channel} (${extras.join(', ')})`
+}
+
+export async function publishVersion(api: ApiClient, miniAppId: string, versionId: string, flags: ReleaseFlags) {
+  const body = publishBody(flags)
+  const { body: record } = await api.request<VersionSummary>('POST', `/mini-apps/${encodeURIComponent(miniAppId)}/versions/${encodeURIComponent(versionId)}/publish`, { json: body })
+  return { record, summary: describeRelease(record, body) }
+}
+
+export function appsCommand(): Command {
+  const apps = new Command('apps').description('list the mini apps you can see, or create one').addHelpText('after', '\nExamples:\n  $ miniship apps\n  $ miniship apps create com.example.shop --name "Shop"')
+  const list = withClientOptions(new Command('ls'))
+    .description('list the mini apps you can see')
+    .addHelpText('after', '\nExample:\n  $ miniship apps ls --json')
+    .action((flags: ClientFlags) =>
+      runClient(flags.json === true, async () => {
+        const out = createOutput(flags.json === true)
+        const { body } = await connect(flags).request<MiniApp[]>('GET', '/mini-apps')
+        if (body.length === 0) out.line('No mini apps yet: miniship apps create APPID --name NAME')
+        for (const app of body) out.line(`${app.appId.padEnd(32)} ${app.name}`)
+        out.result({ miniApps: body })
+      }),
+    )
+  const create = withClientOptions(new Command('create'))
+    .description('register a mini app; you become its owner')
+    .argument('<appId>', 'the app id, e.g. com.example.shop')
+    .requiredOption('--name <name>', 'display name')
+    .option('--description <text>', 'a description')
+    .addHelpText('after', '\nExample:\n  $ miniship apps create com.example.shop --name "Shop"')
+    .action((appId: string, flags: ClientFlags & { name: string; description?: string }) =>
+      runClient(flags.json === true, async () => {
+        const out = createOutput(flags.json === true)
+        const { body } = await connect(flags).request<MiniApp>('POST', '/mini-apps', { json: { appId, name: flags.name, ...(flags.description ? { description: flags.description } : {}) } })
+        out.line(`Created ${body.appId} (${body.name}), id ${body.id}.`)
+        out.result(body)
+      }),
+    )
+  apps.addCommand(list, { isDefault: true })
+  apps.addCommand(create)
+  return apps
+}
+
+export function versionsCommand(): Command {
+  const versions = new Command('versions').description('the versions of a mini app').addHelpText('after', '\nExample:\n  $ miniship versions ls com.example.shop')
+  versions.addCommand(
+    withClientOptions(new Command('ls'))
+      .description('list the versions of a mini app, newest first')
+      .argument('<appId>', 'the app id')
+      .addHelpText('after', '\nExample:\n  $ miniship versions ls com.example.shop --json')
+      .action((appId: string, flags: ClientFlags) =>
+        runClient(flags.json === true, async () => {
+          const out = createOutput(flags.json === true)
+          const api = connect(flags)
+          const app = await findMiniApp(api, appId)
+          const workspace = await readWorkspace(api, app.id, () => false)
+          for (const v of workspace.versions) {
+            const marks = [v.id === app.currentReleaseVersionId ? 'release' : '', v.id === app.currentExperienceVersionId ? 'experience' : '', v.id === app.currentReviewVersionId ? 'review' : ''].filter(Boolean)
+            out.line(`${v.version.padEnd(20)} build ${String(v.buildNumber).padEnd(5)} ${v.status.padEnd(10)} ${v.channel ?? ''}${marks.length ? `  (${marks.join(', ')})` : ''}`)
+          }
+          if (workspace.versions.length === 0) out.line(`${appId} has no versions yet: miniship push --app ${appId} --version 1.0.0`)
+          out.result({ miniApp: app, versions: workspace.versions })
+        }),
+      ),
+  )
+  return versions
+}
+
+export function publishCommand(): Command {
+  return withReleaseOptions(withClientOptions(new Command('publish')))
+    .description('publish an uploaded version: it becomes the release of its channel')
+    .argument('<appId>', 'the app id')
+    .argument('<version>', 'the version, e.g. 1.2.0')
+    .addHelpText('after', '\nExamples:\n  $ miniship publish com.example.shop 1.2.0 --notes "Checkout fixes"\n  $ miniship publish com.example.shop 1.3.0-beta.1 --channel beta --rollout 10')
+    .action((appId: string, version: string, flags: ClientFlags & ReleaseFlags) =>
+      runClient(flags.json === true, async () => {
+        const out = createOutput(flags.json === true)
+        publishBody(flags) // bad flags are exit 2 before any request
+        const api = connect(flags)
+        const app = await findMiniApp(api, appId)
+        const target = await findVersion(api, app, version)
+        const { record, summary } = await publishVersion(api, app.id, target.id, flags)
+        out.line(`Published ${appId} ${summary}.`)
+        out.result(record)
+      }),
+    )
+}
+
+export function rollbackCommand(): Command {
+  return withClientOptions(new Command('rollback'))
+    .description('make an earlier published version the release of its channel again')
+    .argument('<appId>', 'the app id')
+    .argument('<version>', 'the published version to go back to')
+    .option('--channel <name>', 'the channel to roll back (default: the version\'s channel, else stable)')
+    .option('--notes <text>', 'why, kept in the release history')
+    .addHelpText('after', '\nExample:\n  $ miniship rollback com.example.shop 1.1.0 --notes "1.2.0 crashes on Android 9"')
+    .action((appId: string, version: string, flags: ClientFlags & { channel?: string; notes?: string }) =>
+      runClient(flags.json === true, async () => {
+        const out = createOutput(flags.json === true)
+        const api = connect(flags)
+        const app = await findMiniApp(api, appId)
+        const target = await findVersion(api, app, version)
+        const body: Record<string, unknown> = { targetVersionId: target.id }
+        if (flags.notes !== undefined) body.notes = flags.notes
+        if (flags.channel !== undefined) body.channel = flags.channel
+        const { body: answer } = await api.request<{ miniApp: MiniApp; version: VersionSummary }>('POST', `/mini-apps/${encodeURIComponent(app.id)}/rollback`, { json: body })
+        out.line(`Rolled ${appId} back to ${answer.version.version} on ${flags.channel ?? answer.version.channel ?? 'stable'}.`)
+        out.result(answer)
+      }),
+    )
+}
+
+export function rolloutCommand(): Command {
+  return withClientOptions(new Command('rollout'))
+    .description("change the share of devices that get a channel's newest release (0 halts it, 100 completes it)")
+    .argument('<appId>', 'the app id')
+    .requiredOption('--channel <name>', 'the channel, e.g. stable')
+    .requiredOption('--percent <n>', 'share of devices, 0-100')
+    .addHelpText('after', '\nExample:\n  $ miniship rollout com.example.shop --channel stable --percent 50')
+    .action((appId: string, flags: ClientFlags & { channel: string; percent: string }) =>
+      runClient(flags.json === true, async () => {
+        const out = createOutput(flags.json === true)
+        const rolloutPercent = percent(flags.percent, 0, '--percent')
+        const api = connect(flags)
+        const app = await findMiniApp(api, appId)
+        const { body } = await api.request<Channel>('PATCH', `/mini-apps/${encodeURIComponent(app.id)}/channels/${encodeURIComponent(flags.channel)}/rollout`, { json: { rolloutPercent } })
+        out.line(`${appId} ${flags.channel}: ${body.release ? `${body.release.version} at ${body.release.rolloutPercent}%` : `rollout ${rolloutPercent}%`}.`)
+        out.result(body)
+      }),
+    )
+}

@@ -1,0 +1,53 @@
+// `miniship status APPID`: the release of every channel with its rollout, and the experience and review versions.
+import { Command } from 'commander'
+import { connect, withClientOptions, type ClientFlags } from './config'
+import { createOutput, runClient } from './http'
+import { findMiniApp, readWorkspace, type Channel, type ChannelRelease, type VersionSummary } from './publish'
+
+function describe(release: ChannelRelease | null): string {
+  if (!release) return 'nothing released'
+  const extras = [release.rolloutPercent < 100 ? `rolling out to ${release.rolloutPercent}%` : '100%']
+  if (release.mandatory) extras.push('mandatory')
+  if (release.hostVersionRange) extras.push(`host ${release.hostVersionRange}`)
+  return `${release.version} (${extras.join(', ')})`
+}
+
+export function statusCommand(): Command {
+  return withClientOptions(new Command('status'))
+    .description('what each channel of a mini app serves, its rollout, and the experience and review versions')
+    .argument('<appId>', 'the app id')
+    .addHelpText('after', '\nExample:\n  $ miniship status com.example.shop')
+    .action((appId: string, flags: ClientFlags) =>
+      runClient(flags.json === true, async () => {
+        const out = createOutput(flags.json === true)
+        const api = connect(flags)
+        const app = await findMiniApp(api, appId)
+        const workspace = await readWorkspace(api, app.id)
+        const miniApp = workspace.miniApp
+        const byId = new Map<string, VersionSummary>(workspace.versions.map((v) => [v.id, v]))
+        const versionName = (id: string | null) => (id === null ? 'none' : (byId.get(id)?.version ?? id))
+        // Servers without channels answer only the current release: shown as the stable channel.
+        const channels: Channel[] = workspace.channels ?? [
+          {
+            name: 'stable',
+            release: miniApp.currentReleaseVersionId
+              ? { versionId: miniApp.currentReleaseVersionId, version: versionName(miniApp.currentReleaseVersionId), rolloutPercent: 100, hostVersionRange: null, mandatory: false, releasedAt: '' }
+              : null,
+            previousRelease: null,
+          },
+        ]
+        out.line(`${miniApp.appId} (${miniApp.name}) on ${api.server}`)
+        for (const channel of channels) {
+          out.line(`  channel ${channel.name.padEnd(12)} ${describe(channel.release)}${channel.previousRelease && channel.release && channel.release.rolloutPercent < 100 ? `; others get ${channel.previousRelease.version}` : ''}`)
+        }
+        out.line(`  experience       ${versionName(miniApp.currentExperienceVersionId)}`)
+        out.line(`  review           ${versionName(miniApp.currentReviewVersionId)}`)
+        out.result({
+          miniApp,
+          channels,
+          experience: miniApp.currentExperienceVersionId ? (byId.get(miniApp.currentExperienceVersionId) ?? { id: miniApp.currentExperienceVersionId }) : null,
+          review: miniApp.currentReviewVersionId ? (byId.get(miniApp.currentReviewVersionId) ?? { id: miniApp.currentReviewVersionId }) : null,
+        })
+      }),
+    )
+}
