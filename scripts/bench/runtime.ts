@@ -251,6 +251,8 @@ try {
   if (storage === 's3') {
     await benchS3(bundleUrl, rawFileUrl, rawJsonUrl)
     cleanUp()
+    // s3rver and its data directory go before the process does
+    await s3?.close()
     process.exit(0)
   }
 
