@@ -20,6 +20,9 @@ import { createInsightsService, type InsightsService } from './modules/insights/
 import { eventsBodyLimitBytes } from './modules/insights/model'
 import { createRequestMetrics, type RequestMetrics } from './modules/system/metrics'
 import { readOrCreateInsightsKey } from './data-dir'
+import { createBlobStore, type BlobStore } from './storage'
+import { createReleaseMirror, type ReleaseMirror } from './storage/mirror'
+import { isS3BlobStore } from './storage/s3'
 import { apiKeyRoutes } from './modules/api-keys'
 import { createApiKeyAuthenticator, type ApiKeyAuthenticator } from './modules/api-keys/service'
 import { channelRoutes } from './modules/channels'
@@ -33,6 +36,8 @@ export interface AppInput {
   secret: Uint8Array
   clock?: Clock
   log?: (line: string) => void
+  /** the store the configuration names when not given (serve passes the one it probed) */
+  blobs?: BlobStore
   /** the first-admin setup link's token (serve prints it); made here when not given */
   setup?: SetupGate
 }
@@ -54,6 +59,10 @@ export interface AppDeps {
   insights: InsightsService
   /** request counts and latencies, fed by the request log under `serve` */
   requestMetrics: RequestMetrics
+  /** where stored files live: the data directory or an S3 bucket (issue 14) */
+  blobs: BlobStore
+  /** with --mirror-releases on: writes each channel's release to the bucket on every change */
+  mirror: ReleaseMirror | null
 }
 
 export const uploadPathPattern = /^\/api\/mini-apps\/by-app-id\/[^/]+\/versions\/upload\/?$/
@@ -95,13 +104,15 @@ export function checkRequestBody(request: Request, config: Config): void {
 export function createApp(input: AppInput) {
   const clock = input.clock ?? systemClock
   const tokens = createTokenService(input.secret, clock, input.config.tokenTtlSeconds)
+  const log = input.log ?? ((line: string) => console.log(line))
+  const blobs = input.blobs ?? createBlobStore(input.config, input.paths, log)
   const apiKeys = createApiKeyAuthenticator({ db: input.db, clock })
   const deps: AppDeps = {
     config: input.config,
     db: input.db,
     paths: input.paths,
     clock,
-    log: input.log ?? ((line) => console.log(line)),
+    log,
     tokens,
     rateLimiter: createRateLimiter(clock, input.config.rateLimit),
     guard: createGuard(input.db, tokens, apiKeys, input.config),
@@ -116,6 +127,8 @@ export function createApp(input: AppInput) {
       log: input.log ?? ((line) => console.log(line)),
     }),
     requestMetrics: createRequestMetrics(),
+    blobs,
+    mirror: input.config.mirrorReleases && isS3BlobStore(blobs) ? createReleaseMirror({ db: input.db, config: input.config, tokens, blobs, log }) : null,
   }
   const api = new Elysia({ prefix: '/api' })
     .use(authRoutes(deps))
@@ -128,6 +141,8 @@ export function createApp(input: AppInput) {
     .use(insightRoutes(deps))
     .use(apiKeyRoutes(deps))
   return new Elysia()
+    // serve reaches the release mirror through the app (issue 14): it catches up after start
+    .state('mirror', deps.mirror)
     .use(errorHandler)
     .onRequest(({ request }) => checkRequestBody(request, deps.config))
     .use(api)

@@ -99,3 +99,55 @@ test('parseDuration', () => {
   ]
   for (const [text, seconds] of table) expect(parseDuration(text)).toBe(seconds)
 })
+
+// ---- object storage (issue 14)
+describe('storage settings: flags > environment > storage.json > local; credentials from the environment only', () => {
+  const credentials = { MINISHIP_S3_ACCESS_KEY_ID: 'AKIAEXAMPLE', MINISHIP_S3_SECRET_ACCESS_KEY: 'secret-example' }
+
+  test('local by default, S3 from flags with the credentials of the environment', () => {
+    const dataDir = `/tmp/miniship-config-${Bun.randomUUIDv7()}`
+    expect(loadConfig({ dataDir }, {}).storage).toEqual({ kind: 'local' })
+    expect(loadConfig({ dataDir }, {}).s3Downloads).toBe('redirect')
+    expect(loadConfig({ dataDir }, {}).mirrorReleases).toBe(false)
+    const config = loadConfig({ dataDir, storage: 's3', s3Bucket: 'artifacts', s3Endpoint: 'http://127.0.0.1:9000/', s3Prefix: '/team/miniship/' }, credentials)
+    expect(config.storage).toEqual({ kind: 's3', bucket: 'artifacts', endpoint: 'http://127.0.0.1:9000', region: 'us-east-1', prefix: 'team/miniship', accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'secret-example', sessionToken: null })
+    const aws = loadConfig({ dataDir }, { MINISHIP_STORAGE: 's3', MINISHIP_S3_BUCKET: 'artifacts', AWS_ACCESS_KEY_ID: 'A', AWS_SECRET_ACCESS_KEY: 'B', AWS_SESSION_TOKEN: 'C', MINISHIP_S3_REGION: 'eu-west-1' })
+    expect(aws.storage).toMatchObject({ accessKeyId: 'A', secretAccessKey: 'B', sessionToken: 'C', region: 'eu-west-1' })
+  })
+
+  const bad: [string, Parameters<typeof loadConfig>[0], Record<string, string>, string][] = [
+    ['an unknown storage', { storage: 'ftp' }, {}, '--storage must be "local" or "s3"'],
+    ['no bucket', { storage: 's3' }, credentials, '--s3-bucket is required'],
+    ['a bad bucket name', { storage: 's3', s3Bucket: 'Not_A_Bucket' }, credentials, '--s3-bucket must be a bucket name'],
+    ['no credentials', { storage: 's3', s3Bucket: 'artifacts' }, {}, 'MINISHIP_S3_ACCESS_KEY_ID and MINISHIP_S3_SECRET_ACCESS_KEY'],
+    ['a bad endpoint', { storage: 's3', s3Bucket: 'artifacts', s3Endpoint: 'ftp://x' }, credentials, '--s3-endpoint must start with http'],
+    ['a bad download mode', { s3Downloads: 'teleport' }, {}, '--s3-downloads must be "redirect" or "proxy"'],
+    ['the mirror without S3', { mirrorReleases: 'on', cdnUrl: 'https://cdn.example.com' }, {}, '--mirror-releases on needs S3 storage'],
+    ['the mirror without a CDN URL', { mirrorReleases: 'on', storage: 's3', s3Bucket: 'artifacts' }, credentials, '--mirror-releases on needs --cdn-url'],
+  ]
+  for (const [name, flags, env, message] of bad) {
+    test(`${name} is refused naming the setting`, () => {
+      let error: unknown
+      try {
+        loadConfig({ dataDir: '/tmp/miniship-config-none', ...flags }, env)
+      } catch (caught) {
+        error = caught
+      }
+      expect(error).toBeInstanceOf(ConfigError)
+      expect((error as Error).message).toContain(message)
+      expect((error as Error).message).not.toContain('secret-example')
+    })
+  }
+
+  test('storage.json of the data directory fills in what flags and environment leave out', () => {
+    const { mkdtempSync, writeFileSync, rmSync } = require('node:fs') as typeof import('node:fs')
+    const dataDir = mkdtempSync('/tmp/miniship-config-')
+    writeFileSync(`${dataDir}/storage.json`, JSON.stringify({ storage: 's3', s3: { bucket: 'remembered', endpoint: 'http://127.0.0.1:9000', region: 'eu-west-1', prefix: 'p' } }))
+    expect(loadConfig({ dataDir }, credentials).storage).toMatchObject({ kind: 's3', bucket: 'remembered', endpoint: 'http://127.0.0.1:9000', region: 'eu-west-1', prefix: 'p' })
+    expect(loadConfig({ dataDir, s3Bucket: 'moved' }, credentials).storage).toMatchObject({ bucket: 'moved', region: 'eu-west-1' })
+    expect(() => loadConfig({ dataDir, storage: 'local' }, credentials)).toThrow('keeps its stored files in S3')
+    writeFileSync(`${dataDir}/storage.json`, '{"storage": 42}')
+    expect(() => loadConfig({ dataDir }, credentials)).toThrow('storage.json is damaged')
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+})

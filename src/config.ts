@@ -1,5 +1,6 @@
 // Configuration: flags > MINISHIP_* environment > defaults, validated once into a typed object.
-import { resolve } from 'node:path'
+import { readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { isIPv4 } from 'node:net'
 import { defaultArchiveLimits, type ArchiveLimits } from './modules/versions/archive'
 
@@ -45,6 +46,29 @@ export interface Config {
   metricsToken: string | null
   /** what an uploaded assets archive may hold */
   archiveLimits: ArchiveLimits
+  // ---- object storage (issue 14)
+  /** where stored files live: the data directory (default) or an S3-compatible bucket */
+  storage: StorageConfig
+  /** with S3 storage: answer downloads with a 302 to a presigned URL, or stream them through */
+  s3Downloads: 'redirect' | 'proxy'
+  /** with S3 storage: write each channel's release as static objects under releases/ (decisions §11) */
+  mirrorReleases: boolean
+}
+
+export type StorageConfig = { kind: 'local' } | S3StorageConfig
+
+export interface S3StorageConfig {
+  kind: 's3'
+  bucket: string
+  /** null: AWS itself, by region */
+  endpoint: string | null
+  region: string
+  /** '' or a key prefix without leading or trailing slash */
+  prefix: string
+  /** from the environment only, never a flag; never logged */
+  accessKeyId: string
+  secretAccessKey: string
+  sessionToken: string | null
 }
 
 /** A bad configuration value: the CLI prints the message as one line and exits 2. */
@@ -67,6 +91,13 @@ export interface ConfigFlags {
   insights?: string
   insightsFlush?: string
   metricsToken?: string
+  storage?: string
+  s3Bucket?: string
+  s3Endpoint?: string
+  s3Region?: string
+  s3Prefix?: string
+  s3Downloads?: string
+  mirrorReleases?: string
   archiveMaxEntries?: string
   archiveMaxUnpackedMb?: string
   archiveMaxRatio?: string
@@ -88,6 +119,14 @@ const settings = {
   insights: { env: 'MINISHIP_INSIGHTS', flag: '--insights', fallback: 'on' },
   insightsFlush: { env: 'MINISHIP_INSIGHTS_FLUSH', flag: '--insights-flush', fallback: '5s' },
   metricsToken: { env: 'MINISHIP_METRICS_TOKEN', flag: '--metrics-token', fallback: '' },
+  // object storage (issue 14): empty fallbacks are filled from the data directory's storage.json
+  storage: { env: 'MINISHIP_STORAGE', flag: '--storage', fallback: '' },
+  s3Bucket: { env: 'MINISHIP_S3_BUCKET', flag: '--s3-bucket', fallback: '' },
+  s3Endpoint: { env: 'MINISHIP_S3_ENDPOINT', flag: '--s3-endpoint', fallback: '' },
+  s3Region: { env: 'MINISHIP_S3_REGION', flag: '--s3-region', fallback: '' },
+  s3Prefix: { env: 'MINISHIP_S3_PREFIX', flag: '--s3-prefix', fallback: '' },
+  s3Downloads: { env: 'MINISHIP_S3_DOWNLOADS', flag: '--s3-downloads', fallback: 'redirect' },
+  mirrorReleases: { env: 'MINISHIP_MIRROR_RELEASES', flag: '--mirror-releases', fallback: 'off' },
   archiveMaxEntries: { env: 'MINISHIP_ARCHIVE_MAX_ENTRIES', flag: '--archive-max-entries', fallback: String(defaultArchiveLimits.maxEntries) },
   archiveMaxUnpackedMb: { env: 'MINISHIP_ARCHIVE_MAX_UNPACKED_MB', flag: '--archive-max-unpacked-mb', fallback: String(defaultArchiveLimits.maxUnpackedBytes / 1024 / 1024) },
   archiveMaxRatio: { env: 'MINISHIP_ARCHIVE_MAX_RATIO', flag: '--archive-max-ratio', fallback: String(defaultArchiveLimits.maxCompressionRatio) },
@@ -226,12 +265,22 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   if (metricsToken.value !== '' && !/^[\x21-\x7e]{16,256}$/.test(metricsToken.value)) {
     throw new ConfigError(`${metricsToken.name} must be 16 to 256 printable characters without spaces (a scraper sends it as a Bearer token)`)
   }
+  const resolvedDataDir = resolve(dataDir.value)
+  const storage = storageConfig(pick, env, readStorageFile(resolvedDataDir))
+  const s3Downloads = pick('s3Downloads')
+  if (s3Downloads.value !== 'redirect' && s3Downloads.value !== 'proxy') {
+    throw new ConfigError(`${s3Downloads.name} must be "redirect" or "proxy", got "${s3Downloads.value}"`)
+  }
+  const mirrorReleases = pick('mirrorReleases')
+  const mirror = onOff(mirrorReleases.name, mirrorReleases.value)
+  if (mirror && storage.kind !== 's3') throw new ConfigError(`${mirrorReleases.name} on needs S3 storage (--storage s3): the mirror writes static objects to the bucket`)
+  if (mirror && cdnUrl.value === '') throw new ConfigError(`${mirrorReleases.name} on needs --cdn-url (or MINISHIP_CDN_URL): install.json names its files on the CDN in front of the bucket`)
   const archiveMaxEntries = pick('archiveMaxEntries')
   const archiveMaxUnpackedMb = pick('archiveMaxUnpackedMb')
   const archiveMaxRatio = pick('archiveMaxRatio')
 
   return {
-    dataDir: resolve(dataDir.value),
+    dataDir: resolvedDataDir,
     port: Number(port.value),
     host: host.value,
     publicUrl: baseUrl(publicUrl.name, publicUrl.value),
@@ -255,5 +304,87 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
       maxUnpackedBytes: wholeNumber(archiveMaxUnpackedMb.name, archiveMaxUnpackedMb.value, 'megabytes') * 1024 * 1024,
       maxCompressionRatio: wholeNumber(archiveMaxRatio.name, archiveMaxRatio.value, 'times'),
     },
+    storage,
+    s3Downloads: s3Downloads.value,
+    mirrorReleases: mirror,
+  }
+}
+
+// ---- object storage (issue 14) ----------------------------------------------------------------
+
+/** The data directory's record of where its stored files live (written by serve and migrate-storage). */
+export const storageFileName = 'storage.json'
+
+/** What storage.json holds: never credentials. */
+export interface StorageFile {
+  storage: 'local' | 's3'
+  s3?: { bucket: string; endpoint: string | null; region: string; prefix: string }
+}
+
+/** storage.json of `dataDir`, or null when there is none (a local-storage directory). */
+export function readStorageFile(dataDir: string): StorageFile | null {
+  let text: string
+  try {
+    text = readFileSync(join(dataDir, storageFileName), 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null
+    throw new ConfigError(`${join(dataDir, storageFileName)} cannot be read: ${(error as Error).message}`)
+  }
+  try {
+    const parsed = JSON.parse(text) as StorageFile
+    if (parsed.storage === 'local' || (parsed.storage === 's3' && typeof parsed.s3?.bucket === 'string')) return parsed
+  } catch {
+    // reported below
+  }
+  throw new ConfigError(`${join(dataDir, storageFileName)} is damaged; it should read {"storage":"local"} or {"storage":"s3","s3":{"bucket":…}}`)
+}
+
+type SettingPicker = (key: keyof typeof settings) => { value: string; name: string }
+
+/**
+ * Flags, then environment, then the data directory's storage.json, then local. Credentials come
+ * only from the environment (MINISHIP_S3_* first, then the standard AWS_* names): a flag would
+ * show in `ps` and in shell history.
+ */
+function storageConfig(pick: SettingPicker, env: Record<string, string | undefined>, persisted: StorageFile | null): StorageConfig {
+  const kind = pick('storage')
+  const chosen = kind.value === '' ? (persisted?.storage ?? 'local') : kind.value
+  if (chosen !== 'local' && chosen !== 's3') throw new ConfigError(`${kind.name} must be "local" or "s3", got "${kind.value}"`)
+  if (chosen === 'local') {
+    if (persisted?.storage === 's3') {
+      throw new ConfigError(`${kind.name} local: this data directory keeps its stored files in S3 (bucket ${persisted.s3!.bucket}, see storage.json); leave out ${kind.name}`)
+    }
+    return { kind: 'local' }
+  }
+  const fromFile = persisted?.storage === 's3' ? persisted.s3! : null
+  const setting = (key: 's3Bucket' | 's3Endpoint' | 's3Region' | 's3Prefix', stored: string | null | undefined) => {
+    const picked = pick(key)
+    return picked.value === '' && stored ? { value: stored, name: picked.name } : picked
+  }
+  const bucket = setting('s3Bucket', fromFile?.bucket)
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket.value)) {
+    throw new ConfigError(bucket.value === '' ? `${bucket.name} is required with S3 storage` : `${bucket.name} must be a bucket name (3–63 lower-case letters, digits, dots, hyphens), got "${bucket.value}"`)
+  }
+  const endpoint = setting('s3Endpoint', fromFile?.endpoint)
+  const region = setting('s3Region', fromFile?.region)
+  if (region.value !== '' && !/^[a-z0-9-]{2,32}$/.test(region.value)) throw new ConfigError(`${region.name} must be a region name such as us-east-1, got "${region.value}"`)
+  const prefix = setting('s3Prefix', fromFile?.prefix)
+  if (prefix.value !== '' && !/^[A-Za-z0-9!_.*'()-]+(\/[A-Za-z0-9!_.*'()-]+)*\/?$/.test(prefix.value.replace(/^\/+/, ''))) {
+    throw new ConfigError(`${prefix.name} must be a key prefix such as miniship or team/miniship, got "${prefix.value}"`)
+  }
+  const accessKeyId = env.MINISHIP_S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || ''
+  const secretAccessKey = env.MINISHIP_S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || ''
+  if (accessKeyId === '' || secretAccessKey === '') {
+    throw new ConfigError('S3 storage needs credentials in the environment: MINISHIP_S3_ACCESS_KEY_ID and MINISHIP_S3_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)')
+  }
+  return {
+    kind: 's3',
+    bucket: bucket.value,
+    endpoint: baseUrl(endpoint.name, endpoint.value),
+    region: region.value || 'us-east-1',
+    prefix: prefix.value.replace(/^\/+|\/+$/g, ''),
+    accessKeyId,
+    secretAccessKey,
+    sessionToken: env.MINISHIP_S3_SESSION_TOKEN || env.AWS_SESSION_TOKEN || null,
   }
 }

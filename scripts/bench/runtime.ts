@@ -1,6 +1,12 @@
 // Runtime download benchmark (issue 5): miniship against raw Bun.serve on the same files, same machine, same run.
 //
 //   node_modules/.bin/bun scripts/bench/runtime.ts [--rounds 5] [--seconds 5]
+//   node_modules/.bin/bun scripts/bench/runtime.ts --storage s3 [--s3-downloads redirect|proxy]
+//
+// With --storage s3 (issue 14) the files are in a bucket (s3rver on 127.0.0.1, started here):
+// `redirect` compares the 302 answer's requests per second with raw Bun.serve's constant
+// response (target ≥ 0.7×); `proxy` compares bundle throughput streamed from the bucket with raw
+// Bun.file of a local copy (no target: that measures s3rver as much as miniship).
 //
 // Starts `bun src/main.ts serve` on a temp data directory, uploads and publishes a version with a
 // 5 MB iOS bundle, and starts two raw Bun.serve servers in another process: one answering
@@ -25,6 +31,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { buildZip } from '../../src/modules/versions/test-fixtures'
+import { startTestS3, type TestS3 } from '../../src/storage/test-s3'
 
 const root = join(import.meta.dir, '..', '..')
 
@@ -55,10 +62,20 @@ if (process.argv[2] === '--app-without-log') {
 }
 
 // ---- mode 1: the benchmark ----
-const { values: options } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, seconds: { type: 'string', default: '5' }, part: { type: 'string', default: 'all' } } })
+const { values: options } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '5' },
+    seconds: { type: 'string', default: '5' },
+    part: { type: 'string', default: 'all' },
+    storage: { type: 'string', default: 'local' },
+    's3-downloads': { type: 'string', default: 'redirect' },
+  },
+})
 if (options.part !== 'all' && options.part !== 'insights') throw new Error('--part is all or insights')
 const rounds = Number(options.rounds)
 const seconds = Number(options.seconds)
+const storage = options.storage === 's3' ? 's3' : 'local'
+const s3Downloads = options['s3-downloads'] === 'proxy' ? 'proxy' : 'redirect'
 const wrk = Bun.which('wrk')
 if (!wrk) {
   console.log('runtime benchmark SKIPPED: the load generator wrk is not installed (Debian: apt-get install -y wrk)')
@@ -67,8 +84,10 @@ if (!wrk) {
 
 const work = mkdtempSync(join(tmpdir(), 'miniship-bench-runtime-'))
 const children: ReturnType<typeof Bun.spawn>[] = []
+let s3: TestS3 | null = null
 const cleanUp = () => {
   for (const child of children) child.kill('SIGTERM')
+  void s3?.close()
   rmSync(work, { recursive: true, force: true })
 }
 process.on('SIGINT', () => {
@@ -155,16 +174,52 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
 }
 
+/** With S3 storage: the redirect answer against raw constant responses, or proxied bytes against raw Bun.file. */
+async function benchS3(bundleUrl: string, rawFileUrl: string, rawJsonUrl: string): Promise<void> {
+  const first = await fetch(bundleUrl, { redirect: 'manual' })
+  await first.arrayBuffer()
+  const expected = s3Downloads === 'redirect' ? 302 : 200
+  if (first.status !== expected) throw new Error(`the bundle URL answered ${first.status}, not ${expected}`)
+  const measureOurs = s3Downloads === 'redirect' ? () => load(bundleUrl, 32).then((result) => result.requestsPerSecond) : () => load(bundleUrl, 8).then((result) => result.bytesPerSecond)
+  const measureRaw = s3Downloads === 'redirect' ? () => load(rawJsonUrl, 32).then((result) => result.requestsPerSecond) : () => load(rawFileUrl, 8).then((result) => result.bytesPerSecond)
+  await measureOurs()
+  await measureRaw()
+  const ours: number[] = []
+  const raw: number[] = []
+  for (let round = 1; round <= rounds; round++) {
+    if (round % 2) {
+      ours.push(await measureOurs())
+      raw.push(await measureRaw())
+    } else {
+      raw.push(await measureRaw())
+      ours.push(await measureOurs())
+    }
+    console.error(`round ${round}/${rounds} done`)
+  }
+  const ratio = median(ours) / median(raw)
+  console.log(`runtime benchmark, S3 storage (s3rver), --s3-downloads ${s3Downloads}: ${rounds} alternating rounds of ${seconds} s each, wrk -t1, medians`)
+  if (s3Downloads === 'redirect') {
+    console.log(`  bundle URL → 302 to a presigned URL  miniship ${median(ours).toFixed(0)} req/s   raw Bun.serve constant response ${median(raw).toFixed(0)} req/s   ratio ${ratio.toFixed(2)} (target ≥ 0.70)`)
+    console.log(`    per round: miniship ${ours.map((value) => value.toFixed(0)).join(', ')}; raw ${raw.map((value) => value.toFixed(0)).join(', ')} req/s`)
+  } else {
+    const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0)
+    console.log(`  5 MB bundle streamed from the bucket  miniship ${mb(median(ours))} MB/s   raw Bun.file of a local copy ${mb(median(raw))} MB/s   ratio ${ratio.toFixed(2)} (no target)`)
+  }
+}
+
 try {
   writeFileSync(join(work, 'report.lua'), wrkReport)
   writeFileSync(join(work, 'devices.lua'), distinctDevices + wrkReport)
   // miniship from source, as `npm start` runs it; its request log goes nowhere, as under a quiet journal
   const port = await freePort()
   const dataDir = join(work, 'data')
-  const server = Bun.spawn([process.execPath, join(root, 'src', 'main.ts'), 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', String(port)], {
+  if (storage === 's3') s3 = await startTestS3()
+  const storageArgs = storage === 's3' ? ['--s3-downloads', s3Downloads] : []
+  const server = Bun.spawn([process.execPath, join(root, 'src', 'main.ts'), 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', String(port), ...storageArgs], {
     cwd: work,
     stdout: 'ignore',
     stderr: 'pipe',
+    env: { ...process.env, ...(s3 ? s3.env('bench') : {}) },
   })
   children.push(server)
   const base = `http://127.0.0.1:${port}`
@@ -208,7 +263,12 @@ try {
 
   if (options.part === 'all') {
     // the raw side: the same blob file, and the same JSON as a constant
-    const blob = join(dataDir, 'blobs', 'sha256', info.files.bundleIos.sha256.slice(0, 2), info.files.bundleIos.sha256)
+    let blob = join(dataDir, 'blobs', 'sha256', info.files.bundleIos.sha256.slice(0, 2), info.files.bundleIos.sha256)
+    if (storage === 's3') {
+      // the blob is in the bucket: raw Bun.file serves a local copy of the same bytes
+      blob = join(work, 'bundle-copy')
+      writeFileSync(blob, bundle)
+    }
     const jsonPath = join(work, 'install.json')
     writeFileSync(jsonPath, installJson)
     const raw = Bun.spawn([process.execPath, import.meta.path, '--raw-servers', blob, jsonPath], { stdout: 'pipe', stderr: 'inherit' })
@@ -218,6 +278,14 @@ try {
     reader.releaseLock()
     const rawFileUrl = `http://127.0.0.1:${rawPorts.file}/main.ios.jsbundle`
     const rawJsonUrl = `http://127.0.0.1:${rawPorts.json}/install`
+
+    if (storage === 's3') {
+      await benchS3(bundleUrl, rawFileUrl, rawJsonUrl)
+      cleanUp()
+      // s3rver and its data directory go before the process does
+      await s3?.close()
+      process.exit(0)
+    }
 
     // the same app without the request log, to show what the log costs (not a target)
     const bare = Bun.spawn([process.execPath, import.meta.path, '--app-without-log', dataDir], { stdout: 'pipe', stderr: 'inherit' })

@@ -1,6 +1,7 @@
 // Peak server memory while four 100 MB uploads are in flight: miniship's streamed upload against request.formData().
 //
-//   bun scripts/bench/upload-memory.ts            # both servers, prints the figures
+//   bun scripts/bench/upload-memory.ts                 # both servers, prints the figures
+//   bun scripts/bench/upload-memory.ts --storage s3    # miniship storing into a bucket (s3rver on 127.0.0.1)
 //
 // Each server runs in a process of its own and the uploads come from a third process, so the
 // figures are the server's alone: VmRSS when idle, then VmHWM (the kernel's peak resident set)
@@ -9,6 +10,7 @@ import { mkdtempSync, rmSync, readFileSync, writeFileSync, openSync, writeSync, 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
+import { startTestS3, type TestS3 } from '../../src/storage/test-s3'
 
 const root = join(import.meta.dir, '..', '..')
 const uploads = 4
@@ -186,12 +188,12 @@ async function measure(pid: number, baseUrl: string, token: string, appId: strin
   return { idle, peak: hwm, after: rss, seconds: result.seconds, peakReset }
 }
 
-async function benchMiniship(filesDir: string): Promise<Measurement> {
+async function benchMiniship(filesDir: string, s3: TestS3 | null): Promise<Measurement> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-miniship-'))
   const port = await freePort()
   const server = Bun.spawn(
     [process.execPath, join(root, 'src', 'main.ts'), 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', String(port), '--rate-limit', 'off'],
-    { cwd: root, stdout: 'ignore', stderr: 'inherit', env: { ...process.env, MINISHIP_DATA_DIR: '' } },
+    { cwd: root, stdout: 'ignore', stderr: 'inherit', env: { ...process.env, MINISHIP_DATA_DIR: '', ...(s3 ? s3.env('bench') : {}) } },
   )
   const baseUrl = `http://127.0.0.1:${port}`
   try {
@@ -231,16 +233,19 @@ async function benchFormData(filesDir: string): Promise<Measurement> {
 async function main(): Promise<void> {
   const filesDir = mkdtempSync(join(tmpdir(), 'bench-files-'))
   const show = (bytes: number) => `${(bytes / mb).toFixed(1)} MB`
+  const storage = process.argv.includes('--storage') ? process.argv[process.argv.indexOf('--storage') + 1] : 'local'
+  // with --storage s3 the uploads go on from tmp/ into a bucket (multipart for the 46 MB bundles)
+  const s3 = storage === 's3' ? await startTestS3() : null
   try {
     process.stderr.write(`preparing ${uploads} uploads of ${uploadMb} MB…\n`)
     prepareFiles(filesDir)
-    process.stderr.write('miniship (streamed upload)…\n')
-    const streamed = await benchMiniship(filesDir)
+    process.stderr.write(`miniship (streamed upload, ${storage} storage)…\n`)
+    const streamed = await benchMiniship(filesDir, s3)
     process.stderr.write('baseline (request.formData())…\n')
     const buffered = await benchFormData(filesDir)
     const above = (m: Measurement) => m.peak - m.idle
-    console.log(`${uploads} concurrent uploads of ${uploadMb} MB, Bun ${Bun.version}`)
-    for (const [label, m] of [['miniship streamed upload', streamed], ['baseline request.formData()', buffered]] as const) {
+    console.log(`${uploads} concurrent uploads of ${uploadMb} MB, Bun ${Bun.version}, miniship with ${storage} storage`)
+    for (const [label, m] of [[`miniship streamed (${storage})`, streamed], ['baseline request.formData()', buffered]] as const) {
       console.log(`${label.padEnd(30)} idle RSS ${show(m.idle).padStart(9)}  peak (VmHWM) ${show(m.peak).padStart(9)}  peak above idle ${show(above(m)).padStart(9)}  RSS after ${show(m.after).padStart(9)}  ${m.seconds.toFixed(1)} s${m.peakReset ? '' : '  (peak not reset: includes start-up)'}`)
     }
     console.log(`ratio (baseline / miniship, peak above idle): ${(above(buffered) / Math.max(above(streamed), 1)).toFixed(1)}×`)
@@ -249,5 +254,6 @@ async function main(): Promise<void> {
     if (above(streamed) >= budget) process.exitCode = 1
   } finally {
     rmSync(filesDir, { recursive: true, force: true })
+    await s3?.close()
   }
 }

@@ -6,7 +6,8 @@ import { Database } from 'bun:sqlite'
 import type { TarArchive as TarArchiveType } from 'archiver'
 import { dataDirPaths, fsyncPath, type DataDirPaths } from '../data-dir'
 import { appliedMigrationCount } from '../db/open'
-import { blobPath } from '../storage'
+import { blobPath, createLocalBlobStore, type BlobStore } from '../storage'
+import { isS3BlobStore } from '../storage/s3'
 import { referencedBlobs } from '../storage/gc'
 import { productVersion } from '../version'
 import { BackupError, blobArchivePath, manifestFormat, manifestFormatVersion, manifestName, type BackupManifest, type ManifestFile } from './manifest'
@@ -23,6 +24,10 @@ export interface BackupOptions {
   progress?: BackupProgress
   /** paths to delete if the process is interrupted (the CLI removes them on SIGINT/SIGTERM) */
   cleanup?: Set<string>
+  /** where the stored files are (default: the data directory); a bucket's are copied out of it */
+  store?: BlobStore
+  /** leave the stored files out (a bucket with its own versioning keeps them); backup.json says so */
+  skipBlobs?: boolean
 }
 
 export interface BackupResult {
@@ -108,6 +113,14 @@ function stageBlob(source: string, target: string): boolean {
   }
 }
 
+/** A blob of a bucket, downloaded into the staging directory; false when the object is gone. */
+async function copyOutOfStore(store: BlobStore, sha256: string, target: string): Promise<boolean> {
+  mkdirSync(dirname(target), { recursive: true })
+  if ((await store.size(sha256)) === null) return false
+  await Bun.write(target, store.read(sha256))
+  return true
+}
+
 interface Staged {
   snapshot: string
   schemaVersion: number
@@ -119,7 +132,7 @@ interface Staged {
  * Snapshot, then pin every blob it refers to. If one vanished in between (its version was deleted
  * and the blob collected), the snapshot is stale: take a new one, which no longer refers to it.
  */
-function stageSnapshot(paths: DataDirPaths, staging: string, progress: BackupProgress): Staged {
+async function stageSnapshot(paths: DataDirPaths, staging: string, progress: BackupProgress, store: BlobStore, skipBlobs: boolean): Promise<Staged> {
   const snapshot = join(staging, 'miniship.db')
   const blobs = new Map<string, string>()
   for (let attempt = 1; attempt <= snapshotAttempts; attempt++) {
@@ -131,7 +144,7 @@ function stageSnapshot(paths: DataDirPaths, staging: string, progress: BackupPro
     try {
       schemaVersion = appliedMigrationCount(database)
       const hasVersions = database.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'versions'").get()
-      referenced = hasVersions ? referencedBlobs(database) : new Set()
+      referenced = hasVersions && !skipBlobs ? referencedBlobs(database) : new Set()
     } finally {
       database.close()
     }
@@ -141,7 +154,8 @@ function stageSnapshot(paths: DataDirPaths, staging: string, progress: BackupPro
       if (!/^[0-9a-f]{64}$/.test(sha256)) throw new BackupError(`the database refers to a stored file by an invalid hash (${JSON.stringify(sha256)}); run miniship doctor`)
       if (!blobs.has(sha256)) {
         const target = join(staging, blobArchivePath(sha256))
-        if (stageBlob(blobPath(paths, sha256), target)) blobs.set(sha256, target)
+        const staged = store.kind === 'local' ? stageBlob(blobPath(paths, sha256), target) : await copyOutOfStore(store, sha256, target)
+        if (staged) blobs.set(sha256, target)
         else missing.push(sha256)
       }
       if (++done % 200 === 0) progress(`pinning stored files ${done}/${referenced.size}…`)
@@ -157,7 +171,7 @@ function stageSnapshot(paths: DataDirPaths, staging: string, progress: BackupPro
       return { snapshot, schemaVersion, blobs }
     }
     if (attempt === snapshotAttempts) {
-      throw new BackupError(`the database refers to ${missing.length} stored file(s) that do not exist, e.g. ${blobPath(paths, missing[0]!)}; run miniship doctor`)
+      throw new BackupError(`the database refers to ${missing.length} stored file(s) that do not exist, e.g. ${store.describe(missing[0]!)}; run miniship doctor`)
     }
   }
   throw new BackupError('unreachable')
@@ -238,7 +252,9 @@ export async function createBackup(options: BackupOptions): Promise<BackupResult
   }
   cleanup.add(staging)
   try {
-    const staged = stageSnapshot(paths, staging, progress)
+    const store = options.store ?? createLocalBlobStore(paths)
+    const skipBlobs = options.skipBlobs === true
+    const staged = await stageSnapshot(paths, staging, progress, store, skipBlobs)
     const secret = readFileSync(paths.secret)
     const sources = new Map<string, string>([['miniship.db', staged.snapshot]])
     const files: ManifestFile[] = [
@@ -257,7 +273,7 @@ export async function createBackup(options: BackupOptions): Promise<BackupResult
     for (const [sha256, path] of [...staged.blobs].sort(([a], [b]) => a.localeCompare(b))) {
       const actual = await hashFile(path)
       // A blob is named after its content: one that is not was damaged on disk after it was stored.
-      if (actual.sha256 !== sha256) throw new BackupError(`stored file ${blobPath(paths, sha256)} is damaged (its content hashes to ${actual.sha256}); run miniship doctor`)
+      if (actual.sha256 !== sha256) throw new BackupError(`stored file ${store.describe(sha256)} is damaged (its content hashes to ${actual.sha256}); run miniship doctor`)
       const archivePath = blobArchivePath(sha256)
       files.push({ path: archivePath, ...actual })
       sources.set(archivePath, path)
@@ -270,6 +286,7 @@ export async function createBackup(options: BackupOptions): Promise<BackupResult
       schemaVersion: staged.schemaVersion,
       createdAt: now.toISOString(),
       files,
+      blobs: { included: !skipBlobs, storage: store.kind, ...(isS3BlobStore(store) ? { bucket: store.bucket, prefix: store.objectKey('') } : {}) },
     }
     const archiveBytes = await writeArchive(options.out, manifest, sources, inline, progress, cleanup)
     return { out: options.out, manifest, archiveBytes }

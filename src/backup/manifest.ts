@@ -19,6 +19,12 @@ export interface BackupManifest {
   schemaVersion: number
   createdAt: string
   files: ManifestFile[]
+  /**
+   * Where the stored files were and whether the archive holds them (issue 14). `included: false`
+   * is `backup --skip-blobs`: the bucket (with its own versioning) keeps them, and restore checks
+   * that it still does. Absent in archives from before: a local store, blobs included.
+   */
+  blobs?: { included: boolean; storage: 'local' | 's3'; bucket?: string; prefix?: string }
 }
 
 /** A backup that cannot be restored as it is; the message names the problem for the operator. */
@@ -78,6 +84,8 @@ export function parseManifest(bytes: Uint8Array): BackupManifest {
     files.push({ path: file.path, size: file.size as number, sha256: file.sha256 })
   }
   for (const required of ['miniship.db', 'secret.key']) if (!seen.has(required)) return bad(`it does not list ${required}`)
+  const blobs = record.blobs as BackupManifest['blobs'] | undefined
+  if (blobs !== undefined && (typeof blobs !== 'object' || blobs === null || typeof blobs.included !== 'boolean' || (blobs.storage !== 'local' && blobs.storage !== 's3'))) return bad('blobs is not { included, storage }')
   return {
     format: manifestFormat,
     formatVersion: record.formatVersion as number,
@@ -85,5 +93,6 @@ export function parseManifest(bytes: Uint8Array): BackupManifest {
     schemaVersion: record.schemaVersion as number,
     createdAt: record.createdAt,
     files,
+    ...(blobs ? { blobs } : {}),
   }
 }

@@ -8,7 +8,10 @@ import { randomBytes } from 'node:crypto'
 import { Database } from 'bun:sqlite'
 import { dataDirPaths, fsyncPath, lockHolder } from '../data-dir'
 import { appliedMigrationCount, openDatabase, schemaVersion } from '../db/open'
-import { blobPath } from '../storage'
+import { blobPath, createLocalBlobStore } from '../storage'
+import { createS3BlobStore } from '../storage/s3'
+import { writeStorageFile } from '../storage/storage-file'
+import type { S3StorageConfig, StorageConfig } from '../config'
 import { referencedBlobs } from '../storage/gc'
 import { productVersion } from '../version'
 import { BackupError, blobHashOfPath, isArchivePath, manifestName, parseManifest, type BackupManifest, type ManifestFile } from './manifest'
@@ -23,6 +26,12 @@ export interface RestoreOptions {
   notice?: (line: string) => void
   /** paths to delete if the process is interrupted (the CLI removes them on SIGINT/SIGTERM) */
   cleanup?: Set<string>
+  /**
+   * Where the restored directory keeps its stored files (issue 14): default the data directory.
+   * With a bucket, the archive's blobs are uploaded into it (or, for a --skip-blobs backup,
+   * found there) and storage.json records it.
+   */
+  storage?: StorageConfig
 }
 
 export interface RestoreResult {
@@ -167,7 +176,7 @@ async function extractArchive(archive: string, directory: string, manifest: Back
 }
 
 /** Brings the restored database up to date and checks that every file it refers to came with it. */
-function prepareDatabase(directory: string, manifest: BackupManifest): number {
+function prepareDatabase(directory: string, manifest: BackupManifest, blobsAreLocal = true): number {
   const paths = dataDirPaths(directory)
   const probe = new Database(paths.database, { readonly: true, strict: true })
   let applied: number
@@ -182,7 +191,7 @@ function prepareDatabase(directory: string, manifest: BackupManifest): number {
   checkSchema(manifest)
   const db = openDatabase(paths.database)
   try {
-    const missing = [...referencedBlobs(db.$client)].filter((sha256) => !existsSync(blobPath(paths, sha256)))
+    const missing = blobsAreLocal ? [...referencedBlobs(db.$client)].filter((sha256) => !existsSync(blobPath(paths, sha256))) : []
     if (missing.length > 0) throw new BackupError(`the database in the backup refers to ${missing.length} file(s) the archive does not hold, e.g. ${missing[0]}: the backup is incomplete`)
     // Leave a single self-contained database file behind, as a clean shutdown would.
     db.$client.exec('PRAGMA wal_checkpoint(TRUNCATE)')
@@ -192,6 +201,41 @@ function prepareDatabase(directory: string, manifest: BackupManifest): number {
   mkdirSync(join(paths.blobs, 'sha256'), { recursive: true })
   mkdirSync(paths.tmp, { recursive: true })
   return schemaVersion - applied
+}
+
+/**
+ * Restoring into S3 storage: uploads the archive's stored files into the bucket (identical ones
+ * already there are kept), checks that every file the database refers to is there, removes the
+ * local copies from the staging directory and records the bucket in its storage.json.
+ */
+async function placeInBucket(staging: string, storage: S3StorageConfig, progress: (line: string) => void): Promise<void> {
+  const paths = dataDirPaths(staging)
+  const store = createS3BlobStore(storage, paths)
+  try {
+    await store.probe()
+  } catch (error) {
+    throw new BackupError((error as Error).message)
+  }
+  const local = createLocalBlobStore(paths)
+  const staged = await local.list()
+  let done = 0
+  for (const blob of staged) {
+    if ((await store.size(blob.sha256)) !== blob.size) await store.putFile(blob.sha256, local.path(blob.sha256))
+    if (++done % 20 === 0) progress(`uploading stored files ${done}/${staged.length}…`)
+  }
+  const database = new Database(paths.database, { readonly: true, strict: true })
+  let referenced: Set<string>
+  try {
+    referenced = referencedBlobs(database)
+  } finally {
+    database.close()
+  }
+  const missing: string[] = []
+  for (const sha256 of referenced) if ((await store.size(sha256)) === null) missing.push(sha256)
+  if (missing.length > 0) throw new BackupError(`the database refers to ${missing.length} stored file(s) that are neither in the archive nor in the bucket, e.g. ${store.describe(missing[0]!)}`)
+  rmSync(paths.blobs, { recursive: true, force: true })
+  mkdirSync(join(paths.blobs, 'sha256'), { recursive: true })
+  writeStorageFile(staging, storage)
 }
 
 /** Staging directories of restores running in this process right now (tests run several at once). */
@@ -289,7 +333,12 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreRes
     mkdirSync(staging, { mode: 0o700 })
     await extractArchive(options.archive, staging, manifest, progress)
     progress('checking the database…')
-    const migrated = prepareDatabase(staging, manifest)
+    const storage = options.storage ?? { kind: 'local' }
+    if (storage.kind === 'local' && manifest.blobs?.included === false) {
+      throw new BackupError(`the backup was taken with --skip-blobs (its stored files stayed in bucket ${manifest.blobs.bucket ?? '?'}); restore it with --storage s3 and that bucket`)
+    }
+    const migrated = prepareDatabase(staging, manifest, storage.kind === 'local')
+    if (storage.kind === 's3') await placeInBucket(staging, storage, progress)
     fsyncPath(staging)
 
     // Synchronous from here on: a signal cannot land between moving the old directory aside and

@@ -1,7 +1,10 @@
 // `miniship backup`: write a consistent .tar.gz of the data directory, even while `serve` runs.
 import { Command } from 'commander'
 import { rmSync } from 'node:fs'
-import { configFrom, fail, runAction, withDataDirOption } from './common'
+import { configFrom, fail, runAction, withDataDirOption, withStorageOptions } from './common'
+import type { ConfigFlags } from '../config'
+import { dataDirPaths } from '../data-dir'
+import { createBlobStore } from '../storage'
 import { backupTarget, createBackup } from '../backup/create'
 import { BackupError } from '../backup/manifest'
 import { removeOnInterrupt, terminalProgress } from '../backup/progress'
@@ -11,7 +14,7 @@ function megabytes(bytes: number): string {
 }
 
 export function backupCommand(): Command {
-  return withDataDirOption(new Command('backup'))
+  return withStorageOptions(withDataDirOption(new Command('backup')))
     .description('write the database, every stored file and the signing secret to one .tar.gz; safe while serve runs')
     .option(
       '--out <path>',
@@ -21,19 +24,22 @@ export function backupCommand(): Command {
       'after',
       '\nThe archive holds the signing secret: keep it as private as the data directory.\n\nExamples:\n  $ miniship backup --data-dir /var/lib/miniship\n  $ miniship backup --data-dir /var/lib/miniship --out /backups/miniship-nightly.tar.gz\n  $ miniship backup --data-dir /var/lib/miniship --out /backups/    # /backups/miniship-backup-<UTC timestamp>.tar.gz',
     )
-    .action(({ out, ...flags }: { out?: string; dataDir?: string }) =>
+    .option('--skip-blobs', 'with S3 storage: leave the stored files in the bucket (which should keep versions of its own); backup.json records it')
+    .action(({ out, skipBlobs, ...flags }: { out?: string; skipBlobs?: boolean } & ConfigFlags) =>
       runAction(async () => {
         const config = configFrom(flags)
+        if (skipBlobs && config.storage.kind !== 's3') fail('--skip-blobs is for S3 storage only: a local data directory\'s stored files exist nowhere else')
         const now = new Date()
         const progress = terminalProgress()
         const cleanup = new Set<string>()
         const uninstall = removeOnInterrupt(cleanup, (path) => rmSync(path, { recursive: true, force: true }))
         try {
           const target = backupTarget(out, now)
-          const result = await createBackup({ dataDir: config.dataDir, out: target, now: () => now, progress, cleanup })
+          const result = await createBackup({ dataDir: config.dataDir, out: target, now: () => now, progress, cleanup, store: createBlobStore(config, dataDirPaths(config.dataDir)), skipBlobs: skipBlobs === true })
           progress.done()
           const blobs = result.manifest.files.length - 2
-          console.log(`Backup written to ${result.out} (${blobs} stored file${blobs === 1 ? '' : 's'}, schema version ${result.manifest.schemaVersion}, ${megabytes(result.archiveBytes)})`)
+          const where = skipBlobs ? `stored files left in bucket ${result.manifest.blobs?.bucket}` : `${blobs} stored file${blobs === 1 ? '' : 's'}`
+          console.log(`Backup written to ${result.out} (${where}, schema version ${result.manifest.schemaVersion}, ${megabytes(result.archiveBytes)})`)
         } catch (error) {
           progress.done()
           if (error instanceof BackupError) fail(`backup failed: ${error.message}`, 1)

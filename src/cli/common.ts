@@ -9,7 +9,7 @@ export function withDataDirOption(command: Command): Command {
 }
 
 export function withServerOptions(command: Command): Command {
-  return withDataDirOption(command)
+  return withStorageOptions(withDataDirOption(command))
     .option('--port <n>', 'port to listen on (env MINISHIP_PORT, default 3001)')
     .option('--host <addr>', 'address to bind (env MINISHIP_HOST, default 0.0.0.0)')
     .option('--public-url <url>', 'public base URL including /api, e.g. https://apps.example.com/api (env MINISHIP_PUBLIC_URL)')
@@ -27,6 +27,24 @@ export function withServerOptions(command: Command): Command {
     .addOption(new Option('--insights <mode>', 'count installs, update checks, downloads and device events (env MINISHIP_INSIGHTS, default on)').choices(['on', 'off']))
     .option('--insights-flush <duration>', 'how often insight counters are written to the database, e.g. 5s (env MINISHIP_INSIGHTS_FLUSH, default 5s)')
     .option('--metrics-token <token>', 'Bearer token a Prometheus scraper may use for /api/metrics (env MINISHIP_METRICS_TOKEN)')
+    .addOption(new Option('--s3-downloads <mode>', 'with S3 storage: 302 to a presigned URL, or stream through (env MINISHIP_S3_DOWNLOADS, default redirect)').choices(['redirect', 'proxy']))
+    .addOption(new Option('--mirror-releases <mode>', 'with S3 storage: write each release to releases/ in the bucket for a CDN (env MINISHIP_MIRROR_RELEASES, default off)').choices(['on', 'off']))
+}
+
+// ---- object storage (issue 14) ----------------------------------------------------------------
+
+/**
+ * Where stored files live: on serve, doctor, backup, restore and migrate-storage. A data directory
+ * remembers its choice in storage.json, so these are needed only to change it; credentials come
+ * from the environment only.
+ */
+export function withStorageOptions(command: Command): Command {
+  return command
+    .addOption(new Option('--storage <kind>', 'where stored files live (env MINISHIP_STORAGE, default: as recorded in the data directory, else local)').choices(['local', 's3']))
+    .option('--s3-bucket <name>', 'bucket for S3 storage (env MINISHIP_S3_BUCKET)')
+    .option('--s3-endpoint <url>', 'S3-compatible endpoint, e.g. https://<account>.r2.cloudflarestorage.com (env MINISHIP_S3_ENDPOINT; default AWS)')
+    .option('--s3-region <region>', 'bucket region (env MINISHIP_S3_REGION, default us-east-1)')
+    .option('--s3-prefix <prefix>', 'key prefix inside the bucket (env MINISHIP_S3_PREFIX, default none)')
 }
 
 /** Prints a usage problem as one line on stderr and exits 2 (the exit code of a bad invocation). */

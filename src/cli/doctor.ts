@@ -2,18 +2,18 @@
 import { Command } from 'commander'
 import { accessSync, constants, existsSync, statSync } from 'node:fs'
 import { Database } from 'bun:sqlite'
-import { configFrom, fail, runAction, withDataDirOption } from './common'
+import { configFrom, fail, runAction, withDataDirOption, withStorageOptions } from './common'
 import { acquireLock, dataDirPaths, hasStoredFiles, lockHolder, type DataDirPaths } from '../data-dir'
 import { appliedMigrationCount, schemaVersion } from '../db/open'
-import { collectGarbage, describeCollected, findGarbage } from '../storage/gc'
-import { checkStoredFiles } from '../storage'
+import { collectGarbage, collectStoreGarbage, describeCollected, findGarbage, findStoreGarbage } from '../storage/gc'
+import { checkStoredFiles, createBlobStore, createLocalBlobStore, type BlobStore } from '../storage'
 
 export interface DoctorCheck {
   name: string
   /** reads our tables: skipped (the migrations check says why) until every migration is applied */
   needsSchema?: boolean
   /** problems found; an empty list means the check passed */
-  run(paths: DataDirPaths, database: Database): string[] | Promise<string[]>
+  run(paths: DataDirPaths, database: Database, store: BlobStore): string[] | Promise<string[]>
 }
 
 /** Checks that need an open, readable database; run in order, each reporting its own problems. */
@@ -46,18 +46,20 @@ export const databaseChecks: DoctorCheck[] = [
     name: 'stored files',
     needsSchema: true,
     // every file a version refers to exists, with its recorded size and sha256
-    run: (paths, database) => checkStoredFiles(database, paths),
+    run: (_paths, database, store) => checkStoredFiles(database, store),
   },
   {
     name: 'leftovers',
     needsSchema: true,
     // While a server runs, tmp/ and fresh blobs belong to uploads in flight; it collects at startup.
-    run: (paths, database) => (lockHolder(paths) === null ? garbageProblems(paths, database) : []),
+    run: (paths, database, store) => (lockHolder(paths) === null ? garbageProblems(paths, database, store) : []),
   },
 ]
 
-function garbageProblems(paths: DataDirPaths, database: Database): string[] {
-  const { unreferenced, tmpLeftovers } = findGarbage(paths, database)
+async function garbageProblems(paths: DataDirPaths, database: Database, store: BlobStore): Promise<string[]> {
+  const { unreferenced: local, tmpLeftovers } = findGarbage(paths, database)
+  // with S3 storage the bucket is checked too (local blobs/ then holds only what predates migrate-storage)
+  const unreferenced = store.kind === 'local' ? local : [...local, ...(await findStoreGarbage(store, database))]
   const problems: string[] = []
   if (unreferenced.length > 0) {
     const bytes = unreferenced.reduce((sum, file) => sum + file.size, 0)
@@ -68,7 +70,7 @@ function garbageProblems(paths: DataDirPaths, database: Database): string[] {
 }
 
 /** `--fix`: collect garbage under the data directory's lock, so that no server starts meanwhile. */
-function fixLeftovers(root: string): string {
+async function fixLeftovers(root: string, store: BlobStore): Promise<string> {
   const paths = dataDirPaths(root)
   if (!existsSync(paths.database)) return 'nothing to fix: there is no database'
   if (!schemaComplete(paths)) fail('the database is not complete (see the problems below); nothing was removed', 1)
@@ -78,7 +80,13 @@ function fixLeftovers(root: string): string {
   try {
     const database = openForChecks(paths.database)
     try {
-      return describeCollected(collectGarbage(paths, database)) ?? 'nothing to fix: no unreferenced files and nothing in tmp/'
+      const collected = collectGarbage(paths, database)
+      if (store.kind !== 'local') {
+        const inBucket = await collectStoreGarbage(store, database)
+        collected.removedFiles += inBucket.removedFiles
+        collected.removedBytes += inBucket.removedBytes
+      }
+      return describeCollected(collected) ?? 'nothing to fix: no unreferenced files and nothing in tmp/'
     } finally {
       database.close()
     }
@@ -122,8 +130,9 @@ function schemaComplete(paths: DataDirPaths): boolean {
 }
 
 /** Every problem doctor finds in the data directory at `root`. */
-export async function diagnose(root: string, progress: (line: string) => void = () => {}): Promise<string[]> {
+export async function diagnose(root: string, progress: (line: string) => void = () => {}, store?: BlobStore): Promise<string[]> {
   const paths = dataDirPaths(root)
+  const blobs = store ?? createLocalBlobStore(paths)
   if (!existsSync(root)) return [`data directory ${root} does not exist; run miniship init`]
   if (!existsSync(paths.database) || statSync(paths.database).size === 0) {
     return hasStoredFiles(paths) || existsSync(paths.secret)
@@ -149,7 +158,7 @@ export async function diagnose(root: string, progress: (line: string) => void = 
       if (check.needsSchema && !schemaReady) continue
       progress(`checking ${check.name}…`)
       try {
-        problems.push(...(await check.run(paths, database)))
+        problems.push(...(await check.run(paths, database, blobs)))
       } catch (error) {
         problems.push(`${check.name}: could not be checked: ${(error as Error).message}`)
       }
@@ -161,18 +170,23 @@ export async function diagnose(root: string, progress: (line: string) => void = 
 }
 
 export function doctorCommand(): Command {
-  return withDataDirOption(new Command('doctor'))
+  return withStorageOptions(withDataDirOption(new Command('doctor')))
     .description('check the database (integrity, migrations) and the stored files; exits 1 and names each problem')
     .option('--fix', 'remove stored files no version refers to and leftovers in tmp/ (only while no server runs)')
     .addHelpText('after', '\nExamples:\n  $ miniship doctor --data-dir /var/lib/miniship\n  $ miniship doctor --fix --data-dir /var/lib/miniship')
     .action(({ fix, ...flags }) =>
       runAction(async () => {
         const config = configFrom(flags)
-        if (fix) console.log(`FIXED: ${fixLeftovers(config.dataDir)}`)
+        const store = createBlobStore(config, dataDirPaths(config.dataDir))
+        if (fix) console.log(`FIXED: ${await fixLeftovers(config.dataDir, store)}`)
         const tty = process.stderr.isTTY
-        const problems = await diagnose(config.dataDir, (line) => {
-          if (tty) process.stderr.write(`\r\x1b[K${line}`)
-        })
+        const problems = await diagnose(
+          config.dataDir,
+          (line) => {
+            if (tty) process.stderr.write(`\r\x1b[K${line}`)
+          },
+          store,
+        )
         if (tty) process.stderr.write('\r\x1b[K')
         if (problems.length === 0) {
           console.log(`OK: ${config.dataDir} is healthy (schema version ${schemaVersion})`)

@@ -6,7 +6,8 @@ import { doctorCommand } from './doctor'
 import { createAdminCommand } from './create-admin'
 import { backupCommand } from './backup'
 import { restoreCommand } from './restore'
+import { migrateStorageCommand } from './migrate-storage'
 
 export function serverCommands(): Command[] {
-  return [serveCommand(), initCommand(), createAdminCommand(), doctorCommand(), backupCommand(), restoreCommand()]
+  return [serveCommand(), initCommand(), createAdminCommand(), doctorCommand(), backupCommand(), restoreCommand(), migrateStorageCommand()]
 }

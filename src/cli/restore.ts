@@ -1,28 +1,29 @@
 // `miniship restore FILE`: verify a backup archive completely, then put it in place of the data directory.
 import { Command } from 'commander'
 import { rmSync } from 'node:fs'
-import { configFrom, fail, runAction, withDataDirOption } from './common'
+import { configFrom, fail, runAction, withDataDirOption, withStorageOptions } from './common'
 import { restoreBackup } from '../backup/restore'
+import type { ConfigFlags } from '../config'
 import { BackupError } from '../backup/manifest'
 import { removeOnInterrupt, terminalProgress } from '../backup/progress'
 
 export function restoreCommand(): Command {
-  return withDataDirOption(new Command('restore'))
+  return withStorageOptions(withDataDirOption(new Command('restore')))
     .description('restore a backup archive into the data directory; checks every file before writing anything')
     .argument('<file>', 'archive written by miniship backup')
     .option('--force', 'replace a data directory that is not empty (never one a running server holds)')
     .addHelpText(
       'after',
-      '\nNothing is written until every file in the archive matches backup.json; the restore is unpacked\nbeside the data directory and renamed into place, so a failed restore leaves it as it was.\n\nExamples:\n  $ miniship restore miniship-backup-20261122T100000Z.tar.gz --data-dir /var/lib/miniship\n  $ miniship restore nightly.tar.gz --data-dir /var/lib/miniship --force',
+      '\nNothing is written until every file in the archive matches backup.json; the restore is unpacked\nbeside the data directory and renamed into place, so a failed restore leaves it as it was.\n\nExamples:\n  $ miniship restore miniship-backup-20261122T100000Z.tar.gz --data-dir /var/lib/miniship\n  $ miniship restore nightly.tar.gz --data-dir /var/lib/miniship --force\n  $ miniship restore nightly.tar.gz --data-dir /var/lib/miniship --storage s3 --s3-bucket miniship-artifacts   # stored files into the bucket',
     )
-    .action((file: string, { force, ...flags }: { force?: boolean; dataDir?: string }) =>
+    .action((file: string, { force, ...flags }: { force?: boolean } & ConfigFlags) =>
       runAction(async () => {
         const config = configFrom(flags)
         const progress = terminalProgress()
         const cleanup = new Set<string>()
         const uninstall = removeOnInterrupt(cleanup, (path) => rmSync(path, { recursive: true, force: true }))
         try {
-          const result = await restoreBackup({ archive: file, dataDir: config.dataDir, force: force === true, progress, cleanup, notice: (line) => process.stderr.write(`miniship: ${line}\n`) })
+          const result = await restoreBackup({ archive: file, dataDir: config.dataDir, force: force === true, progress, cleanup, storage: config.storage, notice: (line) => process.stderr.write(`miniship: ${line}\n`) })
           progress.done()
           const blobs = result.manifest.files.length - 2
           const migrated = result.migrated > 0 ? `, migrated from schema version ${result.manifest.schemaVersion}` : ''

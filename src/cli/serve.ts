@@ -16,7 +16,14 @@ import { consoleRoutes } from '../http/console-routes'
 import { createSetupGate } from '../modules/setup/service'
 import { firstAdminAdvice, publicUrlWarning } from './startup-notes'
 import { productVersion } from '../version'
-import type { Config } from '../config'
+import { ConfigError, readStorageFile, type Config } from '../config'
+import { dataDirPaths, hasStoredFiles } from '../data-dir'
+import { createLocalBlobStore, type BlobStore } from '../storage'
+import { createS3BlobStore, isS3BlobStore, type S3BlobStore } from '../storage/s3'
+import { collectStoreGarbage } from '../storage/gc'
+import { writeStorageFile } from '../storage/storage-file'
+import type { ReleaseMirror } from '../storage/mirror'
+import type { Db } from '../db/open'
 
 const shutdownGraceMs = 10_000
 
@@ -31,7 +38,9 @@ export interface RunningServer {
 }
 
 /** Starts the whole appliance on `config`; `stop()` drains requests, closes the database, frees the lock. */
-export function startServer(config: Config): RunningServer {
+export async function startServer(config: Config): Promise<RunningServer> {
+  // S3 storage (issue 14): the bucket must take a write, a read and a delete before anything else
+  const blobs = await openStore(config)
   const { db, paths, secret } = openDataDir(config.dataDir)
   let releaseLock: () => void
   try {
@@ -40,12 +49,14 @@ export function startServer(config: Config): RunningServer {
     db.$client.close()
     throw error
   }
+  // the next serve, doctor or backup finds the bucket without being told (storage.json)
+  if (config.storage.kind === 's3' && readStorageFile(config.dataDir)?.storage !== 's3') writeStorageFile(config.dataDir, config.storage)
   // With the lock held no upload is in flight: blobs without a row are a crash's leftovers.
   collectGarbage(paths, db.$client, (line) => process.stderr.write(`miniship: startup: ${line}\n`))
   const logSink = createLogSink((chunk) => process.stdout.write(chunk))
   const log = logSink.log
   const setup = createSetupGate(db)
-  const app = createApp({ config, db, paths, secret, log, setup })
+  const app = createApp({ config, db, paths, secret, log, setup, blobs })
   const isUpload = (pathname: string) => uploadPathPattern.test(pathname)
   const observe = app.store.requestMetrics.observe
   const handle = withRequestLog<Server<undefined>>((request) => {
@@ -71,7 +82,7 @@ export function startServer(config: Config): RunningServer {
       routes: {
         ...consoleRoutes(consolePage, consolePagePaths, (handler) => withRequestLog<Server<undefined>>(handler, log, undefined, observe)),
         '/api/health': { GET: withRequestLog<Server<undefined>, BunRequest>(app.store.health, log, undefined, observe) },
-        ...nativeInstallRoutes(app.store.installAnswers, (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, log, undefined, observe), log),
+        ...nativeInstallRoutes({ ...app.store.installAnswers, ...app.store.fileAnswers }, (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, log, undefined, observe), log),
       },
       fetch: handle,
       // What escapes a route handler outside Elysia (the native install routes, the console's files)
@@ -98,6 +109,7 @@ export function startServer(config: Config): RunningServer {
   setTimeout(() => void preloadUploadParsers(), 50).unref()
   // insight counters: flushed every few seconds, device rows pruned now and daily
   const insightTimers = app.store.insights.start()
+  const background = isS3BlobStore(blobs) ? afterStartWithBucket(blobs, db, app.store.mirror, (line) => process.stderr.write(`miniship: startup: ${line}\n`)) : Promise.resolve()
   let stopping: Promise<void> | null = null
   return {
     server,
@@ -108,7 +120,9 @@ export function startServer(config: Config): RunningServer {
       stopping ??= (async () => {
         const drained = server.stop(false)
         const timedOut = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), shutdownGraceMs).unref())
-        if ((await Promise.race([drained, timedOut])) === 'timeout') await server.stop(true)
+        // requests in flight, the bucket clean-up and the release mirror's writes (issue 14) finish first
+        const finished = Promise.all([drained, background, app.store.mirror?.idle()])
+        if ((await Promise.race([finished, timedOut])) === 'timeout') await server.stop(true)
         // after the last request, before the database closes: a clean stop loses no count
         insightTimers.stop()
         app.store.apiKeyUsage.stop()
@@ -121,14 +135,44 @@ export function startServer(config: Config): RunningServer {
   }
 }
 
+// ---- S3 storage at start (issue 14) ------------------------------------------------------------
+
+/**
+ * The store `serve` uses. For S3: refuses a data directory whose files are still local (they
+ * would all go missing: migrate-storage moves them), probes the bucket (one line naming the
+ * setting when it fails, exit 2 like every bad setting), and records the choice in storage.json.
+ */
+async function openStore(config: Config): Promise<BlobStore> {
+  const paths = dataDirPaths(config.dataDir)
+  if (config.storage.kind !== 's3') return createLocalBlobStore(paths)
+  const persisted = readStorageFile(config.dataDir)
+  if (persisted?.storage !== 's3' && hasStoredFiles(paths)) {
+    throw new ConfigError(`--storage s3: ${config.dataDir} keeps its stored files in the data directory; copy them to the bucket first with miniship migrate-storage --to s3`)
+  }
+  const store = createS3BlobStore(config.storage, paths, (line) => process.stdout.write(line + '\n'))
+  try {
+    await store.probe()
+  } catch (error) {
+    throw new ConfigError((error as Error).message)
+  }
+  return store
+}
+
+/** In the background once listening: unreferenced objects go, and the release mirror catches up. */
+function afterStartWithBucket(blobs: S3BlobStore, db: Db, mirror: ReleaseMirror | null, report: (line: string) => void): Promise<void> {
+  return collectStoreGarbage(blobs, db.$client, report)
+    .catch((error: unknown) => report(`cleaning up the bucket failed: ${(error as Error).message}`))
+    .then(() => mirror?.syncAll())
+}
+
 export function serveCommand(): Command {
   return withServerOptions(new Command('serve'))
     .description('run the API and the admin console (initialises an empty data directory first)')
     .addHelpText('after', '\nExample:\n  $ miniship serve --data-dir /var/lib/miniship --port 3001 --public-url https://apps.example.com/api')
     .action((flags) =>
-      runAction(() => {
+      runAction(async () => {
         const config = configFrom(flags)
-        const running = startServer(config)
+        const running = await startServer(config)
         process.stderr.write(`miniship ${productVersion} listening on http://${config.host}:${running.server.port} (data: ${config.dataDir})\n`)
         const warning = publicUrlWarning(config)
         if (warning) process.stderr.write(`miniship: ${warning}\n`)

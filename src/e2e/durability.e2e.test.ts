@@ -5,7 +5,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync,
 import { dirname, join } from 'node:path'
 import { Database } from 'bun:sqlite'
 import { dataDirPaths } from '../data-dir'
-import { blobPath, checkStoredFiles } from '../storage'
+import { blobPath, checkStoredFiles, createLocalBlobStore } from '../storage'
 import { findGarbage } from '../storage/gc'
 import { buildZip } from '../modules/versions/test-fixtures'
 import { binaryPath, callApi, runBinary, startBinary, tempDir, type RunningBinary } from './support'
@@ -93,7 +93,7 @@ async function storeProblems(dataDir: string): Promise<{ stored: string[]; unref
   const database = new Database(paths.database, { readonly: true })
   try {
     const { unreferenced } = findGarbage(paths, database)
-    return { stored: await checkStoredFiles(database, paths), unreferenced: unreferenced.map((file) => file.path), tmp: readdirSync(paths.tmp) }
+    return { stored: await checkStoredFiles(database, createLocalBlobStore(paths)), unreferenced: unreferenced.map((file) => file.path), tmp: readdirSync(paths.tmp) }
   } finally {
     database.close()
   }

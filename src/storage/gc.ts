@@ -5,7 +5,8 @@ import { readdirSync, rmSync, statSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Database } from 'bun:sqlite'
 import type { DataDirPaths } from '../data-dir'
-import { blobPath } from './index'
+import type { BlobStore } from './blob-store'
+import { blobPath } from './local'
 
 const sha256Pattern = /^[0-9a-f]{64}$/
 
@@ -83,4 +84,32 @@ export function describeCollected(collected: CollectedGarbage): string | null {
   if (collected.removedFiles > 0) parts.push(`${collected.removedFiles} stored file(s) no version refers to (${collected.removedBytes} bytes)`)
   if (collected.removedTmp > 0) parts.push(`${collected.removedTmp} leftover(s) in tmp/`)
   return parts.length > 0 ? `removed ${parts.join(' and ')}` : null
+}
+
+// ---- either store (issue 14): the same collection through the BlobStore interface --------------
+
+/** Whether any version row refers to `sha256`, read now (the server's writes included). */
+export function isReferencedNow(database: Database, sha256: string): boolean {
+  return database.query('SELECT 1 FROM version_files WHERE sha256 = ? LIMIT 1').get(sha256) !== null
+}
+
+/** Blobs in `store` (a bucket, or the data directory) that no version row refers to. */
+export async function findStoreGarbage(store: BlobStore, database: Database): Promise<StoredFile[]> {
+  const referenced = referencedBlobs(database)
+  return (await store.list()).filter((blob) => !referenced.has(blob.sha256)).map((blob) => ({ path: store.describe(blob.sha256), size: blob.size, sha256: blob.sha256 }))
+}
+
+/**
+ * Removes unreferenced blobs from `store`. Safe while a server on the same store runs only when
+ * it is that server's own store object (its upload holds are then respected): `serve` runs it in
+ * the background after start for a bucket; doctor --fix runs it under the data directory's lock.
+ */
+export async function collectStoreGarbage(store: BlobStore, database: Database, report: (line: string) => void = () => {}): Promise<CollectedGarbage> {
+  const garbage = await findStoreGarbage(store, database)
+  const sizes = new Map(garbage.map((file) => [file.sha256!, file.size]))
+  const removed = await store.removeUnreferenced(sizes.keys(), (sha256) => isReferencedNow(database, sha256))
+  const collected = { removedFiles: removed.length, removedBytes: removed.reduce((sum, sha256) => sum + (sizes.get(sha256) ?? 0), 0), removedTmp: 0 }
+  const summary = describeCollected(collected)
+  if (summary) report(summary)
+  return collected
 }

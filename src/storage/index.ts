@@ -1,25 +1,16 @@
-// The blob store (decisions §8): content-addressed files under blobs/sha256/<ab>/<hash>, written via tmp/.
-import { open, rename, rm, stat, mkdir, readdir } from 'node:fs/promises'
-import { existsSync, createReadStream, rmSync } from 'node:fs'
+// Stored files (decisions §8): uploads received into tmp/ while hashed, the store the configuration picks, and doctor's check.
+import { open, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import type { Database } from 'bun:sqlite'
-import { fsyncPath, type DataDirPaths } from '../data-dir'
+import type { DataDirPaths } from '../data-dir'
+import type { Config } from '../config'
+import { sha256Pattern, type BlobStore, type TempFile } from './blob-store'
+import { createLocalBlobStore } from './local'
+import { createS3BlobStore } from './s3'
 
-const sha256Pattern = /^[0-9a-f]{64}$/
-
-/** A file written to tmp/, hashed while it streamed; not yet in the store. */
-export interface TempFile {
-  path: string
-  sha256: string
-  size: number
-}
-
-/** Where the blob with this hash lives (whether or not it exists). */
-export function blobPath(paths: Pick<DataDirPaths, 'blobs'>, sha256: string): string {
-  if (!sha256Pattern.test(sha256)) throw new Error('not a sha256 hex digest')
-  return join(paths.blobs, 'sha256', sha256.slice(0, 2), sha256)
-}
+export type { BlobStore, TempFile } from './blob-store'
+export { blobPath, createLocalBlobStore } from './local'
 
 function tempPath(paths: Pick<DataDirPaths, 'tmp'>): string {
   return join(paths.tmp, `upload-${Bun.randomUUIDv7()}`)
@@ -60,89 +51,15 @@ export async function removeTemp(file: Pick<TempFile, 'path'>): Promise<void> {
   await rm(file.path, { force: true })
 }
 
-/**
- * The store for one data directory. It remembers which hashes uploads in flight are about to
- * refer to, so that deleting a version (or cleaning up a failed upload) never removes a blob
- * another upload has just moved into place but not yet recorded in the database.
- */
-export interface BlobStore {
-  paths: Pick<DataDirPaths, 'blobs' | 'tmp'>
-  /**
-   * Moves a temp file into the store (fsync, rename, fsync the directory) and holds its hash
-   * until `release`. `created` is false when an identical blob was already stored: the temp
-   * file is then dropped, so identical files are stored once.
-   */
-  commit(file: TempFile): Promise<{ sha256: string; created: boolean }>
-  release(sha256s: Iterable<string>): void
-  /** Removes each blob that no database row refers to (`isReferenced`) and no upload holds. */
-  removeUnreferenced(sha256s: Iterable<string>, isReferenced: (sha256: string) => boolean): Promise<string[]>
-  path(sha256: string): string
-  exists(sha256: string): boolean
-  list(): Promise<string[]>
+/** The store the configuration names: the data directory's blobs/ (default) or an S3 bucket. */
+export function createBlobStore(config: Pick<Config, 'storage'>, paths: Pick<DataDirPaths, 'blobs' | 'tmp'>, log?: (line: string) => void): BlobStore {
+  return config.storage.kind === 's3' ? createS3BlobStore(config.storage, paths, log) : createLocalBlobStore(paths)
 }
 
-export function createBlobStore(paths: Pick<DataDirPaths, 'blobs' | 'tmp'>): BlobStore {
-  const held = new Map<string, number>()
-  const hold = (sha256: string) => held.set(sha256, (held.get(sha256) ?? 0) + 1)
-  const release = (sha256s: Iterable<string>) => {
-    for (const sha256 of sha256s) {
-      const count = (held.get(sha256) ?? 0) - 1
-      if (count > 0) held.set(sha256, count)
-      else held.delete(sha256)
-    }
-  }
-
-  return {
-    paths,
-    async commit(file) {
-      const target = blobPath(paths, file.sha256)
-      hold(file.sha256)
-      try {
-        if (existsSync(target)) {
-          await rm(file.path, { force: true })
-          return { sha256: file.sha256, created: false }
-        }
-        const directory = join(paths.blobs, 'sha256', file.sha256.slice(0, 2))
-        await mkdir(directory, { recursive: true, mode: 0o700 })
-        await rename(file.path, target)
-        fsyncPath(directory)
-        return { sha256: file.sha256, created: true }
-      } catch (error) {
-        release([file.sha256])
-        throw error
-      }
-    },
-    release,
-    async removeUnreferenced(sha256s, isReferenced) {
-      const removed: string[] = []
-      for (const sha256 of new Set(sha256s)) {
-        if (held.has(sha256) || isReferenced(sha256)) continue
-        // Synchronous on purpose: between the check above and the unlink no upload's `commit` may
-        // run, or it could find this blob, drop its own copy, and record a row for a file that goes.
-        rmSync(blobPath(paths, sha256), { force: true })
-        removed.push(sha256)
-      }
-      return removed
-    },
-    path: (sha256) => blobPath(paths, sha256),
-    exists: (sha256) => existsSync(blobPath(paths, sha256)),
-    async list() {
-      const root = join(paths.blobs, 'sha256')
-      if (!existsSync(root)) return []
-      const found: string[] = []
-      for (const prefix of await readdir(root)) {
-        for (const name of await readdir(join(root, prefix))) {
-          if (sha256Pattern.test(name) && name.startsWith(prefix)) found.push(name)
-        }
-      }
-      return found.sort()
-    },
-  }
-}
-
-async function hashFile(path: string): Promise<string> {
+/** The sha256 of a stored blob's bytes, read as a stream (a file or an S3 object alike). */
+export async function hashBlob(blob: Blob): Promise<string> {
   const hasher = new Bun.CryptoHasher('sha256')
-  for await (const chunk of createReadStream(path)) hasher.update(chunk as Buffer)
+  for await (const chunk of blob.stream()) hasher.update(chunk)
   return hasher.digest('hex')
 }
 
@@ -151,11 +68,11 @@ const kindNames: Record<string, string> = { bundleIos: 'iOS bundle', bundleAndro
 
 /**
  * For `doctor`: every blob a version refers to must exist, have the recorded size and hash to
- * its name, and every version must have its five files. Takes the raw SQLite handle so it works on
- * a database opened read-only. Returns one sentence per problem; an empty list means every stored
- * file is intact.
+ * its name, in either store, and every version must have its five files. Takes the raw SQLite
+ * handle so it works on a database opened read-only. Returns one sentence per problem; an empty
+ * list means every stored file is intact.
  */
-export async function checkStoredFiles(database: Database, paths: Pick<DataDirPaths, 'blobs'>): Promise<string[]> {
+export async function checkStoredFiles(database: Database, store: BlobStore): Promise<string[]> {
   const referenced = new Map<string, { size: number; versions: string[] }>()
   const problems: string[] = []
   const incomplete = database
@@ -176,12 +93,10 @@ export async function checkStoredFiles(database: Database, paths: Pick<DataDirPa
     referenced.set(row.sha256, entry)
   }
   for (const [sha256, { size, versions }] of referenced) {
-    const path = blobPath(paths, sha256)
+    const path = store.describe(sha256)
     const usedBy = `used by ${versions.join(', ')}`
-    let actualSize: number
-    try {
-      actualSize = (await stat(path)).size
-    } catch {
+    const actualSize = await store.size(sha256)
+    if (actualSize === null) {
       problems.push(`stored file ${path} is missing (${usedBy})`)
       continue
     }
@@ -189,7 +104,7 @@ export async function checkStoredFiles(database: Database, paths: Pick<DataDirPa
       problems.push(`stored file ${path} has ${actualSize} bytes, ${size} expected (${usedBy})`)
       continue
     }
-    const actual = await hashFile(path)
+    const actual = await hashBlob(store.read(sha256))
     if (actual !== sha256) problems.push(`stored file ${path} is damaged: its content hashes to ${actual} (${usedBy})`)
   }
   return problems

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream'
 import { tempDir } from '../test-support'
 import { dataDirPaths, openDataDir } from '../data-dir'
 import { versions, versionFiles, miniApps } from '../db/schema'
-import { blobPath, checkStoredFiles, createBlobStore, writeTemp } from '.'
+import { blobPath, checkStoredFiles, createLocalBlobStore, writeTemp } from '.'
 
 const root = tempDir('miniship-storage-')
 const { paths, db } = openDataDir(root)
@@ -17,7 +17,7 @@ afterAll(() => {
 const sha256 = (data: string | Uint8Array) => new Bun.CryptoHasher('sha256').update(data).digest('hex')
 
 describe('the blob store', () => {
-  const store = createBlobStore(paths)
+  const store = createLocalBlobStore(paths)
 
   test('writeTemp streams into tmp/ and hashes while writing', async () => {
     const chunks = ['hello ', 'blob ', 'store']
@@ -46,7 +46,7 @@ describe('the blob store', () => {
     expect(path).toBe(join(paths.blobs, 'sha256', sha256('same').slice(0, 2), sha256('same')))
     expect(readFileSync(path, 'utf8')).toBe('same')
     expect(readdirSync(paths.tmp).filter((name) => name.startsWith('upload-'))).toEqual([])
-    expect(await store.list()).toContain(sha256('same'))
+    expect(await store.list()).toContainEqual({ sha256: sha256('same'), size: 4 })
   })
 
   test('removeUnreferenced keeps blobs an upload in flight holds and blobs a row refers to', async () => {
@@ -91,14 +91,14 @@ describe('checkStoredFiles (doctor)', () => {
       .values({ id: 'v1', miniAppId: 'm1', version: '1.0.0', buildNumber: 1, releaseType: 'RELEASE', status: 'DRAFT', createdAt: at, updatedAt: at })
       .run()
     db.insert(versionFiles).values(fileRows).run()
-    expect(await checkStoredFiles(db.$client, paths)).toEqual([])
+    expect(await checkStoredFiles(db.$client, createLocalBlobStore(paths))).toEqual([])
   })
 
   test('names a missing file, a truncated one and a damaged one', async () => {
     rmSync(blobPath(paths, sha256(files.bundleIos)))
     writeFileSync(blobPath(paths, sha256(files.bundleAndroid)), 'android')
     writeFileSync(blobPath(paths, sha256(files.manifest)), '{"version":"6.6.6"}')
-    const problems = await checkStoredFiles(db.$client, paths)
+    const problems = await checkStoredFiles(db.$client, createLocalBlobStore(paths))
     expect(problems).toHaveLength(3)
     expect(problems[0]).toContain('is missing (used by doctor.app 1.0.0)')
     expect(problems[1]).toContain('has 7 bytes, 14 expected')
@@ -108,7 +108,7 @@ describe('checkStoredFiles (doctor)', () => {
   test('names a version that lost one of its five file rows', async () => {
     db.insert(versions).values({ id: 'v2', miniAppId: 'm1', version: '1.0.1', buildNumber: 2, releaseType: 'RELEASE', status: 'DRAFT', createdAt: '2026-11-22T10:00:00.000Z', updatedAt: '2026-11-22T10:00:00.000Z' }).run()
     db.insert(versionFiles).values(fileRows.slice(1).map((row) => ({ ...row, versionId: 'v2' }))).run()
-    const problems = await checkStoredFiles(db.$client, paths)
+    const problems = await checkStoredFiles(db.$client, createLocalBlobStore(paths))
     expect(problems[0]).toBe('version doctor.app 1.0.1 (v2) records 4 of its 5 files')
     db.delete(versions).where(eq(versions.id, 'v2')).run()
   })
@@ -117,7 +117,7 @@ describe('checkStoredFiles (doctor)', () => {
     const { Database } = await import('bun:sqlite')
     const readonly = new Database(dataDirPaths(root).database, { readonly: true, strict: true })
     try {
-      expect(await checkStoredFiles(readonly, paths)).toHaveLength(3)
+      expect(await checkStoredFiles(readonly, createLocalBlobStore(paths))).toHaveLength(3)
     } finally {
       readonly.close()
     }

@@ -28,7 +28,12 @@ export function channelRoutes(deps: AppDeps) {
       params: channelParams,
       detail: { summary: 'Delete a channel that serves no release (stable cannot be deleted)', tags: ['channels'] },
     })
-    .patch('/:miniAppId/channels/:channel/rollout', ({ user, params, body }) => setRollout(db, clock, user, params.miniAppId, params.channel, body), {
+    .patch('/:miniAppId/channels/:channel/rollout', async ({ user, params, body }) => {
+      const record = setRollout(db, clock, user, params.miniAppId, params.channel, body)
+      // the release mirror (issue 14) follows a rollout change like a publish
+      await deps.mirror?.releaseChanged(params.miniAppId, params.channel)
+      return record
+    }, {
       auth: 'release',
       params: channelParams,
       body: rolloutBody,

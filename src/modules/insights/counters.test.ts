@@ -4,9 +4,11 @@ import { createInsightCounters, downloadOf, utcDay } from './counters'
 import { createTestContext } from '../../test-support'
 import { createInsightsService } from './service'
 
-test('downloadOf: a 200 to GET or a 206 ending at the last byte is whole; HEAD, 304 and middle ranges are not', () => {
+test('downloadOf: a 200 to GET, a redirect to the bucket or a 206 ending at the last byte is whole; HEAD, 304 and middle ranges are not', () => {
   const cases: [method: string, status: number, contentRange: string | null, expected: ReturnType<typeof downloadOf>][] = [
     ['GET', 200, null, { complete: true, bytes: 1000 }],
+    ['GET', 302, null, { complete: true, bytes: 1000 }],
+    ['HEAD', 302, null, null],
     ['GET', 206, 'bytes 900-999/1000', { complete: true, bytes: 100 }],
     ['GET', 206, 'bytes 0-999/1000', { complete: true, bytes: 1000 }],
     ['GET', 206, 'bytes 10-99/1000', { complete: false, bytes: 90 }],

@@ -91,7 +91,8 @@ export function utcDay(ms: number): string {
  */
 export function downloadOf(method: string, status: number, size: number, contentRange: () => string | null): { complete: boolean; bytes: number } | null {
   if (method !== 'GET') return null
-  if (status === 200) return { complete: true, bytes: size }
+  // 302: with --s3-downloads redirect the bytes come from the bucket; the redirect is the download
+  if (status === 200 || status === 302) return { complete: true, bytes: size }
   if (status !== 206) return null
   const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(contentRange() ?? '')
   if (!match) return null

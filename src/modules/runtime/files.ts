@@ -19,7 +19,7 @@ export const fileKindNames = Object.keys(fileKinds) as FileKind[]
 
 export interface StoredFile {
   kind: FileKind
-  /** the blob's path in the data directory */
+  /** the blob's path in the data directory ('' when the blob is in a bucket) */
   path: string
   sha256: string
   size: number
@@ -100,4 +100,114 @@ export function fileResponse(file: StoredFile, request: FileRequest, log: (line:
   headers['content-length'] = String(range.end - range.start + 1)
   headers['content-range'] = `bytes ${range.start}-${range.end}/${file.size}`
   return new Response(head ? null : Bun.file(file.path).slice(range.start, range.end + 1), { status: 206, headers })
+}
+
+// ---- stored files in an S3 bucket (issue 14) ---------------------------------------------------
+
+/** Presigned download URLs live this long: enough to start a download, too short to share widely. */
+export const presignedSeconds = 300
+/** Waiting longer than this for a blob's first bytes from the bucket counts as storage down. */
+export const firstByteTimeoutMs = 10_000
+
+/** What a stored file in a bucket is answered with: a redirect to it, or its bytes streamed through. */
+export interface S3Source {
+  mode: 'redirect' | 'proxy'
+  presign(sha256: string, expiresIn: number): string
+  read(sha256: string): Blob
+}
+
+/**
+ * The answer for a file in a bucket, after every token and status check (the caller did them).
+ * 304 and HEAD are answered from the database's facts without asking the bucket, as are bad
+ * ranges (416). `redirect`: a 302 to a presigned GET the client follows (Range and all), never
+ * cached by anyone since the URL expires. `proxy`: the bytes streamed through with the same
+ * headers as a local file; the first chunk is awaited before answering, so a bucket that is down
+ * or slow turns into a JSON 503 STORAGE_UNAVAILABLE (500 STORED_FILE_MISSING for a missing
+ * object) instead of a hung or truncated 200.
+ */
+export function s3FileResponse(file: StoredFile, request: FileRequest, source: S3Source, log: (line: string) => void = console.error): Response | Promise<Response> {
+  // The common case first, with nothing built that it does not send: every device's download.
+  if (source.mode === 'redirect' && request.method === 'GET' && request.ifNoneMatch === null && request.range === null) {
+    return new Response(null, { status: 302, headers: redirectHeaders(source.presign(file.sha256, presignedSeconds)) })
+  }
+  const etag = `"${file.sha256}"`
+  const headers: Record<string, string> = {
+    etag,
+    'cache-control': file.cacheControl ?? (file.published ? publishedCacheControl : unpublishedCacheControl),
+    'accept-ranges': 'bytes',
+  }
+  if (request.ifNoneMatch !== null && etagMatches(request.ifNoneMatch, etag)) return new Response(null, { status: 304, headers })
+  const { contentType, fileName } = fileKinds[file.kind]
+  headers['content-type'] = contentType
+  headers['content-disposition'] = `attachment; filename="${fileName}"`
+  headers['x-content-type-options'] = 'nosniff'
+  const range = parseRange(request.range, file.size)
+  if (range === 'unsatisfiable') {
+    throw new AppError(416, 'RANGE_NOT_SATISFIABLE', `The requested range "${(request.range ?? '').slice(0, 100)}" is not within the ${file.size} bytes of ${fileName}; ask for one range such as bytes=0-`, undefined, { 'content-range': `bytes */${file.size}` })
+  }
+  const head = request.method === 'HEAD'
+  if (head || range === 'ignore') headers['content-length'] = String(file.size)
+  else {
+    headers['content-length'] = String(range.end - range.start + 1)
+    headers['content-range'] = `bytes ${range.start}-${range.end}/${file.size}`
+  }
+  if (head) return new Response(null, { status: range === 'ignore' ? 200 : 206, headers })
+  if (source.mode === 'redirect') return new Response(null, { status: 302, headers: redirectHeaders(source.presign(file.sha256, presignedSeconds)) })
+  const blob = source.read(file.sha256)
+  const body = range === 'ignore' ? blob : blob.slice(range.start, range.end + 1)
+  return firstChunk(body.stream(), file, log).then((stream) => new Response(stream, { status: range === 'ignore' ? 200 : 206, headers }))
+}
+
+/**
+ * The headers of a redirect, built once per presigned URL (reused for a minute): Bun copies a
+ * Headers object into a Response for a third of the cost of building one from a literal.
+ */
+const redirects = new Map<string, Headers>()
+function redirectHeaders(location: string): Headers {
+  let headers = redirects.get(location)
+  if (!headers) {
+    if (redirects.size >= 10_000) redirects.clear()
+    headers = new Headers({ location, 'cache-control': 'no-store' })
+    redirects.set(location, headers)
+  }
+  return headers
+}
+
+/** Reads the first chunk (bounded in time), then hands back a stream that yields it and the rest. */
+async function firstChunk(stream: ReadableStream<Uint8Array>, file: StoredFile, log: (line: string) => void): Promise<ReadableStream<Uint8Array>> {
+  const reader = stream.getReader()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let first: Awaited<ReturnType<typeof reader.read>>
+  try {
+    first = await Promise.race([
+      reader.read(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(Object.assign(new Error('no bytes from the bucket in time'), { code: 'Timeout' })), firstByteTimeoutMs)
+      }),
+    ])
+  } catch (error) {
+    void reader.cancel().catch(() => {})
+    const code = String((error as { code?: unknown }).code ?? (error as Error).name)
+    log(JSON.stringify({ level: 'error', msg: 'object storage: reading a stored file failed', code, kind: file.kind, sha256: file.sha256 }))
+    if (code === 'NoSuchKey') {
+      throw new AppError(500, 'STORED_FILE_MISSING', `The stored file ${fileKinds[file.kind].fileName} of this version is missing from the bucket; an operator should run \`miniship doctor\``)
+    }
+    throw new AppError(503, 'STORAGE_UNAVAILABLE', 'The object storage holding the stored files is not answering; try again shortly')
+  } finally {
+    clearTimeout(timer)
+  }
+  let pending: Uint8Array | null = first.done ? null : first.value
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (pending) {
+        controller.enqueue(pending)
+        pending = null
+        return
+      }
+      const next = await reader.read()
+      if (next.done) controller.close()
+      else controller.enqueue(next.value)
+    },
+    cancel: (reason) => reader.cancel(reason),
+  })
 }

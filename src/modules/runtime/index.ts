@@ -2,7 +2,8 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../../app'
 import { AppError, errorResponse, toAppError } from '../../http/errors'
-import { fileResponse, type FileKind } from './files'
+import { fileResponse, s3FileResponse, type FileKind, type S3Source, type StoredFile } from './files'
+import { isS3BlobStore } from '../../storage/s3'
 import { createRuntimeService, then, type DeviceQuery, type RuntimeService, type SerialisedJson } from './service'
 import { apiBase, isPlatform, type Platform } from './urls'
 import { appParams, bundleQuery, deviceQuery, installInfo, platformParams, tokenQuery, updateAnswer, updateQuery, versionParams } from './model'
@@ -114,6 +115,15 @@ export interface InstallAnswers {
 /** What insights count version-pinned answers under: a version id names no channel. */
 const pinnedChannel = 'stable'
 
+/**
+ * A version's file at the paths install info hands out (`bundles/{platform}`, `assets/{platform}`,
+ * `manifest`): shared with serve's native routes, which skip Elysia for the download requests
+ * every device makes (with S3 redirects these are the hottest small answers, issue 14).
+ */
+export interface FileAnswers {
+  file(request: Request, versionId: string, path: string, token: string | undefined): Response | Promise<Response>
+}
+
 function installAnswers(runtime: RuntimeService, deps: AppDeps): InstallAnswers {
   const counters = deps.insights.counters
   return {
@@ -137,7 +147,7 @@ function installAnswers(runtime: RuntimeService, deps: AppDeps): InstallAnswers 
 }
 
 export function runtimeRoutes(deps: AppDeps) {
-  const runtime = createRuntimeService({ db: deps.db, clock: deps.clock, config: deps.config, tokens: deps.tokens, paths: deps.paths, apiKeys: deps.apiKeys })
+  const runtime = createRuntimeService({ db: deps.db, clock: deps.clock, config: deps.config, tokens: deps.tokens, blobs: deps.blobs, apiKeys: deps.apiKeys })
   const answers = installAnswers(runtime, deps)
 
   type Query = { token?: string; platform?: string }
@@ -146,22 +156,28 @@ export function runtimeRoutes(deps: AppDeps) {
   const fileRequest = (request: Request) => ({ method: request.method, range: request.headers.get('range'), ifNoneMatch: request.headers.get('if-none-match') })
 
   const counters = deps.insights.counters
-
-  function answerFile(request: Request, versionId: string, target: Target, token: string | undefined): Promise<Response> | Response {
-    return then(runtime.file(versionId, token, target.kind, { anonymousRelease: target.anonymousRelease }), (stored) => {
-      const response = fileResponse(stored, fileRequest(request), deps.log)
-      counters.countDownload(stored, pinnedChannel, request.method, response)
+  // with S3 storage (issue 14) files are redirected to the bucket or streamed from it
+  const blobs = deps.blobs
+  const s3Source: S3Source | null = isS3BlobStore(blobs) ? { mode: deps.config.s3Downloads, presign: blobs.presign, read: blobs.read } : null
+  /** The answer for a stored file, counted as a download when it is one (insights). */
+  const storedResponse = (stored: StoredFile, request: Request, channel: string): Response | Promise<Response> => {
+    const answer = s3Source ? s3FileResponse(stored, fileRequest(request), s3Source, deps.log) : fileResponse(stored, fileRequest(request), deps.log)
+    return then(answer, (response) => {
+      counters.countDownload(stored, channel, request.method, response)
       return response
     })
   }
 
-  function answerReleaseFile(request: Request, appId: string, rest: string, platform: string | undefined): Response {
+  function answerFile(request: Request, versionId: string, target: Target, token: string | undefined): Promise<Response> | Response {
+    const answer = then<StoredFile, Response | Promise<Response>>(runtime.file(versionId, token, target.kind, { anonymousRelease: target.anonymousRelease }), (stored) => storedResponse(stored, request, pinnedChannel))
+    // a promise of a promise flattens when awaited; the type says so
+    return answer as Response | Promise<Response>
+  }
+
+  function answerReleaseFile(request: Request, appId: string, rest: string, platform: string | undefined): Response | Promise<Response> {
     const target = releaseFileOf(rest, platform)
     if (!target) throw new AppError(404, 'ROUTE_NOT_FOUND', `There is nothing at ${new URL(request.url).pathname.slice(0, 200)}`)
-    const stored = runtime.releaseFile(appId, target.query, target.kind)
-    const response = fileResponse(stored, fileRequest(request), deps.log)
-    counters.countDownload(stored, target.query.channel ?? 'stable', request.method, response)
-    return response
+    return storedResponse(runtime.releaseFile(appId, target.query, target.kind), request, target.query.channel ?? 'stable')
   }
 
   const fileHandler =
@@ -201,6 +217,14 @@ export function runtimeRoutes(deps: AppDeps) {
       })
       // `serve` also answers install info and the update check from Bun's native router (native-routes.ts)
       .state('installAnswers', answers)
+      .state('fileAnswers', {
+        file: (request, versionId, path, token) => {
+          // `bundles/app.json` arrives here too (the platform route matches it): the derived manifest rule applies
+          const target = fileOf(path, undefined)
+          if (!target) throw new AppError(404, 'ROUTE_NOT_FOUND', `There is nothing at ${new URL(request.url).pathname.slice(0, 200)}`)
+          return answerFile(request, versionId, target, token)
+        },
+      } satisfies FileAnswers)
       .get('/versions/:versionId/install', ({ request, params, query }) => answers.versionInstall(request, params.versionId, query.token), {
         params: versionParams,
         query: tokenQuery,

@@ -3,7 +3,7 @@
 // stay for app.handle, HEAD and the OpenAPI document.
 import type { BunRequest, Server } from 'bun'
 import { errorResponse, toAppError } from '../../http/errors'
-import type { InstallAnswers } from '.'
+import type { FileAnswers, InstallAnswers } from '.'
 
 type Answer = Response | Promise<Response>
 
@@ -51,7 +51,7 @@ function guarded(answer: () => Answer, log: (line: string) => void): Answer {
  * are logged like every other.
  */
 export function nativeInstallRoutes(
-  answers: InstallAnswers,
+  answers: InstallAnswers & FileAnswers,
   wrap: (handler: (request: BunRequest) => Answer) => (request: BunRequest, server: Server<undefined>) => Answer,
   log: (line: string) => void,
 ) {
@@ -63,6 +63,19 @@ export function nativeInstallRoutes(
     '/api/mini-apps/access/apps/:appId/release/install': {
       GET: wrap((request: BunRequest) => guarded(() => answers.releaseInstall(request, (request.params as { appId: string }).appId, device(request.url)), log)),
     },
+    // the download URLs of install info; HEAD goes on to the app, which answers it without a body
+    ...Object.fromEntries(
+      ['bundles/:platform', 'assets/:platform', 'manifest'].map((path) => [
+        `/api/mini-apps/access/versions/:versionId/${path}`,
+        {
+          GET: wrap((request: BunRequest) => {
+            const params = request.params as { versionId: string; platform?: string }
+            const file = params.platform === undefined ? 'manifest' : `${path.split('/')[0]}/${params.platform}`
+            return guarded(() => answers.file(request, params.versionId, file, queryValue(request.url, 'token')), log)
+          }),
+        },
+      ]),
+    ),
     '/api/mini-apps/access/apps/:appId/update': {
       GET: wrap((request: BunRequest) =>
         guarded(

@@ -4,10 +4,9 @@ import { miniApps, versionFiles, versions } from '../../db/schema'
 import type { Db } from '../../db/open'
 import type { Config } from '../../config'
 import type { Clock } from '../../ids'
-import type { DataDirPaths } from '../../data-dir'
 import { AppError } from '../../http/errors'
 import { userFromAccessToken } from '../../http/guards'
-import { blobPath } from '../../storage'
+import type { BlobStore } from '../../storage'
 import type { DownloadClaims, TokenService } from '../auth/tokens'
 import { canSeeMiniApp, isValidAppId } from '../miniapps/service'
 import { isApiKey, type ApiKeyAuthenticator } from '../api-keys/service'
@@ -23,7 +22,7 @@ export interface RuntimeDeps {
   clock: Clock
   config: Config
   tokens: TokenService
-  paths: Pick<DataDirPaths, 'blobs'>
+  blobs: BlobStore
   /** API keys with the `read` scope open what their owner's membership (and the key) allows */
   apiKeys?: Pick<ApiKeyAuthenticator, 'authenticate'>
 }
@@ -387,7 +386,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
 
   function storedFile(facts: VersionFacts, kind: FileKind, cacheControl?: string): StoredFile {
     const info = facts.files[kind]
-    return { kind, path: blobPath(deps.paths, info.sha256), sha256: info.sha256, size: info.size, published: facts.status === 'PUBLISHED', cacheControl, version: facts }
+    return { kind, path: deps.blobs.kind === 'local' ? deps.blobs.describe(info.sha256) : '', sha256: info.sha256, size: info.size, published: facts.status === 'PUBLISHED', cacheControl, version: facts }
   }
 
   /** The release token of an app: signed once, and the first requests share the one signature in flight. */

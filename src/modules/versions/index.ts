@@ -1,7 +1,6 @@
 // Routes of versions: upload (multipart, streamed), review, publish, rollback, delete, and the workspace.
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../../app'
-import { createBlobStore } from '../../storage'
 import { requireVisibleMiniAppByAppId } from '../miniapps/service'
 import { miniAppIdParams, publishBody, rollbackBody, uploadParams, versionParams, workspaceQuery } from './model'
 import { apiBase } from '../runtime/urls'
@@ -9,7 +8,9 @@ import { receiveUpload } from './upload'
 import { deleteVersion, getWorkspace, publishVersion, reviewVersion, rollbackRelease, uploadVersion, type VersionDeps } from './service'
 
 export function versionRoutes(deps: AppDeps) {
-  const blobs = createBlobStore(deps.paths)
+  const blobs = deps.blobs
+  // The release mirror (issue 14) follows every change of a channel's release; it never fails the change itself.
+  const releaseChanged = (miniAppId: string, channel = 'stable') => deps.mirror?.releaseChanged(miniAppId, channel) ?? Promise.resolve()
   const services: VersionDeps = { db: deps.db, clock: deps.clock, config: deps.config, blobs }
   return new Elysia({ prefix: '/mini-apps' })
     .use(deps.guard)
@@ -45,13 +46,21 @@ export function versionRoutes(deps: AppDeps) {
       params: versionParams,
       detail: { summary: 'Submit a version for review', tags: ['versions'] },
     })
-    .post('/:miniAppId/versions/:versionId/publish', ({ user, params, body }) => publishVersion(services, user, params.miniAppId, params.versionId, body ?? {}), {
+    .post('/:miniAppId/versions/:versionId/publish', async ({ user, params, body }) => {
+      const record = publishVersion(services, user, params.miniAppId, params.versionId, body ?? {})
+      await releaseChanged(params.miniAppId, body?.channel ?? record.channel)
+      return record
+    }, {
       auth: 'release',
       params: versionParams,
       body: publishBody,
       detail: { summary: 'Publish a version: it becomes the newest release of a channel (default: the one it was uploaded to), for rolloutPercent of devices', tags: ['versions'] },
     })
-    .post('/:miniAppId/rollback', ({ user, params, body }) => rollbackRelease(services, user, params.miniAppId, body.targetVersionId, body.notes ?? null, body.channel), {
+    .post('/:miniAppId/rollback', async ({ user, params, body }) => {
+      const result = rollbackRelease(services, user, params.miniAppId, body.targetVersionId, body.notes ?? null, body.channel)
+      await releaseChanged(params.miniAppId, body.channel ?? result.version.channel)
+      return result
+    }, {
       auth: 'release',
       params: miniAppIdParams,
       body: rollbackBody,

@@ -2,7 +2,7 @@ import { describe, expect, test, afterAll, beforeAll } from 'bun:test'
 import { readdirSync, readFileSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { createTestContext } from '../../test-support'
-import { blobPath, checkStoredFiles } from '../../storage'
+import { blobPath, checkStoredFiles, createLocalBlobStore } from '../../storage'
 import { versions } from '../../db/schema'
 import { buildZip, unicodePathExtra, createMiniApp, createTestUser, iosAssets, androidAssets, upload, uploadForm, type TestUser } from './test-fixtures'
 
@@ -58,7 +58,7 @@ describe('upload: a valid version', () => {
     expect(tmpEntries()).toEqual([])
     // every file is in the blob store under its hash
     for (const file of Object.values(res.body.files) as { sha256: string }[]) expect(existsSync(blobPath(context.dataDir.paths, file.sha256))).toBe(true)
-    expect(await checkStoredFiles(context.dataDir.db.$client, context.dataDir.paths)).toEqual([])
+    expect(await checkStoredFiles(context.dataDir.db.$client, createLocalBlobStore(context.dataDir.paths))).toEqual([])
   })
 
   test('a manifest without version is stored with the form version added', async () => {

@@ -1,0 +1,228 @@
+// The binary with S3 storage (s3rver): start refusals, the whole release flow in both download modes,
+// installs and updates from the release mirror through a "CDN" while miniship is stopped, and migrate-storage.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { existsSync, readdirSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Server } from 'bun'
+import { callApi, runBinary, startBinary, tempDir, type RunningBinary } from './support'
+import { buildZip } from '../modules/versions/test-fixtures'
+import { derivedManifestUrl, sha256Hex } from '../modules/runtime/test-runtime'
+import { startTestS3, testCredentials, type TestS3 } from '../storage/test-s3'
+
+type FileInfo = { size: number; sha256: string }
+interface InstallInfo {
+  versionId: string
+  version: string
+  bundleUrl: string
+  bundles: { ios: string; android: string }
+  assetsUrl: { ios: string; android: string }
+  manifestUrl: string
+  files: Record<'bundleIos' | 'bundleAndroid' | 'manifest' | 'assetsIos' | 'assetsAndroid', FileInfo>
+}
+
+let s3: TestS3
+let dir: string
+beforeAll(async () => {
+  s3 = await startTestS3()
+  dir = tempDir()
+})
+afterAll(async () => {
+  await s3.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+function uploadForm(appId: string, version: string): FormData {
+  const form = new FormData()
+  form.append('version', version)
+  form.append('bundleIos', new Blob([`/* ios ${version} */\n` + 'var a=1;'.repeat(100_000)]), 'main.ios.jsbundle')
+  form.append('bundleAndroid', new Blob([`/* android ${version} */\n` + 'var b=2;'.repeat(80_000)]), 'main.android.bundle')
+  form.append('manifest', new Blob([JSON.stringify({ appId, name: 'Shop', pages: { home: 'Home' } })]), 'app.json')
+  form.append('assetsIos', new Blob([buildZip([{ name: 'assets/logo.png', content: `ios ${version}` }]) as BlobPart]), 'assets-ios.zip')
+  form.append('assetsAndroid', new Blob([buildZip([{ name: 'drawable-mdpi/logo.png', content: `android ${version}` }]) as BlobPart]), 'assets-android.zip')
+  return form
+}
+
+/** An owner, a miniapp and two uploaded versions on a running server. */
+async function populate(server: RunningBinary, appId: string) {
+  const api = (method: string, path: string, options = {}) => callApi(server.baseUrl, method, path, options)
+  const token = (await api('POST', '/api/auth/register', { json: { email: `${appId}@example.test`, password: 'dev-password' } })).body.accessToken as string
+  const miniAppId = (await api('POST', '/api/mini-apps', { token, json: { appId, name: 'Shop' } })).body.id as string
+  const ids: Record<string, string> = {}
+  for (const version of ['1.0.0', '1.1.0']) {
+    const uploaded = await api('POST', `/api/mini-apps/by-app-id/${appId}/versions/upload`, { token, body: uploadForm(appId, version) })
+    expect(uploaded.status).toBe(201)
+    ids[version] = uploaded.body.id
+  }
+  return { token, miniAppId, ids }
+}
+
+/** A runtime's install: every file of install info fetched as given (redirects followed), sizes and hashes checked; answers the manifest's version. */
+async function install(info: InstallInfo): Promise<string> {
+  const files: [string, FileInfo][] = [
+    [info.bundles.ios, info.files.bundleIos],
+    [info.bundles.android, info.files.bundleAndroid],
+    [info.assetsUrl.ios, info.files.assetsIos],
+    [info.assetsUrl.android, info.files.assetsAndroid],
+    [info.manifestUrl, info.files.manifest],
+  ]
+  for (const [url, expected] of files) {
+    const response = await fetch(url)
+    expect(response.status).toBe(200)
+    const bytes = new Uint8Array(await response.arrayBuffer())
+    expect({ size: bytes.length, sha256: sha256Hex(bytes) }).toEqual(expected)
+  }
+  return ((await (await fetch(info.manifestUrl)).json()) as { version: string }).version
+}
+
+describe('serve with S3 storage refuses to start on a bucket it cannot use', () => {
+  test('wrong credentials: exit 2, one line naming the setting, never the secret', async () => {
+    const result = await runBinary(['serve', '--data-dir', join(dir, 'refused'), '--port', '0'], { env: { ...s3.env(), MINISHIP_S3_ACCESS_KEY_ID: 'WRONG', MINISHIP_S3_SECRET_ACCESS_KEY: 'hunter2-very-secret' } })
+    expect(result.exitCode).toBe(2)
+    expect(result.stderr.trim().split('\n')).toHaveLength(1)
+    expect(result.stderr).toContain('MINISHIP_S3_ACCESS_KEY_ID')
+    expect(result.stderr + result.stdout).not.toContain('hunter2-very-secret')
+  })
+
+  test('no credentials, an unknown bucket, and the S3 server stopped: each refused naming what to fix', async () => {
+    const noCredentials = await runBinary(['serve', '--data-dir', join(dir, 'refused'), '--port', '0', '--storage', 's3', '--s3-bucket', 'miniship-test'])
+    expect(noCredentials.exitCode).toBe(2)
+    expect(noCredentials.stderr).toContain('MINISHIP_S3_ACCESS_KEY_ID')
+    const noBucket = await runBinary(['serve', '--data-dir', join(dir, 'refused'), '--port', '0', '--s3-bucket', 'no-such-bucket'], { env: s3.env() })
+    expect(noBucket.exitCode).toBe(2)
+    expect(noBucket.stderr).toContain('--s3-bucket')
+    await s3.stop()
+    try {
+      const down = await runBinary(['serve', '--data-dir', join(dir, 'refused'), '--port', '0'], { env: s3.env() })
+      expect(down.exitCode).toBe(2)
+      expect(down.stderr).toContain('--s3-endpoint')
+      expect(down.stderr.trim().split('\n')).toHaveLength(1)
+    } finally {
+      await s3.start()
+    }
+  })
+})
+
+for (const mode of ['redirect', 'proxy'] as const) {
+  test(`--s3-downloads ${mode}: upload → publish → runtime install → update → rollback, every byte from the bucket`, async () => {
+    const dataDir = join(dir, `flow-${mode}`)
+    const server = await startBinary({ dataDir, args: ['--s3-downloads', mode], env: s3.env(`flow-${mode}`) })
+    try {
+      const appId = `com.example.flow${mode}`
+      const { token, miniAppId, ids } = await populate(server, appId)
+      const api = (method: string, path: string, options = {}) => callApi(server.baseUrl, method, path, { token, ...options })
+      const releaseInfo = async () => (await (await fetch(`${server.baseUrl}/api/mini-apps/access/apps/${appId}/release/install`)).json()) as InstallInfo
+
+      expect((await api('POST', `/api/mini-apps/${miniAppId}/versions/${ids['1.0.0']}/publish`, { json: {} })).status).toBe(200)
+      expect(await install(await releaseInfo())).toBe('1.0.0')
+      const direct = await fetch((await releaseInfo()).bundles.ios, { redirect: 'manual' })
+      expect(direct.status).toBe(mode === 'redirect' ? 302 : 200)
+      if (mode === 'redirect') expect(direct.headers.get('location')).toStartWith(`${s3.endpoint}/miniship-test/flow-${mode}/blobs/sha256/`)
+      else await direct.arrayBuffer()
+
+      expect((await api('POST', `/api/mini-apps/${miniAppId}/versions/${ids['1.1.0']}/publish`, { json: {} })).status).toBe(200)
+      expect(await install(await releaseInfo())).toBe('1.1.0')
+      expect((await api('POST', `/api/mini-apps/${miniAppId}/rollback`, { json: { targetVersionId: ids['1.0.0'] } })).status).toBe(200)
+      expect(await install(await releaseInfo())).toBe('1.0.0')
+
+      // nothing but the database and its companions in the data directory
+      expect(readdirSync(join(dataDir, 'blobs', 'sha256'))).toEqual([])
+      expect(existsSync(join(dataDir, 'storage.json'))).toBe(true)
+      expect(readdirSync(join(s3.directory, 'miniship-test', `flow-${mode}`, 'blobs', 'sha256')).length).toBeGreaterThan(0)
+    } finally {
+      await server.stop()
+    }
+  }, 60_000)
+}
+
+describe('the release mirror: installs and updates through a CDN while miniship is stopped', () => {
+  let cdn: Server<undefined>
+  const cdnRequests: string[] = []
+  const prefix = 'mirror'
+  beforeAll(() => {
+    // A CDN with the bucket as its origin for releases/: plain GETs, as a public bucket or an origin access identity would allow.
+    cdn = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      async fetch(request) {
+        const url = new URL(request.url)
+        cdnRequests.push(url.pathname)
+        if (!url.pathname.startsWith('/releases/')) return new Response('this CDN only serves releases/', { status: 502 })
+        const origin = await fetch(s3.publicUrl(`${prefix}${url.pathname}`), { headers: request.headers })
+        return new Response(origin.body, { status: origin.status, headers: origin.headers })
+      },
+    })
+  })
+  afterAll(() => cdn.stop(true))
+
+  test('publish, update and rollback each reach a runtime that only talks to the CDN', async () => {
+    const dataDir = join(dir, 'mirror')
+    const cdnUrl = `http://127.0.0.1:${cdn.port}`
+    const args = ['--mirror-releases', 'on', '--cdn-url', cdnUrl]
+    const appId = 'com.example.mirrored'
+    const installUrl = `${cdnUrl}/releases/${appId}/stable/install.json`
+
+    let server = await startBinary({ dataDir, args, env: s3.env(prefix) })
+    const { token, miniAppId, ids } = await populate(server, appId)
+    expect((await callApi(server.baseUrl, 'POST', `/api/mini-apps/${miniAppId}/versions/${ids['1.0.0']}/publish`, { token, json: {} })).status).toBe(200)
+    await server.stop()
+
+    // miniship is down: the runtime installs from install.json on the CDN
+    let info = (await (await fetch(installUrl)).json()) as InstallInfo
+    expect(info.version).toBe('1.0.0')
+    expect(info.bundleUrl).toStartWith(`${cdnUrl}/releases/${appId}/stable/bundles/ios?token=`)
+    expect(await install(info)).toBe('1.0.0')
+    const derived = derivedManifestUrl(info.bundleUrl)
+    expect(derived).toBe(`${cdnUrl}/releases/${appId}/stable/bundles/app.json`)
+    const manifest = await fetch(derived)
+    expect(manifest.headers.get('cache-control')).toBe('public, max-age=60')
+    expect(((await manifest.json()) as { version: string }).version).toBe('1.0.0')
+
+    for (const [action, expected] of [
+      ['publish', '1.1.0'],
+      ['rollback', '1.0.0'],
+    ] as const) {
+      server = await startBinary({ dataDir, args, env: s3.env(prefix) })
+      const res =
+        action === 'publish'
+          ? await callApi(server.baseUrl, 'POST', `/api/mini-apps/${miniAppId}/versions/${ids['1.1.0']}/publish`, { token, json: {} })
+          : await callApi(server.baseUrl, 'POST', `/api/mini-apps/${miniAppId}/rollback`, { token, json: { targetVersionId: ids['1.0.0'] } })
+      expect(res.status).toBe(200)
+      await server.stop()
+      // the update check of the existing runtime: the manifest derived from the bundle it installed
+      expect(((await (await fetch(derived)).json()) as { version: string }).version).toBe(expected)
+      info = (await (await fetch(installUrl)).json()) as InstallInfo
+      expect(await install(info)).toBe(expected)
+    }
+    expect(cdnRequests.every((path) => path.startsWith('/releases/'))).toBe(true)
+  }, 60_000)
+})
+
+test('migrate-storage --to s3: the same data directory moves from local to S3 storage and keeps serving every version', async () => {
+  const dataDir = join(dir, 'migrating')
+  let server = await startBinary({ dataDir })
+  const appId = 'com.example.migrating'
+  const { token, ids } = await populate(server, appId)
+  await server.stop()
+
+  const refused = await runBinary(['serve', '--data-dir', dataDir, '--port', '0'], { env: s3.env('migrating') })
+  expect(refused.exitCode).toBe(2)
+  expect(refused.stderr).toContain('migrate-storage --to s3')
+
+  const migrated = await runBinary(['migrate-storage', '--to', 's3', '--data-dir', dataDir, '--s3-bucket', 'miniship-test', '--s3-endpoint', s3.endpoint, '--s3-prefix', 'migrating'], { env: testCredentials })
+  expect(migrated.exitCode).toBe(0)
+  expect(migrated.stdout).toContain('every one verified')
+  rmSync(join(dataDir, 'blobs'), { recursive: true, force: true })
+
+  // only the credentials: the bucket comes from the data directory's storage.json
+  server = await startBinary({ dataDir, args: ['--s3-downloads', 'proxy'], env: testCredentials })
+  try {
+    for (const versionId of Object.values(ids)) {
+      const info = (await (await fetch(`${server.baseUrl}/api/mini-apps/access/versions/${versionId}/install?token=${token}`)).json()) as InstallInfo
+      await install(info)
+    }
+    const doctorWhileServing = await runBinary(['doctor', '--data-dir', dataDir], { env: testCredentials })
+    expect(doctorWhileServing.stdout).toContain('OK:')
+  } finally {
+    await server.stop()
+  }
+}, 60_000)

@@ -1,0 +1,74 @@
+// migrate-storage: copy every stored file of a data directory into a bucket, verify each by reading it back, then switch.
+import { Database } from 'bun:sqlite'
+import { existsSync } from 'node:fs'
+import { readStorageFile, type S3StorageConfig } from '../config'
+import { acquireLock, dataDirPaths } from '../data-dir'
+import { hashBlob } from '.'
+import { createLocalBlobStore } from './local'
+import { createS3BlobStore } from './s3'
+import { referencedBlobs } from './gc'
+import { writeStorageFile } from './storage-file'
+
+/** A migration that cannot go on; the message names the problem, and storage.json is untouched. */
+export class MigrateError extends Error {}
+
+export interface MigrateResult {
+  copied: number
+  alreadyThere: number
+  bytes: number
+}
+
+/**
+ * Copies the data directory's blobs into the bucket of `target`, then reads each back and checks
+ * its sha256, then checks every file the database refers to is in the bucket, and only then writes
+ * storage.json so that the next `serve` uses the bucket. Runs under the data directory's lock (no
+ * server may take uploads meanwhile). The local copies stay until the operator removes them.
+ */
+export async function migrateToS3(dataDir: string, target: S3StorageConfig, progress: (line: string) => void = () => {}): Promise<MigrateResult> {
+  const paths = dataDirPaths(dataDir)
+  if (!existsSync(paths.database)) throw new MigrateError(`there is no miniship database in ${dataDir}`)
+  if (readStorageFile(dataDir)?.storage === 's3') throw new MigrateError(`${dataDir} already keeps its stored files in S3 (see storage.json)`)
+  const releaseLock = acquireLock(paths)
+  try {
+    const local = createLocalBlobStore(paths)
+    const bucket = createS3BlobStore(target, paths)
+    try {
+      await bucket.probe()
+    } catch (error) {
+      throw new MigrateError((error as Error).message)
+    }
+    const blobs = await local.list()
+    const result: MigrateResult = { copied: 0, alreadyThere: 0, bytes: 0 }
+    let done = 0
+    for (const blob of blobs) {
+      progress(`copying stored files ${++done}/${blobs.length}…`)
+      if ((await bucket.size(blob.sha256)) === blob.size && (await hashBlob(bucket.read(blob.sha256))) === blob.sha256) {
+        result.alreadyThere++
+        continue
+      }
+      await bucket.putFile(blob.sha256, local.path(blob.sha256))
+      result.copied++
+      result.bytes += blob.size
+    }
+    done = 0
+    for (const blob of blobs) {
+      progress(`verifying stored files in the bucket ${++done}/${blobs.length}…`)
+      const actual = await hashBlob(bucket.read(blob.sha256)).catch((error: Error) => `unreadable (${error.message})`)
+      if (actual !== blob.sha256) throw new MigrateError(`${bucket.describe(blob.sha256)} does not read back intact (${actual}); nothing was switched, run migrate-storage again`)
+    }
+    const database = new Database(paths.database, { readonly: true, strict: true })
+    let referenced: Set<string>
+    try {
+      referenced = referencedBlobs(database)
+    } finally {
+      database.close()
+    }
+    for (const sha256 of referenced) {
+      if ((await bucket.size(sha256)) === null) throw new MigrateError(`the database refers to ${bucket.describe(sha256)}, which is neither in the data directory nor in the bucket; run miniship doctor; nothing was switched`)
+    }
+    writeStorageFile(dataDir, target)
+    return result
+  } finally {
+    releaseLock()
+  }
+}
