@@ -99,7 +99,7 @@ describe('backup and restore across stores', () => {
     const out = join(tempDir(), 'backup.tar.gz')
     const result = await createBackup({ dataDir: context.config.dataDir, out, store: createS3BlobStore(s3.config('skipped'), context.dataDir.paths), skipBlobs: true })
     expect(result.manifest.blobs?.included).toBe(false)
-    expect(result.manifest.files.map((file) => file.path).sort()).toEqual(['miniship.db', 'secret.key'])
+    expect(result.manifest.files.map((file) => file.path).sort()).toEqual(['insights.key', 'miniship.db', 'secret.key'])
     await expect(restoreBackup({ archive: out, dataDir: join(tempDir(), 'local') })).rejects.toThrow('--skip-blobs')
     await expect(restoreBackup({ archive: out, dataDir: join(tempDir(), 'elsewhere'), storage: s3.config('empty-prefix') })).rejects.toThrow('neither in the archive nor in the bucket')
     const target = join(tempDir(), 'restored')

@@ -107,9 +107,10 @@ export function releaseFileOf(rest: string, platformQuery: string | undefined): 
 
 /** The install-info answers shared by the Elysia routes and the server's native routes. */
 export interface InstallAnswers {
-  versionInstall(request: Request, versionId: string, token: string | undefined): Response | Promise<Response>
-  releaseInstall(request: Request, appId: string, query: DeviceQuery): Response | Promise<Response>
-  update(request: Request, appId: string, query: DeviceQuery & { platform?: string; currentVersion?: string }): Response | Promise<Response>
+  /** `url` is `request.url` when the caller already read it (each read builds the string again) */
+  versionInstall(request: Request, versionId: string, token: string | undefined, url?: string): Response | Promise<Response>
+  releaseInstall(request: Request, appId: string, query: DeviceQuery, url?: string): Response | Promise<Response>
+  update(request: Request, appId: string, query: DeviceQuery & { platform?: string; currentVersion?: string }, url?: string): Response | Promise<Response>
 }
 
 /** What insights count version-pinned answers under: a version id names no channel. */
@@ -127,18 +128,18 @@ export interface FileAnswers {
 function installAnswers(runtime: RuntimeService, deps: AppDeps): InstallAnswers {
   const counters = deps.insights.counters
   return {
-    versionInstall: (request, versionId, token) =>
-      then(runtime.versionInstallJson(versionId, token, apiBase(request, deps.config)), (json) => {
+    versionInstall: (request, versionId, token, url) =>
+      then(runtime.versionInstallJson(versionId, token, apiBase(request, deps.config, url)), (json) => {
         if (json.version) counters.countInstall(json.version, pinnedChannel)
         return jsonResponse(json, 'private, no-cache')
       }),
-    releaseInstall: (request, appId, query) =>
-      then(runtime.releaseInstallJson(appId, query, apiBase(request, deps.config)), (json) => {
+    releaseInstall: (request, appId, query, url) =>
+      then(runtime.releaseInstallJson(appId, query, apiBase(request, deps.config, url)), (json) => {
         if (json.version) counters.countInstall(json.version, query.channel ?? 'stable', 'unknown', query.deviceId)
         return jsonResponse(json, 'no-cache')
       }),
-    update: (request, appId, query) =>
-      then(runtime.updateJson(appId, query, apiBase(request, deps.config)), (json) => {
+    update: (request, appId, query, url) =>
+      then(runtime.updateJson(appId, query, apiBase(request, deps.config, url)), (json) => {
         // updateJson checked the platform; `version` is what the device runs, when it is a release we know
         counters.countUpdateCheck(json.version, query.channel ?? 'stable', query.platform as Platform, query.deviceId)
         return jsonResponse(json, 'no-cache')

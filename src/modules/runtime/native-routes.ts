@@ -56,12 +56,19 @@ export function nativeInstallRoutes(
   log: (line: string) => void,
 ) {
   const device = (url: string) => ({ channel: queryValue(url, 'channel'), deviceId: queryValue(url, 'deviceId'), hostVersion: queryValue(url, 'hostVersion') })
+  // each handler reads request.url once: Bun builds the string anew on every access
   return {
     '/api/mini-apps/access/versions/:versionId/install': {
-      GET: wrap((request: BunRequest) => guarded(() => answers.versionInstall(request, (request.params as { versionId: string }).versionId, queryValue(request.url, 'token')), log)),
+      GET: wrap((request: BunRequest) => {
+        const url = request.url
+        return guarded(() => answers.versionInstall(request, (request.params as { versionId: string }).versionId, queryValue(url, 'token'), url), log)
+      }),
     },
     '/api/mini-apps/access/apps/:appId/release/install': {
-      GET: wrap((request: BunRequest) => guarded(() => answers.releaseInstall(request, (request.params as { appId: string }).appId, device(request.url)), log)),
+      GET: wrap((request: BunRequest) => {
+        const url = request.url
+        return guarded(() => answers.releaseInstall(request, (request.params as { appId: string }).appId, device(url), url), log)
+      }),
     },
     // the download URLs of install info; HEAD goes on to the app, which answers it without a body
     ...Object.fromEntries(
@@ -77,17 +84,13 @@ export function nativeInstallRoutes(
       ]),
     ),
     '/api/mini-apps/access/apps/:appId/update': {
-      GET: wrap((request: BunRequest) =>
-        guarded(
-          () =>
-            answers.update(request, (request.params as { appId: string }).appId, {
-              ...device(request.url),
-              platform: queryValue(request.url, 'platform'),
-              currentVersion: queryValue(request.url, 'currentVersion'),
-            }),
+      GET: wrap((request: BunRequest) => {
+        const url = request.url
+        return guarded(
+          () => answers.update(request, (request.params as { appId: string }).appId, { ...device(url), platform: queryValue(url, 'platform'), currentVersion: queryValue(url, 'currentVersion') }, url),
           log,
-        ),
-      ),
+        )
+      }),
     },
   }
 }

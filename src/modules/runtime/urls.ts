@@ -26,10 +26,10 @@ const bases = new Map<string, string>()
  * request's own origin + `/api` (`X-Forwarded-Proto`/`-Host` only with `--trust-proxy on`). A Host
  * that is not a host name (a path, spaces) is refused rather than written into URLs phones follow.
  * Answers are cached per (proto, host) pair, bounded, because this runs on every install request.
+ * `url` is `request.url` when the caller has read it already.
  */
-export function apiBase(request: Request, config: Pick<Config, 'publicUrl' | 'trustProxy'>): string {
+export function apiBase(request: Request, config: Pick<Config, 'publicUrl' | 'trustProxy'>, url: string = request.url): string {
   if (config.publicUrl) return config.publicUrl
-  const url = request.url
   let protocol = url.startsWith('https:') ? 'https' : 'http'
   let host = request.headers.get('host')
   if (config.trustProxy) {

@@ -67,10 +67,10 @@ describe('GET /api/metrics', () => {
     await context.call('POST', '/api/mini-apps/access/events', { json: { events: [{ appId: 'com.example.metrics', versionId: uploaded.body.id, platform: 'ios', event: 'launched', deviceId: 'd1' }, { appId: 'nope', versionId: 'nope', platform: 'ios', event: 'failed' }] } })
     // what the request log hands over under `serve` (app.handle alone bypasses it)
     const { requestMetrics } = context.app.store
-    requestMetrics.observe(new Request('http://h/api/mini-apps/access/apps/com.example.metrics/release/install'), 200, 0.0004)
-    requestMetrics.observe(new Request('http://h/api/mini-apps/access/apps/com.example.metrics/release/install'), 200, 0.003)
-    requestMetrics.observe(new Request('http://h/api/mini-apps/access/apps/com.example.metrics/release/install'), 404, 20)
-    requestMetrics.observe(new Request('http://h/api/mini-apps/by-app-id/com.example.metrics/versions/upload', { method: 'POST', headers: { 'content-length': '12345' } }), 201, 1.5)
+    requestMetrics.observe(new Request('http://h/api/mini-apps/access/apps/com.example.metrics/release/install'), 'http://h/api/mini-apps/access/apps/com.example.metrics/release/install', 200, 0.0004)
+    requestMetrics.observe(new Request('http://h/api/mini-apps/access/apps/com.example.metrics/release/install'), 'http://h/api/mini-apps/access/apps/com.example.metrics/release/install', 200, 0.003)
+    requestMetrics.observe(new Request('http://h/api/mini-apps/access/apps/com.example.metrics/release/install'), 'http://h/api/mini-apps/access/apps/com.example.metrics/release/install', 404, 20)
+    requestMetrics.observe(new Request('http://h/api/mini-apps/by-app-id/com.example.metrics/versions/upload', { method: 'POST', headers: { 'content-length': '12345' } }), 'http://h/api/mini-apps/by-app-id/com.example.metrics/versions/upload', 201, 1.5)
   })
   afterAll(() => context.close())
 

@@ -46,7 +46,7 @@ export function routeGroupOf(url: string): RouteGroup {
 
 export interface RequestMetrics {
   /** called by the request log once per answered request */
-  observe(request: Request, status: number, seconds: number): void
+  observe(request: Request, url: string, status: number, seconds: number): void
   render(lines: string[]): void
 }
 
@@ -59,8 +59,8 @@ export function createRequestMetrics(): RequestMetrics {
   let uploads = 0
   let uploadBytes = 0
   return {
-    observe(request, status, seconds) {
-      const group = routeGroupOf(request.url)
+    observe(request, url, status, seconds) {
+      const group = routeGroupOf(url)
       const statusClass = Math.min(4, Math.max(0, Math.floor(status / 100) - 1))
       const cell = groupIndex[group] * statusClasses.length + statusClass
       counts[cell]!++
