@@ -32,6 +32,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { buildZip } from '../../src/modules/versions/test-fixtures'
 import { startTestS3, type TestS3 } from '../../src/storage/test-s3'
+import { call, freePort, waitForHealth } from './support'
 
 const root = join(import.meta.dir, '..', '..')
 
@@ -95,22 +96,7 @@ process.on('SIGINT', () => {
   process.exit(130)
 })
 
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response() })
-  const port = probe.port!
-  await probe.stop(true)
-  return port
-}
 
-async function call(base: string, method: string, path: string, init: { token?: string; json?: unknown; body?: FormData } = {}) {
-  const headers: Record<string, string> = {}
-  if (init.token) headers.authorization = `Bearer ${init.token}`
-  if (init.json !== undefined) headers['content-type'] = 'application/json'
-  const response = await fetch(base + path, { method, headers, body: init.json !== undefined ? JSON.stringify(init.json) : init.body })
-  const text = await response.text()
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`)
-  return JSON.parse(text)
-}
 
 /** A zip with one entry, enough to pass upload's archive checks. */
 const zipWith = (name: string, content: string): Uint8Array => buildZip([{ name, content }])
@@ -157,15 +143,8 @@ async function startMiniship(dataDir: string, args: string[]): Promise<string> {
   const child = Bun.spawn([process.execPath, join(root, 'src', 'main.ts'), 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', String(port), ...args], { cwd: work, stdout: 'ignore', stderr: 'pipe' })
   children.push(child)
   const base = `http://127.0.0.1:${port}`
-  for (let waited = 0; ; waited += 50) {
-    try {
-      if ((await fetch(`${base}/api/health`)).ok) return base
-    } catch {
-      // not listening yet
-    }
-    if (waited > 20_000) throw new Error(`miniship ${args.join(' ')} did not start within 20 s`)
-    await Bun.sleep(50)
-  }
+  await waitForHealth(base, 20_000)
+  return base
 }
 
 const median = (values: number[]) => {
@@ -223,15 +202,7 @@ try {
   })
   children.push(server)
   const base = `http://127.0.0.1:${port}`
-  for (let waited = 0; ; waited += 50) {
-    try {
-      if ((await fetch(`${base}/api/health`)).ok) break
-    } catch {
-      // not listening yet
-    }
-    if (waited > 20_000) throw new Error('miniship did not start within 20 s')
-    await Bun.sleep(50)
-  }
+  await waitForHealth(base, 20_000)
 
   // a user, a miniapp, a published version with a 5 MB bundle, through the API
   const { accessToken } = await call(base, 'POST', '/api/auth/register', { json: { email: 'bench@example.com', password: 'bench-password' } })

@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { Database } from 'bun:sqlite'
 import { buildZip } from '../../src/modules/versions/test-fixtures'
+import { call, freePort, waitForHealth } from './support'
 
 const root = join(import.meta.dir, '..', '..')
 const { values: options } = parseArgs({
@@ -35,22 +36,7 @@ process.on('SIGINT', () => {
 
 const progress = (text: string) => process.stderr.write(process.stderr.isTTY ? `\r${text.padEnd(70)}` : `${text}\n`)
 
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response() })
-  const port = probe.port!
-  await probe.stop(true)
-  return port
-}
 
-async function call(base: string, method: string, path: string, init: { token?: string; json?: unknown; body?: FormData } = {}) {
-  const headers: Record<string, string> = {}
-  if (init.token) headers.authorization = `Bearer ${init.token}`
-  if (init.json !== undefined) headers['content-type'] = 'application/json'
-  const response = await fetch(base + path, { method, headers, body: init.json !== undefined ? JSON.stringify(init.json) : init.body })
-  const text = await response.text()
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`)
-  return JSON.parse(text)
-}
 
 async function startServer(dataDir: string): Promise<string> {
   const port = await freePort()
@@ -61,15 +47,8 @@ async function startServer(dataDir: string): Promise<string> {
   })
   children.push(child)
   const base = `http://127.0.0.1:${port}`
-  for (let waited = 0; ; waited += 50) {
-    try {
-      if ((await fetch(`${base}/api/health`)).ok) return base
-    } catch {
-      // not listening yet
-    }
-    if (waited > 60_000) throw new Error('miniship did not start within 60 s')
-    await Bun.sleep(50)
-  }
+  await waitForHealth(base, 60_000)
+  return base
 }
 
 function form(version: string): FormData {
