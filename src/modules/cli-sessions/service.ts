@@ -139,12 +139,16 @@ function maskedCode(code: string): string {
   return `${code.slice(0, 4)}-****`
 }
 
+type Decider = { id: string; email: string; status: string }
+
 /**
- * Approval by a signed-in, active user: 404 unknown code, 410 past `expiresAt`, 409 once approved
- * (whether or not its token was collected yet).
+ * Approve or deny, by a signed-in, active user: once, before `expiresAt`. 410 for an unknown or
+ * expired code (alike), 409 once decided. Approval writes the user into the session (the next poll
+ * hands out their token); denial makes the next poll answer expired with reason `denied`.
  */
-export function approveCliSession(db: Db, clock: Clock, approver: { id: string; email: string; status: string }, rawCode: string): { code: string; status: 'approved' } {
-  if (approver.status !== 'ACTIVE') throw new AppError(403, 'ACCOUNT_DISABLED', 'A disabled account cannot approve a sign-in')
+function decideCliSession<S extends 'approved' | 'denied'>(db: Db, clock: Clock, user: Decider, rawCode: string, status: S): { code: string; status: S } {
+  const verb = status === 'approved' ? 'approve' : 'deny'
+  if (user.status !== 'ACTIVE') throw new AppError(403, 'ACCOUNT_DISABLED', `A disabled account cannot ${verb} a sign-in`)
   const code = normaliseCode(rawCode)
   const gone = goneError(code, rawCode)
   if (code === null) throw gone()
@@ -152,17 +156,26 @@ export function approveCliSession(db: Db, clock: Clock, approver: { id: string; 
   db.transaction((tx) => {
     const session = tx.select().from(cliSessions).where(eq(cliSessions.code, code)).get()
     assertPending(session, code, nowIso, gone)
-    tx.update(cliSessions).set({ status: 'approved', userId: approver.id, approvedAt: nowIso }).where(eq(cliSessions.code, code)).run()
+    tx.update(cliSessions)
+      .set(status === 'approved' ? { status, userId: user.id, approvedAt: nowIso } : { status })
+      .where(eq(cliSessions.code, code))
+      .run()
+    const from = status === 'denied' ? ` from ${session!.requesterAddress ?? 'an unknown address'}` : ''
     recordAudit(tx, clock, {
-      actor: { id: approver.id, email: approver.email },
-      action: 'cli_session.approve',
+      actor: { id: user.id, email: user.email },
+      action: status === 'approved' ? 'cli_session.approve' : 'cli_session.deny',
       targetType: 'user',
-      targetId: approver.id,
-      summary: `${approver.email} approved a command-line sign-in (code ${maskedCode(code)})`,
-      metadata: { code: maskedCode(code) },
+      targetId: user.id,
+      summary: `${user.email} ${status} a command-line sign-in (code ${maskedCode(code)})${from}`,
+      metadata: status === 'approved' ? { code: maskedCode(code) } : { code: maskedCode(code), address: session!.requesterAddress },
     })
   })
-  return { code, status: 'approved' }
+  return { code, status }
+}
+
+/** Approval (decisions §4): the approver's token goes to the next poll. */
+export function approveCliSession(db: Db, clock: Clock, approver: Decider, rawCode: string): { code: string; status: 'approved' } {
+  return decideCliSession(db, clock, approver, rawCode, 'approved')
 }
 
 /** A decision (approve or deny) is possible once, before `expiresAt`; an unknown code answers like an expired one. */
@@ -181,30 +194,9 @@ function goneError(code: string | null, rawCode: string): () => AppError {
   return () => new AppError(410, 'CLI_SESSION_EXPIRED', `The code ${(code ?? rawCode).slice(0, 20)} is unknown or has expired; run the login again for a new code`)
 }
 
-/**
- * A signed-in user refuses a sign-in they did not start: the next poll answers expired with
- * reason `denied`. 410 unknown or past `expiresAt`, 409 already approved or denied.
- */
-export function denyCliSession(db: Db, clock: Clock, denier: { id: string; email: string; status: string }, rawCode: string): { code: string; status: 'denied' } {
-  if (denier.status !== 'ACTIVE') throw new AppError(403, 'ACCOUNT_DISABLED', 'A disabled account cannot deny a sign-in')
-  const code = normaliseCode(rawCode)
-  const gone = goneError(code, rawCode)
-  if (code === null) throw gone()
-  const nowIso = isoAt(clock)
-  db.transaction((tx) => {
-    const session = tx.select().from(cliSessions).where(eq(cliSessions.code, code)).get()
-    assertPending(session, code, nowIso, gone)
-    tx.update(cliSessions).set({ status: 'denied' }).where(eq(cliSessions.code, code)).run()
-    recordAudit(tx, clock, {
-      actor: { id: denier.id, email: denier.email },
-      action: 'cli_session.deny',
-      targetType: 'user',
-      targetId: denier.id,
-      summary: `${denier.email} denied a command-line sign-in (code ${maskedCode(code)}) from ${session!.requesterAddress ?? 'an unknown address'}`,
-      metadata: { code: maskedCode(code), address: session!.requesterAddress },
-    })
-  })
-  return { code, status: 'denied' }
+/** A signed-in user refuses a sign-in they did not start (issue 16). */
+export function denyCliSession(db: Db, clock: Clock, denier: Decider, rawCode: string): { code: string; status: 'denied' } {
+  return decideCliSession(db, clock, denier, rawCode, 'denied')
 }
 
 export type CliSessionState = 'pending' | 'approved' | 'denied' | 'expired'
