@@ -4,6 +4,7 @@ import { ago, confirmDialog, field, h, onSubmit, personName, showError, showNoti
 import { serverHas } from '../features.ts'
 import type { PageContext } from '../router.ts'
 import { currentUser } from '../session.ts'
+import { revokeKeyButton } from './tokens.ts'
 
 const AUDIT_PAGE = 50
 
@@ -57,26 +58,12 @@ function apiKeysSection(ctx: PageContext, keys: OwnedApiKey[]): HTMLElement {
               'tbody',
               null,
               live.map((key) => {
-                const revoke = h('button', { type: 'button', class: 'danger-outline small', 'data-testid': `admin-revoke-key-${key.prefix}` }, 'Revoke…')
-                revoke.addEventListener('click', () => {
-                  void (async () => {
-                    const ok = await confirmDialog({
-                      title: `Revoke ${key.name} of ${key.owner.email}?`,
-                      message: h('p', null, 'Whatever uses this key is refused from now on. Its owner can create a new one on their Tokens page.'),
-                      confirmLabel: 'Revoke key',
-                      danger: true,
-                    })
-                    if (!ok) return
-                    revoke.disabled = true
-                    try {
-                      await api('DELETE', `/api/admin/api-keys/${seg(key.id)}`)
-                      showNotice(`Revoked ${key.owner.email}'s key ${key.name}.`)
-                      ctx.reload()
-                    } catch (error) {
-                      showError(error)
-                      revoke.disabled = false
-                    }
-                  })()
+                const revoke = revokeKeyButton(ctx, {
+                  testId: `admin-revoke-key-${key.prefix}`,
+                  title: `Revoke ${key.name} of ${key.owner.email}?`,
+                  message: 'Whatever uses this key is refused from now on. Its owner can create a new one on their Tokens page.',
+                  path: `/api/admin/api-keys/${seg(key.id)}`,
+                  notice: `Revoked ${key.owner.email}'s key ${key.name}.`,
                 })
                 return h(
                   'tr',

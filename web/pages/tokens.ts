@@ -11,6 +11,27 @@ const SCOPES: { value: ApiKeyScope; label: string; hint: string }[] = [
   { value: 'release', label: 'Release', hint: 'publish, roll out and roll back' },
 ]
 
+/** "Revoke…" for an API key: confirms, revokes at `path`, says so and reloads the page (the Tokens and Admin pages). */
+export function revokeKeyButton(ctx: PageContext, options: { testId: string; title: string; message: string; path: string; notice: string }): HTMLButtonElement {
+  const revoke = h('button', { type: 'button', class: 'danger-outline small', 'data-testid': options.testId }, 'Revoke…')
+  revoke.addEventListener('click', () => {
+    void (async () => {
+      const ok = await confirmDialog({ title: options.title, message: h('p', null, options.message), confirmLabel: 'Revoke key', danger: true })
+      if (!ok) return
+      revoke.disabled = true
+      try {
+        await api('DELETE', options.path)
+        showNotice(options.notice)
+        ctx.reload()
+      } catch (error) {
+        showError(error)
+        revoke.disabled = false
+      }
+    })()
+  })
+  return revoke
+}
+
 function copyButton(text: string, what: string, testId: string, kind = 'secondary small'): HTMLButtonElement {
   const button = h('button', { type: 'button', class: kind, 'data-testid': testId }, 'Copy')
   button.addEventListener('click', () => void copyText(text, what, button))
@@ -63,26 +84,12 @@ export async function tokensPage(ctx: PageContext, me: Me): Promise<void> {
             'tbody',
             null,
             active.map((key) => {
-              const revoke = h('button', { type: 'button', class: 'danger-outline small', 'data-testid': `revoke-key-${key.name}` }, 'Revoke…')
-              revoke.addEventListener('click', () => {
-                void (async () => {
-                  const ok = await confirmDialog({
-                    title: `Revoke ${key.name}?`,
-                    message: h('p', null, 'Anything using this key (a CI job, a script) is refused from now on. This cannot be undone; create a new key if it is still needed.'),
-                    confirmLabel: 'Revoke key',
-                    danger: true,
-                  })
-                  if (!ok) return
-                  revoke.disabled = true
-                  try {
-                    await api('DELETE', `/api/auth/api-keys/${seg(key.id)}`)
-                    showNotice(`Revoked the key ${key.name}.`)
-                    ctx.reload()
-                  } catch (error) {
-                    showError(error)
-                    revoke.disabled = false
-                  }
-                })()
+              const revoke = revokeKeyButton(ctx, {
+                testId: `revoke-key-${key.name}`,
+                title: `Revoke ${key.name}?`,
+                message: 'Anything using this key (a CI job, a script) is refused from now on. This cannot be undone; create a new key if it is still needed.',
+                path: `/api/auth/api-keys/${seg(key.id)}`,
+                notice: `Revoked the key ${key.name}.`,
               })
               return h(
                 'tr',
