@@ -28,6 +28,7 @@ import { createApiKeyAuthenticator, type ApiKeyAuthenticator } from './modules/a
 import { channelRoutes } from './modules/channels'
 import { setupRoutes } from './modules/setup'
 import { createSetupGate, type SetupGate } from './modules/setup/service'
+import { createWriteWatch, watchingWrites, type WriteWatch } from './db/write-watch'
 
 export interface AppInput {
   config: Config
@@ -55,6 +56,8 @@ export interface AppDeps {
   /** API keys as callers: the guard and the runtime's `?token=` use it */
   apiKeys: ApiKeyAuthenticator
   startedAt: number
+  /** the requests that may be writing (db/write-watch.ts): the runtime's caches ask SQLite only after one */
+  writes: WriteWatch
   /** the in-memory counters of what phones do, and the report built from them */
   insights: InsightsService
   /** request counts and latencies, fed by the request log under `serve` */
@@ -118,6 +121,7 @@ export function createApp(input: AppInput) {
     guard: createGuard(input.db, tokens, apiKeys, input.config),
     apiKeys,
     startedAt: clock(),
+    writes: createWriteWatch(),
     insights: createInsightsService({
       db: input.db,
       clock,
@@ -140,7 +144,7 @@ export function createApp(input: AppInput) {
     .use(runtimeRoutes(deps))
     .use(insightRoutes(deps))
     .use(apiKeyRoutes(deps))
-  return new Elysia()
+  const app = new Elysia()
     // serve reaches the release mirror through the app (issue 14): it catches up after start
     .state('mirror', deps.mirror)
     .use(errorHandler)
@@ -150,6 +154,9 @@ export function createApp(input: AppInput) {
     .use(setupRoutes({ ...deps, setup: input.setup ?? createSetupGate(input.db) }))
     // `serve` flushes the batched last-use times of API keys on shutdown
     .state('apiKeyUsage', apiKeys.usage)
+  // every request that may write is counted while it runs (serve and the tests both call handle)
+  app.handle = watchingWrites(app.handle, deps.writes)
+  return app
 }
 
 export type App = ReturnType<typeof createApp>

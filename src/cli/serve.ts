@@ -82,7 +82,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
       routes: {
         ...consoleRoutes(consolePage, consolePagePaths, (handler) => withRequestLog<Server<undefined>>(handler, log, undefined, observe)),
         '/api/health': { GET: withRequestLog<Server<undefined>, BunRequest>(app.store.health, log, undefined, observe) },
-        ...nativeInstallRoutes({ ...app.store.installAnswers, ...app.store.fileAnswers }, (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, log, undefined, observe), log),
+        ...nativeInstallRoutes(
+          { ...app.store.installAnswers, ...app.store.fileAnswers },
+          (handler, group) => withRequestLog<Server<undefined>, BunRequest>(handler, log, undefined, app.store.requestMetrics.observerOf(group)),
+          log,
+        ),
       },
       fetch: handle,
       // What escapes a route handler outside Elysia (the native install routes, the console's files)

@@ -27,7 +27,9 @@ export interface Decision<R extends LiveRelease = LiveRelease> {
   bucket: number | null
 }
 
-const encoder = new TextEncoder()
+/** sha256 output, reused: one digest per request on the update check's hot path */
+const digest = new Uint8Array(32)
+const digestView = new DataView(digest.buffer)
 
 /**
  * The rollout bucket of decisions §10: the first 4 bytes of sha256(appId + ":" + versionId + ":" +
@@ -35,8 +37,9 @@ const encoder = new TextEncoder()
  * the same number, so this must not change.
  */
 export function rolloutBucket(appId: string, versionId: string, deviceId: string): number {
-  const digest = new Bun.CryptoHasher('sha256').update(encoder.encode(`${appId}:${versionId}:${deviceId}`)).digest()
-  return digest.readUInt32BE(0) % 100
+  // Bun.SHA256 hashes a string as UTF-8, into the buffer given: no hasher object, no encoded copy
+  Bun.SHA256.hash(`${appId}:${versionId}:${deviceId}`, digest)
+  return digestView.getUint32(0) % 100
 }
 
 function satisfies(hostVersion: string, range: string | null): boolean {

@@ -36,23 +36,24 @@ function fileOf(rest: string, platformQuery: string | undefined): { kind: FileKi
 
 /** Sent with its length already known: the request log would otherwise buffer JSON to measure it. */
 function jsonResponse(json: SerialisedJson, cacheControl: string): Response {
-  if (json.once) return new Response(json.text, { headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(json.bytes), 'cache-control': cacheControl } })
-  return new Response(json.text, { headers: jsonHeaders(json, cacheControl) })
+  return new Response(json.text, { headers: jsonHeaders(json.bytes, cacheControl) })
 }
 
 /**
- * The headers of a serialised answer, built once per (answer, cache policy): Bun copies a Headers
- * object into each Response at a third of the cost of building one from an object literal, and
- * cached install info is answered tens of thousands of times a second.
+ * The headers of a JSON answer, built once per (cache policy, length): Bun copies a Headers object
+ * into each Response at a fraction of the cost of building one from an object literal, and install
+ * info and update checks are answered tens of thousands of times a second. Answers scoped to a
+ * device differ in length only by the device's path segment, so the lengths seen stay few.
  */
-const headersOf = new WeakMap<SerialisedJson, Map<string, Headers>>()
-function jsonHeaders(json: SerialisedJson, cacheControl: string): Headers {
-  let byPolicy = headersOf.get(json)
-  if (!byPolicy) headersOf.set(json, (byPolicy = new Map()))
-  let headers = byPolicy.get(cacheControl)
-  if (!headers) {
-    headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'content-length': String(json.bytes), 'cache-control': cacheControl })
-    byPolicy.set(cacheControl, headers)
+const headersByPolicy = new Map<string, Map<number, Headers>>()
+function jsonHeaders(bytes: number, cacheControl: string): Headers {
+  let byLength = headersByPolicy.get(cacheControl)
+  if (byLength === undefined) headersByPolicy.set(cacheControl, (byLength = new Map()))
+  let headers = byLength.get(bytes)
+  if (headers === undefined) {
+    if (byLength.size >= 10_000) byLength.clear()
+    headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'content-length': String(bytes), 'cache-control': cacheControl })
+    byLength.set(bytes, headers)
   }
   return headers
 }
@@ -148,7 +149,7 @@ function installAnswers(runtime: RuntimeService, deps: AppDeps): InstallAnswers 
 }
 
 export function runtimeRoutes(deps: AppDeps) {
-  const runtime = createRuntimeService({ db: deps.db, clock: deps.clock, config: deps.config, tokens: deps.tokens, blobs: deps.blobs, apiKeys: deps.apiKeys })
+  const runtime = createRuntimeService({ db: deps.db, clock: deps.clock, config: deps.config, tokens: deps.tokens, blobs: deps.blobs, apiKeys: deps.apiKeys, writes: deps.writes })
   const answers = installAnswers(runtime, deps)
 
   type Query = { token?: string; platform?: string }

@@ -4,6 +4,7 @@
 import type { BunRequest, Server } from 'bun'
 import { errorResponse, toAppError } from '../../http/errors'
 import type { FileAnswers, InstallAnswers } from '.'
+import type { RouteGroup } from '../system/metrics'
 
 type Answer = Response | Promise<Response>
 
@@ -52,7 +53,7 @@ function guarded(answer: () => Answer, log: (line: string) => void): Answer {
  */
 export function nativeInstallRoutes(
   answers: InstallAnswers & FileAnswers,
-  wrap: (handler: (request: BunRequest) => Answer) => (request: BunRequest, server: Server<undefined>) => Answer,
+  wrap: (handler: (request: BunRequest) => Answer, group: RouteGroup) => (request: BunRequest, server: Server<undefined>) => Answer,
   log: (line: string) => void,
 ) {
   const device = (url: string) => ({ channel: queryValue(url, 'channel'), deviceId: queryValue(url, 'deviceId'), hostVersion: queryValue(url, 'hostVersion') })
@@ -62,13 +63,13 @@ export function nativeInstallRoutes(
       GET: wrap((request: BunRequest) => {
         const url = request.url
         return guarded(() => answers.versionInstall(request, (request.params as { versionId: string }).versionId, queryValue(url, 'token'), url), log)
-      }),
+      }, 'install_info'),
     },
     '/api/mini-apps/access/apps/:appId/release/install': {
       GET: wrap((request: BunRequest) => {
         const url = request.url
         return guarded(() => answers.releaseInstall(request, (request.params as { appId: string }).appId, device(url), url), log)
-      }),
+      }, 'install_info'),
     },
     // the download URLs of install info; HEAD goes on to the app, which answers it without a body
     ...Object.fromEntries(
@@ -79,7 +80,7 @@ export function nativeInstallRoutes(
             const params = request.params as { versionId: string; platform?: string }
             const file = params.platform === undefined ? 'manifest' : `${path.split('/')[0]}/${params.platform}`
             return guarded(() => answers.file(request, params.versionId, file, queryValue(request.url, 'token')), log)
-          }),
+          }, 'version_file'),
         },
       ]),
     ),
@@ -90,7 +91,7 @@ export function nativeInstallRoutes(
           () => answers.update(request, (request.params as { appId: string }).appId, { ...device(url), platform: queryValue(url, 'platform'), currentVersion: queryValue(url, 'currentVersion') }, url),
           log,
         )
-      }),
+      }, 'update_check'),
     },
   }
 }

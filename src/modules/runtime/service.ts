@@ -2,6 +2,7 @@
 import { eq, sql } from 'drizzle-orm'
 import { miniApps, versionFiles, versions } from '../../db/schema'
 import type { Db } from '../../db/open'
+import { createChangeCheck, type WriteWatch } from '../../db/write-watch'
 import type { Config } from '../../config'
 import type { Clock } from '../../ids'
 import { AppError } from '../../http/errors'
@@ -25,6 +26,8 @@ export interface RuntimeDeps {
   blobs: BlobStore
   /** API keys with the `read` scope open what their owner's membership (and the key) allows */
   apiKeys?: Pick<ApiKeyAuthenticator, 'authenticate'>
+  /** the app's writing requests: without it the database is asked on every lookup */
+  writes?: WriteWatch
 }
 
 /** One file of install info's `files` (an addition to the contract that clients may ignore). */
@@ -113,8 +116,6 @@ export interface SerialisedJson {
   text: string
   bytes: number
   version?: CountSubject
-  /** built for this one request (a device's scope, an update answer): not worth caching headers for */
-  once?: true
 }
 
 export function serialise(value: unknown): SerialisedJson {
@@ -152,6 +153,8 @@ interface ReleaseTemplate {
   byteParts: number
   /** the answer for the unscoped stable paths, built once */
   plain: SerialisedJson | null
+  /** the update check's answers around it, by mandatory and percent (`fillUpdate`) */
+  updates: Map<number, { parts: string[]; byteParts: number }>
 }
 
 const scopeMarker = '@@scope@@'
@@ -194,9 +197,10 @@ export function checkDeviceQuery(query: DeviceQuery): Required<Pick<DeviceQuery,
  * - the facts of each version, each appId and each channel's live releases as last read from the
  *   database, trusted only while SQLite's `total_changes()` for our connection is unchanged. That
  *   counter moves on every INSERT, UPDATE or DELETE this connection makes, so any publish,
- *   rollback, rollout change, delete, re-upload or rename drops them all; reading it costs a
- *   fraction of the lookup it saves. Only the serving process writes (the data directory's lock
- *   allows one server), so no other connection's writes need watching.
+ *   rollback, rollout change, delete, re-upload or rename drops them all. Only the serving
+ *   process writes (the data directory's lock allows one server), so no other connection's
+ *   writes need watching; and the counter is read only when a writing request ran since the last
+ *   read (`writes`, db/write-watch.ts), or a second later.
  * - the serialised install info of published versions per file base (the same bytes every time:
  *   their download token never expires and is deterministic), and of each channel's releases as
  *   a template per file base, reused while the facts they were built from (`stampOf`) hold.
@@ -209,8 +213,10 @@ export function createRuntimeService(deps: RuntimeDeps) {
   const { db, clock, config, tokens } = deps
   const queries = prepareQueries(db)
   const totalChanges = db.$client.query<{ changes: number }, []>('SELECT total_changes() AS changes')
+  const mayHaveChanged = createChangeCheck(deps.writes)
   const installCache = new Map<string, CachedInstall>()
-  const releaseTemplates = new Map<string, ReleaseTemplate>()
+  /** by file base, then version id */
+  const releaseTemplates = new Map<string, Map<string, ReleaseTemplate>>()
   const factsById = new Map<string, VersionFacts | null>()
   const appsById = new Map<string, AppFacts | null>()
   const channelsByKey = new Map<string, ChannelFacts | null>()
@@ -218,14 +224,17 @@ export function createRuntimeService(deps: RuntimeDeps) {
   const releaseTokens = new Map<string, MaybePromise<string>>()
   let factsAsOf = -1
 
-  /** Drops the facts caches when the database changed since they were filled. */
+  /** Drops the facts caches when the database changed since they were filled (asked only when a write may have happened). */
   function freshen(): void {
-    const changes = totalChanges.get()!.changes
-    if (changes === factsAsOf && factsById.size < cacheLimit && appsById.size < cacheLimit && channelsByKey.size < cacheLimit) return
+    if (factsById.size < cacheLimit && appsById.size < cacheLimit && channelsByKey.size < cacheLimit) {
+      if (!mayHaveChanged()) return
+      const changes = totalChanges.get()!.changes
+      if (changes === factsAsOf) return
+      factsAsOf = changes
+    } else factsAsOf = totalChanges.get()!.changes
     factsById.clear()
     appsById.clear()
     channelsByKey.clear()
-    factsAsOf = changes
   }
 
   function versionFacts(versionId: string): VersionFacts | null {
@@ -416,29 +425,58 @@ export function createRuntimeService(deps: RuntimeDeps) {
     return { channel, decision, release: decision.release, scope: scopePath({ channel: query.channel, deviceId: query.deviceId, hostVersion: query.hostVersion }) }
   }
 
-  /** Release install info for a scope from its template; the template is built (async) once per release and file base. */
-  function releaseInstallJson(found: DeviceRelease, files: string): MaybePromise<SerialisedJson> {
+  /** The install-info template of the release a device gets; built (async) once per release and file base. */
+  function releaseTemplate(found: DeviceRelease, files: string): MaybePromise<ReleaseTemplate> {
     const facts = found.release.facts
-    const key = `${files}\u0000${facts.id}`
-    const template = releaseTemplates.get(key)
+    let templates = releaseTemplates.get(files)
+    if (templates === undefined) {
+      if (releaseTemplates.size >= installCacheLimit) releaseTemplates.clear()
+      releaseTemplates.set(files, (templates = new Map()))
+    }
+    const template = templates.get(facts.id)
     if (template && (template.facts === facts || template.stamp === stampOf(facts))) {
       template.facts = facts
-      return fill(template, found.scope)
+      return template
     }
+    const built = templates
     return then(releaseToken(facts.appId), (token) => {
       const text = JSON.stringify(installInfoOf(facts, releaseUrls(files, facts.appId, scopeMarker, token)))
       const parts = text.split(scopeMarker)
-      const built: ReleaseTemplate = { facts, stamp: stampOf(facts), parts, byteParts: Buffer.byteLength(text) - scopeMarker.length * (parts.length - 1), plain: null }
-      if (releaseTemplates.size >= installCacheLimit) releaseTemplates.delete(releaseTemplates.keys().next().value!)
-      releaseTemplates.set(key, built)
-      return fill(built, found.scope)
+      const made: ReleaseTemplate = { facts, stamp: stampOf(facts), parts, byteParts: Buffer.byteLength(text) - scopeMarker.length * (parts.length - 1), plain: null, updates: new Map() }
+      if (built.size >= installCacheLimit) built.delete(built.keys().next().value!)
+      built.set(facts.id, made)
+      return made
     })
+  }
+
+  /** Release install info for a scope from its template. */
+  function releaseInstallJson(found: DeviceRelease, files: string): MaybePromise<SerialisedJson> {
+    return then(releaseTemplate(found, files), (template) => fill(template, found.scope))
   }
 
   function fill(template: ReleaseTemplate, scope: string): SerialisedJson {
     if (scope === '') return (template.plain ??= { text: template.parts.join(''), bytes: template.byteParts, version: template.facts })
     // scope paths are ASCII (encodeURIComponent), so their length is their byte count
-    return { text: template.parts.join(scope), bytes: template.byteParts + scope.length * (template.parts.length - 1), version: template.facts, once: true }
+    return { text: template.parts.join(scope), bytes: template.byteParts + scope.length * (template.parts.length - 1), version: template.facts }
+  }
+
+  /**
+   * The update check's answer offering the template's release: the install info wrapped in the
+   * `updateAvailable` object, kept per (mandatory, percent) as parts of its own, so a request
+   * joins one array around its scope and builds no string twice.
+   */
+  function fillUpdate(template: ReleaseTemplate, scope: string, mandatory: boolean, percent: number, running: CountSubject | undefined): SerialisedJson {
+    const key = mandatory ? -1 - percent : percent
+    let update = template.updates.get(key)
+    if (update === undefined) {
+      const head = `{"updateAvailable":true,"mandatory":${mandatory},"rollout":{"percent":${percent}},"install":`
+      const parts = [...template.parts]
+      parts[0] = head + parts[0]
+      parts[parts.length - 1] += '}'
+      update = { parts, byteParts: template.byteParts + head.length + 1 }
+      template.updates.set(key, update)
+    }
+    return { text: update.parts.join(scope), bytes: update.byteParts + scope.length * (update.parts.length - 1), version: running }
   }
 
   return {
@@ -477,10 +515,9 @@ export function createRuntimeService(deps: RuntimeDeps) {
       const found = deviceRelease(appId, checked, currentVersion)
       if (found.release.version === currentVersion) return noUpdateOn(found.release.facts)
       const percent = found.release === found.channel.releases[0] ? found.release.rolloutPercent : 100
-      const head = `{"updateAvailable":true,"mandatory":${found.decision.mandatory},"rollout":{"percent":${percent}},"install":`
       // insights count the check under the version the device runs (when it is a release of the channel), not the one offered
       const running = found.channel.releases.find((release) => release.version === currentVersion)?.facts
-      return then(releaseInstallJson(found, fileBase(config, base)), (install) => ({ text: `${head}${install.text}}`, bytes: head.length + install.bytes + 1, version: running, once: true }))
+      return then(releaseTemplate(found, fileBase(config, base)), (template) => fillUpdate(template, found.scope, found.decision.mandatory, percent, running))
     },
 
     /**

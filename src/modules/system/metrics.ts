@@ -44,9 +44,14 @@ export function routeGroupOf(url: string): RouteGroup {
   return 'api_other'
 }
 
+/** Told of each answered request by the request log; must be cheap. */
+export type ObserveRequest = (request: Request, url: string, status: number, seconds: number) => void
+
 export interface RequestMetrics {
   /** called by the request log once per answered request */
-  observe(request: Request, url: string, status: number, seconds: number): void
+  observe: ObserveRequest
+  /** `observe` for a route whose group is known beforehand (serve's native routes): no path to read */
+  observerOf(group: RouteGroup): ObserveRequest
   render(lines: string[]): void
 }
 
@@ -58,21 +63,22 @@ export function createRequestMetrics(): RequestMetrics {
   const buckets = new Float64Array(cells * latencyBuckets.length)
   let uploads = 0
   let uploadBytes = 0
+  function record(group: RouteGroup, request: Request, status: number, seconds: number): void {
+    const statusClass = Math.min(4, Math.max(0, Math.floor(status / 100) - 1))
+    const cell = groupIndex[group] * statusClasses.length + statusClass
+    counts[cell]!++
+    sums[cell]! += seconds
+    let bucket = 0
+    while (bucket < latencyBuckets.length && seconds > latencyBuckets[bucket]!) bucket++
+    if (bucket < latencyBuckets.length) buckets[cell * latencyBuckets.length + bucket]!++
+    if (group === 'upload' && status === 201) {
+      uploads++
+      uploadBytes += Number(request.headers.get('content-length')) || 0
+    }
+  }
   return {
-    observe(request, url, status, seconds) {
-      const group = routeGroupOf(url)
-      const statusClass = Math.min(4, Math.max(0, Math.floor(status / 100) - 1))
-      const cell = groupIndex[group] * statusClasses.length + statusClass
-      counts[cell]!++
-      sums[cell]! += seconds
-      let bucket = 0
-      while (bucket < latencyBuckets.length && seconds > latencyBuckets[bucket]!) bucket++
-      if (bucket < latencyBuckets.length) buckets[cell * latencyBuckets.length + bucket]!++
-      if (group === 'upload' && status === 201) {
-        uploads++
-        uploadBytes += Number(request.headers.get('content-length')) || 0
-      }
-    },
+    observe: (request, url, status, seconds) => record(routeGroupOf(url), request, status, seconds),
+    observerOf: (group) => (request, _url, status, seconds) => record(group, request, status, seconds),
     render(lines) {
       lines.push('# HELP miniship_http_requests_total Requests answered, by route group and status class.', '# TYPE miniship_http_requests_total counter')
       for (let cell = 0; cell < cells; cell++) {
