@@ -341,9 +341,16 @@ const mutations: Mutation[] = [
     why: 'rollout: a device whose bucket equals the percent gets the previous release',
   },
   {
+    file: 'src/db/write-watch.ts',
+    find: '      watch.epoch++',
+    replace: '',
+    tests: ['src/db/write-watch.test.ts', 'src/modules/channels/channels.test.ts', ...runtimeTests],
+    why: 'cache: a publish or rollback is seen by the next install-info answer, not a second later',
+  },
+  {
     file: 'src/modules/channels/decide.ts',
-    find: 'return digest.readUInt32BE(0) % 100',
-    replace: 'return digest.readUInt32LE(0) % 100',
+    find: 'return digestView.getUint32(0) % 100',
+    replace: 'return digestView.getUint32(0, true) % 100',
     tests: ['src/modules/channels/decide.test.ts'],
     why: 'rollout: the bucket is the big-endian first 4 bytes of the sha256, as other tools compute it',
   },
