@@ -84,7 +84,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         '/api/health': { GET: withRequestLog<Server<undefined>, BunRequest>(app.store.health, log, undefined, observe) },
         ...nativeInstallRoutes(
           { ...app.store.installAnswers, ...app.store.fileAnswers },
-          (handler, group) => withRequestLog<Server<undefined>, BunRequest>(handler, log, undefined, app.store.requestMetrics.observerOf(group)),
+          (handler, group) => withRequestLog<Server<undefined>, BunRequest>(handler, log, undefined, app.store.requestMetrics.observerOf(group), false),
           log,
         ),
       },

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { binaryPath, callApi, runBinary, startBinary, tempDir, type RunningBinary } from './support'
+import { buildZip } from '../modules/versions/test-fixtures'
 
 let dir: string
 let binary: string
@@ -123,6 +124,57 @@ describe('no private-appId oracle on the public install route (native routes of 
       }
     }
     expect(answers).toEqual(Array(4).fill({ status: 404, code: 'RELEASE_NOT_FOUND' }))
+  })
+})
+
+describe('install info and the update check read no request header (native routes of serve)', () => {
+  const appId = 'com.example.hosted'
+  beforeAll(async () => {
+    await callApi(server.baseUrl, 'POST', '/api/mini-apps', { token: adminToken, json: { appId, name: 'Hosted' } })
+    const form = new FormData()
+    form.append('version', '1.0.0')
+    form.append('bundleIos', new Blob(['ios']), 'main.ios.jsbundle')
+    form.append('bundleAndroid', new Blob(['android']), 'main.android.bundle')
+    form.append('manifest', new Blob([JSON.stringify({ appId, name: 'Hosted' })]), 'app.json')
+    form.append('assetsIos', new Blob([buildZip([{ name: 'assets/logo.png', content: 'png' }]) as BlobPart]), 'assets-ios.zip')
+    form.append('assetsAndroid', new Blob([buildZip([{ name: 'drawable-mdpi/logo.png', content: 'png' }]) as BlobPart]), 'assets-android.zip')
+    const uploaded = await callApi(server.baseUrl, 'POST', `/api/mini-apps/by-app-id/${appId}/versions/upload`, { token: adminToken, body: form })
+    expect(uploaded.status).toBe(201)
+    const miniApp = (await callApi(server.baseUrl, 'GET', '/api/mini-apps', { token: adminToken })).body.find((app: { appId: string }) => app.appId === appId)
+    expect((await callApi(server.baseUrl, 'POST', `/api/mini-apps/${miniApp.id}/versions/${uploaded.body.id}/publish`, { token: adminToken, json: {} })).status).toBe(200)
+  })
+  const paths = [`/api/mini-apps/access/apps/${appId}/release/install`, `/api/mini-apps/access/apps/${appId}/update?platform=ios&currentVersion=0.9.0&deviceId=phone-1`]
+
+  test('the URLs handed out are on the Host the device used, as Bun put it in the request URL', async () => {
+    for (const path of paths) {
+      const answer = await rawHttp(server.port, `GET ${path} HTTP/1.1\r\nHost: Apps.Example.com:8443\r\nConnection: close\r\n\r\n`)
+      expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 200 OK')
+      const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))
+      expect((body.install ?? body).bundleUrl).toStartWith(`http://apps.example.com:8443/api/mini-apps/access/apps/${appId}/`)
+    }
+  })
+
+  test('a Host with a path or spaces: 400 INVALID_HOST, logged under its path', async () => {
+    for (const path of paths) {
+      for (const host of ['evil.example/phish', 'evil example']) {
+        const answer = await rawHttp(server.port, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)
+        expect({ host, status: answer.split('\r\n')[0] }).toEqual({ host, status: 'HTTP/1.1 400 Bad Request' })
+        expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).code).toBe('INVALID_HOST')
+        const requestId = /^x-request-id: (.+)$/im.exec(answer)![1]!.trim()
+        expect(await logLine(requestId)).toContain(`"path":"${path.replace(/=[^&]+/g, '=[redacted]')}","status":400`)
+      }
+    }
+  })
+
+  test("they answer with an id of their own (the one logged); other routes keep the caller's", async () => {
+    const update = await fetch(`${server.baseUrl}${paths[1]}`, { headers: { 'x-request-id': 'probe-update-1' } })
+    expect(update.status).toBe(200)
+    const own = update.headers.get('x-request-id')!
+    expect(own).toBeTruthy()
+    expect(own).not.toBe('probe-update-1')
+    expect(await logLine(own)).toContain('"status":200')
+    const health = await fetch(`${server.baseUrl}/api/health`, { headers: { 'x-request-id': 'probe-health-1' } })
+    expect(health.headers.get('x-request-id')).toBe('probe-health-1')
   })
 })
 

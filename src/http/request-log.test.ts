@@ -13,6 +13,8 @@ test('query strings are redacted', () => {
     ['http://x/api/auth/cli/sessions/ABCD-1234', '/api/auth/cli/sessions/[redacted]'],
     ['http://x/api/auth/cli/sessions/ABCD-1234/approve', '/api/auth/cli/sessions/[redacted]/approve'],
     ['http://x/api/auth/cli/sessions', '/api/auth/cli/sessions'],
+    // Bun's URL of a request whose Host is no host name is the path alone
+    ['/api/mini-apps/access/apps/a/update?platform=ios', '/api/mini-apps/access/apps/a/update?platform=[redacted]'],
   ]
   for (const [url, path] of table) expect(redactedPath(url)).toBe(path)
 })

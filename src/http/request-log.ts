@@ -11,7 +11,8 @@ const deviceSessionPath = '/api/auth/cli/sessions/'
  * `new URL`, since this runs on every request.
  */
 export function redactedPath(url: string): string {
-  const pathStart = url.indexOf('/', url.indexOf('//') + 2)
+  // Bun's URL of a request with a Host that is no host name is the path alone
+  const pathStart = url.startsWith('/') ? 0 : url.indexOf('/', url.indexOf('//') + 2)
   if (pathStart === -1) return '/'
   const queryStart = url.indexOf('?', pathStart)
   const hashStart = url.indexOf('#', pathStart)
@@ -112,6 +113,12 @@ export function withRequestLog<S, R extends Request = Request>(
   clock: Clock = Date.now,
   /** told of every answered request (the metrics' counts and latencies); must be cheap */
   observe?: (request: Request, url: string, status: number, seconds: number) => void,
+  /**
+   * Keep a sane `X-Request-Id` the caller sent. serve's native runtime routes turn this off: reading
+   * one header makes Bun build all of them, a cost on every install-info answer and update check
+   * (their answers still carry an id, the one logged).
+   */
+  keepIncomingId = true,
 ): FetchHandler<S, R> {
   const isoNow = isoTimeSource(clock)
 
@@ -151,7 +158,7 @@ export function withRequestLog<S, R extends Request = Request>(
     const started = performance.now()
     // read once: Bun builds the URL string anew on every access, and that costs more than the log line
     const url = request.url
-    const incoming = request.headers.get('x-request-id')
+    const incoming = keepIncomingId ? request.headers.get('x-request-id') : null
     const requestId = incoming !== null && requestIdPattern.test(incoming) ? incoming : nextRequestId()
     const result = handler(request, server)
     return result instanceof Promise

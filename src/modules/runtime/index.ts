@@ -5,7 +5,7 @@ import { AppError, errorResponse, toAppError } from '../../http/errors'
 import { fileResponse, s3FileResponse, type FileKind, type S3Source, type StoredFile } from './files'
 import { isS3BlobStore } from '../../storage/s3'
 import { createRuntimeService, then, type DeviceQuery, type RuntimeService, type SerialisedJson } from './service'
-import { apiBase, isPlatform, type Platform } from './urls'
+import { apiBase, isPlatform, servedApiBase, type Platform } from './urls'
 import { appParams, bundleQuery, deviceQuery, installInfo, platformParams, tokenQuery, updateAnswer, updateQuery, versionParams } from './model'
 
 const bundleKinds: Record<Platform, FileKind> = { ios: 'bundleIos', android: 'bundleAndroid' }
@@ -108,7 +108,10 @@ export function releaseFileOf(rest: string, platformQuery: string | undefined): 
 
 /** The install-info answers shared by the Elysia routes and the server's native routes. */
 export interface InstallAnswers {
-  /** `url` is `request.url` when the caller already read it (each read builds the string again) */
+  /**
+   * `url` is given by serve's native routes: the `request.url` Bun built for a served request, read
+   * once; its host stands for the Host header (servedApiBase), so no header is read.
+   */
   versionInstall(request: Request, versionId: string, token: string | undefined, url?: string): Response | Promise<Response>
   releaseInstall(request: Request, appId: string, query: DeviceQuery, url?: string): Response | Promise<Response>
   update(request: Request, appId: string, query: DeviceQuery & { platform?: string; currentVersion?: string }, url?: string): Response | Promise<Response>
@@ -126,21 +129,24 @@ export interface FileAnswers {
   file(request: Request, versionId: string, path: string, token: string | undefined): Response | Promise<Response>
 }
 
+/** The API base of an answer: from the URL Bun built when serve's native routes pass it, else from the headers. */
+const baseOf = (request: Request, config: AppDeps['config'], url: string | undefined) => (url === undefined ? apiBase(request, config) : servedApiBase(request, config, url))
+
 function installAnswers(runtime: RuntimeService, deps: AppDeps): InstallAnswers {
   const counters = deps.insights.counters
   return {
     versionInstall: (request, versionId, token, url) =>
-      then(runtime.versionInstallJson(versionId, token, apiBase(request, deps.config, url)), (json) => {
+      then(runtime.versionInstallJson(versionId, token, baseOf(request, deps.config, url)), (json) => {
         if (json.version) counters.countInstall(json.version, pinnedChannel)
         return jsonResponse(json, 'private, no-cache')
       }),
     releaseInstall: (request, appId, query, url) =>
-      then(runtime.releaseInstallJson(appId, query, apiBase(request, deps.config, url)), (json) => {
+      then(runtime.releaseInstallJson(appId, query, baseOf(request, deps.config, url)), (json) => {
         if (json.version) counters.countInstall(json.version, query.channel ?? 'stable', 'unknown', query.deviceId)
         return jsonResponse(json, 'no-cache')
       }),
     update: (request, appId, query, url) =>
-      then(runtime.updateJson(appId, query, apiBase(request, deps.config, url)), (json) => {
+      then(runtime.updateJson(appId, query, baseOf(request, deps.config, url)), (json) => {
         // updateJson checked the platform; `version` is what the device runs, when it is a release we know
         counters.countUpdateCheck(json.version, query.channel ?? 'stable', query.platform as Platform, query.deviceId)
         return jsonResponse(json, 'no-cache')

@@ -1,7 +1,7 @@
 // URL building: the API base of a request, file URLs per configuration, release-stable scopes, deep links; and the contract's resolution rule.
 import { describe, expect, test } from 'bun:test'
 import { AppError } from '../../http/errors'
-import { apiBase, deepLink, downloadUrls, fileBase, installUrl, releaseUrls, routeUrl, scopePath } from './urls'
+import { apiBase, deepLink, downloadUrls, fileBase, installUrl, releaseUrls, routeUrl, scopePath, servedApiBase } from './urls'
 import { derivedManifestUrl } from './test-runtime'
 
 const versionId = '0192f0aa-0000-7000-8000-000000000001'
@@ -45,6 +45,29 @@ describe('apiBase: the base every handed-out URL is built on', () => {
       expect((caught as AppError).code).toBe('INVALID_HOST')
     })
   }
+})
+
+describe('servedApiBase: the same base from the URL Bun built for a served request', () => {
+  const plain = { publicUrl: null, trustProxy: false }
+  test('the URL authority stands for the Host header, which is not read', () => {
+    // a Request whose Host header disagrees shows which one is used
+    expect(servedApiBase(request('http://apps.example.com:8443/api/x?y=1', { host: 'other.example' }), plain, 'http://apps.example.com:8443/api/x?y=1')).toBe('http://apps.example.com:8443/api')
+    expect(servedApiBase(request('https://apps.example.com/api/x'), plain, 'https://apps.example.com/api/x')).toBe('https://apps.example.com/api')
+  })
+  test('--public-url wins; behind a trusted proxy the forwarded headers are read', () => {
+    expect(servedApiBase(request('http://127.0.0.1/api/x'), { publicUrl: 'https://p.example/api', trustProxy: false }, 'http://127.0.0.1/api/x')).toBe('https://p.example/api')
+    const proxied = request('http://127.0.0.1/api/x', { host: '127.0.0.1', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'apps.example.com' })
+    expect(servedApiBase(proxied, { publicUrl: null, trustProxy: true }, 'http://127.0.0.1/api/x')).toBe('https://apps.example.com/api')
+  })
+  test('a URL without a host (Bun found no host name in the Host header): 400 INVALID_HOST from the header', () => {
+    let caught: unknown
+    try {
+      servedApiBase(request('http://localhost/api/x', { host: 'evil example' }), plain, '/api/x')
+    } catch (error) {
+      caught = error
+    }
+    expect((caught as AppError).code).toBe('INVALID_HOST')
+  })
 })
 
 describe('file URLs', () => {

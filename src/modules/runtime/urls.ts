@@ -57,6 +57,32 @@ export function apiBase(request: Request, config: Pick<Config, 'publicUrl' | 'tr
   return base
 }
 
+const servedBases = new Map<string, string>()
+
+/**
+ * `apiBase` of a request Bun served, from the URL Bun built for it: that URL's authority is the
+ * request's Host header, lowercased, and Bun leaves it out (the URL is only a path) when the Host
+ * is not a host name. Reading it there spares materialising the request's headers, a cost on every
+ * install-info answer and update check. Behind a trusted proxy, or without a host in the URL, the
+ * headers are read as `apiBase` does (the latter refused there as INVALID_HOST).
+ */
+export function servedApiBase(request: Request, config: Pick<Config, 'publicUrl' | 'trustProxy'>, url: string): string {
+  if (config.publicUrl) return config.publicUrl
+  const start = url.indexOf('//') + 2
+  if (config.trustProxy || start === 1 || !url.startsWith('http')) return apiBase(request, config, url)
+  const end = url.indexOf('/', start)
+  const origin = end === -1 ? url : url.slice(0, end)
+  let base = servedBases.get(origin)
+  if (base === undefined) {
+    const host = origin.slice(start)
+    if (!hostPattern.test(host)) return apiBase(request, config, url)
+    base = `${origin.toLowerCase()}/api`
+    if (servedBases.size >= 1000) servedBases.clear()
+    servedBases.set(origin, base)
+  }
+  return base
+}
+
 /** Where files are fetched from: the CDN base (assumed to forward `<cdn>/x` to our `/api/x`), else the API base. */
 export function fileBase(config: Pick<Config, 'cdnUrl'>, base: string): string {
   return config.cdnUrl ?? base

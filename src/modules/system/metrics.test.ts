@@ -44,6 +44,7 @@ test('route groups by path', () => {
     ['http://h/api/openapi.json', 'api_other'],
     ['http://h/', 'console'],
     ['http://h/chunk-abc.js', 'console'],
+    ['/api/mini-apps/access/apps/com.x/update?platform=ios', 'update_check'],
   ]
   for (const [url, group] of cases) expect(routeGroupOf(url), url).toBe(group)
 })

@@ -22,7 +22,7 @@ const uploadPath = /^\/api\/mini-apps\/by-app-id\/[^/]+\/versions\/upload\/?$/
 
 /** The group of a request URL, by string tests on the path only (this runs on every request). */
 export function routeGroupOf(url: string): RouteGroup {
-  const pathStart = url.indexOf('/', url.indexOf('//') + 2)
+  const pathStart = url.startsWith('/') ? 0 : url.indexOf('/', url.indexOf('//') + 2)
   if (pathStart === -1) return 'console'
   const queryStart = url.indexOf('?', pathStart)
   const path = url.slice(pathStart, queryStart === -1 ? url.length : queryStart)
