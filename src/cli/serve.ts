@@ -84,7 +84,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
         '/api/health': { GET: withRequestLog<Server<undefined>, BunRequest>(app.store.health, log, undefined, observe) },
         ...nativeInstallRoutes(
           { ...app.store.installAnswers, ...app.store.fileAnswers },
-          (handler, group) => withRequestLog<Server<undefined>, BunRequest>(handler, log, undefined, app.store.requestMetrics.observerOf(group), false),
+          // file answers read Range and If-None-Match, so the caller's request id costs nothing more there
+          (handler, group) => withRequestLog<Server<undefined>, BunRequest>(handler, log, undefined, app.store.requestMetrics.observerOf(group), group === 'version_file'),
           log,
         ),
       },
