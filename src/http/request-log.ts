@@ -14,21 +14,20 @@ export function redactedPath(url: string): string {
   // Bun's URL of a request with a Host that is no host name is the path alone
   const pathStart = url.startsWith('/') ? 0 : url.indexOf('/', url.indexOf('//') + 2)
   if (pathStart === -1) return '/'
-  const queryStart = url.indexOf('?', pathStart)
-  const hashStart = url.indexOf('#', pathStart)
-  const pathEnd = queryStart !== -1 ? queryStart : hashStart !== -1 ? hashStart : url.length
-  let path = url.slice(pathStart, pathEnd)
+  let queryStart = url.indexOf('?', pathStart)
+  let end = url.indexOf('#', pathStart)
+  if (end === -1) end = url.length
+  if (queryStart > end) queryStart = -1
+  let path = url.slice(pathStart, queryStart === -1 ? end : queryStart)
   // A device-flow code in a path is as good as the token it will fetch: keep it out of logs too.
   if (path.startsWith(deviceSessionPath)) path = deviceSessionPath + path.slice(deviceSessionPath.length).replace(/^[^/]+/, '[redacted]')
-  if (queryStart === -1) return path
-  const end = hashStart !== -1 && hashStart > queryStart ? hashStart : url.length
-  if (queryStart + 1 >= end) return path
-  let redacted = `${path}?`
+  if (queryStart === -1 || queryStart + 1 >= end) return path
+  let redacted = path + '?'
   for (let at = queryStart + 1; at < end; ) {
-    const next = url.indexOf('&', at)
-    const pairEnd = next === -1 || next > end ? end : next
+    let pairEnd = url.indexOf('&', at)
+    if (pairEnd === -1 || pairEnd > end) pairEnd = end
     const equals = url.indexOf('=', at)
-    redacted += `${at === queryStart + 1 ? '' : '&'}${url.slice(at, equals === -1 || equals > pairEnd ? pairEnd : equals)}=[redacted]`
+    redacted += (at === queryStart + 1 ? '' : '&') + url.slice(at, equals === -1 || equals > pairEnd ? pairEnd : equals) + '=[redacted]'
     at = pairEnd + 1
   }
   return redacted
@@ -73,7 +72,9 @@ export function createLogSink(write: (chunk: string) => void, flushMs = 50): Log
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,64}$/
 
-const needsEscape = /["\\\u0000-\u001f\u007f-\u009f\u2028\u2029\ud800-\udfff]/
+// Lone surrogates are left to the UTF-8 writer (a replacement character, still valid JSON): with a
+// surrogate range in the class the test costs several times as much on every request.
+const needsEscape = /["\\\u0000-\u001f\u007f-\u009f\u2028\u2029]/
 
 /** A JSON string literal; JSON.stringify only when something needs escaping (it rarely does, and it costs per request). */
 function jsonString(text: string): string {
