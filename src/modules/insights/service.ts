@@ -37,7 +37,8 @@ export interface DeviceEventInput {
   at?: string
 }
 
-const deviceRowsPerStatement = 100
+/** Device hashes per INSERT: they travel as one JSON array (json_each), not as three bound values each. */
+const deviceRowsPerStatement = 1000
 /** Device ids already written today, per version, so each flush writes only new ones; past this many the memory is let go. */
 const writtenDeviceLimit = 500_000
 
@@ -51,11 +52,9 @@ function prepareStatements(db: Db) {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (version_id, day, platform, channel) DO UPDATE SET ${countColumns.map((column) => `${column} = ${column} + excluded.${column}`).join(', ')}`,
     ),
-    insertDevice: client.prepare<unknown, [string, string, string]>('INSERT OR IGNORE INTO insight_devices (version_id, day, device_hash) VALUES (?, ?, ?)'),
-    // a hundred rows per statement: a fleet's first check of the day brings many new devices at once
-    insertDevices: client.prepare<unknown, string[]>(
-      `INSERT OR IGNORE INTO insight_devices (version_id, day, device_hash) VALUES ${Array.from({ length: deviceRowsPerStatement }, () => '(?, ?, ?)').join(', ')}`,
-    ),
+    // many rows per statement: a fleet's first check of the day brings many new devices at once, and
+    // binding one JSON array costs a third less than binding each row's values
+    insertDevices: client.prepare<unknown, [string, string, string]>('INSERT OR IGNORE INTO insight_devices (version_id, day, device_hash) SELECT ?1, ?2, value FROM json_each(?3)'),
     insertFailure: client.prepare<unknown, [string, string, string, string, string]>('INSERT INTO insight_failures (version_id, mini_app_id, platform, message, at) VALUES (?, ?, ?, ?, ?)'),
     trimFailures: client.prepare<unknown, [string, string, number]>(
       'DELETE FROM insight_failures WHERE version_id = ? AND id NOT IN (SELECT id FROM insight_failures WHERE version_id = ? ORDER BY id DESC LIMIT ?)',
@@ -120,7 +119,7 @@ export function createInsightsService(deps: InsightsDeps) {
   let writtenDay = ''
 
   /**
-   * Writes the device rows of one version and day, a hundred per statement, in hash order: random
+   * Writes the device rows of one version and day, a thousand per statement, in hash order: random
    * keys inserted in order touch each B-tree page once (unsorted, 50,000 new devices cost ten times
    * as much). Answers the ids written.
    */
@@ -128,13 +127,8 @@ export function createInsightsService(deps: InsightsDeps) {
     const written = writtenDevices.get(`${day}\u0000${versionId}`)
     const fresh = written ? [...devices].filter((deviceId) => !written.has(deviceId)) : [...devices]
     const hashes = fresh.map(hashDevice).sort()
-    let at = 0
-    for (; at + deviceRowsPerStatement <= hashes.length; at += deviceRowsPerStatement) {
-      const values: string[] = []
-      for (let index = at; index < at + deviceRowsPerStatement; index++) values.push(versionId, day, hashes[index]!)
-      statements.insertDevices.run(...values)
-    }
-    for (; at < hashes.length; at++) statements.insertDevice.run(versionId, day, hashes[at]!)
+    // base64url hashes need no escaping, so the array is written by hand
+    for (let at = 0; at < hashes.length; at += deviceRowsPerStatement) statements.insertDevices.run(versionId, day, `["${hashes.slice(at, at + deviceRowsPerStatement).join('","')}"]`)
     return fresh
   }
 
