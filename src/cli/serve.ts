@@ -67,7 +67,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
           (error: unknown) => errorResponse(toAppError('UNKNOWN', error, log)),
         )
       : app.handle(prepared)
-  }, log, undefined, observe)
+  }, logSink, undefined, observe)
   let server: Server<undefined>
   try {
     server = Bun.serve({
@@ -80,12 +80,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
       // Bun would refuse large bodies with an empty 413; we answer the limit ourselves, as JSON.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       routes: {
-        ...consoleRoutes(consolePage, consolePagePaths, (handler) => withRequestLog<Server<undefined>>(handler, log, undefined, observe)),
-        '/api/health': { GET: withRequestLog<Server<undefined>, BunRequest>(app.store.health, log, undefined, observe) },
+        ...consoleRoutes(consolePage, consolePagePaths, (handler) => withRequestLog<Server<undefined>>(handler, logSink, undefined, observe)),
+        '/api/health': { GET: withRequestLog<Server<undefined>, BunRequest>(app.store.health, logSink, undefined, observe) },
         ...nativeInstallRoutes(
           { ...app.store.installAnswers, ...app.store.fileAnswers },
           // file answers read Range and If-None-Match, so the caller's request id costs nothing more there
-          (handler, group) => withRequestLog<Server<undefined>, BunRequest>(handler, log, undefined, app.store.requestMetrics.observerOf(group), group === 'version_file'),
+          (handler, group) => withRequestLog<Server<undefined>, BunRequest>(handler, logSink, undefined, app.store.requestMetrics.observerOf(group), group === 'version_file'),
           log,
         ),
       },

@@ -62,3 +62,31 @@ test('the log sink writes whole lines in batches and everything on flush', async
   sink.log('x'.repeat(70 * 1024))
   expect(writes).toHaveLength(3)
 })
+
+test('through a sink, request lines are formatted when written: the same line, in order with the other lines', async () => {
+  const direct: string[] = []
+  const writes: string[] = []
+  const sink = createLogSink((chunk) => writes.push(chunk), 10)
+  const clock = () => Date.UTC(2026, 10, 23, 8, 30, 0, 250)
+  const answer = () => new Response('hello', { status: 201, headers: { 'content-length': '5' } })
+  const viaFunction = withRequestLog(answer, (line) => direct.push(line), clock)
+  const viaSink = withRequestLog(answer, sink, clock)
+  const request = () => new Request('http://x/api/thing?token=eyJ.secret.value', { headers: { 'x-request-id': 'same-id' } })
+  await viaFunction(request(), null)
+  sink.log('before')
+  await viaSink(request(), null)
+  sink.log('after')
+  expect(writes).toEqual([])
+  sink.flush()
+  expect(writes).toHaveLength(1)
+  const lines = writes[0]!.split('\n')
+  expect(lines).toHaveLength(4)
+  expect(lines[0]).toBe('before')
+  expect(lines[2]).toBe('after')
+  expect(lines[3]).toBe('')
+  // the duration differs between the two requests; everything else is the same
+  const withoutDuration = (line: string) => line.replace(/"durationMs":[0-9.]+/, '"durationMs":0')
+  expect(withoutDuration(lines[1]!)).toBe(withoutDuration(direct[0]!))
+  expect(JSON.parse(lines[1]!)).toMatchObject({ time: '2026-11-23T08:30:00.250Z', method: 'GET', path: '/api/thing?token=[redacted]', status: 201, bytes: 5, requestId: 'same-id' })
+  expect(writes[0]).not.toContain('secret')
+})

@@ -33,41 +33,81 @@ export function redactedPath(url: string): string {
   return redacted
 }
 
+/** A request's log line as its parts: the sink formats it when it writes, in a batch. */
+export interface RequestRecord {
+  /** milliseconds since the epoch, when the answer was ready */
+  at: number
+  method: string
+  url: string
+  status: number
+  bytes: number | null
+  durationMs: number
+  requestId: string
+}
+
 export interface LogSink {
   log(line: string): void
+  /** a request's line, formatted when the batch is written (the same line `withRequestLog` would log) */
+  request(record: RequestRecord): void
   /** writes what is buffered; call before exiting */
   flush(): void
 }
 
 /**
- * Buffers log lines and writes them in batches (at most `flushMs` late, or once 64 KB gather):
- * one write per request was a large part of a small request's cost. A crash can lose the last
- * `flushMs` of lines, never a line's middle.
+ * Buffers log lines and writes them in batches (at most `flushMs` late, or once about 64 KB
+ * gather): one write per request was a large part of a small request's cost, and so was building
+ * each request's line while answering it, so request lines are kept as their parts and formatted
+ * together when written. A crash can lose the last `flushMs` of lines, never a line's middle.
  */
 export function createLogSink(write: (chunk: string) => void, flushMs = 50): LogSink {
-  let pending: string[] = []
+  let pending: (string | RequestRecord)[] = []
   let size = 0
   let timer: ReturnType<typeof setTimeout> | null = null
+  let isoMs = -1
+  let iso = ''
   const flush = () => {
     if (timer !== null) {
       clearTimeout(timer)
       timer = null
     }
     if (pending.length === 0) return
-    const chunk = pending.join('')
+    const lines = pending
     pending = []
     size = 0
-    write(chunk)
+    for (let index = 0; index < lines.length; index++) {
+      const entry = lines[index]!
+      if (typeof entry === 'string') continue
+      if (entry.at !== isoMs) {
+        isoMs = entry.at
+        iso = new Date(isoMs).toISOString()
+      }
+      lines[index] = requestLine(entry, iso)
+    }
+    write(lines.join('\n') + '\n')
+  }
+  const added = (length: number) => {
+    size += length
+    if (size >= 64 * 1024) flush()
+    else if (timer === null) timer = setTimeout(flush, flushMs)
   }
   return {
     log(line) {
-      pending.push(line + '\n')
-      size += line.length + 1
-      if (size >= 64 * 1024) flush()
-      else if (timer === null) timer = setTimeout(flush, flushMs)
+      pending.push(line)
+      added(line.length + 1)
+    },
+    request(record) {
+      pending.push(record)
+      // the line's length, near enough: the URL and about 150 characters of fields
+      added(record.url.length + 150)
     },
     flush,
   }
+}
+
+/** The JSON line of a request; a template rather than JSON.stringify of an object: the same line at a fraction of the cost. */
+function requestLine(record: RequestRecord, iso: string): string {
+  // Only the path (and an unusual method) can hold characters JSON must escape; the id matched requestIdPattern.
+  return `{"time":"${iso}","method":${methodJson.get(record.method) ?? jsonString(record.method)},"path":${jsonString(redactedPath(record.url))},"status":${record.status},"bytes":${record.bytes},"durationMs":${record.durationMs},"requestId":"${record.requestId}"}`
 }
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,64}$/
@@ -110,7 +150,8 @@ function isoTimeSource(clock: Clock): () => string {
  */
 export function withRequestLog<S, R extends Request = Request>(
   handler: FetchHandler<S, R>,
-  log: (line: string) => void,
+  /** a line at a time, or a sink that formats request lines when it writes them (serve) */
+  log: ((line: string) => void) | LogSink,
   clock: Clock = Date.now,
   /** told of every answered request (the metrics' counts and latencies); must be cheap */
   observe?: (request: Request, url: string, status: number, seconds: number) => void,
@@ -122,6 +163,7 @@ export function withRequestLog<S, R extends Request = Request>(
   keepIncomingId = true,
 ): FetchHandler<S, R> {
   const isoNow = isoTimeSource(clock)
+  const emit = typeof log === 'function' ? (record: RequestRecord) => log(requestLine(record, isoNow())) : (record: RequestRecord) => log.request(record)
 
   function finish(request: Request, url: string, response: Response, length: string | null, requestId: string, started: number): Response {
     try {
@@ -130,15 +172,9 @@ export function withRequestLog<S, R extends Request = Request>(
       response = new Response(response.body, response)
       response.headers.set('x-request-id', requestId)
     }
-    // A template rather than JSON.stringify of an object: the same line at a fraction of the cost.
-    // Only the path can hold characters JSON must escape; the id matched requestIdPattern.
-    const bytes = length === null ? 'null' : String(Number(length))
     const elapsed = performance.now() - started
-    const durationMs = Math.round(elapsed * 100) / 100
     observe?.(request, url, response.status, elapsed / 1000)
-    log(
-      `{"time":"${isoNow()}","method":${methodJson.get(request.method) ?? jsonString(request.method)},"path":${jsonString(redactedPath(url))},"status":${response.status},"bytes":${bytes},"durationMs":${durationMs},"requestId":"${requestId}"}`,
-    )
+    emit({ at: clock(), method: request.method, url, status: response.status, bytes: length === null ? null : Number(length), durationMs: Math.round(elapsed * 100) / 100, requestId })
     return response
   }
 
