@@ -83,6 +83,33 @@ describe('serve with S3 storage refuses to start on a bucket it cannot use', () 
     expect(result.stderr + result.stdout).not.toContain('hunter2-very-secret')
   })
 
+  test('a wrong secret with a known key id (SignatureDoesNotMatch): exit 2, one line naming the setting, never the secret', async () => {
+    // s3rver 3.7.1 accepts any secret for a known key id (tried here: a write with a wrong secret
+    // succeeds), so this stand-in endpoint answers every request as S3 answers a bad signature
+    const standIn = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: () =>
+        new Response('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not match the signature you provided. Check your key and signing method.</Message></Error>', {
+          status: 403,
+          headers: { 'content-type': 'application/xml' },
+        }),
+    })
+    try {
+      const secret = 'hunter2-another-secret'
+      const result = await runBinary(['serve', '--data-dir', join(dir, 'refused'), '--port', '0'], {
+        env: { ...s3.env(), MINISHIP_S3_ENDPOINT: `http://127.0.0.1:${standIn.port}`, MINISHIP_S3_SECRET_ACCESS_KEY: secret },
+      })
+      expect(result.exitCode).toBe(2)
+      expect(result.stderr.trim().split('\n')).toHaveLength(1)
+      expect(result.stderr).toContain('MINISHIP_S3_SECRET_ACCESS_KEY')
+      expect(result.stderr).toContain('SignatureDoesNotMatch')
+      expect(result.stderr + result.stdout).not.toContain(secret)
+    } finally {
+      standIn.stop(true)
+    }
+  })
+
   test('no credentials, an unknown bucket, and the S3 server stopped: each refused naming what to fix', async () => {
     const noCredentials = await runBinary(['serve', '--data-dir', join(dir, 'refused'), '--port', '0', '--storage', 's3', '--s3-bucket', 'miniship-test'])
     expect(noCredentials.exitCode).toBe(2)
