@@ -17,7 +17,8 @@ export const mirrorCacheControl = 'public, max-age=60'
 export interface ReleaseMirror {
   /**
    * Rewrites `releases/{appId}/{channel}/…` from what the database says now (the release a device
-   * without deviceId gets; mid-rollout, the previous one): call it after every
+   * without deviceId gets; mid-rollout, the previous one; nothing, so the objects go, when the
+   * channel serves none): call it after every
    * publish, rollback and rollout change has committed. `app` is the miniapp's id or its appId.
    * Calls for one channel run one after another, each reading the state when it starts, so the
    * last write always reflects the last change. Never throws: a failure is logged, and `syncAll`
@@ -70,9 +71,8 @@ export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
     const miniApp = db.select({ id: miniApps.id, appId: miniApps.appId, appName: miniApps.name }).from(miniApps).where(or(eq(miniApps.id, app), eq(miniApps.appId, app))).get()
     if (!miniApp) return null
     const decision = decideRelease(miniApp.appId, liveReleases(db, miniApp.id, channel), {})
-    if (!decision.release) return null
-    const version = db.select().from(versions).where(eq(versions.id, decision.release.versionId)).get()
-    return version ? { appId: miniApp.appId, appName: miniApp.appName, version } : null
+    const version = decision.release && db.select().from(versions).where(eq(versions.id, decision.release.versionId)).get()
+    return { appId: miniApp.appId, appName: miniApp.appName, version: version || null }
   }
 
   async function write(app: string, channel: string): Promise<void> {
@@ -80,6 +80,13 @@ export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
     if (!release) return
     const { appId, appName, version } = release
     const root = `releases/${appId}/${channel}`
+    if (!version) {
+      // nothing to serve on this channel now (its release halted at 0 %, the channel deleted): the
+      // CDN answers 404 like the server does, install.json and the manifests going first
+      await blobs.deleteObject(`${root}/install.json`)
+      for (const object of [...mirroredObjects].reverse()) await blobs.deleteObject(`${root}/${object.name}`)
+      return
+    }
     const files = filesOf(db, version.id)
     for (const object of mirroredObjects) {
       const file = files[object.kind]

@@ -299,4 +299,21 @@ describe('the release mirror (decisions §11)', () => {
     expect((await (await object('install.json')).json()).versionId).toBe(third.id)
     expect(sha256Hex(await (await object('app.json')).arrayBuffer())).toBe(third.files.manifest!.sha256)
   })
+
+  test('a channel that serves nothing any more (its only release halted at 0 %) is removed from the mirror, as the server answers 404', async () => {
+    const betaObject = (path: string) => fetch(s3.publicUrl(`mirror/releases/${setup.appId}/beta/${path}`))
+    expect((await setup.context.call('POST', `/api/mini-apps/${setup.miniAppId}/channels`, { token: setup.owner.token, json: { name: 'beta' } })).status).toBe(201)
+    const beta = await uploadVersion(setup, '3.0.0-beta.1')
+    expect((await setup.context.call('POST', `/api/mini-apps/${setup.miniAppId}/versions/${beta.id}/publish`, { token: setup.owner.token, json: { channel: 'beta' } })).status).toBe(200)
+    expect((await (await betaObject('install.json')).json()).versionId).toBe(beta.id)
+    expect((await betaObject('bundles/ios')).status).toBe(200)
+    const halted = await setup.context.call('PATCH', `/api/mini-apps/${setup.miniAppId}/channels/beta/rollout`, { token: setup.owner.token, json: { rolloutPercent: 0 } })
+    expect(halted.status).toBe(200)
+    expect((await setup.context.call('GET', `${access}/apps/${setup.appId}/release/install?channel=beta`)).body.code).toBe('RELEASE_NOT_FOUND')
+    for (const path of ['install.json', 'app.json', 'bundles/app.json', 'manifest', 'bundles/ios', 'bundles/android', 'assets/ios', 'assets/android']) {
+      expect({ path, status: (await betaObject(path)).status }).toEqual({ path, status: 404 })
+    }
+    // stable is another channel: untouched
+    expect((await object('install.json')).status).toBe(200)
+  })
 })

@@ -31,6 +31,8 @@ export interface S3BlobStore extends BlobStore {
   presign(sha256: string, expiresIn: number): string
   /** Writes a small or medium object (the release mirror) with the headers a CDN passes on. */
   writeObject(relative: string, body: Blob | string, headers: { contentType: string; cacheControl: string }): Promise<void>
+  /** Removes an object written by `writeObject` (absent already is fine). */
+  deleteObject(relative: string): Promise<void>
   /** write + stat + delete of a probe key: throws a one-line Error naming what is wrong. */
   probe(): Promise<void>
 }
@@ -225,6 +227,9 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
       const url = client.presign(blobKey(sha256), { method: 'GET', expiresIn })
       presigned.set(sha256, { url, signedAt: now, expiresIn })
       return url
+    },
+    async deleteObject(relative) {
+      await withTimeout(client.delete(objectKey(relative)), metadataTimeoutMs, `deleting ${relative}`)
     },
     async writeObject(relative, body, headers) {
       // Bun.S3Client sets Content-Type but not Cache-Control; a presigned PUT carries both headers.

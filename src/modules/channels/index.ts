@@ -23,7 +23,12 @@ export function channelRoutes(deps: AppDeps) {
       },
       { auth: 'release', params: channelsParams, body: createChannelBody, detail: { summary: 'Create a channel (names like beta or qa-team)', tags: ['channels'] } },
     )
-    .delete('/:miniAppId/channels/:channel', ({ user, params }) => deleteChannel(db, clock, user, params.miniAppId, params.channel), {
+    .delete('/:miniAppId/channels/:channel', async ({ user, params }) => {
+      const record = deleteChannel(db, clock, user, params.miniAppId, params.channel)
+      // a channel whose releases were all rolled back may still have objects in the release mirror
+      await deps.mirror?.releaseChanged(params.miniAppId, params.channel)
+      return record
+    }, {
       auth: 'release',
       params: channelParams,
       detail: { summary: 'Delete a channel that serves no release (stable cannot be deleted)', tags: ['channels'] },
