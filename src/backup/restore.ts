@@ -9,10 +9,10 @@ import { Database } from 'bun:sqlite'
 import { dataDirPaths, fsyncPath, lockHolder } from '../data-dir'
 import { appliedMigrationCount, openDatabase, schemaVersion } from '../db/open'
 import { blobPath, createLocalBlobStore } from '../storage'
-import { createS3BlobStore } from '../storage/s3'
+import { probedS3BlobStore } from '../storage/s3'
 import { writeStorageFile } from '../storage/storage-file'
 import type { S3StorageConfig, StorageConfig } from '../config'
-import { referencedBlobs } from '../storage/gc'
+import { referencedBlobs, referencedBlobsIn } from '../storage/gc'
 import { productVersion } from '../version'
 import { BackupError, blobHashOfPath, isArchivePath, manifestName, parseManifest, type BackupManifest, type ManifestFile } from './manifest'
 import { readTar, TarFormatError, type TarEntry, type TarEntrySink } from './tar-reader'
@@ -210,12 +210,7 @@ function prepareDatabase(directory: string, manifest: BackupManifest, blobsAreLo
  */
 async function placeInBucket(staging: string, storage: S3StorageConfig, progress: (line: string) => void): Promise<void> {
   const paths = dataDirPaths(staging)
-  const store = createS3BlobStore(storage, paths)
-  try {
-    await store.probe()
-  } catch (error) {
-    throw new BackupError((error as Error).message)
-  }
+  const store = await probedS3BlobStore(storage, paths, (message) => new BackupError(message))
   const local = createLocalBlobStore(paths)
   const staged = await local.list()
   let done = 0
@@ -223,15 +218,8 @@ async function placeInBucket(staging: string, storage: S3StorageConfig, progress
     if ((await store.size(blob.sha256)) !== blob.size) await store.putFile(blob.sha256, local.path(blob.sha256))
     if (++done % 20 === 0) progress(`uploading stored files ${done}/${staged.length}…`)
   }
-  const database = new Database(paths.database, { readonly: true, strict: true })
-  let referenced: Set<string>
-  try {
-    referenced = referencedBlobs(database)
-  } finally {
-    database.close()
-  }
   const missing: string[] = []
-  for (const sha256 of referenced) if ((await store.size(sha256)) === null) missing.push(sha256)
+  for (const sha256 of referencedBlobsIn(paths.database)) if ((await store.size(sha256)) === null) missing.push(sha256)
   if (missing.length > 0) throw new BackupError(`the database refers to ${missing.length} stored file(s) that are neither in the archive nor in the bucket, e.g. ${store.describe(missing[0]!)}`)
   rmSync(paths.blobs, { recursive: true, force: true })
   mkdirSync(join(paths.blobs, 'sha256'), { recursive: true })

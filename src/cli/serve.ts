@@ -19,7 +19,7 @@ import { productVersion } from '../version'
 import { ConfigError, readStorageFile, type Config } from '../config'
 import { dataDirPaths, hasStoredFiles } from '../data-dir'
 import { createLocalBlobStore, type BlobStore } from '../storage'
-import { createS3BlobStore, isS3BlobStore, type S3BlobStore } from '../storage/s3'
+import { isS3BlobStore, probedS3BlobStore, type S3BlobStore } from '../storage/s3'
 import { collectStoreGarbage } from '../storage/gc'
 import { writeStorageFile } from '../storage/storage-file'
 import type { ReleaseMirror } from '../storage/mirror'
@@ -154,13 +154,7 @@ async function openStore(config: Config): Promise<BlobStore> {
   if (persisted?.storage !== 's3' && hasStoredFiles(paths)) {
     throw new ConfigError(`--storage s3: ${config.dataDir} keeps its stored files in the data directory; copy them to the bucket first with miniship migrate-storage --to s3`)
   }
-  const store = createS3BlobStore(config.storage, paths, (line) => process.stdout.write(line + '\n'))
-  try {
-    await store.probe()
-  } catch (error) {
-    throw new ConfigError((error as Error).message)
-  }
-  return store
+  return probedS3BlobStore(config.storage, paths, (message) => new ConfigError(message), (line) => process.stdout.write(line + '\n'))
 }
 
 /** In the background once listening: unreferenced objects go, and the release mirror catches up. */

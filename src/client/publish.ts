@@ -2,6 +2,7 @@
 import { Command } from 'commander'
 import { connect, withClientOptions, type ClientFlags } from './config'
 import { CliError, createOutput, runClient, type ApiClient } from './http'
+import type { ChannelRelease as ServedChannelRelease } from '../modules/channels/service'
 
 export interface MiniApp {
   id: string
@@ -30,14 +31,8 @@ export interface Workspace {
   nextCursor?: string | null
 }
 
-export interface ChannelRelease {
-  versionId: string
-  version: string
-  rolloutPercent: number
-  hostVersionRange: string | null
-  mandatory: boolean
-  releasedAt: string
-}
+/** A channel's release as the workspace answers it (the CLI does not show who released it). */
+export type ChannelRelease = Omit<ServedChannelRelease, 'releasedBy'>
 
 export interface Channel {
   name: string

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { copyFileSync, existsSync, readdirSync, writeFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { binaryPath, runBinary, startBinary, tempDir } from './support'
+import { binaryPath, rawHttp, runBinary, startBinary, tempDir } from './support'
 
 let dir: string
 let binary: string
@@ -14,31 +14,6 @@ beforeAll(async () => {
   Bun.spawnSync(['chmod', '+x', binary])
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
-/** One request written byte for byte on a socket; the whole answer as text. */
-async function rawHttp(port: number, request: string): Promise<string> {
-  const { promise, resolve, reject } = Promise.withResolvers<string>()
-  let answer = ''
-  await Bun.connect({
-    hostname: '127.0.0.1',
-    port,
-    socket: {
-      open(socket) {
-        socket.write(request)
-      },
-      data(_socket, data) {
-        answer += data.toString()
-      },
-      close() {
-        resolve(answer)
-      },
-      error(_socket, error) {
-        reject(error)
-      },
-    },
-  })
-  return promise
-}
 
 const run = (args: string[], options: { stdin?: string; env?: Record<string, string> } = {}) => runBinary(args, { ...options, cwd: dir, binary })
 

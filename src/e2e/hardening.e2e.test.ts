@@ -2,30 +2,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { binaryPath, callApi, runBinary, startBinary, tempDir, type RunningBinary } from './support'
+import { binaryPath, callApi, rawHttp, runBinary, startBinary, tempDir, type RunningBinary } from './support'
 import { buildZip } from '../modules/versions/test-fixtures'
 
 let dir: string
 let binary: string
 let server: RunningBinary
 let adminToken: string
-
-/** One request written byte for byte on a socket; the whole answer as text. */
-async function rawHttp(port: number, request: string): Promise<string> {
-  const { promise, resolve, reject } = Promise.withResolvers<string>()
-  let answer = ''
-  await Bun.connect({
-    hostname: '127.0.0.1',
-    port,
-    socket: {
-      open: (socket) => void socket.write(request),
-      data: (_socket, data) => void (answer += data.toString()),
-      close: () => resolve(answer),
-      error: (_socket, error) => reject(error),
-    },
-  })
-  return promise
-}
 
 /** The server's log line holding `marker` (the log sink writes in batches, so it may take a moment). */
 async function logLine(marker: string): Promise<string> {

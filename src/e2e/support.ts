@@ -147,3 +147,20 @@ export async function callApi(baseUrl: string, method: string, path: string, opt
   }
   return { status: response.status, body }
 }
+
+/** One request written byte for byte on a socket (a Host no client library would send, say); the whole answer as text. */
+export async function rawHttp(port: number, request: string): Promise<string> {
+  const { promise, resolve, reject } = Promise.withResolvers<string>()
+  let answer = ''
+  await Bun.connect({
+    hostname: '127.0.0.1',
+    port,
+    socket: {
+      open: (socket) => void socket.write(request),
+      data: (_socket, data) => void (answer += data.toString()),
+      close: () => resolve(answer),
+      error: (_socket, error) => reject(error),
+    },
+  })
+  return promise
+}

@@ -3,7 +3,7 @@
 // a live upload has blobs renamed into place whose row is not committed yet.
 import { readdirSync, rmSync, statSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Database } from 'bun:sqlite'
+import { Database } from 'bun:sqlite'
 import type { DataDirPaths } from '../data-dir'
 import type { BlobStore } from './blob-store'
 import { blobPath } from './local'
@@ -15,6 +15,16 @@ export function referencedBlobs(database: Database): Set<string> {
   const referenced = new Set<string>()
   for (const row of database.query('SELECT DISTINCT sha256 FROM version_files').all() as { sha256: string }[]) referenced.add(row.sha256)
   return referenced
+}
+
+/** `referencedBlobs` of the database file at `path`, opened read-only for the question and closed. */
+export function referencedBlobsIn(path: string): Set<string> {
+  const database = new Database(path, { readonly: true, strict: true })
+  try {
+    return referencedBlobs(database)
+  } finally {
+    database.close()
+  }
 }
 
 export interface StoredFile {

@@ -1,12 +1,11 @@
 // migrate-storage: copy every stored file of a data directory into a bucket, verify each by reading it back, then switch.
-import { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import { readStorageFile, type S3StorageConfig } from '../config'
 import { acquireLock, dataDirPaths } from '../data-dir'
 import { hashBlob } from '.'
 import { createLocalBlobStore } from './local'
-import { createS3BlobStore } from './s3'
-import { referencedBlobs } from './gc'
+import { probedS3BlobStore } from './s3'
+import { referencedBlobsIn } from './gc'
 import { writeStorageFile } from './storage-file'
 
 /** A migration that cannot go on; the message names the problem, and storage.json is untouched. */
@@ -31,12 +30,7 @@ export async function migrateToS3(dataDir: string, target: S3StorageConfig, prog
   const releaseLock = acquireLock(paths)
   try {
     const local = createLocalBlobStore(paths)
-    const bucket = createS3BlobStore(target, paths)
-    try {
-      await bucket.probe()
-    } catch (error) {
-      throw new MigrateError((error as Error).message)
-    }
+    const bucket = await probedS3BlobStore(target, paths, (message) => new MigrateError(message))
     const blobs = await local.list()
     const result: MigrateResult = { copied: 0, alreadyThere: 0, bytes: 0 }
     let done = 0
@@ -56,14 +50,7 @@ export async function migrateToS3(dataDir: string, target: S3StorageConfig, prog
       const actual = await hashBlob(bucket.read(blob.sha256)).catch((error: Error) => `unreadable (${error.message})`)
       if (actual !== blob.sha256) throw new MigrateError(`${bucket.describe(blob.sha256)} does not read back intact (${actual}); nothing was switched, run migrate-storage again`)
     }
-    const database = new Database(paths.database, { readonly: true, strict: true })
-    let referenced: Set<string>
-    try {
-      referenced = referencedBlobs(database)
-    } finally {
-      database.close()
-    }
-    for (const sha256 of referenced) {
+    for (const sha256 of referencedBlobsIn(paths.database)) {
       if ((await bucket.size(sha256)) === null) throw new MigrateError(`the database refers to ${bucket.describe(sha256)}, which is neither in the data directory nor in the bucket; run miniship doctor; nothing was switched`)
     }
     writeStorageFile(dataDir, target)

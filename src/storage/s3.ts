@@ -251,6 +251,17 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
   }
 }
 
+/** An S3 blob store that has passed its probe; a failing probe throws `fail(its one-line message)`. */
+export async function probedS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPaths, 'blobs' | 'tmp'>, fail: (message: string) => Error, log?: (line: string) => void): Promise<S3BlobStore> {
+  const store = createS3BlobStore(config, paths, log)
+  try {
+    await store.probe()
+  } catch (error) {
+    throw fail((error as Error).message)
+  }
+  return store
+}
+
 /** One line for the operator naming the setting to look at (never the secret). */
 export function describeProbeFailure(config: S3StorageConfig, code: string): string {
   const where = `bucket "${config.bucket}"${config.endpoint ? ` at ${config.endpoint}` : ` in ${config.region}`}`
