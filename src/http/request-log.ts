@@ -2,6 +2,8 @@
 import type { Clock } from '../ids'
 
 export type FetchHandler<S, R extends Request = Request> = (request: R, server: S) => Response | Promise<Response>
+/** A handler under the request log: it also gets the request's URL the log read (Bun builds the string anew on every read of `request.url`). */
+export type LoggedHandler<S, R extends Request = Request> = (request: R, server: S, url: string) => Response | Promise<Response>
 
 const deviceSessionPath = '/api/auth/cli/sessions/'
 
@@ -149,7 +151,7 @@ function isoTimeSource(clock: Clock): () => string {
  * random ids, a date per request, a closure per request.
  */
 export function withRequestLog<S, R extends Request = Request>(
-  handler: FetchHandler<S, R>,
+  handler: LoggedHandler<S, R>,
   /** a line at a time, or a sink that formats request lines when it writes them (serve) */
   log: ((line: string) => void) | LogSink,
   clock: Clock = Date.now,
@@ -197,7 +199,7 @@ export function withRequestLog<S, R extends Request = Request>(
     const url = request.url
     const incoming = keepIncomingId ? request.headers.get('x-request-id') : null
     const requestId = incoming !== null && requestIdPattern.test(incoming) ? incoming : nextRequestId()
-    const result = handler(request, server)
+    const result = handler(request, server, url)
     return result instanceof Promise
       ? result.then((response) => measure(request, url, response, requestId, started))
       : measure(request, url, result, requestId, started)

@@ -53,21 +53,20 @@ function guarded(answer: () => Answer, log: (line: string) => void): Answer {
  */
 export function nativeInstallRoutes(
   answers: InstallAnswers & FileAnswers,
-  wrap: (handler: (request: BunRequest) => Answer, group: RouteGroup) => (request: BunRequest, server: Server<undefined>) => Answer,
+  /** the request log: it reads `request.url` once and hands it to the handler */
+  wrap: (handler: (request: BunRequest, server: Server<undefined>, url: string) => Answer, group: RouteGroup) => (request: BunRequest, server: Server<undefined>) => Answer,
   log: (line: string) => void,
 ) {
   const device = (url: string) => ({ channel: queryValue(url, 'channel'), deviceId: queryValue(url, 'deviceId'), hostVersion: queryValue(url, 'hostVersion') })
-  // each handler reads request.url once: Bun builds the string anew on every access
+  // each handler uses the URL the request log read: Bun builds the string anew on every access
   return {
     '/api/mini-apps/access/versions/:versionId/install': {
-      GET: wrap((request: BunRequest) => {
-        const url = request.url
+      GET: wrap((request: BunRequest, _server, url) => {
         return guarded(() => answers.versionInstall(request, (request.params as { versionId: string }).versionId, queryValue(url, 'token'), url), log)
       }, 'install_info'),
     },
     '/api/mini-apps/access/apps/:appId/release/install': {
-      GET: wrap((request: BunRequest) => {
-        const url = request.url
+      GET: wrap((request: BunRequest, _server, url) => {
         return guarded(() => answers.releaseInstall(request, (request.params as { appId: string }).appId, device(url), url), log)
       }, 'install_info'),
     },
@@ -76,17 +75,16 @@ export function nativeInstallRoutes(
       ['bundles/:platform', 'assets/:platform', 'manifest'].map((path) => [
         `/api/mini-apps/access/versions/:versionId/${path}`,
         {
-          GET: wrap((request: BunRequest) => {
+          GET: wrap((request: BunRequest, _server, url) => {
             const params = request.params as { versionId: string; platform?: string }
             const file = params.platform === undefined ? 'manifest' : `${path.split('/')[0]}/${params.platform}`
-            return guarded(() => answers.file(request, params.versionId, file, queryValue(request.url, 'token')), log)
+            return guarded(() => answers.file(request, params.versionId, file, queryValue(url, 'token')), log)
           }, 'version_file'),
         },
       ]),
     ),
     '/api/mini-apps/access/apps/:appId/update': {
-      GET: wrap((request: BunRequest) => {
-        const url = request.url
+      GET: wrap((request: BunRequest, _server, url) => {
         return guarded(
           () => answers.update(request, (request.params as { appId: string }).appId, { ...device(url), platform: queryValue(url, 'platform'), currentVersion: queryValue(url, 'currentVersion') }, url),
           log,
