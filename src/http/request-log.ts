@@ -7,14 +7,18 @@ export type LoggedHandler<S, R extends Request = Request> = (request: R, server:
 
 const deviceSessionPath = '/api/auth/cli/sessions/'
 
+/** Where a request URL's path starts (-1: it has none). Bun's URL of a request whose Host is no host name is the path alone. */
+export function pathStartOf(url: string): number {
+  return url.startsWith('/') ? 0 : url.indexOf('/', url.indexOf('//') + 2)
+}
+
 /**
  * The path of a request URL with every query value (and a device-flow code) redacted: "/a?token=abc&x=1" →
  * "/a?token=[redacted]&x=[redacted]" (tokens travel in query strings). String work instead of
  * `new URL`, since this runs on every request.
  */
 export function redactedPath(url: string): string {
-  // Bun's URL of a request with a Host that is no host name is the path alone
-  const pathStart = url.startsWith('/') ? 0 : url.indexOf('/', url.indexOf('//') + 2)
+  const pathStart = pathStartOf(url)
   if (pathStart === -1) return '/'
   let queryStart = url.indexOf('?', pathStart)
   let end = url.indexOf('#', pathStart)
@@ -65,8 +69,7 @@ export function createLogSink(write: (chunk: string) => void, flushMs = 50): Log
   let pending: (string | RequestRecord)[] = []
   let size = 0
   let timer: ReturnType<typeof setTimeout> | null = null
-  let isoMs = -1
-  let iso = ''
+  const isoOf = isoTimeOf()
   const flush = () => {
     if (timer !== null) {
       clearTimeout(timer)
@@ -78,12 +81,7 @@ export function createLogSink(write: (chunk: string) => void, flushMs = 50): Log
     size = 0
     for (let index = 0; index < lines.length; index++) {
       const entry = lines[index]!
-      if (typeof entry === 'string') continue
-      if (entry.at !== isoMs) {
-        isoMs = entry.at
-        iso = new Date(isoMs).toISOString()
-      }
-      lines[index] = requestLine(entry, iso)
+      if (typeof entry !== 'string') lines[index] = requestLine(entry, isoOf(entry.at))
     }
     write(lines.join('\n') + '\n')
   }
@@ -131,15 +129,14 @@ const requestIdPrefix = Bun.randomUUIDv7().slice(-12)
 let requestCounter = 0
 const nextRequestId = () => `${requestIdPrefix}-${(++requestCounter).toString(36)}`
 
-/** The ISO time of a millisecond, reused while requests arrive within the same one. */
-function isoTimeSource(clock: Clock): () => string {
+/** The ISO time of a millisecond, reused while lines of the same one follow each other. */
+function isoTimeOf(): (ms: number) => string {
   let lastMs = -1
   let lastIso = ''
-  return () => {
-    const now = clock()
-    if (now !== lastMs) {
-      lastMs = now
-      lastIso = new Date(now).toISOString()
+  return (ms) => {
+    if (ms !== lastMs) {
+      lastMs = ms
+      lastIso = new Date(ms).toISOString()
     }
     return lastIso
   }
@@ -164,8 +161,9 @@ export function withRequestLog<S, R extends Request = Request>(
    */
   keepIncomingId = true,
 ): FetchHandler<S, R> {
-  const isoNow = isoTimeSource(clock)
-  const emit = typeof log === 'function' ? (record: RequestRecord) => log(requestLine(record, isoNow())) : (record: RequestRecord) => log.request(record)
+  const isoOf = isoTimeOf()
+  // the line's time is the record's: one clock read per request
+  const emit = typeof log === 'function' ? (record: RequestRecord) => log(requestLine(record, isoOf(record.at))) : (record: RequestRecord) => log.request(record)
 
   function finish(request: Request, url: string, response: Response, length: string | null, requestId: string, started: number): Response {
     try {

@@ -6,6 +6,7 @@ import type { DataDirPaths } from '../../data-dir'
 import type { Clock } from '../../ids'
 import { AppError } from '../../http/errors'
 import { bearerToken, userFromAccessToken } from '../../http/guards'
+import { pathStartOf } from '../../http/request-log'
 import type { TokenService } from '../auth/tokens'
 import { fileKindNames } from '../runtime/files'
 import { deviceEvents, utcDay, type Totals } from '../insights/counters'
@@ -22,7 +23,7 @@ const uploadPath = /^\/api\/mini-apps\/by-app-id\/[^/]+\/versions\/upload\/?$/
 
 /** The group of a request URL, by string tests on the path only (this runs on every request). */
 export function routeGroupOf(url: string): RouteGroup {
-  const pathStart = url.startsWith('/') ? 0 : url.indexOf('/', url.indexOf('//') + 2)
+  const pathStart = pathStartOf(url)
   if (pathStart === -1) return 'console'
   const queryStart = url.indexOf('?', pathStart)
   const path = url.slice(pathStart, queryStart === -1 ? url.length : queryStart)
