@@ -89,6 +89,9 @@ describe('publish flags', () => {
   for (const rollout of ['0', '101', '5.5', 'x']) {
     test(`--rollout ${rollout} is bad usage`, () => expect(() => publishBody({ rollout })).toThrow(/--rollout must be a whole number from 1 to 100/))
   }
+  for (const hostRange of ['banana', '>=2..0', '1.0.0 -']) {
+    test(`--host-range ${hostRange} is bad usage`, () => expect(() => publishBody({ hostRange })).toThrow(/--host-range must be a semver range/))
+  }
 })
 
 describe('push: artifacts', () => {

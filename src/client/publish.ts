@@ -3,6 +3,7 @@ import { Command } from 'commander'
 import { connect, withClientOptions, type ClientFlags } from './config'
 import { CliError, createOutput, runClient, type ApiClient } from './http'
 import type { ChannelRelease as ServedChannelRelease } from '../modules/channels/service'
+import { isSemverRange } from '../modules/channels/semver-range'
 
 export interface MiniApp {
   id: string
@@ -83,7 +84,11 @@ export function publishBody(flags: ReleaseFlags): Record<string, unknown> {
   if (flags.notes !== undefined) body.notes = flags.notes
   if (flags.channel !== undefined) body.channel = flags.channel
   if (flags.rollout !== undefined) body.rolloutPercent = percent(flags.rollout, 1, '--rollout')
-  if (flags.hostRange !== undefined) body.hostVersionRange = flags.hostRange
+  if (flags.hostRange !== undefined) {
+    // the server's own check: a push with a bad range fails before its upload, not after
+    if (flags.hostRange !== '' && !isSemverRange(flags.hostRange)) throw new CliError(2, `--host-range must be a semver range such as ">=2.3.0 <3" or "^2.1.0" (got ${JSON.stringify(flags.hostRange)})`)
+    body.hostVersionRange = flags.hostRange
+  }
   if (flags.mandatory) body.mandatory = true
   return body
 }

@@ -71,11 +71,12 @@ describe('channels', () => {
     expect(outcome(await context.call('DELETE', `/api/mini-apps/${miniAppId}/channels/stable`, { token: owner.token }))).toEqual({ status: 409, code: 'CHANNEL_IS_DEFAULT' })
   })
 
-  test('upload names a channel: an unknown one is 400 CHANNEL_NOT_FOUND, beta is recorded', async () => {
+  test('upload names a channel: an unknown one is 404 CHANNEL_NOT_FOUND, a bad name 400, beta is recorded', async () => {
     const unknown = await upload(context, owner.token, appId, uploadForm(appId, { version: '0.9.0', channel: 'nightly' }))
-    expect(outcome(unknown)).toEqual({ status: 400, code: 'CHANNEL_NOT_FOUND' })
+    expect(outcome(unknown)).toEqual({ status: 404, code: 'CHANNEL_NOT_FOUND' })
     const bad = await upload(context, owner.token, appId, uploadForm(appId, { version: '0.9.0', channel: 'Not A Name' }))
-    expect(outcome(bad)).toEqual({ status: 400, code: 'CHANNEL_NOT_FOUND' })
+    expect(outcome(bad)).toEqual({ status: 400, code: 'VALIDATION_ERROR' })
+    expect(bad.body.details).toEqual([{ field: 'channel', message: expect.any(String) }])
     const res = await uploadVersion('1.0.0', { channel: 'beta' })
     expect(res.body.channel).toBe('beta')
     await uploadVersion('0.9.0')
@@ -92,8 +93,10 @@ describe('channels', () => {
       [{ hostVersionRange: '>=2..0' }, 400, 'INVALID_HOST_VERSION_RANGE'],
       [{ hostVersionRange: 42 }, 400, 'INVALID_HOST_VERSION_RANGE'],
       [{ mandatory: 'yes' }, 400, 'VALIDATION_ERROR'],
-      [{ channel: 'nightly' }, 400, 'CHANNEL_NOT_FOUND'],
-      [{ channel: 'BAD NAME' }, 400, 'CHANNEL_NOT_FOUND'],
+      [{ rolloutPercent: null }, 400, 'VALIDATION_ERROR'],
+      [{ channel: 'nightly' }, 404, 'CHANNEL_NOT_FOUND'],
+      [{ channel: 'BAD NAME' }, 400, 'VALIDATION_ERROR'],
+      [{ channel: 'Beta' }, 400, 'VALIDATION_ERROR'],
     ]
     for (const [json, status, code] of cases) expect({ json, ...outcome(await publish('1.0.0', json)) }).toEqual({ json, status, code })
   })
@@ -101,6 +104,8 @@ describe('channels', () => {
   test('a rollout change on a channel without a release: 409 NO_RELEASE; bad percents 400; unknown channel 404', async () => {
     expect(outcome(await rollout('beta', 50))).toEqual({ status: 409, code: 'NO_RELEASE' })
     expect(outcome(await rollout('nightly', 50))).toEqual({ status: 404, code: 'CHANNEL_NOT_FOUND' })
+    expect(outcome(await rollout('Bad_Name', 50))).toEqual({ status: 400, code: 'VALIDATION_ERROR' })
+    expect(outcome(await context.call('DELETE', `/api/mini-apps/${miniAppId}/channels/BETA`, { token: owner.token }))).toEqual({ status: 400, code: 'VALIDATION_ERROR' })
     for (const percent of [-1, 101, 'x', 2.5, null]) expect(outcome(await rollout('beta', percent))).toEqual({ status: 400, code: 'VALIDATION_ERROR' })
   })
 })
@@ -120,9 +125,11 @@ describe('a release from beta to stable: 5 % → 50 % → 100 %, halted, rolled 
     expect(outcome(await publish('1.0.0'))).toEqual({ status: 409, code: 'VERSION_ALREADY_PUBLISHED' })
   })
 
-  test('rollback across channels is refused', async () => {
-    const res = await context.call('POST', `/api/mini-apps/${miniAppId}/rollback`, { token: owner.token, json: { targetVersionId: ids['0.9.0'], channel: 'beta' } })
-    expect(outcome(res)).toEqual({ status: 409, code: 'NOT_RELEASED_IN_CHANNEL' })
+  test('rollback across channels is refused; an unknown channel is 404, a bad name 400', async () => {
+    const rollback = (channel: string) => context.call('POST', `/api/mini-apps/${miniAppId}/rollback`, { token: owner.token, json: { targetVersionId: ids['0.9.0'], channel } })
+    expect(outcome(await rollback('beta'))).toEqual({ status: 409, code: 'NOT_RELEASED_IN_CHANNEL' })
+    expect(outcome(await rollback('nightly'))).toEqual({ status: 404, code: 'CHANNEL_NOT_FOUND' })
+    expect(outcome(await rollback('Not A Name'))).toEqual({ status: 400, code: 'VALIDATION_ERROR' })
   })
 
   test('promote 1.0.0 to stable at 5 %: devices in the bucket get it, the rest and devices without an id keep 0.9.0', async () => {
@@ -160,6 +167,20 @@ describe('a release from beta to stable: 5 % → 50 % → 100 %, halted, rolled 
     expect((await unscoped.json()).version).toBe('0.9.0')
   })
 
+  test('a deviceId of any printable characters (base64, UTF-8, "%", "/") gets its bucket, and its device URLs answer for it', async () => {
+    for (const deviceId of ['AbC+/x==', 'gerät-ä ü', '50%25 off?#&x', 'a'.repeat(128)]) {
+      const expected = rolloutBucket(appId, ids['1.0.0']!, deviceId) < 5 ? '1.0.0' : '0.9.0'
+      const res = await update(`platform=ios&currentVersion=0.1.0&deviceId=${encodeURIComponent(deviceId)}`)
+      expect({ deviceId, status: res.status, version: res.body.install?.version }).toEqual({ deviceId, status: 200, version: expected })
+      const bundleUrl: string = res.body.install.bundles.ios
+      expect(bundleUrl).toContain(`/devices/${encodeURIComponent(deviceId)}/release/bundles/ios?token=`)
+      const manifest = await context.app.handle(new Request(derivedManifestUrl(bundleUrl)))
+      expect({ deviceId, status: manifest.status, version: (await manifest.json()).version }).toEqual({ deviceId, status: 200, version: expected })
+      const bundle = await context.app.handle(new Request(bundleUrl))
+      expect({ deviceId, status: bundle.status, etag: bundle.headers.get('etag') }).toEqual({ deviceId, status: 200, etag: expect.any(String) })
+    }
+  })
+
   test('the update check refuses bad input with status and code', async () => {
     const cases: [string, number, string][] = [
       ['currentVersion=1.0.0', 400, 'VALIDATION_ERROR'],
@@ -167,7 +188,9 @@ describe('a release from beta to stable: 5 % → 50 % → 100 %, halted, rolled 
       ['platform=ios', 400, 'VALIDATION_ERROR'],
       ['platform=ios&currentVersion=latest', 400, 'VALIDATION_ERROR'],
       ['platform=ios&currentVersion=1.0', 400, 'VALIDATION_ERROR'],
-      ['platform=ios&currentVersion=1.0.0&deviceId=a%2Fb', 400, 'VALIDATION_ERROR'],
+      [`platform=ios&currentVersion=1.0.0&deviceId=${'a'.repeat(129)}`, 400, 'VALIDATION_ERROR'],
+      ['platform=ios&currentVersion=1.0.0&deviceId=a%0Ab', 400, 'VALIDATION_ERROR'],
+      ['platform=ios&currentVersion=1.0.0&deviceId=a%7Fb', 400, 'VALIDATION_ERROR'],
       ['platform=ios&currentVersion=1.0.0&hostVersion=two', 400, 'VALIDATION_ERROR'],
       ['platform=ios&currentVersion=1.0.0&channel=nightly', 404, 'CHANNEL_NOT_FOUND'],
     ]
@@ -240,5 +263,43 @@ describe('a release from beta to stable: 5 % → 50 % → 100 %, halted, rolled 
     expect((await publish('2.0.0', { hostVersionRange: '>=9' })).status).toBe(200)
     expect((await releaseInstall('?hostVersion=9.0.0')).body.version).toBe('2.0.0')
     expect((await releaseInstall('?hostVersion=1.0.0')).body.version).toBe('1.3.0')
+  })
+})
+
+describe('rolling back to a release an earlier rollback withdrew', () => {
+  test('the releases published after it are withdrawn again, so a host outside its range falls back to the release before it', async () => {
+    const other = 'com.example.rerelease'
+    const otherId = (await createMiniApp(context, owner.token, other)).id
+    const versionIds: Record<string, string> = {}
+    for (const version of ['1.0.0', '1.1.0', '1.2.0']) {
+      const res = await upload(context, owner.token, other, uploadForm(other, { version }))
+      expect(res.status).toBe(201)
+      versionIds[version] = res.body.id
+    }
+    const publishOther = (version: string, json: Record<string, unknown> = {}) => context.call('POST', `/api/mini-apps/${otherId}/versions/${versionIds[version]}/publish`, { token: owner.token, json })
+    const rollbackOther = (version: string) => context.call('POST', `/api/mini-apps/${otherId}/rollback`, { token: owner.token, json: { targetVersionId: versionIds[version] } })
+    const installed = async (query: string) => (await context.call('GET', `${access}/apps/${other}/release/install${query}`)).body.version
+    expect((await publishOther('1.0.0')).status).toBe(200)
+    expect((await publishOther('1.1.0', { hostVersionRange: '>=3' })).status).toBe(200)
+    expect((await rollbackOther('1.0.0')).status).toBe(200)
+    expect((await publishOther('1.2.0')).status).toBe(200)
+    expect((await rollbackOther('1.1.0')).status).toBe(200)
+    // 1.2.0 came after 1.1.0: rolled back from, it serves nobody
+    expect(await installed('?hostVersion=2.0.0')).toBe('1.0.0')
+    expect(await installed('?hostVersion=3.0.0')).toBe('1.1.0')
+    const stable = (await context.call('GET', `/api/mini-apps/${otherId}/channels`, { token: owner.token })).body.channels[0]
+    expect(stable).toMatchObject({ release: { version: '1.1.0' }, previousRelease: { version: '1.0.0' } })
+    // a version uploaded for stable but only ever released on beta: rolling stable back to it
+    // withdraws what stable released of versions uploaded after it
+    expect((await context.call('POST', `/api/mini-apps/${otherId}/channels`, { token: owner.token, json: { name: 'beta' } })).status).toBe(201)
+    for (const version of ['1.3.0', '1.4.0']) {
+      const res = await upload(context, owner.token, other, uploadForm(other, { version }))
+      versionIds[version] = res.body.id
+    }
+    expect((await publishOther('1.3.0', { channel: 'beta' })).status).toBe(200)
+    expect((await publishOther('1.4.0')).status).toBe(200)
+    expect((await rollbackOther('1.3.0')).status).toBe(200)
+    const after = (await context.call('GET', `/api/mini-apps/${otherId}/channels`, { token: owner.token })).body.channels[0]
+    expect(after).toMatchObject({ release: { version: '1.3.0' }, previousRelease: { version: '1.1.0' } })
   })
 })

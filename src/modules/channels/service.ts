@@ -1,5 +1,5 @@
 // Channel rules (decisions §10): which channels exist, their live releases, publish/rollback into one, rollout changes.
-import { and, asc, desc, eq, gt, isNull, max } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, inArray, isNull, max, or } from 'drizzle-orm'
 import { channelReleases, channels, miniApps, releaseHistory, versions, type MiniAppRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
@@ -77,13 +77,22 @@ export function channelExists(db: Reader, miniAppId: string, name: string): bool
   return db.select({ name: channels.name }).from(channels).where(and(eq(channels.miniAppId, miniAppId), eq(channels.name, name))).get() !== undefined
 }
 
-export function channelNotFound(name: string, status: 400 | 404 = 404): AppError {
-  const shown = name.slice(0, 40)
-  return new AppError(status, 'CHANNEL_NOT_FOUND', `There is no channel "${shown}"; create it first (channels are named like stable or beta-testers)`, status === 400 ? [{ field: 'channel', message: `"${shown}" is not a channel of this mini app` }] : undefined)
+/** Unknown channel: 404 CHANNEL_NOT_FOUND wherever a channel is named (decisions §10), in a path, a query or a body. */
+export function channelNotFound(name: string): AppError {
+  return new AppError(404, 'CHANNEL_NOT_FOUND', `There is no channel "${name.slice(0, 40)}"; create it first (channels are named like stable or beta-testers)`)
 }
 
-export function requireChannel(db: Reader, miniAppId: string, name: string, status: 400 | 404 = 404): string {
-  if (!channelExists(db, miniAppId, name)) throw channelNotFound(name, status)
+/** A channel name that cannot be one: 400 VALIDATION_ERROR naming the field, wherever it was given. */
+export function badChannelName(field = 'channel'): AppError {
+  return new AppError(400, 'VALIDATION_ERROR', `Invalid ${field}: a channel name is 1–32 characters: a lower-case letter, then lower-case letters, digits or "-"`, [
+    { field, message: 'must match ^[a-z][a-z0-9-]{0,31}$' },
+  ])
+}
+
+/** The channel, when it is well named (else 400) and exists for the miniapp (else 404). */
+export function requireChannel(db: Reader, miniAppId: string, name: string): string {
+  if (!isChannelName(name)) throw badChannelName()
+  if (!channelExists(db, miniAppId, name)) throw channelNotFound(name)
   return name
 }
 
@@ -123,11 +132,7 @@ export function listChannels(db: Db, user: Caller, miniAppId: string): { channel
 }
 
 function checkName(name: string): string {
-  if (!isChannelName(name)) {
-    throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: name must be 1–32 characters: a lower-case letter, then lower-case letters, digits or "-"', [
-      { field: 'name', message: 'must match ^[a-z][a-z0-9-]{0,31}$' },
-    ])
-  }
+  if (!isChannelName(name)) throw badChannelName('name')
   return name
 }
 
@@ -172,7 +177,8 @@ export interface ReleaseOptions {
 
 /** Checks publish's release options (decisions §10) into their stored form; each problem is a 400 naming its field. */
 export function checkReleaseOptions(input: { rolloutPercent?: unknown; hostVersionRange?: unknown; mandatory?: unknown }): Pick<ReleaseOptions, 'rolloutPercent' | 'hostVersionRange' | 'mandatory'> {
-  const percent = input.rolloutPercent ?? 100
+  // absent means 100; null is no percent (as for PATCH …/rollout)
+  const percent = input.rolloutPercent === undefined ? 100 : input.rolloutPercent
   if (typeof percent !== 'number' || !Number.isInteger(percent) || percent < 1 || percent > 100) {
     throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: rolloutPercent must be a whole number from 1 to 100', [{ field: 'rolloutPercent', message: 'must be a whole number from 1 to 100' }])
   }
@@ -209,7 +215,7 @@ interface VersionRef {
 
 /** Inside publish's transaction: the version becomes the channel's newest release. Returns the release it replaced. */
 export function releaseIntoChannel(tx: Tx, clock: Clock, user: Caller, app: MiniAppRow, version: VersionRef, options: ReleaseOptions): LiveReleaseRow | null {
-  requireChannel(tx, app.id, options.channel, 400)
+  requireChannel(tx, app.id, options.channel)
   const live = liveReleases(tx, app.id, options.channel)
   if (live.some((row) => row.versionId === version.id)) {
     throw new AppError(409, 'VERSION_ALREADY_PUBLISHED', `Version ${version.version} is already a release of channel ${options.channel}; roll back to it instead`)
@@ -229,10 +235,11 @@ export function releaseIntoChannel(tx: Tx, clock: Clock, user: Caller, app: Mini
  * Inside rollback's transaction: the channel serves `version` to everyone again. A live release
  * is restored by withdrawing the releases above it; one the channel served before but had
  * withdrawn (or, for data from before channels, a published version whose upload named this
- * channel) is released again on top. A version this channel never served is refused.
+ * channel) is released again on top, and what the channel released after it is withdrawn the
+ * same way. A version this channel never served is refused.
  */
-export function rollbackChannel(tx: Tx, clock: Clock, user: Caller, app: MiniAppRow, version: VersionRef & { channel: string }, channel: string, notes: string | null): LiveReleaseRow | null {
-  requireChannel(tx, app.id, channel, 400)
+export function rollbackChannel(tx: Tx, clock: Clock, user: Caller, app: MiniAppRow, version: VersionRef & { channel: string; createdAt: string }, channel: string, notes: string | null): LiveReleaseRow | null {
+  requireChannel(tx, app.id, channel)
   const live = liveReleases(tx, app.id, channel)
   const current = live[0] ?? null
   if (current?.versionId === version.id) {
@@ -257,6 +264,19 @@ export function rollbackChannel(tx: Tx, clock: Clock, user: Caller, app: MiniApp
     if (!earlier && version.channel !== channel) {
       throw new AppError(409, 'NOT_RELEASED_IN_CHANNEL', `Version ${version.version} was never released in channel ${channel}; publish it there instead`)
     }
+    // what the channel released after the target first went out is withdrawn, as for a live target;
+    // data from before channels has no such release, so what was released after its upload goes
+    const above = earlier
+      ? gt(channelReleases.seq, earlier.seq)
+      : inArray(
+          channelReleases.versionId,
+          // ids are time-ordered (UUIDv7): they order uploads of the same millisecond
+          tx.select({ id: versions.id }).from(versions).where(and(eq(versions.miniAppId, app.id), or(gt(versions.createdAt, version.createdAt), and(eq(versions.createdAt, version.createdAt), gt(versions.id, version.id))))),
+        )
+    tx.update(channelReleases)
+      .set({ withdrawnAt: now })
+      .where(and(eq(channelReleases.miniAppId, app.id), eq(channelReleases.channel, channel), isNull(channelReleases.withdrawnAt), above))
+      .run()
     tx.insert(channelReleases)
       .values({ id: newId(), miniAppId: app.id, channel, versionId: version.id, seq: nextSeq(tx, app.id), rolloutPercent: 100, hostVersionRange: earlier?.hostVersionRange ?? null, mandatory: earlier?.mandatory ?? false, withdrawnAt: null, createdBy: user.id, createdAt: now })
       .run()

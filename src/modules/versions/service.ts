@@ -181,7 +181,7 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
   let committed = false
   try {
     const input = checkUploadForm(received)
-    requireChannel(db, miniApp.id, input.channel, 400)
+    requireChannel(db, miniApp.id, input.channel)
     const manifest = checkManifest(await readManifest(input.files.manifest), miniApp.appId, input.version)
     warnings = manifest.warnings
     if (manifest.bytes) {
