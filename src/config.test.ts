@@ -144,10 +144,86 @@ describe('storage settings: flags > environment > storage.json > local; credenti
     const dataDir = mkdtempSync('/tmp/miniship-config-')
     writeFileSync(`${dataDir}/storage.json`, JSON.stringify({ storage: 's3', s3: { bucket: 'remembered', endpoint: 'http://127.0.0.1:9000', region: 'eu-west-1', prefix: 'p' } }))
     expect(loadConfig({ dataDir }, credentials).storage).toMatchObject({ kind: 's3', bucket: 'remembered', endpoint: 'http://127.0.0.1:9000', region: 'eu-west-1', prefix: 'p' })
-    expect(loadConfig({ dataDir, s3Bucket: 'moved' }, credentials).storage).toMatchObject({ bucket: 'moved', region: 'eu-west-1' })
+    expect(loadConfig({ dataDir }, credentials).storage).toMatchObject({ recorded: { owner: null } })
     expect(() => loadConfig({ dataDir, storage: 'local' }, credentials)).toThrow('keeps its stored files in S3')
     writeFileSync(`${dataDir}/storage.json`, '{"storage": 42}')
     expect(() => loadConfig({ dataDir }, credentials)).toThrow('storage.json is damaged')
     rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  // A flag or variable naming another place than storage.json records would serve (and collect)
+  // a place where this directory's files are not: refused, naming the setting and what is recorded.
+  describe('a bucket, prefix, endpoint or region other than storage.json records is refused', () => {
+    const { mkdtempSync, writeFileSync, rmSync } = require('node:fs') as typeof import('node:fs')
+    const recorded = { storage: 's3', s3: { bucket: 'bkt2', endpoint: 'http://127.0.0.1:9000', region: 'eu-west-1', prefix: 'r3' }, owner: '0199aa00-0000-7000-8000-000000000001' }
+    const withStorageFile = (content: object, run: (dataDir: string) => void) => {
+      const dataDir = mkdtempSync('/tmp/miniship-config-')
+      try {
+        writeFileSync(`${dataDir}/storage.json`, JSON.stringify(content))
+        run(dataDir)
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true })
+      }
+    }
+    const refusal = (run: () => unknown): ConfigError => {
+      try {
+        run()
+      } catch (error) {
+        if (error instanceof ConfigError) return error
+        throw error
+      }
+      throw new Error('not refused')
+    }
+
+    const table: [string, Parameters<typeof loadConfig>[0], Record<string, string>, string[]][] = [
+      ['another bucket (flag)', { s3Bucket: 'bkt' }, {}, ['--s3-bucket "bkt"', 'bucket "bkt2"', 'storage.json', 'miniship restore FILE --storage s3 --s3-bucket bkt']],
+      ['another bucket (environment)', {}, { MINISHIP_S3_BUCKET: 'bkt' }, ['MINISHIP_S3_BUCKET "bkt"', 'bucket "bkt2"', 'leave out MINISHIP_S3_BUCKET']],
+      ['another prefix', { s3Bucket: 'bkt', s3Prefix: 'zz' }, {}, ['--s3-bucket "bkt"']],
+      ['another prefix only', { s3Prefix: 'zz' }, {}, ['--s3-prefix "zz"', 'key prefix "r3"', '--s3-prefix zz']],
+      ['another endpoint', { s3Endpoint: 'http://127.0.0.1:9001' }, {}, ['--s3-endpoint "http://127.0.0.1:9001"', 'endpoint "http://127.0.0.1:9000"']],
+      ['another region', { s3Region: 'us-east-1' }, {}, ['--s3-region "us-east-1"', 'region "eu-west-1"']],
+      ['another region, named by the environment', {}, { MINISHIP_S3_REGION: 'eu-central-1' }, ['MINISHIP_S3_REGION "eu-central-1"', 'region "eu-west-1"']],
+    ]
+    for (const [name, flags, env, fragments] of table) {
+      test(`${name}: one line naming the setting, the recorded value and how to move`, () => {
+        withStorageFile(recorded, (dataDir) => {
+          const message = refusal(() => loadConfig({ dataDir, ...flags }, { ...credentials, ...env })).message
+          for (const fragment of fragments) expect(message).toContain(fragment)
+          expect(message).toContain('restoring a backup into a new data directory')
+          expect(message).not.toContain('\n')
+          expect(message).not.toContain('secret-example')
+        })
+      })
+    }
+
+    test('the recorded values given again (slashes and trailing / aside) are fine, and carry the owner id', () => {
+      withStorageFile(recorded, (dataDir) => {
+        const config = loadConfig({ dataDir, storage: 's3', s3Bucket: 'bkt2', s3Prefix: '/r3/', s3Endpoint: 'http://127.0.0.1:9000/', s3Region: 'eu-west-1' }, credentials)
+        expect(config.storage).toMatchObject({ kind: 's3', bucket: 'bkt2', prefix: 'r3', recorded: { owner: recorded.owner } })
+        expect(loadConfig({ dataDir }, { ...credentials, MINISHIP_S3_BUCKET: 'bkt2' }).storage).toMatchObject({ bucket: 'bkt2', recorded: { owner: recorded.owner } })
+      })
+    })
+
+    test('a storage.json without a prefix or endpoint: naming one is a change too', () => {
+      withStorageFile({ storage: 's3', s3: { bucket: 'bkt2', endpoint: null, region: 'us-east-1', prefix: '' } }, (dataDir) => {
+        expect(refusal(() => loadConfig({ dataDir, s3Prefix: 'victim' }, credentials)).message).toContain('key prefix none')
+        expect(refusal(() => loadConfig({ dataDir, s3Endpoint: 'http://127.0.0.1:9000' }, credentials)).message).toContain('endpoint AWS (no endpoint)')
+        expect(loadConfig({ dataDir, s3Region: 'us-east-1' }, credentials).storage).toMatchObject({ bucket: 'bkt2', recorded: { owner: null } })
+      })
+    })
+
+    test('migrate-storage may name another place (it writes a new storage.json); the config then records nothing', () => {
+      withStorageFile(recorded, (dataDir) => {
+        const config = loadConfig({ dataDir, storage: 's3', s3Bucket: 'bkt', s3Prefix: 'zz' }, credentials, { storageMayMove: true })
+        expect(config.storage).toMatchObject({ bucket: 'bkt', prefix: 'zz', region: 'eu-west-1' })
+        expect((config.storage as { recorded?: unknown }).recorded).toBeUndefined()
+      })
+    })
+
+    test('an owner id that is not one makes storage.json damaged', () => {
+      withStorageFile({ ...recorded, owner: 'has spaces and "quotes"' }, (dataDir) => {
+        expect(refusal(() => loadConfig({ dataDir }, credentials)).message).toContain('storage.json is damaged')
+      })
+    })
   })
 })

@@ -69,6 +69,12 @@ export interface S3StorageConfig {
   accessKeyId: string
   secretAccessKey: string
   sessionToken: string | null
+  /**
+   * Set when the data directory's storage.json records this very location: the installation id it
+   * names (the owner of the prefix, see the bucket's miniship-owner.json), or null for a
+   * storage.json written before owner ids existed. Absent: this data directory has not used it yet.
+   */
+  recorded?: { owner: string | null }
 }
 
 /** A bad configuration value: the CLI prints the message as one line and exits 2. */
@@ -194,11 +200,20 @@ function baseUrl(name: string, value: string): string | null {
   return url.toString().replace(/\/+$/, '')
 }
 
+export interface LoadOptions {
+  /**
+   * The command writes a new storage.json (migrate-storage): the S3 settings may name another
+   * place than the one recorded. Everywhere else a different bucket, prefix, endpoint or region is
+   * refused, as the stored files are where storage.json says.
+   */
+  storageMayMove?: boolean
+}
+
 /**
  * Builds the configuration from flags, then `env`, then defaults. Throws ConfigError naming the
  * setting (flag and variable) on the first bad value.
  */
-export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string | undefined> = Bun.env): Config {
+export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string | undefined> = Bun.env, options: LoadOptions = {}): Config {
   const pick = (key: keyof typeof settings): { value: string; name: string } => {
     const setting = settings[key]
     const fromFlag = flags[key]
@@ -266,7 +281,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
     throw new ConfigError(`${metricsToken.name} must be 16 to 256 printable characters without spaces (a scraper sends it as a Bearer token)`)
   }
   const resolvedDataDir = resolve(dataDir.value)
-  const storage = storageConfig(pick, env, readStorageFile(resolvedDataDir))
+  const storage = storageConfig(pick, env, readStorageFile(resolvedDataDir), options.storageMayMove === true)
   const s3Downloads = pick('s3Downloads')
   if (s3Downloads.value !== 'redirect' && s3Downloads.value !== 'proxy') {
     throw new ConfigError(`${s3Downloads.name} must be "redirect" or "proxy", got "${s3Downloads.value}"`)
@@ -319,7 +334,16 @@ export const storageFileName = 'storage.json'
 export interface StorageFile {
   storage: 'local' | 's3'
   s3?: { bucket: string; endpoint: string | null; region: string; prefix: string }
+  /**
+   * The installation id of this data directory, also written to the bucket prefix's owner marker
+   * (miniship-owner.json) so that no other data directory adopts (and garbage-collects) its files.
+   * Absent in storage.json written before owner markers; serve then adopts the prefix.
+   */
+  owner?: string
 }
+
+/** What an installation id looks like (a UUID as made here; kept loose for hand-edited files). */
+export const ownerIdPattern = /^[A-Za-z0-9._-]{1,100}$/
 
 /** storage.json of `dataDir`, or null when there is none (a local-storage directory). */
 export function readStorageFile(dataDir: string): StorageFile | null {
@@ -332,7 +356,8 @@ export function readStorageFile(dataDir: string): StorageFile | null {
   }
   try {
     const parsed = JSON.parse(text) as StorageFile
-    if (parsed.storage === 'local' || (parsed.storage === 's3' && typeof parsed.s3?.bucket === 'string')) return parsed
+    const ownerValid = parsed.owner === undefined || (typeof parsed.owner === 'string' && ownerIdPattern.test(parsed.owner))
+    if (ownerValid && (parsed.storage === 'local' || (parsed.storage === 's3' && typeof parsed.s3?.bucket === 'string'))) return parsed
   } catch {
     // reported below
   }
@@ -346,7 +371,7 @@ type SettingPicker = (key: keyof typeof settings) => { value: string; name: stri
  * only from the environment (MINISHIP_S3_* first, then the standard AWS_* names): a flag would
  * show in `ps` and in shell history.
  */
-function storageConfig(pick: SettingPicker, env: Record<string, string | undefined>, persisted: StorageFile | null): StorageConfig {
+function storageConfig(pick: SettingPicker, env: Record<string, string | undefined>, persisted: StorageFile | null, mayMove: boolean): StorageConfig {
   const kind = pick('storage')
   const chosen = kind.value === '' ? (persisted?.storage ?? 'local') : kind.value
   if (chosen !== 'local' && chosen !== 's3') throw new ConfigError(`${kind.name} must be "local" or "s3", got "${kind.value}"`)
@@ -372,19 +397,51 @@ function storageConfig(pick: SettingPicker, env: Record<string, string | undefin
   if (prefix.value !== '' && !/^[A-Za-z0-9!_.*'()-]+(\/[A-Za-z0-9!_.*'()-]+)*\/?$/.test(prefix.value.replace(/^\/+/, ''))) {
     throw new ConfigError(`${prefix.name} must be a key prefix such as miniship or team/miniship, got "${prefix.value}"`)
   }
+  const location = { bucket: bucket.value, endpoint: baseUrl(endpoint.name, endpoint.value), region: region.value || 'us-east-1', prefix: prefix.value.replace(/^\/+|\/+$/g, '') }
+  if (fromFile && !mayMove) refuseAnotherLocation(fromFile, { bucket, endpoint, region, prefix }, location)
   const accessKeyId = env.MINISHIP_S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || ''
   const secretAccessKey = env.MINISHIP_S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || ''
   if (accessKeyId === '' || secretAccessKey === '') {
     throw new ConfigError('S3 storage needs credentials in the environment: MINISHIP_S3_ACCESS_KEY_ID and MINISHIP_S3_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)')
   }
+  const recorded = fromFile && sameLocation(fromFile, location) ? { recorded: { owner: persisted!.owner ?? null } } : {}
   return {
     kind: 's3',
-    bucket: bucket.value,
-    endpoint: baseUrl(endpoint.name, endpoint.value),
-    region: region.value || 'us-east-1',
-    prefix: prefix.value.replace(/^\/+|\/+$/g, ''),
+    ...location,
     accessKeyId,
     secretAccessKey,
     sessionToken: env.MINISHIP_S3_SESSION_TOKEN || env.AWS_SESSION_TOKEN || null,
+    ...recorded,
+  }
+}
+
+type S3Location = NonNullable<StorageFile['s3']>
+
+/** storage.json's location, with the defaults a missing field stood for. */
+function recordedLocation(recorded: S3Location): S3Location {
+  return { bucket: recorded.bucket, endpoint: recorded.endpoint ?? null, region: recorded.region || 'us-east-1', prefix: (recorded.prefix ?? '').replace(/^\/+|\/+$/g, '') }
+}
+
+function sameLocation(recorded: S3Location, location: S3Location): boolean {
+  const stored = recordedLocation(recorded)
+  return stored.bucket === location.bucket && stored.endpoint === location.endpoint && stored.region === location.region && stored.prefix === location.prefix
+}
+
+/**
+ * A flag or variable naming another bucket, prefix, endpoint or region than storage.json records
+ * would serve (and garbage-collect) a place where this directory's files are not: refused, naming
+ * the setting, what is recorded, and how the files move.
+ */
+function refuseAnotherLocation(recorded: S3Location, picked: Record<keyof S3Location, { value: string; name: string }>, location: S3Location): void {
+  const stored = recordedLocation(recorded)
+  const shown = (value: string | null, empty: string) => (value === null || value === '' ? empty : `"${value}"`)
+  const labels: Record<keyof S3Location, [string, string]> = { bucket: ['bucket', ''], endpoint: ['endpoint', 'AWS (no endpoint)'], region: ['region', ''], prefix: ['key prefix', 'none'] }
+  for (const key of ['bucket', 'prefix', 'endpoint', 'region'] as const) {
+    if (picked[key].value === '' || stored[key] === location[key]) continue
+    const flag = settings[({ bucket: 's3Bucket', endpoint: 's3Endpoint', region: 's3Region', prefix: 's3Prefix' } as const)[key]].flag
+    const [label, empty] = labels[key]
+    throw new ConfigError(
+      `${picked[key].name} "${picked[key].value}": this data directory keeps its stored files at ${label} ${shown(stored[key], empty)} (recorded in storage.json); leave out ${picked[key].name}, or move them by restoring a backup into a new data directory (miniship backup, then miniship restore FILE --storage s3 ${flag} ${picked[key].value}); migrate-storage moves only local files`,
+    )
   }
 }

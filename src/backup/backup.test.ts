@@ -155,6 +155,18 @@ describe('backup', () => {
     expect(readdirSync(join(root, 'tmp'))).toEqual([])
   })
 
+  test('backup.json carries the installation id of S3 storage (owner), refuses one that is not an id, and has none for local storage', async () => {
+    const { root, opened } = populatedDataDir()
+    const { archive, manifest } = await backupOf(root)
+    opened.db.$client.close()
+    expect(manifest.owner).toBeUndefined()
+    const listed = JSON.parse((await readEntries(archive)).get('backup.json')!.toString())
+    const bytes = (value: object) => Buffer.from(JSON.stringify({ ...listed, ...value }))
+    expect(parseManifest(bytes({ owner: '0199aa00-0000-7000-8000-000000000001' })).owner).toBe('0199aa00-0000-7000-8000-000000000001')
+    expect(() => parseManifest(bytes({ owner: 42 }))).toThrow('owner is not an installation id')
+    expect(() => parseManifest(bytes({ owner: 'a b' }))).toThrow('owner is not an installation id')
+  })
+
   test('leaves out blobs no row refers to and snapshots uncommitted-to-disk WAL content', async () => {
     const { root, opened } = populatedDataDir()
     const orphan = putBlob(opened, 'orphan').sha256

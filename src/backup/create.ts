@@ -242,6 +242,10 @@ export async function createBackup(options: BackupOptions): Promise<BackupResult
     throw new BackupError(`the directory ${dirname(options.out)} for ${basename(options.out)} does not exist`)
   }
 
+  const store = options.store ?? createLocalBlobStore(paths)
+  // A bucket prefix of another data directory (its owner marker) is refused as serve refuses it (ConfigError).
+  if (isS3BlobStore(store)) await store.ensureOwned()
+
   // Staged inside the data directory so that hard links work (same file system); tmp/ is swept
   // at server startup, so a backup killed midway leaves nothing behind for long.
   const staging = join(paths.tmp, `backup-${Bun.randomUUIDv7()}`)
@@ -252,7 +256,6 @@ export async function createBackup(options: BackupOptions): Promise<BackupResult
   }
   cleanup.add(staging)
   try {
-    const store = options.store ?? createLocalBlobStore(paths)
     const skipBlobs = options.skipBlobs === true
     const staged = await stageSnapshot(paths, staging, progress, store, skipBlobs)
     const secret = readFileSync(paths.secret)
@@ -287,6 +290,8 @@ export async function createBackup(options: BackupOptions): Promise<BackupResult
       createdAt: now.toISOString(),
       files,
       blobs: { included: !skipBlobs, storage: store.kind, ...(isS3BlobStore(store) ? { bucket: store.bucket, prefix: store.objectKey('') } : {}) },
+      // the installation id: a restore is the same installation moved, and keeps owning its prefix
+      ...(isS3BlobStore(store) && store.owner !== null ? { owner: store.owner } : {}),
     }
     const archiveBytes = await writeArchive(options.out, manifest, sources, inline, progress, cleanup)
     return { out: options.out, manifest, archiveBytes }

@@ -1,4 +1,5 @@
 // backup.json: what a backup archive holds (every file with its sha256 and size) and which schema it carries.
+import { ownerIdPattern } from '../config'
 
 export const manifestName = 'backup.json'
 export const manifestFormat = 'miniship-backup'
@@ -25,6 +26,12 @@ export interface BackupManifest {
    * that it still does. Absent in archives from before: a local store, blobs included.
    */
   blobs?: { included: boolean; storage: 'local' | 's3'; bucket?: string; prefix?: string }
+  /**
+   * The installation id of a data directory with S3 storage (storage.json's `owner`, named by the
+   * prefix's owner marker). A restore keeps it: the same installation moved still owns its prefix.
+   * Absent for local storage and in archives from before owner markers.
+   */
+  owner?: string
 }
 
 /** A backup that cannot be restored as it is; the message names the problem for the operator. */
@@ -86,6 +93,7 @@ export function parseManifest(bytes: Uint8Array): BackupManifest {
   for (const required of ['miniship.db', 'secret.key']) if (!seen.has(required)) return bad(`it does not list ${required}`)
   const blobs = record.blobs as BackupManifest['blobs'] | undefined
   if (blobs !== undefined && (typeof blobs !== 'object' || blobs === null || typeof blobs.included !== 'boolean' || (blobs.storage !== 'local' && blobs.storage !== 's3'))) return bad('blobs is not { included, storage }')
+  if (record.owner !== undefined && (typeof record.owner !== 'string' || !ownerIdPattern.test(record.owner))) return bad('owner is not an installation id')
   return {
     format: manifestFormat,
     formatVersion: record.formatVersion as number,
@@ -94,5 +102,6 @@ export function parseManifest(bytes: Uint8Array): BackupManifest {
     createdAt: record.createdAt,
     files,
     ...(blobs ? { blobs } : {}),
+    ...(typeof record.owner === 'string' ? { owner: record.owner } : {}),
   }
 }

@@ -9,9 +9,9 @@ import { Database } from 'bun:sqlite'
 import { dataDirPaths, fsyncPath, lockHolder } from '../data-dir'
 import { appliedMigrationCount, openDatabase, schemaVersion } from '../db/open'
 import { blobPath, createLocalBlobStore } from '../storage'
-import { probedS3BlobStore } from '../storage/s3'
+import { openS3Store } from '../storage/s3'
 import { writeStorageFile } from '../storage/storage-file'
-import type { S3StorageConfig, StorageConfig } from '../config'
+import { ConfigError, type S3StorageConfig, type StorageConfig } from '../config'
 import { referencedBlobs, referencedBlobsIn } from '../storage/gc'
 import { productVersion } from '../version'
 import { BackupError, blobHashOfPath, isArchivePath, manifestName, parseManifest, type BackupManifest, type ManifestFile } from './manifest'
@@ -203,14 +203,28 @@ function prepareDatabase(directory: string, manifest: BackupManifest, blobsAreLo
   return schemaVersion - applied
 }
 
+type OpenedBucket = Awaited<ReturnType<typeof openS3Store>>
+
+/**
+ * Opens the bucket a restore fills, before anything is written: probed, and its prefix refused
+ * (ConfigError) when its owner marker names another installation than the backup's. The
+ * restored directory keeps the backup's owner id (it is the same installation moved); a backup
+ * from before owner ids, or of local storage, gets a new one.
+ */
+function openTargetBucket(staging: string, storage: S3StorageConfig, manifest: BackupManifest): Promise<OpenedBucket> {
+  const recorded = manifest.owner !== undefined ? { owner: manifest.owner } : undefined
+  return openS3Store({ ...storage, recorded }, dataDirPaths(staging), 'fill', (message) => new BackupError(message))
+}
+
 /**
  * Restoring into S3 storage: uploads the archive's stored files into the bucket (identical ones
  * already there are kept), checks that every file the database refers to is there, removes the
- * local copies from the staging directory and records the bucket in its storage.json.
+ * local copies from the staging directory and records the bucket and the owner id in its
+ * storage.json (the prefix's owner marker is written once the directory is in place).
  */
-async function placeInBucket(staging: string, storage: S3StorageConfig, progress: (line: string) => void): Promise<void> {
+async function placeInBucket(staging: string, storage: S3StorageConfig, bucket: OpenedBucket, progress: (line: string) => void): Promise<void> {
   const paths = dataDirPaths(staging)
-  const store = await probedS3BlobStore(storage, paths, (message) => new BackupError(message))
+  const { store } = bucket
   const local = createLocalBlobStore(paths)
   const staged = await local.list()
   let done = 0
@@ -223,7 +237,7 @@ async function placeInBucket(staging: string, storage: S3StorageConfig, progress
   if (missing.length > 0) throw new BackupError(`the database refers to ${missing.length} stored file(s) that are neither in the archive nor in the bucket, e.g. ${store.describe(missing[0]!)}`)
   rmSync(paths.blobs, { recursive: true, force: true })
   mkdirSync(join(paths.blobs, 'sha256'), { recursive: true })
-  writeStorageFile(staging, storage)
+  writeStorageFile(staging, storage, bucket.ownership.owner)
 }
 
 /** Staging directories of restores running in this process right now (tests run several at once). */
@@ -319,14 +333,16 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreRes
   activeStagings.add(staging)
   try {
     mkdirSync(staging, { mode: 0o700 })
+    const storage = options.storage ?? { kind: 'local' }
+    // the bucket first: a prefix of another installation is refused before gigabytes are unpacked
+    const bucket = storage.kind === 's3' ? await openTargetBucket(staging, storage, manifest) : null
     await extractArchive(options.archive, staging, manifest, progress)
     progress('checking the database…')
-    const storage = options.storage ?? { kind: 'local' }
     if (storage.kind === 'local' && manifest.blobs?.included === false) {
       throw new BackupError(`the backup was taken with --skip-blobs (its stored files stayed in bucket ${manifest.blobs.bucket ?? '?'}); restore it with --storage s3 and that bucket`)
     }
     const migrated = prepareDatabase(staging, manifest, storage.kind === 'local')
-    if (storage.kind === 's3') await placeInBucket(staging, storage, progress)
+    if (storage.kind === 's3') await placeInBucket(staging, storage, bucket!, progress)
     fsyncPath(staging)
 
     // Synchronous from here on: a signal cannot land between moving the old directory aside and
@@ -345,9 +361,15 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreRes
     cleanup.delete(staging)
     fsyncPath(parent)
     if (replaced) rmSync(aside, { recursive: true, force: true })
+    // Only now, with storage.json in place: a marker naming an id no data directory records would
+    // shut every directory out of the prefix. Should it fail, serve writes it at its next start.
+    if (bucket?.ownership.kind === 'claim') {
+      await bucket.store.claim(bucket.ownership.owner).catch((error: Error) => (options.notice ?? (() => {}))(`${error.message}; miniship serve writes it when it starts`))
+    }
     return { manifest, migrated, replaced: hadContents }
   } catch (error) {
-    if (error instanceof BackupError) throw error
+    // a refused bucket prefix is a configuration refusal (exit 2), like serve's
+    if (error instanceof BackupError || error instanceof ConfigError) throw error
     const code = (error as NodeJS.ErrnoException).code
     throw new BackupError(`${(error as Error).message}${code ? ` (${code})` : ''}`)
   } finally {

@@ -1,6 +1,6 @@
 // What every subcommand shares: the configuration flags, and turning a bad value into one line and exit 2.
 import { Command, Option } from 'commander'
-import { ConfigError, loadConfig, type Config, type ConfigFlags } from '../config'
+import { ConfigError, loadConfig, type Config, type ConfigFlags, type LoadOptions } from '../config'
 import { NewerSchemaError } from '../db/open'
 
 /** `--data-dir` is on every subcommand; the server flags only on `serve`. */
@@ -35,8 +35,8 @@ export function withServerOptions(command: Command): Command {
 
 /**
  * Where stored files live: on serve, doctor, backup, restore and migrate-storage. A data directory
- * remembers its choice in storage.json, so these are needed only to change it; credentials come
- * from the environment only.
+ * remembers its choice in storage.json, so these are needed only the first time (values other than
+ * the recorded ones are refused, except by migrate-storage); credentials come from the environment only.
  */
 export function withStorageOptions(command: Command): Command {
   return command
@@ -53,9 +53,9 @@ export function fail(message: string, exitCode = 2): never {
   process.exit(exitCode)
 }
 
-export function configFrom(flags: ConfigFlags): Config {
+export function configFrom(flags: ConfigFlags, options: LoadOptions = {}): Config {
   try {
-    return loadConfig(flags)
+    return loadConfig(flags, Bun.env, options)
   } catch (error) {
     if (error instanceof ConfigError) fail(error.message)
     throw error

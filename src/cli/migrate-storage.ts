@@ -14,7 +14,8 @@ export function migrateStorageCommand(): Command {
     )
     .action(({ to: _to, ...flags }) =>
       runAction(async () => {
-        const config = configFrom({ ...flags, storage: 's3' })
+        // the one command that may name another place than storage.json records (it writes a new one)
+        const config = configFrom({ ...flags, storage: 's3' }, { storageMayMove: true })
         if (config.storage.kind !== 's3') throw new Error('unreachable')
         const progress = terminalProgress()
         try {

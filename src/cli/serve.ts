@@ -19,7 +19,7 @@ import { productVersion } from '../version'
 import { ConfigError, readStorageFile, type Config } from '../config'
 import { dataDirPaths, hasStoredFiles } from '../data-dir'
 import { createLocalBlobStore, type BlobStore } from '../storage'
-import { isS3BlobStore, probedS3BlobStore, type S3BlobStore } from '../storage/s3'
+import { isS3BlobStore, openS3Store, type S3BlobStore } from '../storage/s3'
 import { collectStoreGarbage } from '../storage/gc'
 import { writeStorageFile } from '../storage/storage-file'
 import type { ReleaseMirror } from '../storage/mirror'
@@ -39,8 +39,9 @@ export interface RunningServer {
 
 /** Starts the whole appliance on `config`; `stop()` drains requests, closes the database, frees the lock. */
 export async function startServer(config: Config): Promise<RunningServer> {
-  // S3 storage (issue 14): the bucket must take a write, a read and a delete before anything else
-  const blobs = await openStore(config)
+  // S3 storage (issue 14): the bucket must take a write, a read and a delete before anything else,
+  // and its prefix must be this data directory's (the owner marker) before anything is collected
+  const { blobs, claim } = await openStore(config)
   const { db, paths, secret } = openDataDir(config.dataDir)
   let releaseLock: () => void
   try {
@@ -49,8 +50,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
     db.$client.close()
     throw error
   }
-  // the next serve, doctor or backup finds the bucket without being told (storage.json)
-  if (config.storage.kind === 's3' && readStorageFile(config.dataDir)?.storage !== 's3') writeStorageFile(config.dataDir, config.storage)
+  try {
+    await recordStorage(config, blobs, claim)
+  } catch (error) {
+    db.$client.close()
+    releaseLock()
+    throw error
+  }
   // With the lock held no upload is in flight: blobs without a row are a crash's leftovers.
   collectGarbage(paths, db.$client, (line) => process.stderr.write(`miniship: startup: ${line}\n`))
   const logSink = createLogSink((chunk) => process.stdout.write(chunk))
@@ -145,16 +151,38 @@ export async function startServer(config: Config): Promise<RunningServer> {
 /**
  * The store `serve` uses. For S3: refuses a data directory whose files are still local (they
  * would all go missing: migrate-storage moves them), probes the bucket (one line naming the
- * setting when it fails, exit 2 like every bad setting), and records the choice in storage.json.
+ * setting when it fails, exit 2 like every bad setting), and refuses a prefix that belongs to
+ * another data directory (its owner marker names another installation, or it holds blobs and no
+ * marker while this data directory never used it): its files would be collected as garbage.
  */
-async function openStore(config: Config): Promise<BlobStore> {
+async function openStore(config: Config): Promise<{ blobs: BlobStore; claim: string | null }> {
   const paths = dataDirPaths(config.dataDir)
-  if (config.storage.kind !== 's3') return createLocalBlobStore(paths)
+  if (config.storage.kind !== 's3') return { blobs: createLocalBlobStore(paths), claim: null }
   const persisted = readStorageFile(config.dataDir)
   if (persisted?.storage !== 's3' && hasStoredFiles(paths)) {
     throw new ConfigError(`--storage s3: ${config.dataDir} keeps its stored files in the data directory; copy them to the bucket first with miniship migrate-storage --to s3`)
   }
-  return probedS3BlobStore(config.storage, paths, (message) => new ConfigError(message), (line) => process.stdout.write(line + '\n'))
+  const { store, ownership } = await openS3Store(config.storage, paths, 'serve', (message) => new ConfigError(message), (line) => process.stdout.write(line + '\n'))
+  return { blobs: store, claim: ownership.kind === 'claim' ? ownership.owner : null }
+}
+
+/**
+ * Under the lock: storage.json records the bucket and the owner id (so the next serve, doctor or
+ * backup finds the bucket without being told), then the prefix's owner marker names it. In this
+ * order, a crash between the two leaves an owner id that the next start writes to the marker.
+ */
+async function recordStorage(config: Config, blobs: BlobStore, claim: string | null): Promise<void> {
+  if (config.storage.kind !== 's3' || !isS3BlobStore(blobs)) return
+  const persisted = readStorageFile(config.dataDir)
+  const owner = claim ?? blobs.owner
+  if (persisted?.storage !== 's3' || (owner !== null && persisted.owner !== owner)) writeStorageFile(config.dataDir, config.storage, owner)
+  if (claim !== null) {
+    try {
+      await blobs.claim(claim)
+    } catch (error) {
+      throw new ConfigError((error as Error).message)
+    }
+  }
 }
 
 /** In the background once listening: unreferenced objects go, and the release mirror catches up. */

@@ -253,3 +253,43 @@ test('migrate-storage --to s3: the same data directory moves from local to S3 st
     await server.stop()
   }
 }, 60_000)
+
+test('a new data directory pointed at another installation\'s prefix is refused (exit 2) and every file of it survives; so is a prefix other than storage.json records', async () => {
+  const victim = join(dir, 'victim')
+  let server = await startBinary({ dataDir: victim, env: s3.env('victim') })
+  const appId = 'com.example.victim'
+  const { token, ids } = await populate(server, appId)
+  await server.stop()
+  const blobFiles = () => readdirSync(join(s3.directory, 'miniship-test', 'victim', 'blobs'), { recursive: true }).filter((name) => String(name).endsWith('._S3rver_object')).length
+  const before = blobFiles()
+  expect(before).toBeGreaterThanOrEqual(10)
+  expect(existsSync(join(s3.directory, 'miniship-test', 'victim', 'miniship-owner.json._S3rver_object'))).toBe(true)
+
+  const newcomer = join(dir, 'd8')
+  const refused = await runBinary(['serve', '--data-dir', newcomer, '--port', '0', '--storage', 's3', '--s3-bucket', 'miniship-test', '--s3-prefix', 'victim', '--s3-endpoint', s3.endpoint], { env: testCredentials })
+  expect(refused.exitCode).toBe(2)
+  expect(refused.stderr.trim().split('\n')).toHaveLength(1)
+  expect(refused.stderr).toContain('bucket "miniship-test" prefix "victim" belongs to another miniship data directory')
+  expect(refused.stderr + refused.stdout).not.toContain('removed')
+  expect(refused.stderr + refused.stdout).not.toContain(testCredentials.MINISHIP_S3_SECRET_ACCESS_KEY)
+  expect(existsSync(join(newcomer, 'storage.json'))).toBe(false)
+  expect(blobFiles()).toBe(before)
+
+  // the victim's own data directory, told another prefix: refused naming the recorded one
+  const moved = await runBinary(['serve', '--data-dir', victim, '--port', '0', '--s3-prefix', 'zz'], { env: testCredentials })
+  expect(moved.exitCode).toBe(2)
+  expect(moved.stderr.trim().split('\n')).toHaveLength(1)
+  expect(moved.stderr).toContain('--s3-prefix "zz"')
+  expect(moved.stderr).toContain('key prefix "victim"')
+
+  server = await startBinary({ dataDir: victim, args: ['--s3-downloads', 'proxy'], env: testCredentials })
+  try {
+    for (const versionId of Object.values(ids)) {
+      const info = (await (await fetch(`${server.baseUrl}/api/mini-apps/access/versions/${versionId}/install?token=${token}`)).json()) as InstallInfo
+      await install(info)
+    }
+  } finally {
+    await server.stop()
+  }
+  expect(blobFiles()).toBe(before)
+}, 60_000)

@@ -7,7 +7,7 @@ import type { DataDirPaths } from '../data-dir'
 import type { Config } from '../config'
 import { sha256Pattern, type BlobStore, type TempFile } from './blob-store'
 import { createLocalBlobStore } from './local'
-import { createS3BlobStore } from './s3'
+import { createS3BlobStore, isS3BlobStore } from './s3'
 
 export type { BlobStore, TempFile } from './blob-store'
 export { blobPath, createLocalBlobStore } from './local'
@@ -70,9 +70,17 @@ const kindNames: Record<string, string> = { bundleIos: 'iOS bundle', bundleAndro
  * For `doctor`: every blob a version refers to must exist, have the recorded size and hash to
  * its name, in either store, and every version must have its five files. Takes the raw SQLite
  * handle so it works on a database opened read-only. Returns one sentence per problem; an empty
- * list means every stored file is intact.
+ * list means every stored file is intact. A bucket prefix that belongs to another data directory
+ * is one problem, and nothing in it is looked at.
  */
 export async function checkStoredFiles(database: Database, store: BlobStore): Promise<string[]> {
+  if (isS3BlobStore(store)) {
+    try {
+      await store.ensureOwned()
+    } catch (error) {
+      return [(error as Error).message]
+    }
+  }
   const referenced = new Map<string, { size: number; versions: string[] }>()
   const problems: string[] = []
   const incomplete = database

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { createTestContext, tempDir, type TestContext } from '../test-support'
-import { loadConfig } from '../config'
+import { ConfigError, loadConfig, type S3StorageConfig } from '../config'
 import { createApp } from '../app'
 import { dataDirPaths, openDataDir } from '../data-dir'
 import { createBackup } from '../backup/create'
@@ -11,15 +11,23 @@ import { restoreBackup } from '../backup/restore'
 import { createMiniApp, createTestUser, upload, uploadForm } from '../modules/versions/test-fixtures'
 import { sha256Hex } from '../modules/runtime/test-runtime'
 import { blobPath, createLocalBlobStore } from '.'
-import { createS3BlobStore } from './s3'
+import { createS3BlobStore, createS3Client } from './s3'
 import { migrateToS3, MigrateError } from './migrate'
 import { startTestS3, testCredentials, type TestS3 } from './test-s3'
 
 let s3: TestS3
+/** The settings of a data directory whose storage.json records `prefix` with `owner` (as serve leaves it). */
+const ownedConfig = (prefix: string, owner = `test-${prefix}`) => ({ ...s3.config(prefix), recorded: { owner } })
 beforeAll(async () => {
   s3 = await startTestS3()
 })
 afterAll(() => s3.close())
+
+/** The installation id the prefix's owner marker names, or null without one (read as a public bucket is). */
+async function markerOwner(prefix: string): Promise<string | null> {
+  const response = await fetch(s3.publicUrl(`${prefix}/miniship-owner.json`))
+  return response.status === 404 ? null : ((await response.json()) as { owner: string }).owner
+}
 
 /** A data directory with two uploaded versions; answers the hashes of every stored file. */
 async function populate(context: TestContext, appId: string): Promise<string[]> {
@@ -63,10 +71,10 @@ async function serveEveryFile(dataDir: string, env: Record<string, string>): Pro
 
 describe('backup and restore across stores', () => {
   test('a backup of S3 storage holds the bucket\'s files and restores into local storage', async () => {
-    const context = createTestContext({ storage: s3.config('backup-source') })
+    const context = createTestContext({ storage: ownedConfig('backup-source') })
     const hashes = await populate(context, 'com.example.froms3')
     const out = join(tempDir(), 'backup.tar.gz')
-    const store = createS3BlobStore(s3.config('backup-source'), context.dataDir.paths)
+    const store = createS3BlobStore(ownedConfig('backup-source'), context.dataDir.paths)
     const result = await createBackup({ dataDir: context.config.dataDir, out, store })
     expect(result.manifest.blobs).toEqual({ included: true, storage: 's3', bucket: 'miniship-test', prefix: 'backup-source/' })
     expect(result.manifest.files.filter((file) => file.path.startsWith('blobs/')).map((file) => file.sha256).sort()).toEqual(hashes)
@@ -85,25 +93,32 @@ describe('backup and restore across stores', () => {
     await createBackup({ dataDir: context.config.dataDir, out })
     const target = join(tempDir(), 'restored')
     await restoreBackup({ archive: out, dataDir: target, storage: s3.config('restored') })
-    const bucket = createS3BlobStore(s3.config('restored'), dataDirPaths(target))
+    const storageFile = JSON.parse(readFileSync(join(target, 'storage.json'), 'utf8'))
+    expect(storageFile).toEqual({ storage: 's3', s3: { bucket: 'miniship-test', endpoint: s3.endpoint, region: 'us-east-1', prefix: 'restored' }, owner: expect.any(String) })
+    // a backup of local storage has no owner id: the restored directory gets a new one, and the prefix's marker names it
+    expect(await markerOwner('restored')).toBe(storageFile.owner)
+    const bucket = createS3BlobStore(ownedConfig('restored', storageFile.owner), dataDirPaths(target))
     expect((await bucket.list()).map((blob) => blob.sha256)).toEqual(hashes)
     expect(await createLocalBlobStore(dataDirPaths(target)).list()).toEqual([])
-    expect(JSON.parse(readFileSync(join(target, 'storage.json'), 'utf8'))).toEqual({ storage: 's3', s3: { bucket: 'miniship-test', endpoint: s3.endpoint, region: 'us-east-1', prefix: 'restored' } })
     expect(await serveEveryFile(target, testCredentials)).toBe(10)
     context.close()
   })
 
   test('--skip-blobs: backup.json says so, the archive holds no blobs, and only an S3 restore that finds them succeeds', async () => {
-    const context = createTestContext({ storage: s3.config('skipped') })
+    const context = createTestContext({ storage: ownedConfig('skipped') })
     await populate(context, 'com.example.skip')
     const out = join(tempDir(), 'backup.tar.gz')
-    const result = await createBackup({ dataDir: context.config.dataDir, out, store: createS3BlobStore(s3.config('skipped'), context.dataDir.paths), skipBlobs: true })
+    const result = await createBackup({ dataDir: context.config.dataDir, out, store: createS3BlobStore(ownedConfig('skipped'), context.dataDir.paths), skipBlobs: true })
+    expect(result.manifest.owner).toBe('test-skipped')
     expect(result.manifest.blobs?.included).toBe(false)
     expect(result.manifest.files.map((file) => file.path).sort()).toEqual(['insights.key', 'miniship.db', 'secret.key'])
     await expect(restoreBackup({ archive: out, dataDir: join(tempDir(), 'local') })).rejects.toThrow('--skip-blobs')
     await expect(restoreBackup({ archive: out, dataDir: join(tempDir(), 'elsewhere'), storage: s3.config('empty-prefix') })).rejects.toThrow('neither in the archive nor in the bucket')
     const target = join(tempDir(), 'restored')
     await restoreBackup({ archive: out, dataDir: target, storage: s3.config('skipped') })
+    // the same installation moved: it keeps the backup's owner id, which the prefix's marker names
+    expect(JSON.parse(readFileSync(join(target, 'storage.json'), 'utf8')).owner).toBe('test-skipped')
+    expect(await markerOwner('skipped')).toBe('test-skipped')
     expect(await serveEveryFile(target, testCredentials)).toBe(10)
     context.close()
   })
@@ -119,14 +134,89 @@ describe('migrate-storage --to s3', () => {
     expect(existsSync(join(dataDir, 'storage.json'))).toBe(false)
     const result = await migrateToS3(dataDir, s3.config('migrated'))
     expect(result.copied).toBe(hashes.length)
-    expect((await createS3BlobStore(s3.config('migrated'), dataDirPaths(dataDir)).list()).map((blob) => blob.sha256)).toEqual(hashes)
     const config = loadConfig({ dataDir }, testCredentials)
     expect(config.storage.kind).toBe('s3')
+    // storage.json records a new installation id and the prefix's marker names it
+    const owner = JSON.parse(readFileSync(join(dataDir, 'storage.json'), 'utf8')).owner
+    expect(owner).toEqual(expect.any(String))
+    expect(await markerOwner('migrated')).toBe(owner)
+    expect(config.storage).toMatchObject({ recorded: { owner } })
+    expect((await createS3BlobStore(config.storage as S3StorageConfig, dataDirPaths(dataDir)).list()).map((blob) => blob.sha256)).toEqual(hashes)
     // the local copies are not read any more: remove them and everything still answers
     rmSync(join(dataDir, 'blobs'), { recursive: true, force: true })
     expect(await serveEveryFile(dataDir, testCredentials)).toBe(10)
     await expect(migrateToS3(dataDir, s3.config('migrated'))).rejects.toThrow('already keeps its stored files in S3')
     expect(() => loadConfig({ dataDir, storage: 'local' }, testCredentials)).toThrow('keeps its stored files in S3')
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+})
+
+describe('restore and migrate-storage fill only a prefix that is no other installation\'s (owner marker)', () => {
+  /** A prefix filled and marked by installation `owner`: its two versions' files, and the marker. */
+  async function takenPrefix(prefix: string, owner: string): Promise<string[]> {
+    const context = createTestContext({ storage: ownedConfig(prefix, owner) })
+    const hashes = await populate(context, `com.example.${prefix.replace(/[^a-z]/g, '')}`)
+    await createS3BlobStore(ownedConfig(prefix, owner), context.dataDir.paths).claim(owner)
+    context.close()
+    return hashes
+  }
+  const listed = async (prefix: string, owner: string) => (await createS3BlobStore(ownedConfig(prefix, owner), dataDirPaths(tempDir())).list()).map((blob) => blob.sha256)
+  const refusal = (promise: Promise<unknown>) =>
+    promise.then(
+      () => {
+        throw new Error('not refused')
+      },
+      (error: unknown) => {
+        expect(error).toBeInstanceOf(ConfigError)
+        return (error as Error).message
+      },
+    )
+
+  test('restore into another installation\'s prefix is refused before anything is written; its files and marker stay', async () => {
+    const hashes = await takenPrefix('taken-restore', 'inst-owner')
+    // a backup of local storage (no owner id), and one of another installation with S3 storage
+    const local = createTestContext()
+    await populate(local, 'com.example.localbackup')
+    const localBackup = join(tempDir(), 'local.tar.gz')
+    await createBackup({ dataDir: local.config.dataDir, out: localBackup })
+    local.close()
+    const other = createTestContext({ storage: ownedConfig('other-source', 'inst-other') })
+    await populate(other, 'com.example.otherbackup')
+    const otherBackup = join(tempDir(), 'other.tar.gz')
+    const made = await createBackup({ dataDir: other.config.dataDir, out: otherBackup, store: createS3BlobStore(ownedConfig('other-source', 'inst-other'), other.dataDir.paths) })
+    expect(made.manifest.owner).toBe('inst-other')
+    other.close()
+
+    for (const archive of [localBackup, otherBackup]) {
+      const target = join(tempDir(), 'restored')
+      const message = await refusal(restoreBackup({ archive, dataDir: target, storage: s3.config('taken-restore') }))
+      expect(message).toContain('bucket "miniship-test" prefix "taken-restore" belongs to another miniship data directory (installation inst-owner')
+      expect(message).not.toContain('S3RVER')
+      expect(existsSync(target)).toBe(false)
+    }
+    expect(await listed('taken-restore', 'inst-owner')).toEqual(hashes)
+    expect(await markerOwner('taken-restore')).toBe('inst-owner')
+  })
+
+  test('migrate-storage into another installation\'s prefix is refused, storage.json untouched; an unmarked prefix is filled and marked', async () => {
+    const hashes = await takenPrefix('taken-migrate', 'inst-owner')
+    const context = createTestContext()
+    const own = await populate(context, 'com.example.migrateinto')
+    const dataDir = context.config.dataDir
+    context.dataDir.db.$client.close()
+    const message = await refusal(migrateToS3(dataDir, s3.config('taken-migrate')))
+    expect(message).toContain('prefix "taken-migrate" belongs to another miniship data directory')
+    expect(existsSync(join(dataDir, 'storage.json'))).toBe(false)
+    expect(await listed('taken-migrate', 'inst-owner')).toEqual(hashes)
+    expect(await markerOwner('taken-migrate')).toBe('inst-owner')
+
+    // blobs and no marker: migrate-storage is one of the two ways to fill a prefix, and it marks it
+    await takenPrefix('unmarked', 'inst-gone')
+    await createS3Client(s3.config()).delete('unmarked/miniship-owner.json')
+    await migrateToS3(dataDir, s3.config('unmarked'))
+    const owner = JSON.parse(readFileSync(join(dataDir, 'storage.json'), 'utf8')).owner
+    expect(await markerOwner('unmarked')).toBe(owner)
+    expect(await listed('unmarked', owner)).toEqual(expect.arrayContaining(own))
     rmSync(dataDir, { recursive: true, force: true })
   })
 })

@@ -1,10 +1,11 @@
 // migrate-storage: copy every stored file of a data directory into a bucket, verify each by reading it back, then switch.
-import { existsSync } from 'node:fs'
-import { readStorageFile, type S3StorageConfig } from '../config'
-import { acquireLock, dataDirPaths } from '../data-dir'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { readStorageFile, storageFileName, type S3StorageConfig } from '../config'
+import { acquireLock, dataDirPaths, writeFileAtomic } from '../data-dir'
 import { hashBlob } from '.'
 import { createLocalBlobStore } from './local'
-import { probedS3BlobStore } from './s3'
+import { openS3Store } from './s3'
 import { referencedBlobsIn } from './gc'
 import { writeStorageFile } from './storage-file'
 
@@ -22,6 +23,9 @@ export interface MigrateResult {
  * its sha256, then checks every file the database refers to is in the bucket, and only then writes
  * storage.json so that the next `serve` uses the bucket. Runs under the data directory's lock (no
  * server may take uploads meanwhile). The local copies stay until the operator removes them.
+ * A prefix whose owner marker names another data directory is refused (ConfigError) before
+ * anything is copied; an unmarked one may be filled. storage.json records a new installation id
+ * and the marker names it.
  */
 export async function migrateToS3(dataDir: string, target: S3StorageConfig, progress: (line: string) => void = () => {}): Promise<MigrateResult> {
   const paths = dataDirPaths(dataDir)
@@ -30,7 +34,8 @@ export async function migrateToS3(dataDir: string, target: S3StorageConfig, prog
   const releaseLock = acquireLock(paths)
   try {
     const local = createLocalBlobStore(paths)
-    const bucket = await probedS3BlobStore(target, paths, (message) => new MigrateError(message))
+    // a local data directory has no owner id yet: it gets a new one, or the prefix is another's
+    const { store: bucket, ownership } = await openS3Store({ ...target, recorded: undefined }, paths, 'fill', (message) => new MigrateError(message))
     const blobs = await local.list()
     const result: MigrateResult = { copied: 0, alreadyThere: 0, bytes: 0 }
     let done = 0
@@ -53,9 +58,22 @@ export async function migrateToS3(dataDir: string, target: S3StorageConfig, prog
     for (const sha256 of referencedBlobsIn(paths.database)) {
       if ((await bucket.size(sha256)) === null) throw new MigrateError(`the database refers to ${bucket.describe(sha256)}, which is neither in the data directory nor in the bucket; run miniship doctor; nothing was switched`)
     }
-    writeStorageFile(dataDir, target)
+    // storage.json first, then the marker: a marker naming an id no storage.json records would lock the prefix
+    const storageFile = join(dataDir, storageFileName)
+    const previous = existsSync(storageFile) ? readFileSync(storageFile, 'utf8') : null
+    writeStorageFile(dataDir, target, ownership.owner)
+    if (ownership.kind === 'claim') {
+      try {
+        await bucket.claim(ownership.owner)
+      } catch (error) {
+        if (previous === null) rmSync(storageFile, { force: true })
+        else writeFileAtomic(storageFile, previous)
+        throw new MigrateError(`${(error as Error).message}; nothing was switched, run migrate-storage again`)
+      }
+    }
     return result
   } finally {
     releaseLock()
   }
 }
+

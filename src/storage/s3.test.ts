@@ -1,13 +1,16 @@
 // S3 storage against a real S3-compatible server (s3rver): uploads, downloads in both modes, faults, the mirror, doctor and GC.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { readdirSync } from 'node:fs'
-import { createTestContext, type TestContext } from '../test-support'
-import type { Config } from '../config'
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { createTestContext, tempDir, type TestContext } from '../test-support'
+import { ConfigError, loadConfig, type Config, type S3StorageConfig } from '../config'
+import { startServer, type RunningServer } from '../cli/serve'
+import { createBackup } from '../backup/create'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../modules/versions/test-fixtures'
 import { sha256Hex } from '../modules/runtime/test-runtime'
 import { checkStoredFiles } from '.'
 import { collectStoreGarbage, findStoreGarbage } from './gc'
-import { createS3BlobStore, describeProbeFailure, type S3BlobStore } from './s3'
+import { createS3BlobStore, createS3Client, decideOwnership, describeProbeFailure, type OwnershipFacts, type S3BlobStore } from './s3'
 import { startTestS3, type TestS3 } from './test-s3'
 
 const access = '/api/mini-apps/access'
@@ -25,12 +28,15 @@ interface Setup {
   store: S3BlobStore
 }
 
+/** The settings of a data directory whose storage.json records `prefix` (as serve leaves it). */
+const ownedConfig = (prefix: string) => ({ ...s3.config(prefix), recorded: { owner: `test-${prefix}` } })
+
 async function setUp(prefix: string, overrides: Partial<Config> = {}): Promise<Setup> {
-  const context = createTestContext({ storage: s3.config(prefix), ...overrides })
+  const context = createTestContext({ storage: ownedConfig(prefix), ...overrides })
   const owner = await createTestUser(context)
   const appId = `com.example.${prefix.replace(/[^a-z]/g, '')}`
   const miniApp = await createMiniApp(context, owner.token, appId)
-  return { context, owner, miniAppId: miniApp.id, appId, store: createS3BlobStore(s3.config(prefix), context.dataDir.paths) }
+  return { context, owner, miniAppId: miniApp.id, appId, store: createS3BlobStore(ownedConfig(prefix), context.dataDir.paths) }
 }
 
 async function uploadVersion(setup: Setup, version: string) {
@@ -316,4 +322,185 @@ describe('the release mirror (decisions §11)', () => {
     // stable is another channel: untouched
     expect((await object('install.json')).status).toBe(200)
   })
+})
+
+// ---- one prefix, one data directory: the owner marker ------------------------------------------
+
+describe('decideOwnership: who may open a prefix', () => {
+  const X = { owner: 'inst-x', createdAt: '' }
+  const Y = { owner: 'inst-y', createdAt: '' }
+  type Row = [string, OwnershipFacts['recorded'], OwnershipFacts['marker'], boolean, OwnershipFacts['use'], string]
+  const table: Row[] = [
+    ['a fresh data directory takes an empty prefix', undefined, null, false, 'serve', 'claim new'],
+    ['a fresh data directory refuses unmarked blobs', undefined, null, true, 'serve', 'foreign'],
+    ['restore and migrate-storage fill an unmarked prefix', undefined, null, true, 'fill', 'claim new'],
+    ['doctor/backup with flags naming unmarked blobs', undefined, null, true, 'read', 'foreign'],
+    ['doctor/backup on an empty prefix', undefined, null, false, 'read', 'owned null'],
+    ['a fresh data directory and a marker', undefined, X, false, 'serve', 'foreign'],
+    ['a restore of a backup without an id and a marker', undefined, X, false, 'fill', 'foreign'],
+    ['its own marker', { owner: 'inst-x' }, X, true, 'serve', 'owned inst-x'],
+    ['its own marker, read', { owner: 'inst-x' }, X, true, 'read', 'owned inst-x'],
+    ['another installation\'s marker', { owner: 'inst-x' }, Y, true, 'serve', 'foreign'],
+    ['another installation\'s marker, restoring', { owner: 'inst-x' }, Y, true, 'fill', 'foreign'],
+    ['its marker gone: written again', { owner: 'inst-x' }, null, true, 'serve', 'claim inst-x'],
+    ['its marker gone, read: nothing written', { owner: 'inst-x' }, null, true, 'read', 'owned inst-x'],
+    ['a storage.json of the previous release adopts its unmarked prefix', { owner: null }, null, true, 'serve', 'claim new'],
+    ['… and doctor/backup read it as before', { owner: null }, null, true, 'read', 'owned null'],
+    ['a storage.json of the previous release and a marker', { owner: null }, X, true, 'serve', 'foreign'],
+    ['a damaged marker', { owner: 'inst-x' }, 'damaged', false, 'serve', 'foreign'],
+  ]
+  for (const [name, recorded, marker, holdsBlobs, use, expected] of table) {
+    test(name, async () => {
+      const decided = await decideOwnership({ recorded, marker, holdsBlobs: async () => holdsBlobs, use, where: 'bucket "b" prefix "p"', markerKey: 'p/miniship-owner.json', newOwner: () => 'new' })
+      const shown = decided.kind === 'foreign' ? 'foreign' : `${decided.kind} ${decided.owner}`
+      expect(shown).toBe(expected)
+    })
+  }
+})
+
+describe('a prefix belongs to the data directory that filled it (serve, against s3rver)', () => {
+  const running: RunningServer[] = []
+  afterAll(async () => {
+    for (const server of running) await server.stop()
+  })
+
+  const configFor = (dataDir: string, prefix: string, flags: Record<string, string> = {}) =>
+    loadConfig({ dataDir, host: '127.0.0.1', port: '0', rateLimit: 'off', s3Downloads: 'proxy', ...flags }, { ...s3.env(prefix) })
+
+  async function start(dataDir: string, prefix: string): Promise<{ server: RunningServer; base: string }> {
+    const server = await startServer(configFor(dataDir, prefix))
+    running.push(server)
+    return { server, base: `http://127.0.0.1:${server.server.port}` }
+  }
+
+  async function stop(server: RunningServer) {
+    await server.stop()
+    running.splice(running.indexOf(server), 1)
+  }
+
+  /** An owner, a miniapp and one version uploaded over HTTP; answers the token, the version id and its file hashes. */
+  async function populateOver(base: string, appId: string) {
+    const post = (path: string, init: RequestInit) => fetch(`${base}${path}`, { method: 'POST', ...init })
+    const token = ((await (await post('/api/auth/register', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: `${appId}@example.test`, password: 'dev-password' }) })).json()) as { accessToken: string }).accessToken
+    const auth = { authorization: `Bearer ${token}` }
+    expect((await post('/api/mini-apps', { headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ appId, name: 'Shop' }) })).status).toBe(201)
+    const uploaded = await post(`/api/mini-apps/by-app-id/${appId}/versions/upload`, { headers: auth, body: uploadForm(appId, { version: '1.0.0' }) })
+    expect(uploaded.status).toBe(201)
+    const version = (await uploaded.json()) as { id: string; files: Record<string, { sha256: string }> }
+    return { token, versionId: version.id, hashes: [...new Set(Object.values(version.files).map((file) => file.sha256))].sort() }
+  }
+
+  /** What a runtime does: install info, then every file it names, each hash checked; answers how many. */
+  async function installEveryFile(base: string, versionId: string, token: string): Promise<number> {
+    const info = await (await fetch(`${base}/api/mini-apps/access/versions/${versionId}/install?token=${token}`)).json()
+    const files: [string, { sha256: string }][] = [
+      [info.bundles.ios, info.files.bundleIos],
+      [info.bundles.android, info.files.bundleAndroid],
+      [info.assetsUrl.ios, info.files.assetsIos],
+      [info.assetsUrl.android, info.files.assetsAndroid],
+      [info.manifestUrl, info.files.manifest],
+    ]
+    for (const [url, expected] of files) {
+      const response = await fetch(url)
+      expect(response.status).toBe(200)
+      expect(sha256Hex(await response.arrayBuffer())).toBe(expected.sha256)
+    }
+    return files.length
+  }
+
+  const storageFileOf = (dataDir: string) => JSON.parse(readFileSync(join(dataDir, 'storage.json'), 'utf8')) as { owner?: string }
+  const markerOf = async (prefix: string) => {
+    const response = await fetch(s3.publicUrl(`${prefix}/miniship-owner.json`))
+    return response.status === 404 ? null : ((await response.json()) as { owner: string; createdAt: string })
+  }
+  const blobsIn = async (prefix: string, owner: string) => (await createS3BlobStore({ ...s3.config(prefix), recorded: { owner } }, { blobs: '/nonexistent', tmp: '/nonexistent' }).list()).map((blob) => blob.sha256)
+  const refusalOf = (promise: Promise<unknown>) =>
+    promise.then(
+      () => {
+        throw new Error('not refused')
+      },
+      (error: unknown) => {
+        expect(error).toBeInstanceOf(ConfigError)
+        return (error as Error).message
+      },
+    )
+
+  test('a new data directory pointed at another installation\'s prefix is refused; every file survives and still installs', async () => {
+    const victim = tempDir()
+    let { server, base } = await start(victim, 'victim')
+    const owner = storageFileOf(victim).owner!
+    expect(owner).toMatch(/^[0-9a-f-]{36}$/)
+    expect((await markerOf('victim'))?.owner).toBe(owner)
+    const { token, versionId, hashes } = await populateOver(base, 'com.example.victim')
+    await stop(server)
+
+    const newcomer = tempDir()
+    const message = await refusalOf(startServer(configFor(newcomer, 'victim')))
+    expect(message).toContain('bucket "miniship-test" prefix "victim" belongs to another miniship data directory')
+    expect(message).toContain(owner)
+    expect(message).not.toContain('\n')
+    expect(message).not.toContain('S3RVER')
+    expect(existsSync(join(newcomer, 'storage.json'))).toBe(false)
+    expect(existsSync(join(newcomer, 'miniship.lock'))).toBe(false)
+
+    expect(await blobsIn('victim', owner)).toEqual(hashes)
+    expect((await markerOf('victim'))?.owner).toBe(owner)
+    ;({ server, base } = await start(victim, 'victim'))
+    expect(await installEveryFile(base, versionId, token)).toBe(5)
+    await stop(server)
+    rmSync(newcomer, { recursive: true, force: true })
+  }, 30_000)
+
+  test('blobs with no marker (a previous release\'s installation) are refused to a new data directory; their own data directory adopts them', async () => {
+    const old = tempDir()
+    let { server, base } = await start(old, 'oldrelease')
+    const { token, versionId, hashes } = await populateOver(base, 'com.example.oldrelease')
+    await stop(server)
+    // as the previous release left it: storage.json without an owner id, no marker in the bucket
+    const { owner: _dropped, ...withoutOwner } = storageFileOf(old) as Record<string, unknown>
+    writeFileSync(join(old, 'storage.json'), JSON.stringify(withoutOwner))
+    await createS3Client(s3.config()).delete('oldrelease/miniship-owner.json')
+    expect(await markerOf('oldrelease')).toBeNull()
+
+    const newcomer = tempDir()
+    const message = await refusalOf(startServer(configFor(newcomer, 'oldrelease')))
+    expect(message).toContain('bucket "miniship-test" prefix "oldrelease" already holds stored files of another miniship data directory')
+    expect(await markerOf('oldrelease')).toBeNull()
+    expect(await blobsIn('oldrelease', 'any')).toEqual(hashes)
+
+    ;({ server, base } = await start(old, 'oldrelease'))
+    const adopted = storageFileOf(old).owner
+    expect(adopted).toMatch(/^[0-9a-f-]{36}$/)
+    expect((await markerOf('oldrelease'))?.owner).toBe(adopted!)
+    expect(await installEveryFile(base, versionId, token)).toBe(5)
+    await stop(server)
+    expect(await refusalOf(startServer(configFor(newcomer, 'oldrelease')))).toContain(`belongs to another miniship data directory (installation ${adopted}`)
+    expect(await blobsIn('oldrelease', adopted!)).toEqual(hashes)
+    rmSync(newcomer, { recursive: true, force: true })
+  }, 30_000)
+
+  test('doctor\'s checks, doctor --fix\'s collection and backup refuse a prefix of another installation and remove nothing', async () => {
+    const victim = tempDir()
+    const { server, base } = await start(victim, 'guarded')
+    const { hashes } = await populateOver(base, 'com.example.guarded')
+    await stop(server)
+    const owner = storageFileOf(victim).owner!
+
+    // a data directory with no version at all: every blob of the prefix would be garbage to it
+    const context = createTestContext({ storage: s3.config('guarded') })
+    try {
+      for (const config of [s3.config('guarded'), { ...s3.config('guarded'), recorded: { owner: 'another-installation' } } satisfies S3StorageConfig]) {
+        const store = createS3BlobStore(config, context.dataDir.paths)
+        const problems = await checkStoredFiles(context.dataDir.db.$client, store)
+        expect(problems).toHaveLength(1)
+        expect(problems[0]).toContain('prefix "guarded" belongs to another miniship data directory')
+        expect(await refusalOf(collectStoreGarbage(store, context.dataDir.db.$client))).toContain('belongs to another miniship data directory')
+        expect(await refusalOf(findStoreGarbage(store, context.dataDir.db.$client))).toContain('belongs to another miniship data directory')
+        expect(await refusalOf(createBackup({ dataDir: context.config.dataDir, out: join(tempDir(), 'backup.tar.gz'), store }))).toContain('belongs to another miniship data directory')
+      }
+      expect(await blobsIn('guarded', owner)).toEqual(hashes)
+    } finally {
+      context.close()
+    }
+  }, 30_000)
 })

@@ -2,7 +2,7 @@
 import { createReadStream } from 'node:fs'
 import { rm, stat } from 'node:fs/promises'
 import type { S3File } from 'bun'
-import type { S3StorageConfig } from '../config'
+import { ConfigError, ownerIdPattern, type S3StorageConfig } from '../config'
 import type { DataDirPaths } from '../data-dir'
 import { AppError } from '../http/errors'
 import { createHolds, sha256Pattern, type BlobStore, type ListedBlob } from './blob-store'
@@ -35,6 +35,86 @@ export interface S3BlobStore extends BlobStore {
   deleteObject(relative: string): Promise<void>
   /** write + stat + delete of a probe key: throws a one-line Error naming what is wrong. */
   probe(): Promise<void>
+  /** The installation id this store knows the prefix to be owned by (recorded or claimed), or null. */
+  readonly owner: string | null
+  /** Reads the prefix's owner marker and decides what opening it for `use` means; writes nothing. */
+  ownership(use: PrefixUse): Promise<Ownership>
+  /** Writes the owner marker naming `owner` (after storage.json records it); the prefix is then this store's. */
+  claim(owner: string): Promise<void>
+  /**
+   * Throws ConfigError unless the prefix is this data directory's (as `ownership('read')` decides);
+   * checked once. Listing and deleting call it, so doctor --fix and GC never touch a foreign prefix.
+   */
+  ensureOwned(): Promise<void>
+}
+
+// ---- the prefix's owner (one prefix, one data directory) ---------------------------------------
+
+/** The object beside blobs/ naming the data directory whose files the prefix holds. */
+const ownerMarkerName = 'miniship-owner.json'
+
+interface OwnerMarker {
+  owner: string
+  createdAt: string
+}
+
+/**
+ * How a command opens a prefix: `serve` uses it (and takes an empty one), `fill` (restore,
+ * migrate-storage) may put its files into a prefix that already holds unmarked ones, `read`
+ * (doctor, backup) never writes the marker.
+ */
+export type PrefixUse = 'serve' | 'fill' | 'read'
+
+export type Ownership =
+  /** the prefix is this data directory's; `owner` null only for a storage.json from before owner ids with no marker yet (read) */
+  | { kind: 'owned'; owner: string | null }
+  /** the prefix becomes this data directory's once storage.json records `owner` and the marker is written */
+  | { kind: 'claim'; owner: string }
+  | { kind: 'foreign'; message: string }
+
+export interface OwnershipFacts {
+  /** `S3StorageConfig.recorded`: what this data directory's storage.json says about the prefix */
+  recorded: { owner: string | null } | undefined
+  /** the marker found, or null; `'damaged'` when one is there but unreadable */
+  marker: OwnerMarker | 'damaged' | null
+  /** whether objects lie under blobs/ (asked only when it matters) */
+  holdsBlobs: () => Promise<boolean>
+  use: PrefixUse
+  /** `bucket "b" prefix "p"`, for the messages */
+  where: string
+  markerKey: string
+  newOwner: () => string
+}
+
+/**
+ * The rules: a marker naming another installation is refused (whatever the command); no marker on
+ * a prefix this data directory recorded is written again (serve) or adopted with a new id (a
+ * storage.json from before owner ids); no marker on a prefix new to this data directory is taken
+ * if it holds no blobs, or by restore and migrate-storage, which are how a prefix gets filled.
+ */
+export async function decideOwnership(facts: OwnershipFacts): Promise<Ownership> {
+  const { recorded, marker, use, where } = facts
+  const mine = recorded?.owner ?? null
+  if (marker !== null) {
+    if (marker !== 'damaged' && mine !== null && marker.owner === mine) return { kind: 'owned', owner: mine }
+    const named = marker === 'damaged' ? `a damaged ${facts.markerKey}` : `installation ${marker.owner} in ${facts.markerKey}`
+    const self = mine !== null ? `; this one is ${mine}` : ''
+    return { kind: 'foreign', message: `S3 storage: ${where} belongs to another miniship data directory (${named}${self}); nothing was changed: give this data directory a bucket or --s3-prefix of its own` }
+  }
+  if (mine !== null) return use === 'read' ? { kind: 'owned', owner: mine } : { kind: 'claim', owner: mine }
+  if (recorded !== undefined) return use === 'read' ? { kind: 'owned', owner: null } : { kind: 'claim', owner: facts.newOwner() }
+  if (use !== 'fill' && (await facts.holdsBlobs())) {
+    return {
+      kind: 'foreign',
+      message: `S3 storage: ${where} already holds stored files of another miniship data directory (objects under blobs/ and no ${ownerMarkerName}); nothing was changed: give this data directory a bucket or --s3-prefix of its own, or fill it with miniship restore or migrate-storage`,
+    }
+  }
+  return use === 'read' ? { kind: 'owned', owner: null } : { kind: 'claim', owner: facts.newOwner() }
+}
+
+/** `bucket "b" prefix "p"` (or `bucket "b" (no prefix)`), naming where in a message. */
+function describeLocation(config: Pick<S3StorageConfig, 'bucket' | 'prefix'>): string {
+  return `bucket "${config.bucket}" ${config.prefix === '' ? '(no prefix)' : `prefix "${config.prefix}"`}`
 }
 
 /** The 503 every S3 failure on a request path becomes; the detail goes to the log, never to the client. */
@@ -140,6 +220,55 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
   const presigned = new Map<string, { url: string; signedAt: number; expiresIn: number }>()
   /** deletions in flight: a commit of the same hash waits for them before it looks */
   const deleting = new Map<string, Promise<void>>()
+  let owner: string | null = config.recorded?.owner ?? null
+  let owned: Promise<void> | null = null
+  const markerKey = objectKey(ownerMarkerName)
+
+  async function readMarker(): Promise<OwnerMarker | 'damaged' | null> {
+    let text: string
+    try {
+      text = await withTimeout(client.file(markerKey).text(), metadataTimeoutMs, 'reading the owner marker')
+    } catch (error) {
+      if (errorCode(error) === 'NoSuchKey') return null
+      throw new Error(describeProbeFailure(config, errorCode(error)))
+    }
+    try {
+      const parsed = JSON.parse(text) as Partial<OwnerMarker>
+      // an id is printed in messages: anything else (a newline, say) counts as damaged
+      if (typeof parsed.owner === 'string' && ownerIdPattern.test(parsed.owner)) return { owner: parsed.owner, createdAt: String(parsed.createdAt ?? '') }
+    } catch {
+      // damaged, below
+    }
+    return 'damaged'
+  }
+
+  /** Asked once, only of a prefix new to this data directory with no marker. */
+  async function holdsBlobs(): Promise<boolean> {
+    // One page either way; not maxKeys 1: s3rver (the tests' S3) fails on any truncated listing.
+    const page = await withTimeout(client.list({ prefix: objectKey('blobs/'), maxKeys: 1000 }), metadataTimeoutMs, 'list')
+    return (page.contents ?? []).length > 0
+  }
+
+  async function ownership(use: PrefixUse): Promise<Ownership> {
+    const decided = await decideOwnership({ recorded: config.recorded, marker: await readMarker(), holdsBlobs, use, where: describeLocation(config), markerKey, newOwner: () => crypto.randomUUID() })
+    if (decided.kind === 'owned') {
+      owner = decided.owner
+      owned = Promise.resolve()
+    }
+    return decided
+  }
+
+  function ensureOwned(): Promise<void> {
+    owned ??= ownership('read').then((decided) => {
+      if (decided.kind === 'foreign') throw new ConfigError(decided.message)
+    })
+    // a failure is not remembered: the next call asks again
+    return owned.catch((error: unknown) => {
+      owned = null
+      throw error
+    })
+  }
+
   const failed = (what: string) => (error: unknown): never => {
     log(JSON.stringify({ level: 'error', msg: `object storage: ${what} failed`, code: errorCode(error), bucket: config.bucket }))
     throw storageUnavailable()
@@ -180,6 +309,7 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
     },
     release: holds.release,
     async removeUnreferenced(sha256s, isReferenced) {
+      await ensureOwned()
       const removed: string[] = []
       const pending: Promise<void>[] = []
       for (const sha256 of new Set(sha256s)) {
@@ -199,6 +329,7 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
     read: (sha256) => client.file(blobKey(sha256)),
     size,
     async list() {
+      await ensureOwned()
       const found: ListedBlob[] = []
       const prefix = objectKey('blobs/sha256/')
       let continuationToken: string | undefined
@@ -213,6 +344,7 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
       return found.sort((a, b) => a.sha256.localeCompare(b.sha256))
     },
     async remove(sha256) {
+      await ensureOwned()
       await client.delete(blobKey(sha256))
     },
     putFile: put,
@@ -248,6 +380,21 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
         throw new Error(describeProbeFailure(config, errorCode(error)))
       }
     },
+    get owner() {
+      return owner
+    },
+    ownership,
+    async claim(id) {
+      const marker: OwnerMarker = { owner: id, createdAt: new Date().toISOString() }
+      try {
+        await withTimeout(client.write(markerKey, JSON.stringify(marker, null, 2) + '\n', { type: 'application/json' }), metadataTimeoutMs, 'writing the owner marker')
+      } catch (error) {
+        throw new Error(`S3 storage: ${describeLocation(config)}: the owner marker ${markerKey} could not be written (${errorCode(error)})`)
+      }
+      owner = id
+      owned = Promise.resolve()
+    },
+    ensureOwned,
   }
 }
 
@@ -260,6 +407,30 @@ export async function probedS3BlobStore(config: S3StorageConfig, paths: Pick<Dat
     throw fail((error as Error).message)
   }
   return store
+}
+
+/**
+ * The store a command opens, probed, with its prefix's ownership decided for `use`: a prefix of
+ * another data directory throws ConfigError (exit 2), before anything is written or removed; a
+ * probe failure throws `fail(its one-line message)`. A `claim` is the caller's to carry out, once
+ * storage.json records the owner.
+ */
+export async function openS3Store(
+  config: S3StorageConfig,
+  paths: Pick<DataDirPaths, 'blobs' | 'tmp'>,
+  use: PrefixUse,
+  fail: (message: string) => Error,
+  log?: (line: string) => void,
+): Promise<{ store: S3BlobStore; ownership: Exclude<Ownership, { kind: 'foreign' }> }> {
+  const store = await probedS3BlobStore(config, paths, fail, log)
+  let ownership: Ownership
+  try {
+    ownership = await store.ownership(use)
+  } catch (error) {
+    throw fail((error as Error).message)
+  }
+  if (ownership.kind === 'foreign') throw new ConfigError(ownership.message)
+  return { store, ownership }
 }
 
 /** One line for the operator naming the setting to look at (never the secret). */
