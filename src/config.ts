@@ -185,13 +185,13 @@ function onOff(name: string, value: string): boolean {
   throw new ConfigError(`${name} must be "on" or "off", got "${value}"`)
 }
 
-function baseUrl(name: string, value: string): string | null {
+function baseUrl(name: string, value: string, example = 'https://apps.example.com/api'): string | null {
   if (value === '') return null
   let url: URL
   try {
     url = new URL(value)
   } catch {
-    throw new ConfigError(`${name} must be a full http(s) URL such as https://apps.example.com/api, got "${value}"`)
+    throw new ConfigError(`${name} must be a full http(s) URL such as ${example}, got "${value}"`)
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new ConfigError(`${name} must start with http:// or https://, got "${value}"`)
@@ -299,7 +299,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
     port: Number(port.value),
     host: host.value,
     publicUrl: baseUrl(publicUrl.name, publicUrl.value),
-    cdnUrl: baseUrl(cdnUrl.name, cdnUrl.value),
+    cdnUrl: baseUrl(cdnUrl.name, cdnUrl.value, 'https://cdn.example.com'),
     registration: registration.value,
     uploadLimitBytes: uploadLimitMb * 1024 * 1024,
     tokenTtlSeconds,
@@ -397,7 +397,7 @@ function storageConfig(pick: SettingPicker, env: Record<string, string | undefin
   if (prefix.value !== '' && !/^[A-Za-z0-9!_.*'()-]+(\/[A-Za-z0-9!_.*'()-]+)*\/?$/.test(prefix.value.replace(/^\/+/, ''))) {
     throw new ConfigError(`${prefix.name} must be a key prefix such as miniship or team/miniship, got "${prefix.value}"`)
   }
-  const location = { bucket: bucket.value, endpoint: baseUrl(endpoint.name, endpoint.value), region: region.value || 'us-east-1', prefix: prefix.value.replace(/^\/+|\/+$/g, '') }
+  const location = { bucket: bucket.value, endpoint: baseUrl(endpoint.name, endpoint.value, 'https://s3.eu-central-1.amazonaws.com or http://127.0.0.1:9000'), region: region.value || 'us-east-1', prefix: prefix.value.replace(/^\/+|\/+$/g, '') }
   if (fromFile && !mayMove) refuseAnotherLocation(fromFile, { bucket, endpoint, region, prefix }, location)
   const accessKeyId = env.MINISHIP_S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || ''
   const secretAccessKey = env.MINISHIP_S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || ''

@@ -299,7 +299,8 @@ export async function createBackup(options: BackupOptions): Promise<BackupResult
     if (error instanceof BackupError) throw error
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT') throw new BackupError(`a file disappeared while the backup ran (${(error as Error).message}); did a server start on ${options.dataDir}? Run the backup again`)
-    throw new BackupError(`backup failed: ${(error as Error).message}`)
+    // the CLI says "backup failed:" before it
+    throw new BackupError((error as Error).message)
   } finally {
     rmSync(staging, { recursive: true, force: true })
     cleanup.delete(staging)

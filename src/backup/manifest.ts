@@ -40,6 +40,11 @@ export class BackupError extends Error {}
 const sha256Pattern = /^[0-9a-f]{64}$/
 const blobEntryPattern = /^blobs\/sha256\/([0-9a-f]{2})\/([0-9a-f]{64})$/
 
+/** How many stored files (blobs) an archive holds: its files but the database, the secret and the insights key. */
+export function storedFileCount(manifest: Pick<BackupManifest, 'files'>): number {
+  return manifest.files.filter((file) => blobEntryPattern.test(file.path)).length
+}
+
 /** The archive paths a backup may hold: the database, the secret, the insights key and content-addressed blobs. */
 export function isArchivePath(path: string): boolean {
   if (path === 'miniship.db' || path === 'secret.key' || path === 'insights.key') return true

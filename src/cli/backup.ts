@@ -4,9 +4,9 @@ import { rmSync } from 'node:fs'
 import { configFrom, fail, runAction, withDataDirOption, withStorageOptions } from './common'
 import type { ConfigFlags } from '../config'
 import { dataDirPaths } from '../data-dir'
-import { createBlobStore } from '../storage'
+import { openBlobStore } from '../storage'
 import { backupTarget, createBackup } from '../backup/create'
-import { BackupError } from '../backup/manifest'
+import { BackupError, storedFileCount } from '../backup/manifest'
 import { removeOnInterrupt, terminalProgress } from '../backup/progress'
 
 function megabytes(bytes: number): string {
@@ -35,9 +35,10 @@ export function backupCommand(): Command {
         const uninstall = removeOnInterrupt(cleanup, (path) => rmSync(path, { recursive: true, force: true }))
         try {
           const target = backupTarget(out, now)
-          const result = await createBackup({ dataDir: config.dataDir, out: target, now: () => now, progress, cleanup, store: createBlobStore(config, dataDirPaths(config.dataDir)), skipBlobs: skipBlobs === true })
+          const store = await openBlobStore(config, dataDirPaths(config.dataDir))
+          const result = await createBackup({ dataDir: config.dataDir, out: target, now: () => now, progress, cleanup, store, skipBlobs: skipBlobs === true })
           progress.done()
-          const blobs = result.manifest.files.length - 2
+          const blobs = storedFileCount(result.manifest)
           const where = skipBlobs ? `stored files left in bucket ${result.manifest.blobs?.bucket}` : `${blobs} stored file${blobs === 1 ? '' : 's'}`
           console.log(`Backup written to ${result.out} (${where}, schema version ${result.manifest.schemaVersion}, ${megabytes(result.archiveBytes)})`)
         } catch (error) {

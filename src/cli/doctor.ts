@@ -6,7 +6,7 @@ import { configFrom, fail, runAction, withDataDirOption, withStorageOptions } fr
 import { acquireLock, dataDirPaths, hasStoredFiles, lockHolder, type DataDirPaths } from '../data-dir'
 import { appliedMigrationCount, schemaVersion } from '../db/open'
 import { collectGarbage, collectStoreGarbage, describeCollected, findGarbage, findStoreGarbage } from '../storage/gc'
-import { checkStoredFiles, createBlobStore, createLocalBlobStore, type BlobStore } from '../storage'
+import { checkStoredFiles, createLocalBlobStore, openBlobStore, type BlobStore } from '../storage'
 
 export interface DoctorCheck {
   name: string
@@ -177,7 +177,8 @@ export function doctorCommand(): Command {
     .action(({ fix, ...flags }) =>
       runAction(async () => {
         const config = configFrom(flags)
-        const store = createBlobStore(config, dataDirPaths(config.dataDir))
+        // refused credentials, a missing bucket or another data directory's prefix: one line, exit 2
+        const store = await openBlobStore(config, dataDirPaths(config.dataDir))
         if (fix) console.log(`FIXED: ${await fixLeftovers(config.dataDir, store)}`)
         const tty = process.stderr.isTTY
         const problems = await diagnose(

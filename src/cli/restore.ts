@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs'
 import { configFrom, fail, runAction, withDataDirOption, withStorageOptions } from './common'
 import { restoreBackup } from '../backup/restore'
 import type { ConfigFlags } from '../config'
-import { BackupError } from '../backup/manifest'
+import { BackupError, storedFileCount } from '../backup/manifest'
 import { removeOnInterrupt, terminalProgress } from '../backup/progress'
 
 export function restoreCommand(): Command {
@@ -25,7 +25,7 @@ export function restoreCommand(): Command {
         try {
           const result = await restoreBackup({ archive: file, dataDir: config.dataDir, force: force === true, progress, cleanup, storage: config.storage, notice: (line) => process.stderr.write(`miniship: ${line}\n`) })
           progress.done()
-          const blobs = result.manifest.files.length - 2
+          const blobs = storedFileCount(result.manifest)
           const migrated = result.migrated > 0 ? `, migrated from schema version ${result.manifest.schemaVersion}` : ''
           console.log(
             `Restored ${file} (taken ${result.manifest.createdAt} by miniship ${result.manifest.productVersion}, ${blobs} stored file${blobs === 1 ? '' : 's'}${migrated}) into ${config.dataDir}${result.replaced ? ', replacing what was there' : ''}.`,

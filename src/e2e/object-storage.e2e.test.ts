@@ -1,7 +1,7 @@
 // The binary with S3 storage (s3rver): start refusals, the whole release flow in both download modes,
 // installs and updates from the release mirror through a "CDN" while miniship is stopped, and migrate-storage.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Server } from 'bun'
 import { callApi, runBinary, startBinary, tempDir, type RunningBinary } from './support'
@@ -252,6 +252,23 @@ test('migrate-storage --to s3: the same data directory moves from local to S3 st
   } finally {
     await server.stop()
   }
+
+  // refused credentials stop backup and doctor as they stop serve: one line naming the setting, exit 2
+  const refusedKey = { ...testCredentials, MINISHIP_S3_ACCESS_KEY_ID: 'WRONG' }
+  for (const args of [['backup', '--out', join(dir, 'refused-backup.tar.gz')], ['doctor']]) {
+    const result = await runBinary([...args, '--data-dir', dataDir], { env: refusedKey })
+    expect({ args, exitCode: result.exitCode }).toEqual({ args, exitCode: 2 })
+    expect(result.stderr.trim().split('\n')).toHaveLength(1)
+    expect(result.stderr).toContain('the credentials in MINISHIP_S3_ACCESS_KEY_ID/MINISHIP_S3_SECRET_ACCESS_KEY (or AWS_*) were refused')
+    expect(result.stderr).not.toContain('backup failed: backup failed')
+    expect(result.stderr + result.stdout).not.toContain(testCredentials.MINISHIP_S3_SECRET_ACCESS_KEY)
+  }
+  expect(existsSync(join(dir, 'refused-backup.tar.gz'))).toBe(false)
+  const backup = await runBinary(['backup', '--out', join(dir, 'migrated-backup.tar.gz'), '--data-dir', dataDir], { env: testCredentials })
+  expect(backup.exitCode).toBe(0)
+  const stored = readdirSync(join(s3.directory, 'miniship-test', 'migrating', 'blobs'), { recursive: true }).filter((name) => String(name).endsWith('._S3rver_object')).length
+  expect(stored).toBeGreaterThan(5)
+  expect(backup.stdout).toContain(`(${stored} stored files,`)
 }, 60_000)
 
 test('a new data directory pointed at another installation\'s prefix is refused (exit 2) and every file of it survives; so is a prefix other than storage.json records', async () => {
@@ -273,6 +290,13 @@ test('a new data directory pointed at another installation\'s prefix is refused 
   expect(refused.stderr + refused.stdout).not.toContain('removed')
   expect(refused.stderr + refused.stdout).not.toContain(testCredentials.MINISHIP_S3_SECRET_ACCESS_KEY)
   expect(existsSync(join(newcomer, 'storage.json'))).toBe(false)
+  expect(blobFiles()).toBe(before)
+  // doctor --fix of a data directory whose storage.json names the victim's prefix: refused, nothing removed
+  mkdirSync(newcomer, { recursive: true })
+  writeFileSync(join(newcomer, 'storage.json'), JSON.stringify({ storage: 's3', s3: { bucket: 'miniship-test', endpoint: s3.endpoint, region: 'us-east-1', prefix: 'victim' }, owner: 'someone-else' }))
+  const doctor = await runBinary(['doctor', '--fix', '--data-dir', newcomer], { env: testCredentials })
+  expect(doctor.exitCode).toBe(2)
+  expect(doctor.stderr).toContain('belongs to another miniship data directory')
   expect(blobFiles()).toBe(before)
 
   // the victim's own data directory, told another prefix: refused naming the recorded one

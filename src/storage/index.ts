@@ -4,10 +4,10 @@ import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import type { Database } from 'bun:sqlite'
 import type { DataDirPaths } from '../data-dir'
-import type { Config } from '../config'
+import { ConfigError, type Config } from '../config'
 import { sha256Pattern, type BlobStore, type TempFile } from './blob-store'
 import { createLocalBlobStore } from './local'
-import { createS3BlobStore, isS3BlobStore } from './s3'
+import { createS3BlobStore, isS3BlobStore, openS3Store } from './s3'
 
 export type { BlobStore, TempFile } from './blob-store'
 export { blobPath, createLocalBlobStore } from './local'
@@ -49,6 +49,16 @@ export function writeTempBytes(paths: Pick<DataDirPaths, 'tmp'>, bytes: Uint8Arr
 
 export async function removeTemp(file: Pick<TempFile, 'path'>): Promise<void> {
   await rm(file.path, { force: true })
+}
+
+/**
+ * The store a command that only reads (backup, doctor) opens: an S3 bucket is probed and its
+ * prefix's owner checked first, so refused credentials, a missing bucket or another data
+ * directory's prefix stop it with one line naming the setting (ConfigError, exit 2).
+ */
+export async function openBlobStore(config: Pick<Config, 'storage'>, paths: Pick<DataDirPaths, 'blobs' | 'tmp'>): Promise<BlobStore> {
+  if (config.storage.kind !== 's3') return createLocalBlobStore(paths)
+  return (await openS3Store(config.storage, paths, 'read', (message) => new ConfigError(message))).store
 }
 
 /** The store the configuration names: the data directory's blobs/ (default) or an S3 bucket. */
