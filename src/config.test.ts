@@ -220,6 +220,14 @@ describe('storage settings: flags > environment > storage.json > local; credenti
       })
     })
 
+    test('restore --force replaces the directory, storage.json with it: another place, or local storage, may be named', () => {
+      withStorageFile(recorded, (dataDir) => {
+        expect(loadConfig({ dataDir, s3Bucket: 'bkt', s3Prefix: 'zz' }, credentials, { storageMayMove: true }).storage).toMatchObject({ bucket: 'bkt', prefix: 'zz' })
+        expect(loadConfig({ dataDir, storage: 'local' }, credentials, { storageMayMove: true }).storage).toEqual({ kind: 'local' })
+        expect(refusal(() => loadConfig({ dataDir, storage: 'local' }, credentials)).message).toContain('keeps its stored files in S3')
+      })
+    })
+
     test('an owner id that is not one makes storage.json damaged', () => {
       withStorageFile({ ...recorded, owner: 'has spaces and "quotes"' }, (dataDir) => {
         expect(refusal(() => loadConfig({ dataDir }, credentials)).message).toContain('storage.json is damaged')

@@ -202,8 +202,8 @@ function baseUrl(name: string, value: string, example = 'https://apps.example.co
 
 export interface LoadOptions {
   /**
-   * The command writes a new storage.json (migrate-storage): the S3 settings may name another
-   * place than the one recorded. Everywhere else a different bucket, prefix, endpoint or region is
+   * The command writes a new storage.json (migrate-storage, restore): the storage settings may
+   * name another place than the one recorded, or local storage. Everywhere else a different bucket, prefix, endpoint or region is
    * refused, as the stored files are where storage.json says.
    */
   storageMayMove?: boolean
@@ -376,7 +376,7 @@ function storageConfig(pick: SettingPicker, env: Record<string, string | undefin
   const chosen = kind.value === '' ? (persisted?.storage ?? 'local') : kind.value
   if (chosen !== 'local' && chosen !== 's3') throw new ConfigError(`${kind.name} must be "local" or "s3", got "${kind.value}"`)
   if (chosen === 'local') {
-    if (persisted?.storage === 's3') {
+    if (persisted?.storage === 's3' && !mayMove) {
       throw new ConfigError(`${kind.name} local: this data directory keeps its stored files in S3 (bucket ${persisted.s3!.bucket}, see storage.json); leave out ${kind.name}`)
     }
     return { kind: 'local' }

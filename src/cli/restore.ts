@@ -18,7 +18,8 @@ export function restoreCommand(): Command {
     )
     .action((file: string, { force, ...flags }: { force?: boolean } & ConfigFlags) =>
       runAction(async () => {
-        const config = configFrom(flags)
+        // the restored directory gets the storage.json of this restore (--force replaces one that named another place)
+        const config = configFrom(flags, { storageMayMove: true })
         const progress = terminalProgress()
         const cleanup = new Set<string>()
         const uninstall = removeOnInterrupt(cleanup, (path) => rmSync(path, { recursive: true, force: true }))
