@@ -1,6 +1,6 @@
 // Backups across stores (S3 → local, local → S3, --skip-blobs) and migrate-storage, against s3rver; every file's sha256 checked.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createTestContext, tempDir, type TestContext } from '../test-support'
 import { ConfigError, loadConfig, type S3StorageConfig } from '../config'
@@ -196,6 +196,24 @@ describe('restore and migrate-storage fill only a prefix that is no other instal
     }
     expect(await listed('taken-restore', 'inst-owner')).toEqual(hashes)
     expect(await markerOwner('taken-restore')).toBe('inst-owner')
+  })
+
+  test('a damaged local file is named as such and never copied; nothing is switched', async () => {
+    const context = createTestContext()
+    const hashes = await populate(context, 'com.example.damaged')
+    const dataDir = context.config.dataDir
+    context.dataDir.db.$client.close()
+    const damaged = hashes[0]!
+    const path = blobPath(dataDirPaths(dataDir), damaged)
+    writeFileSync(path, Buffer.from(readFileSync(path)).fill(120, 0, 8))
+    const error = await migrateToS3(dataDir, s3.config('damaged')).then(() => null, (failure: unknown) => failure)
+    expect(error).toBeInstanceOf(MigrateError)
+    const message = (error as Error).message
+    expect(message).toContain(`stored file ${path} is damaged`)
+    expect(message).toContain('run miniship doctor')
+    expect(existsSync(join(dataDir, 'storage.json'))).toBe(false)
+    expect((await fetch(s3.publicUrl(`damaged/blobs/sha256/${damaged.slice(0, 2)}/${damaged}`))).status).toBe(404)
+    rmSync(dataDir, { recursive: true, force: true })
   })
 
   test('migrate-storage into another installation\'s prefix is refused, storage.json untouched; an unmarked prefix is filled and marked', async () => {

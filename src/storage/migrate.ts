@@ -45,6 +45,9 @@ export async function migrateToS3(dataDir: string, target: S3StorageConfig, prog
         result.alreadyThere++
         continue
       }
+      // a damaged local file is the data directory's problem, not the bucket's: nothing of it is copied
+      const localHash = await hashBlob(local.read(blob.sha256))
+      if (localHash !== blob.sha256) throw new MigrateError(`stored file ${local.describe(blob.sha256)} is damaged: its content hashes to ${localHash}; nothing was switched, run miniship doctor`)
       await bucket.putFile(blob.sha256, local.path(blob.sha256))
       result.copied++
       result.bytes += blob.size
@@ -53,7 +56,11 @@ export async function migrateToS3(dataDir: string, target: S3StorageConfig, prog
     for (const blob of blobs) {
       progress(`verifying stored files in the bucket ${++done}/${blobs.length}…`)
       const actual = await hashBlob(bucket.read(blob.sha256)).catch((error: Error) => `unreadable (${error.message})`)
-      if (actual !== blob.sha256) throw new MigrateError(`${bucket.describe(blob.sha256)} does not read back intact (${actual}); nothing was switched, run migrate-storage again`)
+      if (actual !== blob.sha256) {
+        // no bad copy stays under the good name: the next run copies it again
+        await bucket.remove(blob.sha256).catch(() => {})
+        throw new MigrateError(`${bucket.describe(blob.sha256)} does not read back intact (${actual}); nothing was switched, run migrate-storage again`)
+      }
     }
     for (const sha256 of referencedBlobsIn(paths.database)) {
       if ((await bucket.size(sha256)) === null) throw new MigrateError(`the database refers to ${bucket.describe(sha256)}, which is neither in the data directory nor in the bucket; run miniship doctor; nothing was switched`)
