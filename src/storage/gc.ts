@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { Database } from 'bun:sqlite'
 import type { DataDirPaths } from '../data-dir'
 import type { BlobStore } from './blob-store'
+import { isS3BlobStore } from './s3'
 import { blobPath } from './local'
 
 const sha256Pattern = /^[0-9a-f]{64}$/
@@ -106,7 +107,10 @@ export function isReferencedNow(database: Database, sha256: string): boolean {
 /** Blobs in `store` (a bucket, or the data directory) that no version row refers to. */
 export async function findStoreGarbage(store: BlobStore, database: Database): Promise<StoredFile[]> {
   const referenced = referencedBlobs(database)
-  return (await store.list()).filter((blob) => !referenced.has(blob.sha256)).map((blob) => ({ path: store.describe(blob.sha256), size: blob.size, sha256: blob.sha256 }))
+  const unreferenced: StoredFile[] = (await store.list()).filter((blob) => !referenced.has(blob.sha256)).map((blob) => ({ path: store.describe(blob.sha256), size: blob.size, sha256: blob.sha256 }))
+  // a bucket's strays under blobs/ are garbage as a directory's are
+  if (isS3BlobStore(store)) for (const stray of await store.listStrays()) unreferenced.push({ path: `s3://${store.bucket}/${store.objectKey(stray.relative)}`, size: stray.size, sha256: null })
+  return unreferenced
 }
 
 /**
@@ -116,9 +120,16 @@ export async function findStoreGarbage(store: BlobStore, database: Database): Pr
  */
 export async function collectStoreGarbage(store: BlobStore, database: Database, report: (line: string) => void = () => {}): Promise<CollectedGarbage> {
   const garbage = await findStoreGarbage(store, database)
-  const sizes = new Map(garbage.map((file) => [file.sha256!, file.size]))
+  const sizes = new Map(garbage.filter((file) => file.sha256 !== null).map((file) => [file.sha256!, file.size]))
   const removed = await store.removeUnreferenced(sizes.keys(), (sha256) => isReferencedNow(database, sha256))
   const collected = { removedFiles: removed.length, removedBytes: removed.reduce((sum, sha256) => sum + (sizes.get(sha256) ?? 0), 0), removedTmp: 0 }
+  if (isS3BlobStore(store)) {
+    for (const stray of await store.listStrays()) {
+      await store.deleteObject(stray.relative)
+      collected.removedFiles++
+      collected.removedBytes += stray.size
+    }
+  }
   const summary = describeCollected(collected)
   if (summary) report(summary)
   return collected

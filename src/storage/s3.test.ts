@@ -91,6 +91,12 @@ describe('uploads into the bucket', () => {
     expect((await collectStoreGarbage(setup.store, setup.context.dataDir.db.$client)).removedFiles).toBe(1)
     expect(await setup.store.size(stray.sha256)).toBeNull()
     expect(await findStoreGarbage(setup.store, setup.context.dataDir.db.$client)).toEqual([])
+    // an object under blobs/ that is no blob is found and removed, as a stray file under blobs/ is
+    await setup.store.writeObject('blobs/sha256/zz/stray.txt', 'not a blob', { contentType: 'text/plain', cacheControl: 'no-cache' })
+    const found = await findStoreGarbage(setup.store, setup.context.dataDir.db.$client)
+    expect(found).toEqual([{ path: `s3://${setup.store.bucket}/${setup.store.objectKey('blobs/sha256/zz/stray.txt')}`, size: 10, sha256: null }])
+    expect(await collectStoreGarbage(setup.store, setup.context.dataDir.db.$client)).toMatchObject({ removedFiles: 1, removedBytes: 10 })
+    expect(await findStoreGarbage(setup.store, setup.context.dataDir.db.$client)).toEqual([])
   })
 })
 

@@ -35,6 +35,8 @@ export interface S3BlobStore extends BlobStore {
   deleteObject(relative: string): Promise<void>
   /** write + stat + delete of a probe key: throws a one-line Error naming what is wrong. */
   probe(): Promise<void>
+  /** Objects under blobs/ that are no correctly named blob (`relative` below the prefix), as doctor reports local strays. */
+  listStrays(): Promise<{ relative: string; size: number }[]>
   /** The installation id this store knows the prefix to be owned by (recorded or claimed), or null. */
   readonly owner: string | null
   /** Reads the prefix's owner marker and decides what opening it for `use` means; writes nothing. */
@@ -269,6 +271,26 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
     })
   }
 
+  /** Every object under blobs/: the correctly named blobs (sorted by hash), and the strays beside them. */
+  async function listBlobObjects(): Promise<{ blobs: ListedBlob[]; strays: { relative: string; size: number }[] }> {
+    await ensureOwned()
+    const blobs: ListedBlob[] = []
+    const strays: { relative: string; size: number }[] = []
+    const root = objectKey('')
+    const prefix = objectKey('blobs/')
+    let continuationToken: string | undefined
+    do {
+      const page = await withTimeout(client.list({ prefix, maxKeys: 1000, ...(continuationToken ? { continuationToken } : {}) }), metadataTimeoutMs, 'list')
+      for (const object of page.contents ?? []) {
+        const match = /^sha256\/([0-9a-f]{2})\/([0-9a-f]{64})$/.exec(object.key.slice(prefix.length))
+        if (match && match[2]!.startsWith(match[1]!)) blobs.push({ sha256: match[2]!, size: object.size ?? 0 })
+        else strays.push({ relative: object.key.slice(root.length), size: object.size ?? 0 })
+      }
+      continuationToken = page.isTruncated ? page.nextContinuationToken : undefined
+    } while (continuationToken)
+    return { blobs: blobs.sort((a, b) => a.sha256.localeCompare(b.sha256)), strays }
+  }
+
   const failed = (what: string) => (error: unknown): never => {
     log(JSON.stringify({ level: 'error', msg: `object storage: ${what} failed`, code: errorCode(error), bucket: config.bucket }))
     throw storageUnavailable()
@@ -329,19 +351,10 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
     read: (sha256) => client.file(blobKey(sha256)),
     size,
     async list() {
-      await ensureOwned()
-      const found: ListedBlob[] = []
-      const prefix = objectKey('blobs/sha256/')
-      let continuationToken: string | undefined
-      do {
-        const page = await withTimeout(client.list({ prefix, maxKeys: 1000, ...(continuationToken ? { continuationToken } : {}) }), metadataTimeoutMs, 'list')
-        for (const object of page.contents ?? []) {
-          const match = /^([0-9a-f]{2})\/([0-9a-f]{64})$/.exec(object.key.slice(prefix.length))
-          if (match && match[2]!.startsWith(match[1]!)) found.push({ sha256: match[2]!, size: object.size ?? 0 })
-        }
-        continuationToken = page.isTruncated ? page.nextContinuationToken : undefined
-      } while (continuationToken)
-      return found.sort((a, b) => a.sha256.localeCompare(b.sha256))
+      return (await listBlobObjects()).blobs
+    },
+    async listStrays() {
+      return (await listBlobObjects()).strays
     },
     async remove(sha256) {
       await ensureOwned()
