@@ -6,19 +6,8 @@ import { join } from 'node:path'
 import type { Server } from 'bun'
 import { callApi, runBinary, startBinary, tempDir, type RunningBinary } from './support'
 import { buildZip } from '../modules/versions/test-fixtures'
-import { derivedManifestUrl, sha256Hex } from '../modules/runtime/test-runtime'
+import { derivedManifestUrl, installFiles, sha256Hex, type InstallInfo } from '../modules/runtime/test-runtime'
 import { startTestS3, testCredentials, type TestS3 } from '../storage/test-s3'
-
-type FileInfo = { size: number; sha256: string }
-interface InstallInfo {
-  versionId: string
-  version: string
-  bundleUrl: string
-  bundles: { ios: string; android: string }
-  assetsUrl: { ios: string; android: string }
-  manifestUrl: string
-  files: Record<'bundleIos' | 'bundleAndroid' | 'manifest' | 'assetsIos' | 'assetsAndroid', FileInfo>
-}
 
 let s3: TestS3
 let dir: string
@@ -58,14 +47,7 @@ async function populate(server: RunningBinary, appId: string) {
 
 /** A runtime's install: every file of install info fetched as given (redirects followed), sizes and hashes checked; answers the manifest's version. */
 async function install(info: InstallInfo): Promise<string> {
-  const files: [string, FileInfo][] = [
-    [info.bundles.ios, info.files.bundleIos],
-    [info.bundles.android, info.files.bundleAndroid],
-    [info.assetsUrl.ios, info.files.assetsIos],
-    [info.assetsUrl.android, info.files.assetsAndroid],
-    [info.manifestUrl, info.files.manifest],
-  ]
-  for (const [url, expected] of files) {
+  for (const [url, expected] of installFiles(info)) {
     const response = await fetch(url)
     expect(response.status).toBe(200)
     const bytes = new Uint8Array(await response.arrayBuffer())

@@ -8,22 +8,15 @@ import yauzl from 'yauzl'
 import type { Server } from 'bun'
 import { callApi, startBinary, tempDir, type ApiCallOptions, type RunningBinary } from './support'
 import { buildZip } from '../modules/versions/test-fixtures'
-import { derivedManifestUrl, resolveUrl, sha256Hex } from '../modules/runtime/test-runtime'
+import { derivedManifestUrl, resolveUrl, sha256Hex, type InstallInfo as RuntimeInstallInfo } from '../modules/runtime/test-runtime'
 
 const appId = 'com.example.runtime'
 
-interface InstallInfo {
+interface InstallInfo extends RuntimeInstallInfo {
   appId: string
   appName: string
-  versionId: string
-  version: string
   releaseType: string
   routeUrl: string
-  bundleUrl: string
-  bundles: { ios: string; android: string }
-  assetsUrl: { ios: string; android: string }
-  manifestUrl: string
-  files: Record<'bundleIos' | 'bundleAndroid' | 'manifest' | 'assetsIos' | 'assetsAndroid', { size: number; sha256: string }>
 }
 
 /** A reverse proxy (or a CDN) in front of the server: `<its prefix>/x` → `<upstream>/api/x`, bodies streamed. */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createTestContext, tempDir, type TestContext } from '../test-support'
-import { ConfigError, loadConfig, type S3StorageConfig } from '../config'
+import { loadConfig, type S3StorageConfig } from '../config'
 import { createApp } from '../app'
 import { dataDirPaths, openDataDir } from '../data-dir'
 import { createBackup } from '../backup/create'
@@ -13,7 +13,7 @@ import { sha256Hex } from '../modules/runtime/test-runtime'
 import { blobPath, createLocalBlobStore } from '.'
 import { createS3BlobStore, createS3Client } from './s3'
 import { migrateToS3, MigrateError } from './migrate'
-import { startTestS3, testCredentials, type TestS3 } from './test-s3'
+import { configRefusal, startTestS3, testCredentials, type TestS3 } from './test-s3'
 
 let s3: TestS3
 /** The settings of a data directory whose storage.json records `prefix` with `owner` (as serve leaves it). */
@@ -161,16 +161,7 @@ describe('restore and migrate-storage fill only a prefix that is no other instal
     return hashes
   }
   const listed = async (prefix: string, owner: string) => (await createS3BlobStore(ownedConfig(prefix, owner), dataDirPaths(tempDir())).list()).map((blob) => blob.sha256)
-  const refusal = (promise: Promise<unknown>) =>
-    promise.then(
-      () => {
-        throw new Error('not refused')
-      },
-      (error: unknown) => {
-        expect(error).toBeInstanceOf(ConfigError)
-        return (error as Error).message
-      },
-    )
+  const refusal = configRefusal
 
   test('restore into another installation\'s prefix is refused before anything is written; its files and marker stay', async () => {
     const hashes = await takenPrefix('taken-restore', 'inst-owner')

@@ -3,15 +3,15 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createTestContext, tempDir, type TestContext } from '../test-support'
-import { ConfigError, loadConfig, type Config, type S3StorageConfig } from '../config'
+import { loadConfig, type Config, type S3StorageConfig } from '../config'
 import { startServer, type RunningServer } from '../cli/serve'
 import { createBackup } from '../backup/create'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../modules/versions/test-fixtures'
-import { sha256Hex } from '../modules/runtime/test-runtime'
+import { installFiles, sha256Hex, type InstallInfo } from '../modules/runtime/test-runtime'
 import { checkStoredFiles } from '.'
 import { collectStoreGarbage, findStoreGarbage } from './gc'
 import { createS3BlobStore, createS3Client, decideOwnership, describeProbeFailure, type OwnershipFacts, type S3BlobStore } from './s3'
-import { startTestS3, type TestS3 } from './test-s3'
+import { configRefusal, startTestS3, type TestS3 } from './test-s3'
 
 const access = '/api/mini-apps/access'
 let s3: TestS3
@@ -398,14 +398,8 @@ describe('a prefix belongs to the data directory that filled it (serve, against 
 
   /** What a runtime does: install info, then every file it names, each hash checked; answers how many. */
   async function installEveryFile(base: string, versionId: string, token: string): Promise<number> {
-    const info = await (await fetch(`${base}/api/mini-apps/access/versions/${versionId}/install?token=${token}`)).json()
-    const files: [string, { sha256: string }][] = [
-      [info.bundles.ios, info.files.bundleIos],
-      [info.bundles.android, info.files.bundleAndroid],
-      [info.assetsUrl.ios, info.files.assetsIos],
-      [info.assetsUrl.android, info.files.assetsAndroid],
-      [info.manifestUrl, info.files.manifest],
-    ]
+    const info = (await (await fetch(`${base}/api/mini-apps/access/versions/${versionId}/install?token=${token}`)).json()) as InstallInfo
+    const files = installFiles(info)
     for (const [url, expected] of files) {
       const response = await fetch(url)
       expect(response.status).toBe(200)
@@ -420,16 +414,7 @@ describe('a prefix belongs to the data directory that filled it (serve, against 
     return response.status === 404 ? null : ((await response.json()) as { owner: string; createdAt: string })
   }
   const blobsIn = async (prefix: string, owner: string) => (await createS3BlobStore({ ...s3.config(prefix), recorded: { owner } }, { blobs: '/nonexistent', tmp: '/nonexistent' }).list()).map((blob) => blob.sha256)
-  const refusalOf = (promise: Promise<unknown>) =>
-    promise.then(
-      () => {
-        throw new Error('not refused')
-      },
-      (error: unknown) => {
-        expect(error).toBeInstanceOf(ConfigError)
-        return (error as Error).message
-      },
-    )
+  const refusalOf = configRefusal
 
   test('a new data directory pointed at another installation\'s prefix is refused; every file survives and still installs', async () => {
     const victim = tempDir()

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import type { S3StorageConfig } from '../config'
+import { ConfigError, type S3StorageConfig } from '../config'
 
 const root = join(import.meta.dir, '..', '..')
 export const testBucket = 'miniship-test'
@@ -78,4 +78,17 @@ export async function startTestS3(): Promise<TestS3> {
       rmSync(directory, { recursive: true, force: true })
     },
   }
+}
+
+/** The message of the ConfigError `promise` rejects with (the refusal of a prefix or a setting); anything else fails the test. */
+export function configRefusal(promise: Promise<unknown>): Promise<string> {
+  return promise.then(
+    () => {
+      throw new Error('not refused')
+    },
+    (error: unknown) => {
+      if (!(error instanceof ConfigError)) throw new Error(`refused with ${String(error)}, not a ConfigError`)
+      return error.message
+    },
+  )
 }

@@ -20,3 +20,28 @@ export function derivedManifestUrl(bundleUrl: string): string {
 export function sha256Hex(bytes: Uint8Array | ArrayBuffer): string {
   return new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
 }
+
+/** A stored file as install info describes it. */
+export type FileInfo = { size: number; sha256: string }
+
+/** The parts of install info a runtime's install reads. */
+export interface InstallInfo {
+  versionId: string
+  version: string
+  bundleUrl: string
+  bundles: { ios: string; android: string }
+  assetsUrl: { ios: string; android: string }
+  manifestUrl: string
+  files: Record<'bundleIos' | 'bundleAndroid' | 'manifest' | 'assetsIos' | 'assetsAndroid', FileInfo>
+}
+
+/** Every file a runtime's install fetches: its URL from install info, with the size and sha256 it must have. */
+export function installFiles(info: InstallInfo): [string, FileInfo][] {
+  return [
+    [info.bundles.ios, info.files.bundleIos],
+    [info.bundles.android, info.files.bundleAndroid],
+    [info.assetsUrl.ios, info.files.assetsIos],
+    [info.assetsUrl.android, info.files.assetsAndroid],
+    [info.manifestUrl, info.files.manifest],
+  ]
+}
