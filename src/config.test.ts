@@ -153,7 +153,7 @@ describe('storage settings: flags > environment > storage.json > local; credenti
 
   // A flag or variable naming another place than storage.json records would serve (and collect)
   // a place where this directory's files are not: refused, naming the setting and what is recorded.
-  describe('a bucket, prefix, endpoint or region other than storage.json records is refused', () => {
+  describe('a bucket or prefix other than storage.json records is refused; a moved endpoint or another region is taken', () => {
     const { mkdtempSync, writeFileSync, rmSync } = require('node:fs') as typeof import('node:fs')
     const recorded = { storage: 's3', s3: { bucket: 'bkt2', endpoint: 'http://127.0.0.1:9000', region: 'eu-west-1', prefix: 'r3' }, owner: '0199aa00-0000-7000-8000-000000000001' }
     const withStorageFile = (content: object, run: (dataDir: string) => void) => {
@@ -180,9 +180,6 @@ describe('storage settings: flags > environment > storage.json > local; credenti
       ['another bucket (environment)', {}, { MINISHIP_S3_BUCKET: 'bkt' }, ['MINISHIP_S3_BUCKET "bkt"', 'bucket "bkt2"', 'leave out MINISHIP_S3_BUCKET']],
       ['another prefix', { s3Bucket: 'bkt', s3Prefix: 'zz' }, {}, ['--s3-bucket "bkt"']],
       ['another prefix only', { s3Prefix: 'zz' }, {}, ['--s3-prefix "zz"', 'key prefix "r3"', '--s3-prefix zz']],
-      ['another endpoint', { s3Endpoint: 'http://127.0.0.1:9001' }, {}, ['--s3-endpoint "http://127.0.0.1:9001"', 'endpoint "http://127.0.0.1:9000"']],
-      ['another region', { s3Region: 'us-east-1' }, {}, ['--s3-region "us-east-1"', 'region "eu-west-1"']],
-      ['another region, named by the environment', {}, { MINISHIP_S3_REGION: 'eu-central-1' }, ['MINISHIP_S3_REGION "eu-central-1"', 'region "eu-west-1"']],
     ]
     for (const [name, flags, env, fragments] of table) {
       test(`${name}: one line naming the setting, the recorded value and how to move`, () => {
@@ -207,8 +204,14 @@ describe('storage settings: flags > environment > storage.json > local; credenti
     test('a storage.json without a prefix or endpoint: naming one is a change too', () => {
       withStorageFile({ storage: 's3', s3: { bucket: 'bkt2', endpoint: null, region: 'us-east-1', prefix: '' } }, (dataDir) => {
         expect(refusal(() => loadConfig({ dataDir, s3Prefix: 'victim' }, credentials)).message).toContain('key prefix none')
-        expect(refusal(() => loadConfig({ dataDir, s3Endpoint: 'http://127.0.0.1:9000' }, credentials)).message).toContain('endpoint AWS (no endpoint)')
         expect(loadConfig({ dataDir, s3Region: 'us-east-1' }, credentials).storage).toMatchObject({ bucket: 'bkt2', recorded: { owner: null } })
+      })
+    })
+
+    test('another endpoint or region names the same files (a moved MinIO host, a corrected region): taken, with the owner id', () => {
+      withStorageFile(recorded, (dataDir) => {
+        const moved = loadConfig({ dataDir, s3Endpoint: 'http://127.0.0.1:9001' }, { ...credentials, MINISHIP_S3_REGION: 'eu-central-1' }).storage
+        expect(moved).toMatchObject({ bucket: 'bkt2', prefix: 'r3', endpoint: 'http://127.0.0.1:9001', region: 'eu-central-1', recorded: { owner: recorded.owner } })
       })
     })
 

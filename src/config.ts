@@ -398,7 +398,7 @@ function storageConfig(pick: SettingPicker, env: Record<string, string | undefin
     throw new ConfigError(`${prefix.name} must be a key prefix such as miniship or team/miniship, got "${prefix.value}"`)
   }
   const location = { bucket: bucket.value, endpoint: baseUrl(endpoint.name, endpoint.value, 'https://s3.eu-central-1.amazonaws.com or http://127.0.0.1:9000'), region: region.value || 'us-east-1', prefix: prefix.value.replace(/^\/+|\/+$/g, '') }
-  if (fromFile && !mayMove) refuseAnotherLocation(fromFile, { bucket, endpoint, region, prefix }, location)
+  if (fromFile && !mayMove) refuseAnotherLocation(fromFile, { bucket, prefix }, location)
   const accessKeyId = env.MINISHIP_S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || ''
   const secretAccessKey = env.MINISHIP_S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || ''
   if (accessKeyId === '' || secretAccessKey === '') {
@@ -422,26 +422,28 @@ function recordedLocation(recorded: S3Location): S3Location {
   return { bucket: recorded.bucket, endpoint: recorded.endpoint ?? null, region: recorded.region || 'us-east-1', prefix: (recorded.prefix ?? '').replace(/^\/+|\/+$/g, '') }
 }
 
+/** Whether the files are where storage.json says: the bucket and prefix (a moved endpoint or a corrected region names the same files). */
 function sameLocation(recorded: S3Location, location: S3Location): boolean {
   const stored = recordedLocation(recorded)
-  return stored.bucket === location.bucket && stored.endpoint === location.endpoint && stored.region === location.region && stored.prefix === location.prefix
+  return stored.bucket === location.bucket && stored.prefix === location.prefix
 }
 
 /**
- * A flag or variable naming another bucket, prefix, endpoint or region than storage.json records
- * would serve (and garbage-collect) a place where this directory's files are not: refused, naming
- * the setting, what is recorded, and how the files move.
+ * A flag or variable naming another bucket or prefix than storage.json records would serve (and
+ * garbage-collect) a place where this directory's files are not: refused, naming the setting,
+ * what is recorded, and how the files move. The endpoint and the region may change (a moved MinIO
+ * host, a corrected region name the same files); serve records the new ones.
  */
-function refuseAnotherLocation(recorded: S3Location, picked: Record<keyof S3Location, { value: string; name: string }>, location: S3Location): void {
+function refuseAnotherLocation(recorded: S3Location, picked: Record<'bucket' | 'prefix', { value: string; name: string }>, location: S3Location): void {
   const stored = recordedLocation(recorded)
-  const shown = (value: string | null, empty: string) => (value === null || value === '' ? empty : `"${value}"`)
-  const labels: Record<keyof S3Location, [string, string]> = { bucket: ['bucket', ''], endpoint: ['endpoint', 'AWS (no endpoint)'], region: ['region', ''], prefix: ['key prefix', 'none'] }
-  for (const key of ['bucket', 'prefix', 'endpoint', 'region'] as const) {
+  const labels = { bucket: ['bucket', '', 's3Bucket'], prefix: ['key prefix', 'none', 's3Prefix'] } as const
+  for (const key of ['bucket', 'prefix'] as const) {
     if (picked[key].value === '' || stored[key] === location[key]) continue
-    const flag = settings[({ bucket: 's3Bucket', endpoint: 's3Endpoint', region: 's3Region', prefix: 's3Prefix' } as const)[key]].flag
-    const [label, empty] = labels[key]
+    const [label, empty, setting] = labels[key]
+    const flag = settings[setting].flag
+    const shown = stored[key] === '' ? empty : `"${stored[key]}"`
     throw new ConfigError(
-      `${picked[key].name} "${picked[key].value}": this data directory keeps its stored files at ${label} ${shown(stored[key], empty)} (recorded in storage.json); leave out ${picked[key].name}, or move them by restoring a backup into a new data directory (miniship backup, then miniship restore FILE --storage s3 ${flag} ${picked[key].value}); migrate-storage moves only local files`,
+      `${picked[key].name} "${picked[key].value}": this data directory keeps its stored files at ${label} ${shown} (recorded in storage.json); leave out ${picked[key].name}, or move them by restoring a backup into a new data directory (miniship backup, then miniship restore FILE --storage s3 ${flag} ${picked[key].value}); migrate-storage moves only local files`,
     )
   }
 }

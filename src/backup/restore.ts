@@ -209,10 +209,13 @@ type OpenedBucket = Awaited<ReturnType<typeof openS3Store>>
  * Opens the bucket a restore fills, before anything is written: probed, and its prefix refused
  * (ConfigError) when its owner marker names another installation than the backup's. The
  * restored directory keeps the backup's owner id (it is the same installation moved); a backup
- * from before owner ids, or of local storage, gets a new one.
+ * from before owner ids gets the marker's when it was taken of this prefix, else (or of local
+ * storage) a new one.
  */
 function openTargetBucket(staging: string, storage: S3StorageConfig, manifest: BackupManifest): Promise<OpenedBucket> {
-  const recorded = manifest.owner !== undefined ? { owner: manifest.owner } : undefined
+  // a backup from before owner ids, taken of this very prefix, is of the installation that marked it
+  const sameBucket = manifest.blobs?.storage === 's3' && manifest.blobs.bucket === storage.bucket && (manifest.blobs.prefix ?? '').replace(/\/+$/, '') === storage.prefix
+  const recorded = manifest.owner !== undefined ? { owner: manifest.owner } : sameBucket ? { owner: null } : undefined
   return openS3Store({ ...storage, recorded }, dataDirPaths(staging), 'fill', (message) => new BackupError(message))
 }
 

@@ -82,7 +82,7 @@ async function fixLeftovers(root: string, store: BlobStore): Promise<string> {
     try {
       const collected = collectGarbage(paths, database)
       if (store.kind !== 'local') {
-        const inBucket = await collectStoreGarbage(store, database)
+        const inBucket = await collectStoreGarbage(store, database, undefined, true)
         collected.removedFiles += inBucket.removedFiles
         collected.removedBytes += inBucket.removedBytes
       }

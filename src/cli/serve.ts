@@ -175,7 +175,8 @@ async function recordStorage(config: Config, blobs: BlobStore, claim: string | n
   if (config.storage.kind !== 's3' || !isS3BlobStore(blobs)) return
   const persisted = readStorageFile(config.dataDir)
   const owner = claim ?? blobs.owner
-  if (persisted?.storage !== 's3' || (owner !== null && persisted.owner !== owner)) writeStorageFile(config.dataDir, config.storage, owner)
+  const moved = persisted?.storage === 's3' && (persisted.s3?.endpoint ?? null) !== config.storage.endpoint
+  if (persisted?.storage !== 's3' || moved || persisted.s3?.region !== config.storage.region || (owner !== null && persisted.owner !== owner)) writeStorageFile(config.dataDir, config.storage, owner)
   if (claim !== null) {
     try {
       await blobs.claim(claim)

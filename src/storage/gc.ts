@@ -106,26 +106,34 @@ export function isReferencedNow(database: Database, sha256: string): boolean {
 
 /** Blobs in `store` (a bucket, or the data directory) that no version row refers to. */
 export async function findStoreGarbage(store: BlobStore, database: Database): Promise<StoredFile[]> {
+  return (await storeGarbage(store, database)).files
+}
+
+/** The unreferenced blobs of `store` and, in a bucket, the strays under blobs/ (one listing). */
+async function storeGarbage(store: BlobStore, database: Database): Promise<{ files: StoredFile[]; strays: { relative: string; size: number }[] }> {
   const referenced = referencedBlobs(database)
-  const unreferenced: StoredFile[] = (await store.list()).filter((blob) => !referenced.has(blob.sha256)).map((blob) => ({ path: store.describe(blob.sha256), size: blob.size, sha256: blob.sha256 }))
+  const { blobs, strays } = isS3BlobStore(store) ? await store.listObjects() : { blobs: await store.list(), strays: [] }
+  const files: StoredFile[] = blobs.filter((blob) => !referenced.has(blob.sha256)).map((blob) => ({ path: store.describe(blob.sha256), size: blob.size, sha256: blob.sha256 }))
   // a bucket's strays under blobs/ are garbage as a directory's are
-  if (isS3BlobStore(store)) for (const stray of await store.listStrays()) unreferenced.push({ path: `s3://${store.bucket}/${store.objectKey(stray.relative)}`, size: stray.size, sha256: null })
-  return unreferenced
+  if (isS3BlobStore(store)) for (const stray of strays) files.push({ path: `s3://${store.bucket}/${store.objectKey(stray.relative)}`, size: stray.size, sha256: null })
+  return { files, strays }
 }
 
 /**
  * Removes unreferenced blobs from `store`. Safe while a server on the same store runs only when
  * it is that server's own store object (its upload holds are then respected): `serve` runs it in
- * the background after start for a bucket; doctor --fix runs it under the data directory's lock.
+ * the background after start for a bucket; doctor --fix runs it under the data directory's lock,
+ * and only it (`removeStrays`) removes a bucket's strays: an operator asked for it.
  */
-export async function collectStoreGarbage(store: BlobStore, database: Database, report: (line: string) => void = () => {}): Promise<CollectedGarbage> {
-  const garbage = await findStoreGarbage(store, database)
+export async function collectStoreGarbage(store: BlobStore, database: Database, report: (line: string) => void = () => {}, removeStrays = false): Promise<CollectedGarbage> {
+  const { files: garbage, strays } = await storeGarbage(store, database)
   const sizes = new Map(garbage.filter((file) => file.sha256 !== null).map((file) => [file.sha256!, file.size]))
   const removed = await store.removeUnreferenced(sizes.keys(), (sha256) => isReferencedNow(database, sha256))
   const collected = { removedFiles: removed.length, removedBytes: removed.reduce((sum, sha256) => sum + (sizes.get(sha256) ?? 0), 0), removedTmp: 0 }
-  if (isS3BlobStore(store)) {
-    for (const stray of await store.listStrays()) {
-      await store.deleteObject(stray.relative)
+  if (removeStrays && isS3BlobStore(store)) {
+    for (const stray of strays) {
+      // one that cannot be removed now is found again by the next doctor
+      if (!(await store.deleteObject(stray.relative).then(() => true, () => false))) continue
       collected.removedFiles++
       collected.removedBytes += stray.size
     }

@@ -58,7 +58,7 @@ export async function migrateToS3(dataDir: string, target: S3StorageConfig, prog
       const actual = await hashBlob(bucket.read(blob.sha256)).catch((error: Error) => `unreadable (${error.message})`)
       if (actual !== blob.sha256) {
         // no bad copy stays under the good name: the next run copies it again
-        await bucket.remove(blob.sha256).catch(() => {})
+        await bucket.deleteObject(`blobs/sha256/${blob.sha256.slice(0, 2)}/${blob.sha256}`).catch(() => {})
         throw new MigrateError(`${bucket.describe(blob.sha256)} does not read back intact (${actual}); nothing was switched, run migrate-storage again`)
       }
     }

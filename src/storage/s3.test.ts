@@ -95,7 +95,13 @@ describe('uploads into the bucket', () => {
     await setup.store.writeObject('blobs/sha256/zz/stray.txt', 'not a blob', { contentType: 'text/plain', cacheControl: 'no-cache' })
     const found = await findStoreGarbage(setup.store, setup.context.dataDir.db.$client)
     expect(found).toEqual([{ path: `s3://${setup.store.bucket}/${setup.store.objectKey('blobs/sha256/zz/stray.txt')}`, size: 10, sha256: null }])
-    expect(await collectStoreGarbage(setup.store, setup.context.dataDir.db.$client)).toMatchObject({ removedFiles: 1, removedBytes: 10 })
+    // serve's background collection leaves it (only an operator's doctor --fix removes strays)
+    expect(await collectStoreGarbage(setup.store, setup.context.dataDir.db.$client)).toMatchObject({ removedFiles: 0 })
+    // another installation nested below blobs/ (its owner marker beside its files) is not a stray
+    await setup.store.writeObject('blobs/nested/miniship-owner.json', '{"owner":"x"}', { contentType: 'application/json', cacheControl: 'no-cache' })
+    await setup.store.writeObject('blobs/nested/blobs/sha256/ab/file', 'theirs', { contentType: 'text/plain', cacheControl: 'no-cache' })
+    expect((await findStoreGarbage(setup.store, setup.context.dataDir.db.$client)).map((file) => file.path)).toEqual([found[0]!.path])
+    expect(await collectStoreGarbage(setup.store, setup.context.dataDir.db.$client, undefined, true)).toMatchObject({ removedFiles: 1, removedBytes: 10 })
     expect(await findStoreGarbage(setup.store, setup.context.dataDir.db.$client)).toEqual([])
   })
 })
@@ -352,7 +358,8 @@ describe('decideOwnership: who may open a prefix', () => {
     ['its marker gone, read: nothing written', { owner: 'inst-x' }, null, true, 'read', 'owned inst-x'],
     ['a storage.json of the previous release adopts its unmarked prefix', { owner: null }, null, true, 'serve', 'claim new'],
     ['… and doctor/backup read it as before', { owner: null }, null, true, 'read', 'owned null'],
-    ['a storage.json of the previous release and a marker', { owner: null }, X, true, 'serve', 'foreign'],
+    ['a storage.json of this place from before owner ids (a snapshot, an old backup) and a marker: the marker is its own', { owner: null }, X, true, 'serve', 'owned inst-x'],
+    ['… and a damaged marker', { owner: null }, 'damaged', true, 'serve', 'foreign'],
     ['a damaged marker', { owner: 'inst-x' }, 'damaged', false, 'serve', 'foreign'],
   ]
   for (const [name, recorded, marker, holdsBlobs, use, expected] of table) {

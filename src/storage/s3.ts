@@ -35,8 +35,12 @@ export interface S3BlobStore extends BlobStore {
   deleteObject(relative: string): Promise<void>
   /** write + stat + delete of a probe key: throws a one-line Error naming what is wrong. */
   probe(): Promise<void>
-  /** Objects under blobs/ that are no correctly named blob (`relative` below the prefix), as doctor reports local strays. */
-  listStrays(): Promise<{ relative: string; size: number }[]>
+  /**
+   * One listing of blobs/: the correctly named blobs (as `list`), and the strays beside them
+   * (`relative` below the prefix), as doctor reports local strays. Objects of another
+   * installation nested below blobs/ (a prefix `P/blobs/x` beside `P`, with its owner marker) are neither.
+   */
+  listObjects(): Promise<{ blobs: ListedBlob[]; strays: { relative: string; size: number }[] }>
   /** The installation id this store knows the prefix to be owned by (recorded or claimed), or null. */
   readonly owner: string | null
   /** Reads the prefix's owner marker and decides what opening it for `use` means; writes nothing. */
@@ -99,6 +103,9 @@ export async function decideOwnership(facts: OwnershipFacts): Promise<Ownership>
   const mine = recorded?.owner ?? null
   if (marker !== null) {
     if (marker !== 'damaged' && mine !== null && marker.owner === mine) return { kind: 'owned', owner: mine }
+    // a storage.json that records this very place but no owner was written before owner ids (a
+    // snapshot or backup of this installation from before them): the marker is its own
+    if (marker !== 'damaged' && recorded !== undefined && mine === null) return { kind: 'owned', owner: marker.owner }
     const named = marker === 'damaged' ? `a damaged ${facts.markerKey}` : `installation ${marker.owner} in ${facts.markerKey}`
     const self = mine !== null ? `; this one is ${mine}` : ''
     return { kind: 'foreign', message: `S3 storage: ${where} belongs to another miniship data directory (${named}${self}); nothing was changed: give this data directory a bucket or --s3-prefix of its own` }
@@ -288,7 +295,10 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
       }
       continuationToken = page.isTruncated ? page.nextContinuationToken : undefined
     } while (continuationToken)
-    return { blobs: blobs.sort((a, b) => a.sha256.localeCompare(b.sha256)), strays }
+    // another installation's prefix nested below blobs/: its marker names the folder to leave alone
+    const nested = strays.filter((stray) => stray.relative.endsWith(`/${ownerMarkerName}`)).map((stray) => stray.relative.slice(0, -ownerMarkerName.length))
+    const ours = strays.filter((stray) => !nested.some((folder) => stray.relative.startsWith(folder)))
+    return { blobs: blobs.sort((a, b) => a.sha256.localeCompare(b.sha256)), strays: ours }
   }
 
   const failed = (what: string) => (error: unknown): never => {
@@ -353,9 +363,7 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
     async list() {
       return (await listBlobObjects()).blobs
     },
-    async listStrays() {
-      return (await listBlobObjects()).strays
-    },
+    listObjects: listBlobObjects,
     async remove(sha256) {
       await ensureOwned()
       await client.delete(blobKey(sha256))
@@ -404,6 +412,11 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
       } catch (error) {
         throw new Error(`S3 storage: ${describeLocation(config)}: the owner marker ${markerKey} could not be written (${errorCode(error)})`)
       }
+      // two data directories claiming one empty prefix at once: the marker read back says who won
+      const written = await readMarker()
+      if (written === null || written === 'damaged' || written.owner !== id) {
+        throw new ConfigError(`S3 storage: ${describeLocation(config)} was claimed by another miniship data directory at the same time; nothing was changed: give this data directory a bucket or --s3-prefix of its own`)
+      }
       owner = id
       owned = Promise.resolve()
     },
@@ -435,7 +448,8 @@ export async function openS3Store(
   fail: (message: string) => Error,
   log?: (line: string) => void,
 ): Promise<{ store: S3BlobStore; ownership: Exclude<Ownership, { kind: 'foreign' }> }> {
-  const store = await probedS3BlobStore(config, paths, fail, log)
+  // backup and doctor only read: the owner marker's GET is their probe (read-only credentials do)
+  const store = use === 'read' ? createS3BlobStore(config, paths, log) : await probedS3BlobStore(config, paths, fail, log)
   let ownership: Ownership
   try {
     ownership = await store.ownership(use)
