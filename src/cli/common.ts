@@ -35,8 +35,9 @@ export function withServerOptions(command: Command): Command {
 
 /**
  * Where stored files live: on serve, doctor, backup, restore and migrate-storage. A data directory
- * remembers its choice in storage.json, so these are needed only the first time (values other than
- * the recorded ones are refused, except by migrate-storage); credentials come from the environment only.
+ * remembers its choice in storage.json, so these are needed only the first time (another bucket or
+ * prefix than the recorded one is refused, except by migrate-storage and restore); credentials come
+ * from the environment only.
  */
 export function withStorageOptions(command: Command): Command {
   return command

@@ -21,7 +21,7 @@ import { dataDirPaths, hasStoredFiles } from '../data-dir'
 import { createLocalBlobStore, type BlobStore } from '../storage'
 import { isS3BlobStore, openS3Store, type S3BlobStore } from '../storage/s3'
 import { collectStoreGarbage } from '../storage/gc'
-import { writeStorageFile } from '../storage/storage-file'
+import { storageFileOf, writeStorageFile } from '../storage/storage-file'
 import type { ReleaseMirror } from '../storage/mirror'
 import type { Db } from '../db/open'
 
@@ -173,10 +173,9 @@ async function openStore(config: Config): Promise<{ blobs: BlobStore; claim: str
  */
 async function recordStorage(config: Config, blobs: BlobStore, claim: string | null): Promise<void> {
   if (config.storage.kind !== 's3' || !isS3BlobStore(blobs)) return
-  const persisted = readStorageFile(config.dataDir)
   const owner = claim ?? blobs.owner
-  const moved = persisted?.storage === 's3' && (persisted.s3?.endpoint ?? null) !== config.storage.endpoint
-  if (persisted?.storage !== 's3' || moved || persisted.s3?.region !== config.storage.region || (owner !== null && persisted.owner !== owner)) writeStorageFile(config.dataDir, config.storage, owner)
+  // the first start, a new owner id, a moved endpoint or a corrected region: storage.json follows
+  if (JSON.stringify(storageFileOf(config.storage, owner)) !== JSON.stringify(readStorageFile(config.dataDir))) writeStorageFile(config.dataDir, config.storage, owner)
   if (claim !== null) {
     try {
       await blobs.claim(claim)

@@ -52,9 +52,10 @@ export async function removeTemp(file: Pick<TempFile, 'path'>): Promise<void> {
 }
 
 /**
- * The store a command that only reads (backup, doctor) opens: an S3 bucket is probed and its
- * prefix's owner checked first, so refused credentials, a missing bucket or another data
- * directory's prefix stop it with one line naming the setting (ConfigError, exit 2).
+ * The store a command that only reads (backup, doctor) opens: with S3, the prefix's owner marker
+ * is read first (no probe object is written, so read-only credentials do), so refused
+ * credentials, a missing bucket or another data directory's prefix stop it with one line naming
+ * the setting (ConfigError, exit 2).
  */
 export async function openBlobStore(config: Pick<Config, 'storage'>, paths: Pick<DataDirPaths, 'blobs' | 'tmp'>): Promise<BlobStore> {
   if (config.storage.kind !== 's3') return createLocalBlobStore(paths)
