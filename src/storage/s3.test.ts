@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createTestContext, tempDir, type TestContext } from '../test-support'
-import { loadConfig, type Config, type S3StorageConfig } from '../config'
+import { ConfigError, loadConfig, type Config, type S3StorageConfig } from '../config'
 import { startServer, type RunningServer } from '../cli/serve'
 import { createBackup } from '../backup/create'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../modules/versions/test-fixtures'
@@ -448,6 +448,27 @@ describe('a prefix belongs to the data directory that filled it (serve, against 
     await stop(server)
     rmSync(newcomer, { recursive: true, force: true })
   }, 30_000)
+
+  test('two data directories that both found a prefix empty cannot both claim it: the second claim is refused and the marker stays the first one\'s', async () => {
+    const paths = { blobs: '/nonexistent', tmp: '/nonexistent' }
+    const first = createS3BlobStore(s3.config('race'), paths)
+    const second = createS3BlobStore(s3.config('race'), paths)
+    // both looked before either wrote: each was told it may take the prefix
+    const [firstSays, secondSays] = [await first.ownership('serve'), await second.ownership('serve')]
+    expect(firstSays.kind).toBe('claim')
+    expect(secondSays.kind).toBe('claim')
+    const [firstId, secondId] = [(firstSays as { owner: string }).owner, (secondSays as { owner: string }).owner]
+    await first.claim(firstId)
+    const refused = await second.claim(secondId).then(() => null, (error: Error) => error)
+    expect(refused).toBeInstanceOf(ConfigError)
+    expect(refused?.message).toBe('S3 storage: bucket "miniship-test" prefix "race" was claimed by another miniship data directory at the same time; nothing was changed: give this data directory a bucket or --s3-prefix of its own')
+    expect((await markerOf('race'))?.owner).toBe(firstId)
+    expect(first.owner).toBe(firstId)
+    expect(second.owner).toBeNull()
+    // the winner claiming again (a restart before storage.json was written) is not refused
+    await first.claim(firstId)
+    expect((await markerOf('race'))?.owner).toBe(firstId)
+  })
 
   test('blobs with no marker (a previous release\'s installation) are refused to a new data directory; their own data directory adopts them', async () => {
     const old = tempDir()

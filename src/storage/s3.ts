@@ -406,19 +406,40 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
     },
     ownership,
     async claim(id) {
+      const claimedMeanwhile = () =>
+        new ConfigError(`S3 storage: ${describeLocation(config)} was claimed by another miniship data directory at the same time; nothing was changed: give this data directory a bucket or --s3-prefix of its own`)
+      const claimed = () => {
+        owner = id
+        owned = Promise.resolve()
+      }
+      // Another data directory may have claimed the prefix since this one looked (at open).
+      const before = await readMarker()
+      if (before !== null) {
+        if (before !== 'damaged' && before.owner === id) return claimed()
+        throw claimedMeanwhile()
+      }
+      // A conditional write (If-None-Match: *): a store that honours it (Amazon S3, R2, MinIO, GCS,
+      // B2, …) refuses the second of two claims racing each other with 412 (409 while the first is
+      // being written). Bun.S3Client sends no such header; a presigned PUT carries it.
       const marker: OwnerMarker = { owner: id, createdAt: new Date().toISOString() }
+      let response: Response
       try {
-        await withTimeout(client.write(markerKey, JSON.stringify(marker, null, 2) + '\n', { type: 'application/json' }), metadataTimeoutMs, 'writing the owner marker')
+        const url = client.presign(markerKey, { method: 'PUT', expiresIn: 900 })
+        response = await withTimeout(
+          fetch(url, { method: 'PUT', body: JSON.stringify(marker, null, 2) + '\n', headers: { 'content-type': 'application/json', 'if-none-match': '*' } }),
+          metadataTimeoutMs,
+          'writing the owner marker',
+        )
       } catch (error) {
         throw new Error(`S3 storage: ${describeLocation(config)}: the owner marker ${markerKey} could not be written (${errorCode(error)})`)
       }
-      // two data directories claiming one empty prefix at once: the marker read back says who won
+      if (response.status === 412 || response.status === 409) throw claimedMeanwhile()
+      if (!response.ok) throw new Error(`S3 storage: ${describeLocation(config)}: the owner marker ${markerKey} could not be written (HTTP ${response.status})`)
+      // A store that ignores the condition (s3rver does) took the write anyway: the marker read back
+      // says who won. That narrows the race to claims written in the same instant; it cannot close it.
       const written = await readMarker()
-      if (written === null || written === 'damaged' || written.owner !== id) {
-        throw new ConfigError(`S3 storage: ${describeLocation(config)} was claimed by another miniship data directory at the same time; nothing was changed: give this data directory a bucket or --s3-prefix of its own`)
-      }
-      owner = id
-      owned = Promise.resolve()
+      if (written === null || written === 'damaged' || written.owner !== id) throw claimedMeanwhile()
+      claimed()
     },
     ensureOwned,
   }
