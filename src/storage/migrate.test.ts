@@ -207,6 +207,37 @@ describe('restore and migrate-storage fill only a prefix that is no other instal
     rmSync(dataDir, { recursive: true, force: true })
   })
 
+  test('a copy that does not read back intact is removed from the bucket and nothing is switched; the next run copies it again', async () => {
+    const context = createTestContext()
+    const hashes = await populate(context, 'com.example.readback')
+    const dataDir = context.config.dataDir
+    context.dataDir.db.$client.close()
+    const spoiled = hashes[0]!
+    const key = `readback/blobs/sha256/${spoiled.slice(0, 2)}/${spoiled}`
+    // the bucket's copy goes bad after it was written, before it is verified: s3rver keeps it as a file
+    let spoiledOnce = false
+    const progress = (line: string) => {
+      if (spoiledOnce || !line.startsWith('verifying stored files in the bucket 1/')) return
+      spoiledOnce = true
+      const object = join(s3.directory, 'miniship-test', `${key}._S3rver_object`)
+      writeFileSync(object, Buffer.from(readFileSync(object)).fill(120, 0, 8))
+    }
+    const error = await migrateToS3(dataDir, s3.config('readback'), progress).then(() => null, (failure: unknown) => failure)
+    expect(spoiledOnce).toBe(true)
+    expect(error).toBeInstanceOf(MigrateError)
+    expect((error as Error).message).toMatch(new RegExp(`${spoiled} does not read back intact \\(([0-9a-f]{64})\\); nothing was switched, run migrate-storage again$`))
+    expect(existsSync(join(dataDir, 'storage.json'))).toBe(false)
+    // no bad copy stays under the good name
+    expect((await fetch(s3.publicUrl(key))).status).toBe(404)
+
+    const result = await migrateToS3(dataDir, s3.config('readback'))
+    expect(result.copied).toBe(1)
+    expect(result.alreadyThere).toBe(hashes.length - 1)
+    const response = await fetch(s3.publicUrl(key))
+    expect(sha256Hex(await response.arrayBuffer())).toBe(spoiled)
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
   test('migrate-storage into another installation\'s prefix is refused, storage.json untouched; an unmarked prefix is filled and marked', async () => {
     const hashes = await takenPrefix('taken-migrate', 'inst-owner')
     const context = createTestContext()
