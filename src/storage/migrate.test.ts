@@ -189,6 +189,33 @@ describe('restore and migrate-storage fill only a prefix that is no other instal
     expect(await markerOwner('taken-restore')).toBe('inst-owner')
   })
 
+  test('a backup from before owner ids, restored into the prefix it was taken of (since marked by its upgraded installation), takes the marker\'s id', async () => {
+    // the previous release: storage.json records the prefix without an owner id, and the bucket has no marker
+    const before = { ...s3.config('upgraded'), recorded: { owner: null } }
+    const old = createTestContext({ storage: before })
+    const hashes = await populate(old, 'com.example.upgraded')
+    const archive = join(tempDir(), 'old.tar.gz')
+    const made = await createBackup({ dataDir: old.config.dataDir, out: archive, store: createS3BlobStore(before, old.dataDir.paths) })
+    expect(made.manifest.owner).toBeUndefined()
+    old.close()
+    // since then the installation was upgraded and its first serve marked the prefix
+    await createS3BlobStore(ownedConfig('upgraded', 'inst-upgraded'), dataDirPaths(tempDir())).claim('inst-upgraded')
+
+    const target = join(tempDir(), 'restored')
+    await restoreBackup({ archive, dataDir: target, storage: s3.config('upgraded') })
+    expect(JSON.parse(readFileSync(join(target, 'storage.json'), 'utf8')).owner).toBe('inst-upgraded')
+    expect(await markerOwner('upgraded')).toBe('inst-upgraded')
+    expect(await listed('upgraded', 'inst-upgraded')).toEqual(hashes)
+    expect(await serveEveryFile(target, testCredentials)).toBe(10)
+
+    // the same archive restored into a prefix another installation marked is refused
+    await takenPrefix('upgraded-other', 'inst-elsewhere')
+    const elsewhere = join(tempDir(), 'elsewhere')
+    const message = await refusal(restoreBackup({ archive, dataDir: elsewhere, storage: s3.config('upgraded-other') }))
+    expect(message).toContain('prefix "upgraded-other" belongs to another miniship data directory (installation inst-elsewhere')
+    expect(existsSync(elsewhere)).toBe(false)
+  })
+
   test('a damaged local file is named as such and never copied; nothing is switched', async () => {
     const context = createTestContext()
     const hashes = await populate(context, 'com.example.damaged')
