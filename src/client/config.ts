@@ -2,7 +2,7 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { CliError, createApiClient, type ApiClient } from './http'
+import { CliError, createApiClient, type ApiClient, type RequestOptions, type StreamBody } from './http'
 
 export interface SavedConfig {
   /** the API base including /api */
@@ -100,9 +100,31 @@ export function withClientOptions<T extends import('commander').Command>(command
   return command
 }
 
-/** A client for the resolved server with the resolved token; not signed in is exit 1 with what to do. */
-export function connect(flags: ClientFlags): ApiClient {
+/** What a command needs of an API key: its name and every scope its requests take. */
+export interface KeyNeeds {
+  command: string
+  scopes: readonly ('read' | 'upload' | 'release')[]
+}
+
+/**
+ * A client for the resolved server with the resolved token; not signed in is exit 1 with what to do.
+ * With `needs`, a key refused for a missing scope (403 SCOPE_REQUIRED) is told every scope the
+ * command takes, not only the one its first refused request names.
+ */
+export function connect(flags: ClientFlags, needs?: KeyNeeds): ApiClient {
   const target = resolveTarget(flags)
   if (!target.token) throw new CliError(1, `not signed in to ${target.server}: run miniship login --server ${target.server}, or set MINISHIP_TOKEN to an API key`)
-  return createApiClient(target.server, target.token)
+  const api = createApiClient(target.server, target.token)
+  if (!needs) return api
+  const scopes = needs.scopes.map((scope) => `"${scope}"`)
+  const all = scopes.length === 1 ? `the ${scopes[0]} scope` : `the ${scopes.slice(0, -1).join(', ')} and ${scopes.at(-1)} scopes`
+  const explained = (error: unknown): never => {
+    if (error instanceof CliError && error.body?.code === 'SCOPE_REQUIRED') throw new CliError(error.exitCode, `${error.message}; miniship ${needs.command} needs an API key with ${all}`, error.body)
+    throw error
+  }
+  return {
+    server: api.server,
+    request: <T>(method: string, path: string, options?: RequestOptions) => api.request<T>(method, path, options).catch(explained),
+    send: <T>(method: string, path: string, body: StreamBody) => api.send<T>(method, path, body).catch(explained),
+  }
 }

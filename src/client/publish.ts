@@ -130,7 +130,7 @@ export function appsCommand(): Command {
     .action((flags: ClientFlags) =>
       runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
-        const { body } = await connect(flags).request<MiniApp[]>('GET', '/mini-apps')
+        const { body } = await connect(flags, { command: 'apps', scopes: ['read'] }).request<MiniApp[]>('GET', '/mini-apps')
         if (body.length === 0) out.line('No mini apps yet: miniship apps create APPID --name NAME')
         for (const app of body) out.line(`${app.appId.padEnd(32)} ${app.name}`)
         out.result({ miniApps: body })
@@ -165,7 +165,7 @@ export function versionsCommand(): Command {
       .action((appId: string, flags: ClientFlags) =>
         runClient(flags.json === true, async () => {
           const out = createOutput(flags.json === true)
-          const api = connect(flags)
+          const api = connect(flags, { command: 'versions', scopes: ['read'] })
           const app = await findMiniApp(api, appId)
           const workspace = await readWorkspace(api, app.id, () => false)
           for (const v of workspace.versions) {
@@ -190,7 +190,7 @@ export function publishCommand(): Command {
       runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
         publishBody(flags) // bad flags are exit 2 before any request
-        const api = connect(flags)
+        const api = connect(flags, { command: 'publish', scopes: ['read', 'release'] })
         const app = await findMiniApp(api, appId)
         const target = await findVersion(api, app, version)
         const { record, summary } = await publishVersion(api, app.id, target.id, flags)
@@ -211,7 +211,7 @@ export function rollbackCommand(): Command {
     .action((appId: string, version: string, flags: ClientFlags & { channel?: string; notes?: string }) =>
       runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
-        const api = connect(flags)
+        const api = connect(flags, { command: 'rollback', scopes: ['read', 'release'] })
         const app = await findMiniApp(api, appId)
         const target = await findVersion(api, app, version)
         const body: Record<string, unknown> = { targetVersionId: target.id }
@@ -235,7 +235,7 @@ export function rolloutCommand(): Command {
       runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
         const rolloutPercent = percent(flags.percent, 0, '--percent')
-        const api = connect(flags)
+        const api = connect(flags, { command: 'rollout', scopes: ['read', 'release'] })
         const app = await findMiniApp(api, appId)
         const { body } = await api.request<Channel>('PATCH', `/mini-apps/${encodeURIComponent(app.id)}/channels/${encodeURIComponent(flags.channel)}/rollout`, { json: { rolloutPercent } })
         out.line(`${appId} ${flags.channel}: ${body.release ? `${body.release.version} at ${body.release.rolloutPercent}%` : `rollout ${rolloutPercent}%`}.`)

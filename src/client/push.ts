@@ -260,7 +260,7 @@ Examples:
           throw new CliError(2, '--notes, --rollout, --mandatory and --host-range go with --publish')
         }
         if (flags.publish) publishBody(releaseFlags) // bad values are exit 2 before anything is sent
-        const api = connect(flags)
+        const api = connect(flags, { command: flags.publish ? 'push --publish' : 'push', scopes: flags.publish ? ['upload', 'release'] : ['upload'] })
 
         let scratchDir: string | null = null
         const scratch = async () => (scratchDir ??= await mkdtemp(join(tmpdir(), 'miniship-push-')))

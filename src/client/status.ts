@@ -20,7 +20,7 @@ export function statusCommand(): Command {
     .action((appId: string, flags: ClientFlags) =>
       runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
-        const api = connect(flags)
+        const api = connect(flags, { command: 'status', scopes: ['read'] })
         const app = await findMiniApp(api, appId)
         const workspace = await readWorkspace(api, app.id)
         const miniApp = workspace.miniApp

@@ -279,7 +279,19 @@ describe('CI with an API key and no config file', () => {
     const result = await cli(['push', buildFolder('ci-3.0.0'), '--app', 'shop', '--version', '3.0.0'], ciEnv(key))
     expect(result.exitCode).toBe(1)
     expect(result.stderr).toContain('SCOPE_REQUIRED, HTTP 403')
-    expect(result.stderr).toContain('"upload"')
+    expect(result.stderr).toContain('; miniship push needs an API key with the "upload" scope')
+  }, 30_000)
+
+  test('a key refused for one scope is told every scope the command takes (rollout: read and release)', async () => {
+    const { key } = await createKey({ name: 'upload only', scopes: ['upload'] })
+    const result = await cli(['rollout', 'shop', '--channel', 'stable', '--percent', '50'], ciEnv(key))
+    expect(result.exitCode).toBe(1)
+    // its first request (finding the mini app) is refused for "read"; the release scope would be refused next
+    expect(result.stderr).toContain('This needs an API key with the "read" scope')
+    expect(result.stderr).toContain('(SCOPE_REQUIRED, HTTP 403); miniship rollout needs an API key with the "read" and "release" scopes')
+    const publishing = await cli(['push', buildFolder('ci-3.0.1'), '--app', 'shop', '--version', '3.0.1', '--publish'], ciEnv((await createKey({ name: 'read only 2', scopes: ['read'] })).key))
+    expect(publishing.exitCode).toBe(1)
+    expect(publishing.stderr).toContain('miniship push --publish needs an API key with the "upload" and "release" scopes')
   }, 30_000)
 
   test('a key for another mini app: exit 1 with 404 like a non-member', async () => {
