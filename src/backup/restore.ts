@@ -365,9 +365,15 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreRes
     fsyncPath(parent)
     if (replaced) rmSync(aside, { recursive: true, force: true })
     // Only now, with storage.json in place: a marker naming an id no data directory records would
-    // shut every directory out of the prefix. Should it fail, serve writes it at its next start.
+    // shut every directory out of the prefix. Should writing it fail, serve writes it at its next
+    // start; should another data directory have claimed the prefix meanwhile, this one cannot use it.
     if (bucket?.ownership.kind === 'claim') {
-      await bucket.store.claim(bucket.ownership.owner).catch((error: Error) => (options.notice ?? (() => {}))(`${error.message}; miniship serve writes it when it starts`))
+      try {
+        await bucket.store.claim(bucket.ownership.owner)
+      } catch (error) {
+        if (error instanceof ConfigError) throw new ConfigError(`${error.message}; ${options.dataDir} was restored but cannot serve from that prefix: restore again with a --s3-prefix of its own`)
+        ;(options.notice ?? (() => {}))(`${(error as Error).message}; miniship serve writes it when it starts`)
+      }
     }
     return { manifest, migrated, replaced: hadContents }
   } catch (error) {

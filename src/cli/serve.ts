@@ -21,7 +21,7 @@ import { dataDirPaths, hasStoredFiles } from '../data-dir'
 import { createLocalBlobStore, type BlobStore } from '../storage'
 import { isS3BlobStore, openS3Store, type S3BlobStore } from '../storage/s3'
 import { collectStoreGarbage } from '../storage/gc'
-import { storageFileOf, writeStorageFile } from '../storage/storage-file'
+import { storageFileOf, writeStorageFile, writeStorageFileThen } from '../storage/storage-file'
 import type { ReleaseMirror } from '../storage/mirror'
 import type { Db } from '../db/open'
 
@@ -175,14 +175,19 @@ async function recordStorage(config: Config, blobs: BlobStore, claim: string | n
   if (config.storage.kind !== 's3' || !isS3BlobStore(blobs)) return
   const owner = claim ?? blobs.owner
   // the first start, a new owner id, a moved endpoint or a corrected region: storage.json follows
-  if (JSON.stringify(storageFileOf(config.storage, owner)) !== JSON.stringify(readStorageFile(config.dataDir))) writeStorageFile(config.dataDir, config.storage, owner)
-  if (claim !== null) {
+  const changed = JSON.stringify(storageFileOf(config.storage, owner)) !== JSON.stringify(readStorageFile(config.dataDir))
+  if (claim === null) {
+    if (changed) writeStorageFile(config.dataDir, config.storage, owner)
+    return
+  }
+  // a refused claim puts storage.json back as it was: nothing changed
+  await writeStorageFileThen(config.dataDir, config.storage, owner, async () => {
     try {
       await blobs.claim(claim)
     } catch (error) {
-      throw new ConfigError((error as Error).message)
+      throw new ConfigError(`${(error as Error).message}; nothing was changed`)
     }
-  }
+  })
 }
 
 /** In the background once listening: unreferenced objects go, and the release mirror catches up. */

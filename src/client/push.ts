@@ -291,7 +291,13 @@ Examples:
           for (const warning of warnings) out.note(`warning: ${warning.message} (${warning.code})`)
           let published: VersionSummary | null = null
           if (flags.publish) {
-            const result = await publishVersion(api, uploaded.miniAppId, uploaded.id, releaseFlags)
+            const result = await publishVersion(api, uploaded.miniAppId, uploaded.id, releaseFlags).catch((error: unknown) => {
+              // pushing again cannot help: the version is there, it only waits to be published
+              if (error instanceof CliError && error.body?.code === 'SCOPE_REQUIRED') {
+                throw new CliError(error.exitCode, `${error.message}. ${appId} ${uploaded.version} was uploaded (${uploaded.status}); publish it with a key that has the "read" and "release" scopes: miniship publish ${appId} ${uploaded.version}`, error.body)
+              }
+              throw error
+            })
             published = result.record
             out.line(`Published ${appId} ${result.summary}.`)
           }

@@ -289,9 +289,11 @@ describe('CI with an API key and no config file', () => {
     // its first request (finding the mini app) is refused for "read"; the release scope would be refused next
     expect(result.stderr).toContain('This needs an API key with the "read" scope')
     expect(result.stderr).toContain('(SCOPE_REQUIRED, HTTP 403); miniship rollout needs an API key with the "read" and "release" scopes')
-    const publishing = await cli(['push', buildFolder('ci-3.0.1'), '--app', 'shop', '--version', '3.0.1', '--publish'], ciEnv((await createKey({ name: 'read only 2', scopes: ['read'] })).key))
+    // push --publish with an upload-only key: the upload goes through, the publish is refused, and the message says what is left to do
+    const publishing = await cli(['push', buildFolder('ci-3.0.1'), '--app', 'shop', '--version', '3.0.1', '--publish'], ciEnv(key))
     expect(publishing.exitCode).toBe(1)
-    expect(publishing.stderr).toContain('miniship push --publish needs an API key with the "upload" and "release" scopes')
+    expect(publishing.stderr).toContain('miniship push --publish needs an API key with the "upload" and "release" scopes. shop 3.0.1 was uploaded (')
+    expect(publishing.stderr).toContain('); publish it with a key that has the "read" and "release" scopes: miniship publish shop 3.0.1')
   }, 30_000)
 
   test('a key for another mini app: exit 1 with 404 like a non-member', async () => {

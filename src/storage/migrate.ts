@@ -1,13 +1,12 @@
 // migrate-storage: copy every stored file of a data directory into a bucket, verify each by reading it back, then switch.
-import { existsSync, readFileSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
-import { readStorageFile, storageFileName, type S3StorageConfig } from '../config'
-import { acquireLock, dataDirPaths, writeFileAtomic } from '../data-dir'
+import { existsSync } from 'node:fs'
+import { ConfigError, readStorageFile, type S3StorageConfig } from '../config'
+import { acquireLock, dataDirPaths } from '../data-dir'
 import { hashBlob } from '.'
 import { createLocalBlobStore } from './local'
 import { openS3Store } from './s3'
 import { referencedBlobsIn } from './gc'
-import { writeStorageFile } from './storage-file'
+import { writeStorageFileThen } from './storage-file'
 
 /** A migration that cannot go on; the message names the problem, and storage.json is untouched. */
 export class MigrateError extends Error {}
@@ -66,18 +65,16 @@ export async function migrateToS3(dataDir: string, target: S3StorageConfig, prog
       if ((await bucket.size(sha256)) === null) throw new MigrateError(`the database refers to ${bucket.describe(sha256)}, which is neither in the data directory nor in the bucket; run miniship doctor; nothing was switched`)
     }
     // storage.json first, then the marker: a marker naming an id no storage.json records would lock the prefix
-    const storageFile = join(dataDir, storageFileName)
-    const previous = existsSync(storageFile) ? readFileSync(storageFile, 'utf8') : null
-    writeStorageFile(dataDir, target, ownership.owner)
-    if (ownership.kind === 'claim') {
+    await writeStorageFileThen(dataDir, target, ownership.owner, async () => {
+      if (ownership.kind !== 'claim') return
       try {
         await bucket.claim(ownership.owner)
       } catch (error) {
-        if (previous === null) rmSync(storageFile, { force: true })
-        else writeFileAtomic(storageFile, previous)
-        throw new MigrateError(`${(error as Error).message}; nothing was switched, run migrate-storage again`)
+        // the copies stay in the bucket; another run (or the prefix's owner) finds them
+        const next = error instanceof ConfigError ? '' : ', run migrate-storage again'
+        throw new MigrateError(`${(error as Error).message}; nothing was switched${next}`)
       }
-    }
+    })
     return result
   } finally {
     releaseLock()

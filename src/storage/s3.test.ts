@@ -12,6 +12,7 @@ import { checkStoredFiles } from '.'
 import { collectStoreGarbage, findStoreGarbage } from './gc'
 import { createS3BlobStore, createS3Client, decideOwnership, describeProbeFailure, type OwnershipFacts, type S3BlobStore } from './s3'
 import { configRefusal, startTestS3, type TestS3 } from './test-s3'
+import { writeStorageFileThen } from './storage-file'
 
 const access = '/api/mini-apps/access'
 let s3: TestS3
@@ -371,6 +372,87 @@ describe('decideOwnership: who may open a prefix', () => {
   }
 })
 
+describe('the owner marker\'s conditional write, against stores s3rver cannot play', () => {
+  // s3rver ignores If-None-Match on PUT; these answers are what Amazon S3, R2 and MinIO give when a
+  // second claim races the first (412, or 409 while the first is being written), and what stores
+  // without conditional writes answer (NotImplemented). A small S3-shaped endpoint on 127.0.0.1
+  // answers the marker's GET and PUT as each such store would.
+  type Put = { status: number; code?: string; meanwhile?: 'other' | 'mine' }
+  const claimId = 'inst-claiming'
+  function fakeStore(onConditionalPut: Put) {
+    let marker: string | null = null
+    const puts: { conditional: boolean }[] = []
+    const error = (status: number, code: string) => new Response(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${code}</Message></Error>`, { status, headers: { 'content-type': 'application/xml' } })
+    const server = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      async fetch(request) {
+        if (!new URL(request.url).pathname.endsWith('/fake/miniship-owner.json')) return error(404, 'NoSuchKey')
+        if (request.method === 'GET') return marker === null ? error(404, 'NoSuchKey') : new Response(marker)
+        if (request.method !== 'PUT') return error(405, 'MethodNotAllowed')
+        const conditional = request.headers.get('if-none-match') === '*'
+        puts.push({ conditional })
+        const body = await request.text()
+        if (!conditional || onConditionalPut.status < 300) {
+          marker = body
+          return new Response(null, { status: 200 })
+        }
+        if (onConditionalPut.meanwhile) marker = JSON.stringify({ owner: onConditionalPut.meanwhile === 'mine' ? claimId : 'inst-other', createdAt: '' })
+        return error(onConditionalPut.status, onConditionalPut.code ?? 'PreconditionFailed')
+      },
+    })
+    const store = createS3BlobStore({ ...s3.config('fake'), endpoint: `http://127.0.0.1:${server.port}` }, { blobs: '/nonexistent', tmp: '/nonexistent' })
+    return { store, puts, marker: () => (marker === null ? null : (JSON.parse(marker) as { owner: string }).owner), stop: () => server.stop(true) }
+  }
+  const claimedMeanwhile = 'S3 storage: bucket "miniship-test" prefix "fake" was claimed by another miniship data directory at the same time: give this data directory a bucket or --s3-prefix of its own'
+  const table: [string, Put, { refused?: string; error?: string; owner: string | null; puts: boolean[] }][] = [
+    ['412: another claim was written first: refused, its marker stays', { status: 412, meanwhile: 'other' }, { refused: claimedMeanwhile, owner: 'inst-other', puts: [true] }],
+    ['409: another claim is being written: refused', { status: 409, code: 'ConditionalRequestConflict', meanwhile: 'other' }, { refused: claimedMeanwhile, owner: 'inst-other', puts: [true] }],
+    ['412 on a marker that names this claim (an earlier write of it landed): taken', { status: 412, meanwhile: 'mine' }, { owner: claimId, puts: [true] }],
+    ['501: a store without conditional writes gets a plain write', { status: 501, code: 'NotImplemented' }, { owner: claimId, puts: [true, false] }],
+    ['400 NotImplemented: likewise', { status: 400, code: 'NotImplemented' }, { owner: claimId, puts: [true, false] }],
+    ['403 AccessDenied: the store\'s code is named, nothing written', { status: 403, code: 'AccessDenied' }, { error: 'S3 storage: bucket "miniship-test" prefix "fake": the owner marker fake/miniship-owner.json could not be written (AccessDenied)', owner: null, puts: [true] }],
+    ['200: the conditional write is the claim', { status: 200 }, { owner: claimId, puts: [true] }],
+  ]
+  test('a refused claim puts storage.json back as it was, or removes the one it wrote (serve, migrate-storage)', async () => {
+    const fake = fakeStore({ status: 412, meanwhile: 'other' })
+    const dataDir = tempDir()
+    const path = join(dataDir, 'storage.json')
+    try {
+      const claimAfterWriting = () => writeStorageFileThen(dataDir, s3.config('fake'), claimId, () => fake.store.claim(claimId))
+      expect(await claimAfterWriting().then(() => null, (error: Error) => error.message)).toBe(claimedMeanwhile)
+      expect(existsSync(path)).toBe(false)
+      writeFileSync(path, '{"storage":"local"}\n')
+      expect(await claimAfterWriting().then(() => null, (error: Error) => error.message)).toBe(claimedMeanwhile)
+      expect(readFileSync(path, 'utf8')).toBe('{"storage":"local"}\n')
+    } finally {
+      fake.stop()
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  })
+
+  for (const [what, put, expected] of table) {
+    test(what, async () => {
+      const fake = fakeStore(put)
+      try {
+        const failure = await fake.store.claim(claimId).then(() => null, (error: Error) => error)
+        if (expected.refused !== undefined) {
+          expect(failure).toBeInstanceOf(ConfigError)
+          expect(failure?.message).toBe(expected.refused)
+        } else if (expected.error !== undefined) {
+          expect(failure).not.toBeInstanceOf(ConfigError)
+          expect(failure?.message).toBe(expected.error)
+        } else expect(failure).toBeNull()
+        expect(fake.marker()).toBe(expected.owner)
+        expect(fake.store.owner).toBe(expected.owner === claimId && !expected.refused && !expected.error ? claimId : null)
+        expect(fake.puts.map((one) => one.conditional)).toEqual(expected.puts)
+      } finally {
+        fake.stop()
+      }
+    })
+  }
+})
+
 describe('a prefix belongs to the data directory that filled it (serve, against s3rver)', () => {
   const running: RunningServer[] = []
   afterAll(async () => {
@@ -461,11 +543,11 @@ describe('a prefix belongs to the data directory that filled it (serve, against 
     await first.claim(firstId)
     const refused = await second.claim(secondId).then(() => null, (error: Error) => error)
     expect(refused).toBeInstanceOf(ConfigError)
-    expect(refused?.message).toBe('S3 storage: bucket "miniship-test" prefix "race" was claimed by another miniship data directory at the same time; nothing was changed: give this data directory a bucket or --s3-prefix of its own')
+    expect(refused?.message).toBe('S3 storage: bucket "miniship-test" prefix "race" was claimed by another miniship data directory at the same time: give this data directory a bucket or --s3-prefix of its own')
     expect((await markerOf('race'))?.owner).toBe(firstId)
     expect(first.owner).toBe(firstId)
     expect(second.owner).toBeNull()
-    // the winner claiming again (a restart before storage.json was written) is not refused
+    // a claim finding the marker already its own is not refused
     await first.claim(firstId)
     expect((await markerOf('race'))?.owner).toBe(firstId)
   })

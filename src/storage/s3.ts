@@ -406,40 +406,44 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
     },
     ownership,
     async claim(id) {
-      const claimedMeanwhile = () =>
-        new ConfigError(`S3 storage: ${describeLocation(config)} was claimed by another miniship data directory at the same time; nothing was changed: give this data directory a bucket or --s3-prefix of its own`)
-      const claimed = () => {
+      const where = describeLocation(config)
+      const claimedMeanwhile = (how = '') =>
+        new ConfigError(`S3 storage: ${where} was claimed by another miniship data directory at the same time${how}: give this data directory a bucket or --s3-prefix of its own`)
+      const settle = (found: OwnerMarker | 'damaged' | null) => {
+        if (found === null || found === 'damaged' || found.owner !== id) throw claimedMeanwhile(found === 'damaged' ? ` (its ${markerKey} is damaged)` : '')
         owner = id
         owned = Promise.resolve()
       }
+      const unwritable = (code: string) => new Error(`S3 storage: ${where}: the owner marker ${markerKey} could not be written (${code})`)
       // Another data directory may have claimed the prefix since this one looked (at open).
       const before = await readMarker()
-      if (before !== null) {
-        if (before !== 'damaged' && before.owner === id) return claimed()
-        throw claimedMeanwhile()
-      }
-      // A conditional write (If-None-Match: *): a store that honours it (Amazon S3, R2, MinIO, GCS,
-      // B2, …) refuses the second of two claims racing each other with 412 (409 while the first is
+      if (before !== null) return settle(before)
+      // A conditional write (If-None-Match: *): a store that honours it (Amazon S3, Cloudflare R2,
+      // MinIO) refuses the second of two claims racing each other with 412 (409 while the first is
       // being written). Bun.S3Client sends no such header; a presigned PUT carries it.
-      const marker: OwnerMarker = { owner: id, createdAt: new Date().toISOString() }
+      const body = JSON.stringify({ owner: id, createdAt: new Date().toISOString() } satisfies OwnerMarker, null, 2) + '\n'
       let response: Response
       try {
         const url = client.presign(markerKey, { method: 'PUT', expiresIn: 900 })
-        response = await withTimeout(
-          fetch(url, { method: 'PUT', body: JSON.stringify(marker, null, 2) + '\n', headers: { 'content-type': 'application/json', 'if-none-match': '*' } }),
-          metadataTimeoutMs,
-          'writing the owner marker',
-        )
+        const put = fetch(url, { method: 'PUT', body, headers: { 'content-type': 'application/json', 'if-none-match': '*' }, signal: AbortSignal.timeout(metadataTimeoutMs) })
+        response = await withTimeout(put, metadataTimeoutMs, 'writing the owner marker')
       } catch (error) {
-        throw new Error(`S3 storage: ${describeLocation(config)}: the owner marker ${markerKey} could not be written (${errorCode(error)})`)
+        throw unwritable(errorCode(error))
       }
-      if (response.status === 412 || response.status === 409) throw claimedMeanwhile()
-      if (!response.ok) throw new Error(`S3 storage: ${describeLocation(config)}: the owner marker ${markerKey} could not be written (HTTP ${response.status})`)
+      if (!response.ok) {
+        const code = /<Code>([^<]{1,100})<\/Code>/.exec(await response.text().catch(() => ''))?.[1] ?? `HTTP ${response.status}`
+        if (response.status === 412 || response.status === 409) return settle(await readMarker())
+        // a store that does not take the header at all: a plain write, and the read-back below decides
+        if (response.status !== 501 && code !== 'NotImplemented') throw unwritable(code)
+        try {
+          await withTimeout(client.write(markerKey, body, { type: 'application/json' }), metadataTimeoutMs, 'writing the owner marker')
+        } catch (error) {
+          throw unwritable(errorCode(error))
+        }
+      }
       // A store that ignores the condition (s3rver does) took the write anyway: the marker read back
-      // says who won. That narrows the race to claims written in the same instant; it cannot close it.
-      const written = await readMarker()
-      if (written === null || written === 'damaged' || written.owner !== id) throw claimedMeanwhile()
-      claimed()
+      // says who won. That leaves a window of one round trip to the bucket, which it cannot close.
+      settle(await readMarker())
     },
     ensureOwned,
   }
