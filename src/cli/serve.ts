@@ -173,15 +173,14 @@ async function openStore(config: Config): Promise<{ blobs: BlobStore; claim: str
  */
 async function recordStorage(config: Config, blobs: BlobStore, claim: string | null): Promise<void> {
   if (config.storage.kind !== 's3' || !isS3BlobStore(blobs)) return
-  const owner = claim ?? blobs.owner
-  // the first start, a new owner id, a moved endpoint or a corrected region: storage.json follows
-  const changed = JSON.stringify(storageFileOf(config.storage, owner)) !== JSON.stringify(readStorageFile(config.dataDir))
   if (claim === null) {
-    if (changed) writeStorageFile(config.dataDir, config.storage, owner)
+    // a new owner id read from the marker, a moved endpoint or a corrected region: storage.json follows
+    const owner = blobs.owner
+    if (JSON.stringify(storageFileOf(config.storage, owner)) !== JSON.stringify(readStorageFile(config.dataDir))) writeStorageFile(config.dataDir, config.storage, owner)
     return
   }
-  // a refused claim puts storage.json back as it was: nothing changed
-  await writeStorageFileThen(config.dataDir, config.storage, owner, async () => {
+  // the first start: storage.json records the id, then the marker names it; a refused claim puts storage.json back as it was
+  await writeStorageFileThen(config.dataDir, config.storage, claim, async () => {
     try {
       await blobs.claim(claim)
     } catch (error) {
