@@ -7,6 +7,7 @@ import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { tempDir } from '../test-support'
 import { closeDatabase, openDatabase } from './open'
+import { countOf, sketchFromRow } from '../modules/insights/sketch'
 
 const dir = tempDir()
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -55,6 +56,45 @@ test('a database at the first migration, with a published release, keeps every f
     expect(releases).toEqual([{ mini_app_id: 'm1', channel: 'stable', version_id: 'v1', rollout_percent: 100, withdrawn_at: null }])
     const versionChannels = upgraded.$client.query('SELECT DISTINCT channel FROM versions').all()
     expect(versionChannels).toEqual([{ channel: 'stable' }])
+  } finally {
+    closeDatabase(upgraded)
+  }
+})
+
+test("schema 6's device rows become one sketch per version and day, counted the same (and past 2,048, as registers)", () => {
+  const path = join(dir, 'devices.db')
+  const client = new Database(path, { create: true, strict: true })
+  const db = drizzle(client)
+  const migrations = readMigrationFiles({ migrationsFolder: join(import.meta.dir, '../../migrations') })
+  const internals = db as unknown as { dialect: { migrate(list: typeof migrations, session: unknown, config: object): void }; session: unknown }
+  internals.dialect.migrate(migrations.slice(0, 6), internals.session, { migrationsFolder: '' })
+  const hashOf = (n: number) => new Bun.CryptoHasher('sha256', 'key').update(`device-${n}`).digest('base64url').slice(0, 22)
+  const insert = client.prepare('INSERT INTO insight_devices (version_id, day, device_hash) VALUES (?, ?, ?)')
+  client.transaction(() => {
+    for (let n = 0; n < 3; n++) insert.run('v1', '2026-11-20', hashOf(n))
+    insert.run('v1', '2026-11-21', hashOf(0))
+    for (let n = 0; n < 3000; n++) insert.run('v2', '2026-11-21', hashOf(n))
+  })()
+  client.close()
+
+  const upgraded = openDatabase(path)
+  try {
+    const tables = upgraded.$client.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'insight_device%'").all()
+    expect(tables).toEqual([{ name: 'insight_device_sketches' }])
+    const rows = upgraded.$client
+      .query<{ versionId: string; day: string; hashes: string | null; registers: Uint8Array | null }, []>('SELECT version_id AS versionId, day, hashes, registers FROM insight_device_sketches ORDER BY version_id, day')
+      .all()
+    expect(rows.map((row) => [row.versionId, row.day, row.hashes?.length])).toEqual([
+      ['v1', '2026-11-20', 66],
+      ['v1', '2026-11-21', 22],
+      ['v2', '2026-11-21', 3000 * 22],
+    ])
+    const sketches = rows.map((row) => sketchFromRow(row.hashes, row.registers))
+    expect(sketches.slice(0, 2).map(countOf)).toEqual([3, 1])
+    expect(new Set(rows[0]!.hashes!.match(/.{22}/g))).toEqual(new Set([0, 1, 2].map(hashOf)))
+    // the migrated 3,000 read as registers, within the estimate's error
+    expect(sketches[2]!.registers).not.toBeNull()
+    expect(Math.abs(countOf(sketches[2]!) - 3000)).toBeLessThan(75)
   } finally {
     closeDatabase(upgraded)
   }

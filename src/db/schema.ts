@@ -1,5 +1,5 @@
 // The drizzle tables; `npm run db:generate` turns changes here into SQL under migrations/.
-import { sqliteTable, text, integer, primaryKey, index, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { sqliteTable, text, integer, blob, primaryKey, index, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export const users = sqliteTable('users', {
   id: text('id').primaryKey(),
@@ -237,18 +237,20 @@ export const insightCounts = sqliteTable(
 )
 
 /**
- * Distinct devices seen per version and UTC day; `device_hash` is an HMAC of the device id, never
- * the id. Kept 90 days. Only the primary key, no other index: a new device is one write into one
- * B-tree (a miniapp's rows are found through its versions' ids).
+ * The distinct devices seen per version and UTC day, as one sketch (modules/insights/sketch.ts):
+ * `hashes`, the devices' keyed hashes (an HMAC of the device id, never the id) concatenated, while
+ * there are at most 2,048; past that `registers`, a HyperLogLog. Kept 90 days. A flush rewrites one
+ * small row per version instead of inserting a row per new device (schema 6 had insight_devices).
  */
-export const insightDevices = sqliteTable(
-  'insight_devices',
+export const insightDeviceSketches = sqliteTable(
+  'insight_device_sketches',
   {
     versionId: text('version_id').notNull(),
     day: text('day').notNull(),
-    deviceHash: text('device_hash').notNull(),
+    hashes: text('hashes'),
+    registers: blob('registers', { mode: 'buffer' }),
   },
-  (table) => [primaryKey({ columns: [table.versionId, table.day, table.deviceHash] })],
+  (table) => [primaryKey({ columns: [table.versionId, table.day] })],
 )
 
 /** The last failure messages devices reported, a bounded number per version. */

@@ -91,9 +91,12 @@ test('SIGTERM right after the requests loses no count; a restarted server report
     const db = new Database(join(dataDir, 'miniship.db'), { readonly: true })
     const sums = db.query<{ installs: number; downloads: number }, []>('SELECT sum(install_infos) AS installs, sum(downloads) AS downloads FROM insight_counts').get()!
     expect(sums).toEqual({ installs: installs + more, downloads })
-    const hashes = db.query<{ deviceHash: string }, []>('SELECT device_hash AS deviceHash FROM insight_devices').all()
-    expect(hashes).toHaveLength(1)
-    expect(hashes[0]!.deviceHash).not.toContain('phone-serial-42')
+    // one device, one version, one day: its sketch holds the one 22-character hash, not the id
+    const sketches = db.query<{ hashes: string | null; registers: Uint8Array | null }, []>('SELECT hashes, registers FROM insight_device_sketches').all()
+    expect(sketches).toHaveLength(1)
+    expect(sketches[0]!.hashes).toMatch(/^[A-Za-z0-9_-]{22}$/)
+    expect(sketches[0]!.hashes).not.toContain('phone-serial-42')
+    expect(sketches[0]!.registers).toBeNull()
     db.close()
 
     // a restarted server reports them

@@ -28,7 +28,7 @@ const subject = { id: 'v1', miniAppId: 'm1' }
 
 test('counts file under the UTC day of the clock; a day boundary seals the batch', () => {
   const now = { value: Date.parse('2026-11-22T23:59:59.000Z') }
-  const counters = createInsightCounters({ clock: () => now.value, enabled: true })
+  const counters = createInsightCounters({ clock: () => now.value, enabled: true, hashDevice: (deviceId) => Buffer.from(new Bun.CryptoHasher('sha256', 'key').update(deviceId).digest()) })
   counters.countInstall(subject, 'stable')
   counters.countInstall(subject, 'stable', 'unknown', 'device-1')
   now.value += 1000
@@ -36,7 +36,8 @@ test('counts file under the UTC day of the clock; a day boundary seals the batch
   const batches = counters.drain()
   expect(batches.map((batch) => batch.day)).toEqual(['2026-11-22', '2026-11-23'])
   expect(batches[0]!.slots.get('v1')!.channels.get('stable')![2].installInfos).toBe(2)
-  expect([...batches[0]!.slots.get('v1')!.devices]).toEqual(['device-1'])
+  // the device as its keyed hash, never as sent
+  expect([...batches[0]!.slots.get('v1')!.devices.hashes!]).toEqual([new Bun.CryptoHasher('sha256', 'key').update('device-1').digest('base64url').slice(0, 22)])
   expect(batches[1]!.slots.get('v1')!.channels.get('beta')![0].updateChecks).toBe(1)
   expect(counters.pending()).toBe(false)
   expect(counters.drain()).toEqual([])
@@ -47,7 +48,7 @@ test('counts file under the UTC day of the clock; a day boundary seals the batch
 })
 
 test('off: nothing is counted, not even the totals', () => {
-  const counters = createInsightCounters({ clock: Date.now, enabled: false })
+  const counters = createInsightCounters({ clock: Date.now, enabled: false, hashDevice: () => { throw new Error('counting is off: nothing is hashed') } })
   counters.countInstall(subject, 'stable')
   counters.countEvent(subject, 'stable', 'ios', 'failed', 'd', { message: 'm', at: 'now' })
   expect(counters.pending()).toBe(false)

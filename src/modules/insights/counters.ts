@@ -1,5 +1,6 @@
 // In-memory insight counters: the hot path adds to Maps, a flush hands whole days of them to be written at once.
 import type { FileKind } from '../runtime/files'
+import { addDigest, emptySketch, type DeviceSketch } from './sketch'
 
 export type CountPlatform = 'ios' | 'android' | 'unknown'
 export type DeviceEvent = 'installed' | 'launched' | 'failed' | 'rolled_back'
@@ -43,8 +44,8 @@ export interface VersionSlot {
   versionId: string
   miniAppId: string
   channels: Map<string, [Cell, Cell, Cell]>
-  /** device ids as sent: hashed when written, never stored; held for at most one flush interval */
-  devices: Set<string>
+  /** the devices seen since the last flush, by their keyed hash (never the id as sent): merged into the stored sketch when written */
+  devices: DeviceSketch
 }
 
 /** Everything counted during one UTC day since the last flush. */
@@ -66,10 +67,7 @@ export interface Totals {
   flushFailures: number
 }
 
-const platformIndex: Record<CountPlatform, 0 | 1 | 2> = { ios: 0, android: 1, unknown: 2 }
 const dayMs = 86_400_000
-/** Past this many device ids waiting, a flush is asked for early: memory stays bounded under a flood. */
-const pendingDeviceLimit = 100_000
 const pendingFailureLimit = 1_000
 /** Longer ids are not ids a runtime sends; ignoring them keeps a hostile client from filling memory. */
 const deviceIdLimit = 200
@@ -122,11 +120,12 @@ export interface InsightCounters {
 }
 
 /**
- * `onPressure` is called (once until the next drain) when waiting device ids pass the limit, so
- * that the owner can flush early. Counting costs a clock read, two Map lookups and an increment;
- * objects are made only for the first count of a version, channel or day.
+ * Counting costs a clock read, two Map lookups and an increment, and for a device its keyed hash
+ * (`hashDevice`: an HMAC digest) added to the version's sketch; objects are made only for the
+ * first count of a version, channel or day. A sketch holds at most 2,048 hashes or 16 KB of
+ * registers, so memory stays bounded under a flood of new devices without an early flush.
  */
-export function createInsightCounters(options: { clock: () => number; enabled: boolean; onPressure?: () => void }): InsightCounters {
+export function createInsightCounters(options: { clock: () => number; enabled: boolean; hashDevice: (deviceId: string) => Buffer }): InsightCounters {
   const { clock, enabled } = options
   const totals: Totals = {
     installInfos: 0,
@@ -141,8 +140,7 @@ export function createInsightCounters(options: { clock: () => number; enabled: b
   let sealed: DayBatch[] = []
   let current: DayBatch = { day: '', slots: new Map(), failures: [] }
   let dayEndsAt = -Infinity
-  let pendingDevices = 0
-  let pressureSignalled = false
+  const { hashDevice } = options
 
   /** The batch of today, sealing yesterday's when the clock passed midnight UTC. */
   function today(): DayBatch {
@@ -159,7 +157,7 @@ export function createInsightCounters(options: { clock: () => number; enabled: b
     const slots = today().slots
     let slot = slots.get(subject.id)
     if (slot === undefined) {
-      slot = { versionId: subject.id, miniAppId: subject.miniAppId, channels: new Map(), devices: new Set() }
+      slot = { versionId: subject.id, miniAppId: subject.miniAppId, channels: new Map(), devices: emptySketch() }
       slots.set(subject.id, slot)
     }
     return slot
@@ -171,18 +169,14 @@ export function createInsightCounters(options: { clock: () => number; enabled: b
       cells = [new Cell(), new Cell(), new Cell()]
       slot.channels.set(channel, cells)
     }
-    return cells[platformIndex[platform]]
+    // compared, not looked up: the platform is a slice of the request's URL, and a property
+    // lookup by a string made per request costs more than two comparisons
+    return cells[platform === 'ios' ? 0 : platform === 'android' ? 1 : 2]
   }
 
   function seeDevice(slot: VersionSlot, deviceId: string | undefined): void {
     if (deviceId === undefined || deviceId === '' || deviceId.length > deviceIdLimit) return
-    const before = slot.devices.size
-    slot.devices.add(deviceId)
-    if (slot.devices.size === before) return
-    if (++pendingDevices > pendingDeviceLimit && !pressureSignalled) {
-      pressureSignalled = true
-      options.onPressure?.()
-    }
+    addDigest(slot.devices, hashDevice(deviceId))
   }
 
   return {
@@ -239,8 +233,6 @@ export function createInsightCounters(options: { clock: () => number; enabled: b
       if (current.slots.size > 0 || current.failures.length > 0) batches.push(current)
       sealed = []
       current = { day: current.day, slots: new Map(), failures: [] }
-      pendingDevices = 0
-      pressureSignalled = false
       return batches
     },
     restore(batches) {

@@ -48,6 +48,12 @@ async function fetchUrl(context: TestContext, url: string, init: { method?: stri
 
 const report = (setup: Setup, query = '', token = setup.owner.token) => setup.context.call('GET', `/api/mini-apps/${setup.miniAppId}/insights${query}`, { token })
 const sendEvents = (context: TestContext, events: unknown[], headers: Record<string, string> = {}) => context.call('POST', `${access}/events`, { json: { events }, headers })
+/** Every device hash the sketches hold (each version and day's, exact below 2,048 devices: 22 characters each). */
+const storedHashes = (client: TestContext['dataDir']['db']['$client']) =>
+  client
+    .query<{ hashes: string | null }, []>('SELECT hashes FROM insight_device_sketches')
+    .all()
+    .flatMap((row) => (row.hashes ?? '').match(/.{22}/g) ?? [])
 const versionOn = (body: { days: { day: string; versions: { versionId: string }[] }[] }, dayText: string, versionId: string) =>
   body.days.find((entry) => entry.day === dayText)?.versions.find((entry) => entry.versionId === versionId) as Record<string, any> | undefined
 
@@ -179,7 +185,7 @@ describe('device events', () => {
     expect((await sendEvents(setup.context, [event({ deviceId })])).status).toBe(202)
     setup.context.app.store.insights.flush()
     const client = setup.context.dataDir.db.$client
-    const hashes = client.query<{ deviceHash: string }, []>('SELECT device_hash AS deviceHash FROM insight_devices').all().map((row) => row.deviceHash)
+    const hashes = storedHashes(client)
     expect(hashes.length).toBeGreaterThan(0)
     for (const hash of hashes) {
       expect(hash).not.toContain(deviceId)
@@ -187,7 +193,7 @@ describe('device events', () => {
       expect(hash).toMatch(/^[A-Za-z0-9_-]{22}$/)
     }
     // nothing anywhere in the database holds the id as sent
-    const dump = client.query<{ value: string }, []>("SELECT group_concat(device_hash || version_id || day, '|') AS value FROM insight_devices").get()!.value
+    const dump = client.query<{ value: string }, []>("SELECT group_concat(coalesce(hashes, '') || version_id || day, '|') AS value FROM insight_device_sketches").get()!.value
     expect(dump).not.toContain(deviceId)
     // the key is a file of the data directory only its owner reads
     expect(statSync(setup.context.dataDir.paths.insightsKey).mode & 0o777).toBe(0o600)
@@ -326,13 +332,13 @@ test('active devices are kept 90 days: the prune drops older days and rows of de
     insights.flush()
     expect((await setup.context.call('DELETE', `/api/mini-apps/${setup.miniAppId}/versions/${draft.body.id}`, { token: setup.owner.token })).status).toBe(200)
     const count = (table: string) => setup.context.dataDir.db.$client.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table}`).get()!.n
-    expect(insights.prune()).toEqual({ devices: 0, orphans: 3 })
-    expect(count('insight_devices')).toBe(1)
+    expect(insights.prune()).toEqual({ deviceDays: 0, orphans: 3 })
+    expect(count('insight_device_sketches')).toBe(1)
     setup.context.advance((deviceRetentionDays - 1) * day)
-    expect(insights.prune().devices).toBe(0)
+    expect(insights.prune().deviceDays).toBe(0)
     setup.context.advance(day)
-    expect(insights.prune().devices).toBe(1)
-    expect(count('insight_devices')).toBe(0)
+    expect(insights.prune().deviceDays).toBe(1)
+    expect(count('insight_device_sketches')).toBe(0)
     // the counts themselves stay
     expect(count('insight_counts')).toBe(1)
   } finally {
@@ -393,7 +399,7 @@ test('many devices at once: each stored once per version and day as HMAC-SHA256 
   const setup = await setUp()
   try {
     const version = await publishedVersion(setup, '1.0.0')
-    // more than one INSERT's worth (a thousand), and not a multiple of it
+    // several flushes' worth, counted exactly (below the sketch's 2,048)
     const deviceIds = Array.from({ length: 1250 }, (_, index) => `fleet-device-${index}`)
     const send = (ids: string[]) => sendEvents(setup.context, ids.map((deviceId) => ({ appId: setup.appId, versionId: version.id, platform: 'ios', event: 'launched', deviceId })))
     for (let start = 0; start < deviceIds.length; start += 100) expect((await send(deviceIds.slice(start, start + 100))).status).toBe(202)
@@ -404,13 +410,54 @@ test('many devices at once: each stored once per version and day as HMAC-SHA256 
     await send(['late-device-1', 'late-device-2'])
     insights.flush()
     const client = setup.context.dataDir.db.$client
-    const stored = client.query<{ deviceHash: string }, []>('SELECT device_hash AS deviceHash FROM insight_devices').all().map((row) => row.deviceHash)
+    const stored = storedHashes(client)
     expect(stored).toHaveLength(1252)
     const key = (await Bun.file(setup.context.dataDir.paths.insightsKey).text()).trim()
     const { createHmac } = await import('node:crypto')
     const expected = (deviceId: string) => createHmac('sha256', key).update(deviceId).digest('base64url').slice(0, 22)
     expect(new Set(stored)).toEqual(new Set([...deviceIds, 'late-device-1', 'late-device-2'].map(expected)))
     expect((await report(setup)).body.totals.activeDevices).toBe(1252)
+  } finally {
+    setup.context.close()
+  }
+})
+
+test('past 2,048 devices of a version and day the count is estimated within about 1 %, and devices seen again add nothing', async () => {
+  const setup = await setUp()
+  try {
+    const first = await publishedVersion(setup, '1.0.0')
+    const second = await publishedVersion(setup, '1.1.0')
+    const send = async (versionId: string, ids: string[]) => {
+      for (let start = 0; start < ids.length; start += 100) {
+        const batch = ids.slice(start, start + 100).map((deviceId) => ({ appId: setup.appId, versionId, platform: 'android', event: 'launched', deviceId }))
+        expect((await sendEvents(setup.context, batch)).status).toBe(202)
+      }
+    }
+    const fleet = Array.from({ length: 3000 }, (_, index) => `fleet-${index}`)
+    await send(first.id, fleet)
+    const { insights } = setup.context.app.store
+    insights.flush()
+    // the second version: 500 of the same devices and 500 others (exact, below the limit)
+    await send(second.id, [...fleet.slice(0, 500), ...Array.from({ length: 500 }, (_, index) => `other-${index}`)])
+    insights.flush()
+    const within = (value: number, expected: number) => expect(Math.abs(value - expected) / expected).toBeLessThan(0.025)
+    const body = (await report(setup)).body
+    const today = body.days.at(-1).day
+    const devicesOf = (answer: typeof body, versionId: string) => versionOn(answer, today, versionId)!.activeDevices
+    within(devicesOf(body, first.id), 3000)
+    expect(devicesOf(body, second.id)).toBe(1000)
+    within(body.totals.activeDevices, 3500)
+    // the first version's sketch is registers now: no hash of a device in it, 16,384 bytes
+    const rows = setup.context.dataDir.db.$client.query<{ versionId: string; hashes: string | null; registers: Uint8Array | null }, []>('SELECT version_id AS versionId, hashes, registers FROM insight_device_sketches').all()
+    const ofFirst = rows.find((row) => row.versionId === first.id)!
+    expect(ofFirst.hashes).toBeNull()
+    expect(ofFirst.registers).toHaveLength(16384)
+    // the whole fleet again: the same estimate
+    await send(first.id, fleet)
+    insights.flush()
+    const again = (await report(setup)).body
+    expect(devicesOf(again, first.id)).toBe(devicesOf(body, first.id))
+    expect(again.totals.activeDevices).toBe(body.totals.activeDevices)
   } finally {
     setup.context.close()
   }

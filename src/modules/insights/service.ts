@@ -5,6 +5,7 @@ import type { Clock } from '../../ids'
 import type { Caller } from '../miniapps/service'
 import { requireVisibleMiniApp } from '../miniapps/service'
 import { createInsightCounters, utcDay, type DayBatch, type DeviceEvent, type InsightCounters } from './counters'
+import { countOf, emptySketch, hasDevices, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from './sketch'
 
 export interface InsightsDeps {
   db: Db
@@ -37,10 +38,6 @@ export interface DeviceEventInput {
   at?: string
 }
 
-/** Device hashes per INSERT: they travel as one JSON array (json_each), not as three bound values each. */
-const deviceRowsPerStatement = 1000
-/** Device ids already written today, per version, so each flush writes only new ones; past this many the memory is let go. */
-const writtenDeviceLimit = 500_000
 
 const countColumns = ['install_infos', 'update_checks', 'downloads', 'installed', 'launched', 'failed', 'rolled_back'] as const
 
@@ -52,9 +49,10 @@ function prepareStatements(db: Db) {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (version_id, day, platform, channel) DO UPDATE SET ${countColumns.map((column) => `${column} = ${column} + excluded.${column}`).join(', ')}`,
     ),
-    // many rows per statement: a fleet's first check of the day brings many new devices at once, and
-    // binding one JSON array costs a third less than binding each row's values
-    insertDevices: client.prepare<unknown, [string, string, string]>('INSERT OR IGNORE INTO insight_devices (version_id, day, device_hash) SELECT ?1, ?2, value FROM json_each(?3)'),
+    deviceSketch: client.prepare<{ hashes: string | null; registers: Uint8Array | null }, [string, string]>('SELECT hashes, registers FROM insight_device_sketches WHERE version_id = ? AND day = ?'),
+    putDeviceSketch: client.prepare<unknown, [string, string, string | null, Uint8Array | null]>(
+      'INSERT INTO insight_device_sketches (version_id, day, hashes, registers) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (version_id, day) DO UPDATE SET hashes = ?3, registers = ?4',
+    ),
     insertFailure: client.prepare<unknown, [string, string, string, string, string]>('INSERT INTO insight_failures (version_id, mini_app_id, platform, message, at) VALUES (?, ?, ?, ?, ?)'),
     trimFailures: client.prepare<unknown, [string, string, number]>(
       'DELETE FROM insight_failures WHERE version_id = ? AND id NOT IN (SELECT id FROM insight_failures WHERE version_id = ? ORDER BY id DESC LIMIT ?)',
@@ -97,62 +95,25 @@ export interface InsightsReport {
 export function createInsightsService(deps: InsightsDeps) {
   const { db, clock, log } = deps
   const statements = prepareStatements(db)
-  let pressureFlush: ReturnType<typeof setTimeout> | null = null
-  const counters: InsightCounters = createInsightCounters({
-    clock,
-    enabled: deps.enabled,
-    onPressure: () => {
-      pressureFlush ??= setTimeout(() => {
-        pressureFlush = null
-        flush()
-      }, 0)
-    },
-  })
-
-  /** HMAC-SHA256 of a device id, 128 bits in base64url: enough to tell devices apart, useless to find one. */
+  /** HMAC-SHA256 of a device id (the sketches keep its first 128 bits, as 22 base64url characters): enough to tell devices apart, useless to find one. */
   const keyedHasher = new Bun.CryptoHasher('sha256', deps.key)
-  const hashDevice = (deviceId: string) => keyedHasher.copy().update(deviceId).digest('base64url').slice(0, 22)
-
-  // `${day}\u0000${versionId}` → device ids written that day (in memory only, like the pending ones)
-  let writtenDevices = new Map<string, Set<string>>()
-  let writtenDeviceCount = 0
-  let writtenDay = ''
+  const counters: InsightCounters = createInsightCounters({ clock, enabled: deps.enabled, hashDevice: (deviceId) => keyedHasher.copy().update(deviceId).digest() })
 
   /**
-   * Writes the device rows of one version and day, a thousand per statement, in hash order: random
-   * keys inserted in order touch each B-tree page once (unsorted, 50,000 new devices cost ten times
-   * as much). Answers the ids written.
+   * Adds the devices counted for one version and day to its stored sketch: one row read and, when
+   * a device was new to it, written back. Merging is idempotent, so a flush retried after a failure
+   * counts no device twice, and neither does a device seen again after a restart.
    */
-  function writeDevices(versionId: string, day: string, devices: Set<string>): string[] {
-    const written = writtenDevices.get(`${day}\u0000${versionId}`)
-    const fresh = written ? [...devices].filter((deviceId) => !written.has(deviceId)) : [...devices]
-    const hashes = fresh.map(hashDevice).sort()
-    // base64url hashes need no escaping, so the array is written by hand
-    for (let at = 0; at < hashes.length; at += deviceRowsPerStatement) statements.insertDevices.run(versionId, day, `["${hashes.slice(at, at + deviceRowsPerStatement).join('","')}"]`)
-    return fresh
+  function writeDevices(versionId: string, day: string, devices: DeviceSketch): void {
+    const row = statements.deviceSketch.get(versionId, day)
+    const sketch = row ? sketchFromRow(row.hashes, row.registers) : emptySketch()
+    const changed = mergeInto(sketch, devices)
+    if (!changed) return
+    const stored = sketchRow(sketch)
+    statements.putDeviceSketch.run(versionId, day, stored.hashes, stored.registers)
   }
 
-  /** After a commit: remember what was written, so the next flush skips it (yesterday's are dropped). */
-  function rememberWritten(written: { key: string; day: string; devices: string[] }[]): void {
-    for (const { key, day, devices } of written) {
-      if (day !== writtenDay) {
-        if (day < writtenDay) continue
-        writtenDevices = new Map()
-        writtenDeviceCount = 0
-        writtenDay = day
-      }
-      if (writtenDeviceCount + devices.length > writtenDeviceLimit) {
-        writtenDevices = new Map()
-        writtenDeviceCount = 0
-      }
-      let set = writtenDevices.get(key)
-      if (!set) writtenDevices.set(key, (set = new Set()))
-      for (const deviceId of devices) set.add(deviceId)
-      writtenDeviceCount += devices.length
-    }
-  }
-
-  function write(batches: DayBatch[], written: { key: string; day: string; devices: string[] }[]): void {
+  function write(batches: DayBatch[]): void {
     const touchedByFailures = new Set<string>()
     for (const batch of batches) {
       for (const slot of batch.slots.values()) {
@@ -164,7 +125,7 @@ export function createInsightsService(deps: InsightsDeps) {
             statements.upsertCount.run(versionId, batch.day, platform, channel, miniAppId, cell.installInfos, cell.updateChecks, cell.downloads, cell.installed, cell.launched, cell.failed, cell.rolledBack)
           })
         }
-        if (slot.devices.size > 0) written.push({ key: `${batch.day}\u0000${versionId}`, day: batch.day, devices: writeDevices(versionId, batch.day, slot.devices) })
+        if (hasDevices(slot.devices)) writeDevices(versionId, batch.day, slot.devices)
       }
       for (const failure of batch.failures) {
         statements.insertFailure.run(failure.versionId, failure.miniAppId, failure.platform, failure.message, failure.at)
@@ -181,10 +142,8 @@ export function createInsightsService(deps: InsightsDeps) {
   function flush(): void {
     if (!counters.pending()) return
     const batches = counters.drain()
-    const written: { key: string; day: string; devices: string[] }[] = []
     try {
-      db.$client.transaction(() => write(batches, written))()
-      rememberWritten(written)
+      db.$client.transaction(() => write(batches))()
       counters.totals.flushes++
     } catch (error) {
       counters.restore(batches)
@@ -193,19 +152,19 @@ export function createInsightsService(deps: InsightsDeps) {
     }
   }
 
-  /** Drops active-device rows older than the retention, and counts of versions that no longer exist. */
-  function prune(): { devices: number; orphans: number } {
+  /** Drops active-device sketches older than the retention (`deviceDays`: one per version and day), and counts of versions that no longer exist. */
+  function prune(): { deviceDays: number; orphans: number } {
     const cutoff = shiftDay(utcDay(clock()), -(deviceRetentionDays - 1))
     const client = db.$client
-    let devices = 0
+    let deviceDays = 0
     let orphans = 0
     client.transaction(() => {
-      devices = client.run('DELETE FROM insight_devices WHERE day < ?', [cutoff]).changes
-      for (const table of ['insight_counts', 'insight_devices', 'insight_failures']) {
+      deviceDays = client.run('DELETE FROM insight_device_sketches WHERE day < ?', [cutoff]).changes
+      for (const table of ['insight_counts', 'insight_device_sketches', 'insight_failures']) {
         orphans += client.run(`DELETE FROM ${table} WHERE version_id NOT IN (SELECT id FROM versions)`).changes
       }
     })()
-    return { devices, orphans }
+    return { deviceDays, orphans }
   }
 
   /**
@@ -268,10 +227,17 @@ export function createInsightsService(deps: InsightsDeps) {
       .all(miniApp.id, from, to, options.channel, options.channel)
     const ofApp = 'version_id IN (SELECT id FROM versions WHERE mini_app_id = ?)'
     const deviceRows = client
-      .query<{ day: string; versionId: string; devices: number }, [string, string, string]>(
-        `SELECT day, version_id AS versionId, count(*) AS devices FROM insight_devices WHERE ${ofApp} AND day BETWEEN ? AND ? GROUP BY day, version_id`,
+      .query<{ day: string; versionId: string; hashes: string | null; registers: Uint8Array | null }, [string, string, string]>(
+        `SELECT day, version_id AS versionId, hashes, registers FROM insight_device_sketches WHERE ${ofApp} AND day BETWEEN ? AND ?`,
       )
       .all(miniApp.id, from, to)
+      .map((row) => ({ day: row.day, versionId: row.versionId, sketch: sketchFromRow(row.hashes, row.registers) }))
+    /** the distinct devices of several sketches (of days, of versions) */
+    const distinct = (rows: typeof deviceRows) => {
+      const union = emptySketch()
+      for (const row of rows) mergeInto(union, row.sketch)
+      return countOf(union)
+    }
 
     const byDay = new Map<string, Map<string, VersionDay>>()
     const entry = (day: string, versionId: string): VersionDay | null => {
@@ -304,7 +270,7 @@ export function createInsightsService(deps: InsightsDeps) {
       // devices are per version, not per channel: with a channel, only versions counted in it show
       if (options.channel !== null && !countedInChannel.has(`${row.day}\u0000${row.versionId}`)) continue
       const found = entry(row.day, row.versionId)
-      if (found) found.activeDevices = row.devices
+      if (found) found.activeDevices = countOf(row.sketch)
     }
 
     const days: InsightsReport['days'] = []
@@ -320,15 +286,14 @@ export function createInsightsService(deps: InsightsDeps) {
       }
       days.push({ day, versions: versionsOfDay })
     }
-    const distinct = (sql: string, ...params: string[]) => client.query<{ devices: number }, string[]>(sql).get(...params)?.devices ?? 0
-    totals.activeDevices = distinct(`SELECT count(DISTINCT device_hash) AS devices FROM insight_devices WHERE ${ofApp} AND day BETWEEN ? AND ?`, miniApp.id, from, to)
+    totals.activeDevices = distinct(deviceRows)
 
     // adoption: the current release's share of the devices seen on the latest day that saw any
     const releaseId = miniApp.currentReleaseVersionId
     const latest = [...days].reverse().find((day) => day.versions.some((version) => version.activeDevices > 0)) ?? null
     let share = 0
     if (latest && releaseId) {
-      const all = distinct(`SELECT count(DISTINCT device_hash) AS devices FROM insight_devices WHERE ${ofApp} AND day = ?`, miniApp.id, latest.day)
+      const all = distinct(deviceRows.filter((row) => row.day === latest.day))
       const ofRelease = latest.versions.find((version) => version.versionId === releaseId)?.activeDevices ?? 0
       share = all > 0 ? Math.min(1, ofRelease / all) : 0
     }
@@ -369,8 +334,6 @@ export function createInsightsService(deps: InsightsDeps) {
         stop() {
           for (const timer of timers) clearInterval(timer)
           timers = []
-          if (pressureFlush !== null) clearTimeout(pressureFlush)
-          pressureFlush = null
           flush()
         },
       }
