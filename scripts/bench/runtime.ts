@@ -32,7 +32,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { buildZip } from '../../src/modules/versions/test-fixtures'
 import { startTestS3, type TestS3 } from '../../src/storage/test-s3'
-import { call, freePort, waitForHealth } from './support'
+import { call, freePort, median, waitForHealth, wrkLoad, wrkReport, type Load } from './support'
 
 const root = join(import.meta.dir, '..', '..')
 
@@ -101,19 +101,6 @@ process.on('SIGINT', () => {
 /** A zip with one entry, enough to pass upload's archive checks. */
 const zipWith = (name: string, content: string): Uint8Array => buildZip([{ name, content }])
 
-interface Load {
-  requestsPerSecond: number
-  bytesPerSecond: number
-}
-
-/** wrk's own end-of-run hook, printing the summary as one JSON line. */
-const wrkReport = `done = function(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format('{"requests":%d,"bytes":%d,"micros":%d,"errors":%d,"non2xx":%d,"timeouts":%d}\\n',
-    summary.requests, summary.bytes, summary.duration, e.connect + e.read + e.write, e.status, e.timeout))
-end
-`
-
 /** Each request asks with another deviceId (appended to the URL's path and query), so no answer is reused. */
 const distinctDevices = `local counter = 0
 request = function()
@@ -122,20 +109,8 @@ request = function()
 end
 `
 
-/** One wrk run against `url` (one thread, `connections` connections); refuses a run with errors or non-2xx answers. */
-async function load(url: string, connections: number, script = 'report.lua'): Promise<Load> {
-  const child = Bun.spawn([wrk!, '-t1', `-c${connections}`, `-d${seconds}s`, '-s', join(work, script), url], { stdout: 'pipe', stderr: 'pipe' })
-  const [output, errors] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()])
-  await child.exited
-  const line = output.split('\n').find((text) => text.startsWith('{"requests"'))
-  if (!line) throw new Error(`wrk printed no summary: ${output} ${errors}`)
-  const result = JSON.parse(line) as { requests: number; bytes: number; micros: number; errors: number; non2xx: number; timeouts: number }
-  if (result.errors > 0 || result.non2xx > 0) {
-    throw new Error(`${url.replace(/token=[^&]+/, 'token=…')}: ${result.errors} socket errors, ${result.non2xx} non-2xx answers`)
-  }
-  const elapsed = result.micros / 1e6
-  return { requestsPerSecond: result.requests / elapsed, bytesPerSecond: result.bytes / elapsed }
-}
+/** One wrk run against `url` (one thread, `connections` connections, this run's --seconds); refuses a run with errors or non-2xx answers. */
+const load = (url: string, connections: number, script = 'report.lua'): Promise<Load> => wrkLoad({ wrk: wrk!, seconds, script: join(work, script) }, url, connections)
 
 /** `serve` from source on a data directory (its request log to nowhere); answers the base URL once /api/health does. */
 async function startMiniship(dataDir: string, args: string[]): Promise<string> {
@@ -145,12 +120,6 @@ async function startMiniship(dataDir: string, args: string[]): Promise<string> {
   const base = `http://127.0.0.1:${port}`
   await waitForHealth(base, 20_000)
   return base
-}
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
 }
 
 /** With S3 storage: the redirect answer against raw constant responses, or proxied bytes against raw Bun.file. */

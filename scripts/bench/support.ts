@@ -30,3 +30,37 @@ export async function waitForHealth(base: string, timeoutMs = 20_000): Promise<v
     await Bun.sleep(50)
   }
 }
+
+export interface Load {
+  requestsPerSecond: number
+  bytesPerSecond: number
+}
+
+/** wrk's own end-of-run hook, printing the summary as one JSON line (write it to the script wrkLoad runs). */
+export const wrkReport = `done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('{"requests":%d,"bytes":%d,"micros":%d,"errors":%d,"non2xx":%d,"timeouts":%d}\\n',
+    summary.requests, summary.bytes, summary.duration, e.connect + e.read + e.write, e.status, e.timeout))
+end
+`
+
+/** One wrk run against `url` (one thread, `connections` connections, a script ending in wrkReport); refuses a run with errors or non-2xx answers. */
+export async function wrkLoad(options: { wrk: string; seconds: number; script: string }, url: string, connections: number): Promise<Load> {
+  const child = Bun.spawn([options.wrk, '-t1', `-c${connections}`, `-d${options.seconds}s`, '-s', options.script, url], { stdout: 'pipe', stderr: 'pipe' })
+  const [output, errors] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()])
+  await child.exited
+  const line = output.split('\n').find((text) => text.startsWith('{"requests"'))
+  if (!line) throw new Error(`wrk printed no summary: ${output} ${errors}`)
+  const result = JSON.parse(line) as { requests: number; bytes: number; micros: number; errors: number; non2xx: number; timeouts: number }
+  if (result.errors > 0 || result.non2xx > 0) {
+    throw new Error(`${url.replace(/token=[^&]+/, 'token=…')}: ${result.errors} socket errors, ${result.non2xx} non-2xx answers`)
+  }
+  const elapsed = result.micros / 1e6
+  return { requestsPerSecond: result.requests / elapsed, bytesPerSecond: result.bytes / elapsed }
+}
+
+export const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
