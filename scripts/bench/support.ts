@@ -1,4 +1,4 @@
-// Shared by the benchmarks: a free port, a JSON API call, waiting for a server's health.
+// Shared by the benchmarks: a free port, a JSON API call, waiting for a server's health, a wrk run, a median.
 
 export async function freePort(): Promise<number> {
   const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response() })

@@ -118,7 +118,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   // Handlers read the client address through Elysia's context `server`.
   app.server = server
   setTimeout(() => void preloadUploadParsers(), 50).unref()
-  // insight counters: flushed every few seconds, device rows pruned now and daily
+  // insight counters: flushed every few seconds, device sketches pruned now and daily
   const insightTimers = app.store.insights.start()
   const background = isS3BlobStore(blobs) ? afterStartWithBucket(blobs, db, app.store.mirror, (line) => process.stderr.write(`miniship: startup: ${line}\n`)) : Promise.resolve()
   let stopping: Promise<void> | null = null

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { tempDir } from '../test-support'
 import { closeDatabase, openDatabase } from './open'
 import { countOf, sketchFromRow } from '../modules/insights/sketch'
+import { createInsightsService } from '../modules/insights/service'
 
 const dir = tempDir()
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -69,6 +70,11 @@ test("schema 6's device rows become one sketch per version and day, counted the 
   const internals = db as unknown as { dialect: { migrate(list: typeof migrations, session: unknown, config: object): void }; session: unknown }
   internals.dialect.migrate(migrations.slice(0, 6), internals.session, { migrationsFolder: '' })
   const hashOf = (n: number) => new Bun.CryptoHasher('sha256', 'key').update(`device-${n}`).digest('base64url').slice(0, 22)
+  const at = '2026-11-20T10:00:00.000Z'
+  client.run("INSERT INTO mini_apps (id, app_id, name, created_at, updated_at) VALUES ('m1', 'fleet.app', 'Fleet', ?, ?)", [at, at])
+  for (const [id, version] of [['v1', '1.0.0'], ['v2', '1.1.0']]) {
+    client.run("INSERT INTO versions (id, mini_app_id, version, build_number, release_type, status, created_at, updated_at) VALUES (?, 'm1', ?, 1, 'RELEASE', 'PUBLISHED', ?, ?)", [id, version, at, at])
+  }
   const insert = client.prepare('INSERT INTO insight_devices (version_id, day, device_hash) VALUES (?, ?, ?)')
   client.transaction(() => {
     for (let n = 0; n < 3; n++) insert.run('v1', '2026-11-20', hashOf(n))
@@ -95,6 +101,15 @@ test("schema 6's device rows become one sketch per version and day, counted the 
     // the migrated 3,000 read as registers, within the estimate's error
     expect(sketches[2]!.registers).not.toBeNull()
     expect(Math.abs(countOf(sketches[2]!) - 3000)).toBeLessThan(75)
+    // the first prune writes that row back as registers, once; the exact rows stay as they are
+    const insights = createInsightsService({ db: upgraded, clock: () => Date.parse('2026-11-21T12:00:00Z'), key: new Uint8Array(32), enabled: true, flushSeconds: 5, log: () => {} })
+    expect(insights.prune()).toEqual({ deviceDays: 0, orphans: 0, compacted: 1 })
+    expect(insights.prune().compacted).toBe(0)
+    const after = upgraded.$client.query<{ hashes: string | null; registers: Uint8Array | null }, []>("SELECT hashes, registers FROM insight_device_sketches WHERE version_id = 'v2'").get()!
+    expect(after.hashes).toBeNull()
+    expect(after.registers).toHaveLength(16384)
+    expect(countOf(sketchFromRow(null, after.registers))).toBe(countOf(sketches[2]!))
+    expect(upgraded.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM insight_device_sketches WHERE hashes IS NOT NULL').get()!.n).toBe(2)
   } finally {
     closeDatabase(upgraded)
   }

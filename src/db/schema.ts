@@ -239,8 +239,9 @@ export const insightCounts = sqliteTable(
 /**
  * The distinct devices seen per version and UTC day, as one sketch (modules/insights/sketch.ts):
  * `hashes`, the devices' keyed hashes (an HMAC of the device id, never the id) concatenated, while
- * there are at most 2,048; past that `registers`, a HyperLogLog. Kept 90 days. A flush rewrites one
- * small row per version instead of inserting a row per new device (schema 6 had insight_devices).
+ * there are at most 2,048 (up to 45 KB); past that `registers`, a 16 KB HyperLogLog. Kept 90 days. A
+ * flush rewrites one row per version and day instead of inserting a row per new device (schema 6
+ * had insight_devices).
  */
 export const insightDeviceSketches = sqliteTable(
   'insight_device_sketches',

@@ -3,6 +3,7 @@ import { expect, test } from 'bun:test'
 import { createInsightCounters, downloadOf, utcDay } from './counters'
 import { createTestContext } from '../../test-support'
 import { createInsightsService } from './service'
+import { countOf, sketchFromRow } from './sketch'
 
 test('downloadOf: a 200 to GET, a redirect to the bucket or a 206 ending at the last byte is whole; HEAD, 304 and middle ranges are not', () => {
   const cases: [method: string, status: number, contentRange: string | null, expected: ReturnType<typeof downloadOf>][] = [
@@ -74,6 +75,41 @@ test('a flush that fails keeps the counts in memory; the next one writes them on
     insights.flush()
     insights.flush()
     expect(client.query<{ n: number }, []>('SELECT sum(install_infos) AS n FROM insight_counts').get()!.n).toBe(3)
+  } finally {
+    context.close()
+  }
+})
+
+test('a flush that fails while writing device sketches loses no device and counts none twice', () => {
+  const context = createTestContext()
+  try {
+    const logs: string[] = []
+    const insights = createInsightsService({ db: context.dataDir.db, clock: () => context.now.value, key: new TextEncoder().encode('k'.repeat(32)), enabled: true, flushSeconds: 5, log: (line) => logs.push(line) })
+    const small = { id: 'v-small', miniAppId: 'm1' }
+    const check = (version: typeof subject, from: number, to: number) => {
+      for (let index = from; index < to; index++) insights.counters.countUpdateCheck(version, 'stable', 'ios', `device-${index}`)
+    }
+    check(subject, 0, 3000)
+    check(small, 0, 100)
+    const client = context.dataDir.db.$client
+    // the counts are written, then the first sketch fails: the whole transaction goes back
+    client.exec("CREATE TRIGGER refuse_sketch BEFORE INSERT ON insight_device_sketches BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+    insights.flush()
+    expect(logs.join('\n')).toContain('disk full')
+    expect(client.query<{ n: number }, []>('SELECT count(*) AS n FROM insight_counts').get()!.n).toBe(0)
+    // more checks while the write is refused, some of the same devices
+    check(subject, 2500, 3500)
+    check(small, 50, 150)
+    client.exec('DROP TRIGGER refuse_sketch')
+    insights.flush()
+    insights.flush()
+    const stored = (versionId: string) => {
+      const row = client.query<{ hashes: string | null; registers: Uint8Array | null }, [string]>('SELECT hashes, registers FROM insight_device_sketches WHERE version_id = ?').get(versionId)!
+      return countOf(sketchFromRow(row.hashes, row.registers))
+    }
+    expect(stored('v-small')).toBe(150)
+    expect(Math.abs(stored('v1') - 3500) / 3500).toBeLessThan(0.025)
+    expect(client.query<{ n: number }, []>('SELECT sum(update_checks) AS n FROM insight_counts').get()!.n).toBe(3000 + 100 + 1000 + 100)
   } finally {
     context.close()
   }

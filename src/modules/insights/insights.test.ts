@@ -332,7 +332,7 @@ test('active devices are kept 90 days: the prune drops older days and rows of de
     insights.flush()
     expect((await setup.context.call('DELETE', `/api/mini-apps/${setup.miniAppId}/versions/${draft.body.id}`, { token: setup.owner.token })).status).toBe(200)
     const count = (table: string) => setup.context.dataDir.db.$client.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table}`).get()!.n
-    expect(insights.prune()).toEqual({ deviceDays: 0, orphans: 3 })
+    expect(insights.prune()).toEqual({ deviceDays: 0, orphans: 3, compacted: 0 })
     expect(count('insight_device_sketches')).toBe(1)
     setup.context.advance((deviceRetentionDays - 1) * day)
     expect(insights.prune().deviceDays).toBe(0)

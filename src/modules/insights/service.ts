@@ -5,7 +5,7 @@ import type { Clock } from '../../ids'
 import type { Caller } from '../miniapps/service'
 import { requireVisibleMiniApp } from '../miniapps/service'
 import { createInsightCounters, utcDay, type DayBatch, type DeviceEvent, type InsightCounters } from './counters'
-import { countOf, emptySketch, hasDevices, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from './sketch'
+import { countOf, deviceHashLength, emptySketch, exactLimit, hasDevices, isOversized, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from './sketch'
 
 export interface InsightsDeps {
   db: Db
@@ -50,6 +50,9 @@ function prepareStatements(db: Db) {
        ON CONFLICT (version_id, day, platform, channel) DO UPDATE SET ${countColumns.map((column) => `${column} = ${column} + excluded.${column}`).join(', ')}`,
     ),
     deviceSketch: client.prepare<{ hashes: string | null; registers: Uint8Array | null }, [string, string]>('SELECT hashes, registers FROM insight_device_sketches WHERE version_id = ? AND day = ?'),
+    oversizedSketches: client.prepare<{ versionId: string; day: string; hashes: string }, [number]>(
+      'SELECT version_id AS versionId, day, hashes FROM insight_device_sketches WHERE registers IS NULL AND length(hashes) > ?',
+    ),
     putDeviceSketch: client.prepare<unknown, [string, string, string | null, Uint8Array | null]>(
       'INSERT INTO insight_device_sketches (version_id, day, hashes, registers) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (version_id, day) DO UPDATE SET hashes = ?3, registers = ?4',
     ),
@@ -108,7 +111,7 @@ export function createInsightsService(deps: InsightsDeps) {
     const row = statements.deviceSketch.get(versionId, day)
     const sketch = row ? sketchFromRow(row.hashes, row.registers) : emptySketch()
     const changed = mergeInto(sketch, devices)
-    if (!changed) return
+    if (!changed && !isOversized(row?.hashes ?? null)) return
     const stored = sketchRow(sketch)
     statements.putDeviceSketch.run(versionId, day, stored.hashes, stored.registers)
   }
@@ -152,19 +155,30 @@ export function createInsightsService(deps: InsightsDeps) {
     }
   }
 
-  /** Drops active-device sketches older than the retention (`deviceDays`: one per version and day), and counts of versions that no longer exist. */
-  function prune(): { deviceDays: number; orphans: number } {
+  /**
+   * Drops active-device sketches older than the retention (`deviceDays`: one per version and day),
+   * and counts of versions that no longer exist. Rows migrated from schema 6 with more hashes than
+   * a sketch keeps exactly are rewritten as registers (`compacted`), once: past days' rows are never
+   * written again, and every report would parse their hashes anew.
+   */
+  function prune(): { deviceDays: number; orphans: number; compacted: number } {
     const cutoff = shiftDay(utcDay(clock()), -(deviceRetentionDays - 1))
     const client = db.$client
     let deviceDays = 0
     let orphans = 0
+    let compacted = 0
     client.transaction(() => {
       deviceDays = client.run('DELETE FROM insight_device_sketches WHERE day < ?', [cutoff]).changes
       for (const table of ['insight_counts', 'insight_device_sketches', 'insight_failures']) {
         orphans += client.run(`DELETE FROM ${table} WHERE version_id NOT IN (SELECT id FROM versions)`).changes
       }
+      for (const row of statements.oversizedSketches.all(exactLimit * deviceHashLength)) {
+        const stored = sketchRow(sketchFromRow(row.hashes, null))
+        statements.putDeviceSketch.run(row.versionId, row.day, stored.hashes, stored.registers)
+        compacted++
+      }
     })()
-    return { deviceDays, orphans }
+    return { deviceDays, orphans, compacted }
   }
 
   /**
@@ -233,10 +247,15 @@ export function createInsightsService(deps: InsightsDeps) {
       .all(miniApp.id, from, to)
       .map((row) => ({ day: row.day, versionId: row.versionId, sketch: sketchFromRow(row.hashes, row.registers) }))
     /** the distinct devices of several sketches (of days, of versions) */
+    // an estimate (past 2,048 devices) could come out a little under one of its exact rows: never report fewer
     const distinct = (rows: typeof deviceRows) => {
       const union = emptySketch()
-      for (const row of rows) mergeInto(union, row.sketch)
-      return countOf(union)
+      let largest = 0
+      for (const row of rows) {
+        mergeInto(union, row.sketch)
+        largest = Math.max(largest, countOf(row.sketch))
+      }
+      return Math.max(countOf(union), largest)
     }
 
     const byDay = new Map<string, Map<string, VersionDay>>()

@@ -2,7 +2,8 @@
 //
 // A row per device (insight_devices until schema 7) made every new device an insert at a random
 // place of one B-tree: 4 to 6 µs of SQLite work each, growing with the day's devices, on the thread
-// that answers update checks. A sketch per (version, day) is one small row rewritten per flush.
+// that answers update checks. A sketch per (version, day) is one row of at most 45 KB (16 KB as
+// registers) rewritten per flush.
 // Below the limit the sketch is the devices' hashes themselves, so small fleets (and tests) count
 // exactly; past it, 16,384 one-byte registers estimate the count with a standard error of 0.81 %,
 // and sketches of several days or versions still merge into the distinct devices of all of them.
@@ -28,15 +29,29 @@ export function emptySketch(): DeviceSketch {
   return { hashes: new Set(), registers: null }
 }
 
-/** A sketch from its stored row: `hashes` concatenated 22-character hashes, or `registers`. */
+const hashPattern = /^[A-Za-z0-9_-]{22}$/
+
+/**
+ * A sketch from its stored row: `hashes` concatenated 22-character hashes, or `registers`. What
+ * is not a hash or a register array (a damaged row) is skipped rather than thrown on: one bad row
+ * must not stop every later flush.
+ */
 export function sketchFromRow(hashes: string | null, registers: Uint8Array | null): DeviceSketch {
   if (registers !== null && registers.length === registerCount) return { hashes: null, registers: new Uint8Array(registers) }
   const sketch = emptySketch()
   const text = hashes ?? ''
-  for (let at = 0; at + deviceHashLength <= text.length; at += deviceHashLength) sketch.hashes!.add(text.slice(at, at + deviceHashLength))
+  for (let at = 0; at + deviceHashLength <= text.length; at += deviceHashLength) {
+    const hash = text.slice(at, at + deviceHashLength)
+    if (hashPattern.test(hash)) sketch.hashes!.add(hash)
+  }
   // a row migrated from schema 6 may hold more than the limit
   if (sketch.hashes!.size > exactLimit) toRegisters(sketch)
   return sketch
+}
+
+/** Whether a stored row holds more hashes than a sketch keeps exactly (a row migrated from schema 6): it is worth writing back as registers. */
+export function isOversized(hashes: string | null): boolean {
+  return hashes !== null && hashes.length > exactLimit * deviceHashLength
 }
 
 /** The row to store: exactly one of the two is set. */

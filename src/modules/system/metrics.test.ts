@@ -60,12 +60,15 @@ describe('GET /api/metrics', () => {
     member = await createTestUser(context)
     await createMiniApp(context, member.token, 'com.example.metrics')
     const uploaded = await upload(context, member.token, 'com.example.metrics', uploadForm('com.example.metrics', { version: '1.0.0', bundleIos: 'b'.repeat(300) }))
-    await upload(context, member.token, 'com.example.metrics', uploadForm('com.example.metrics', { version: '1.1.0' }))
+    const second = await upload(context, member.token, 'com.example.metrics', uploadForm('com.example.metrics', { version: '1.1.0' }))
     const miniAppId = uploaded.body.miniAppId
     await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${uploaded.body.id}/publish`, { token: member.token, json: {} })
     const info = (await context.call('GET', '/api/mini-apps/access/apps/com.example.metrics/release/install')).body
     await (await context.app.handle(new Request(resolveUrl('http://localhost/api', info.bundles.ios)))).arrayBuffer()
-    await context.call('POST', '/api/mini-apps/access/events', { json: { events: [{ appId: 'com.example.metrics', versionId: uploaded.body.id, platform: 'ios', event: 'launched', deviceId: 'd1' }, { appId: 'nope', versionId: 'nope', platform: 'ios', event: 'failed' }] } })
+    await context.call('POST', '/api/mini-apps/access/events', { json: { events: [{ appId: 'com.example.metrics', versionId: uploaded.body.id, platform: 'ios', event: 'launched', deviceId: 'd1' },
+      // d1 on the second version too: a miniapp's devices are the union of its versions', not their sum
+      { appId: 'com.example.metrics', versionId: second.body.id, platform: 'ios', event: 'launched', deviceId: 'd1' },
+      { appId: 'com.example.metrics', versionId: second.body.id, platform: 'ios', event: 'launched', deviceId: 'd2' }, { appId: 'nope', versionId: 'nope', platform: 'ios', event: 'failed' }] } })
     // what the request log hands over under `serve` (app.handle alone bypasses it)
     const { requestMetrics } = context.app.store
     requestMetrics.observe(new Request('http://h/api/mini-apps/access/apps/com.example.metrics/release/install'), 'http://h/api/mini-apps/access/apps/com.example.metrics/release/install', 200, 0.0004)
@@ -112,9 +115,9 @@ describe('GET /api/metrics', () => {
     expect(value('miniship_downloads_total', { kind: 'bundleIos' })).toBe(1)
     expect(value('miniship_download_bytes_total', { kind: 'bundleIos' })).toBe(300)
     expect(value('miniship_install_info_total')).toBe(1)
-    expect(value('miniship_device_events_total', { event: 'launched' })).toBe(1)
+    expect(value('miniship_device_events_total', { event: 'launched' })).toBe(3)
     expect(value('miniship_device_events_rejected_total')).toBe(1)
-    expect(value('miniship_active_devices', { app_id: 'com.example.metrics' })).toBe(1)
+    expect(value('miniship_active_devices', { app_id: 'com.example.metrics' })).toBe(2)
     expect(value('miniship_versions', { status: 'PUBLISHED' })).toBe(1)
     expect(value('miniship_versions', { status: 'DRAFT' })).toBe(1)
     expect(value('miniship_versions', { status: 'IN_REVIEW' })).toBe(0)
