@@ -82,3 +82,13 @@ test('a device added by its digest (counting) lands where its stored hash does (
   expect(byDigest.registers).toEqual(byHash.registers!)
   expect(addDigest(byDigest, hasher.copy().update('device-42').digest())).toBe(false)
 })
+
+test('a damaged row reads as what is sound in it: hashes that are not base64url are skipped, a short register blob is no registers', () => {
+  const sound = hashOf('device-1')
+  const sketch = sketchFromRow(`${sound}${'!'.repeat(22)}${hashOf('device-2')}`, null)
+  expect(countOf(sketch)).toBe(2)
+  expect(sketch.hashes!.has(sound)).toBe(true)
+  expect(countOf(sketchFromRow(null, new Uint8Array(100)))).toBe(0)
+  // and a sketch of many damaged hashes still turns into registers without throwing
+  expect(() => sketchFromRow('?'.repeat(22 * 3000), null)).not.toThrow()
+})
