@@ -13,13 +13,18 @@ import { createInsightsService } from '../modules/insights/service'
 const dir = tempDir()
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
+/** A new database at `path` with only the first `count` embedded migrations applied: the schema an older release left. */
+function databaseAt(path: string, count: number): Database {
+  const client = new Database(path, { create: true, strict: true })
+  const migrations = readMigrationFiles({ migrationsFolder: join(import.meta.dir, '../../migrations') })
+  const internals = drizzle(client) as unknown as { dialect: { migrate(list: typeof migrations, session: unknown, config: object): void }; session: unknown }
+  internals.dialect.migrate(migrations.slice(0, count), internals.session, { migrationsFolder: '' })
+  return client
+}
+
 test('a database at the first migration, with a published release, keeps every file and its release after the upgrade', () => {
   const path = join(dir, 'old.db')
-  const client = new Database(path, { create: true, strict: true })
-  const db = drizzle(client)
-  const migrations = readMigrationFiles({ migrationsFolder: join(import.meta.dir, '../../migrations') })
-  const internals = db as unknown as { dialect: { migrate(list: typeof migrations, session: unknown, config: object): void }; session: unknown }
-  internals.dialect.migrate(migrations.slice(0, 1), internals.session, { migrationsFolder: '' })
+  const client = databaseAt(path, 1)
   const at = '2026-11-01T10:00:00.000Z'
   client.run("INSERT INTO users (id, email, display_name, password_hash, role, status, created_at, updated_at) VALUES ('u1', 'a@example.com', 'A', 'h', 'ADMIN', 'ACTIVE', ?, ?)", [at, at])
   client.run("INSERT INTO mini_apps (id, app_id, name, current_release_version_id, created_at, updated_at) VALUES ('m1', 'old.app', 'Old', 'v1', ?, ?)", [at, at])
@@ -64,11 +69,7 @@ test('a database at the first migration, with a published release, keeps every f
 
 test("schema 6's device rows become one sketch per version and day, counted the same (and past 2,048, as registers)", () => {
   const path = join(dir, 'devices.db')
-  const client = new Database(path, { create: true, strict: true })
-  const db = drizzle(client)
-  const migrations = readMigrationFiles({ migrationsFolder: join(import.meta.dir, '../../migrations') })
-  const internals = db as unknown as { dialect: { migrate(list: typeof migrations, session: unknown, config: object): void }; session: unknown }
-  internals.dialect.migrate(migrations.slice(0, 6), internals.session, { migrationsFolder: '' })
+  const client = databaseAt(path, 6)
   const hashOf = (n: number) => new Bun.CryptoHasher('sha256', 'key').update(`device-${n}`).digest('base64url').slice(0, 22)
   const at = '2026-11-20T10:00:00.000Z'
   client.run("INSERT INTO mini_apps (id, app_id, name, created_at, updated_at) VALUES ('m1', 'fleet.app', 'Fleet', ?, ?)", [at, at])
