@@ -10,9 +10,11 @@
 //   id        serve's way for the runtime's answers (a `routes` entry for the update check's path,
 //             cached headers), plus the X-Request-Id header;
 //   logged    the same route through miniship's own request log (withRequestLog and the batched
-//             createLogSink serve uses, its lines written to /dev/null), and nothing else of miniship.
-// A miniship answer of this size that does anything besides logging costs more than `logged`, so
-// `logged ÷ raw` is about the best ratio runtime.ts can print against raw constant JSON. The sides
+//             createLogSink serve uses, its lines written to /dev/null), and nothing else of miniship;
+//   redirect  a constant 302 to a presigned-length URL (what --s3-downloads redirect answers) on the
+//             bundle download's route, through the same request log.
+// A miniship answer that does anything besides logging costs more than `logged` (or `redirect`), so
+// these ratios are about the best runtime.ts can print against raw constant JSON. The sides
 // alternate over the rounds; medians and ratios print.
 import { mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -22,6 +24,7 @@ import type { BunRequest, Server } from 'bun'
 import { median, wrkLoad, wrkReport } from './support'
 
 const updatePath = '/api/mini-apps/access/apps/com.example.bench/update?platform=ios&currentVersion=1.0.0&deviceId=bench-device-1'
+const bundlePath = `/api/mini-apps/access/versions/01a20944-0672-763f-b854-e6bb825ee5b7/bundles/ios?token=${'t'.repeat(160)}`
 
 // ---- mode 2: the three servers, in their own process (one JS thread, like miniship) ----
 if (process.argv[2] === '--servers') {
@@ -51,6 +54,10 @@ if (process.argv[2] === '--servers') {
   const devNull = openSync('/dev/null', 'w')
   const sink = createLogSink((chunk) => writeSync(devNull, chunk))
   const route = '/api/mini-apps/access/apps/:appId/update'
+  const bundleRoute = '/api/mini-apps/access/versions/:versionId/bundles/:platform'
+  // a presigned GET of Bun.S3Client is about this long
+  const presigned = `http://127.0.0.1:9000/miniship/blobs/sha256/ab/${'ab'.repeat(32)}?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=${'A'.repeat(20)}%2F20261123%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261123T170000Z&X-Amz-Expires=300&X-Amz-SignedHeaders=host&X-Amz-Signature=${'f'.repeat(64)}`
+  const redirect = new Headers({ location: presigned, 'cache-control': 'no-store' })
   const notFound = () => new Response('not found', { status: 404 })
   const serve = (options: Partial<Parameters<typeof Bun.serve>[0]>) => Bun.serve({ hostname: '127.0.0.1', port: 0, development: false, fetch: notFound, ...options } as Parameters<typeof Bun.serve>[0]).port
   const ports = {
@@ -68,6 +75,7 @@ if (process.argv[2] === '--servers') {
     }),
     // as serve wraps its native install routes: the caller's X-Request-Id is not read
     logged: serve({ routes: { [route]: { GET: withRequestLog<Server<undefined>, BunRequest>(() => answer(), sink, undefined, undefined, false) } } }),
+    redirect: serve({ routes: { [bundleRoute]: { GET: withRequestLog<Server<undefined>, BunRequest>(() => new Response(null, { status: 302, headers: redirect }), sink, undefined, undefined, true) } } }),
   }
   console.log(JSON.stringify({ ports, bytes: Buffer.byteLength(json) }))
   await new Promise(() => {})
@@ -96,24 +104,26 @@ process.on('SIGINT', () => {
 })
 try {
   const reader = servers.stdout.getReader()
-  const { ports, bytes } = JSON.parse(new TextDecoder().decode((await reader.read()).value)) as { ports: Record<'raw' | 'id' | 'logged', number>; bytes: number }
+  const { ports, bytes } = JSON.parse(new TextDecoder().decode((await reader.read()).value)) as { ports: Record<'raw' | 'id' | 'logged' | 'redirect', number>; bytes: number }
   reader.releaseLock()
-  const sides = ['raw', 'id', 'logged'] as const
-  const measure = async (side: (typeof sides)[number]) => (await wrkLoad({ wrk, seconds, script }, `http://127.0.0.1:${ports[side]}${updatePath}`, 32)).requestsPerSecond
+  const sides = ['raw', 'id', 'logged', 'redirect'] as const
+  const urlOf = (side: (typeof sides)[number]) => `http://127.0.0.1:${ports[side]}${side === 'redirect' ? bundlePath : updatePath}`
+  const measure = async (side: (typeof sides)[number]) => (await wrkLoad({ wrk, seconds, script }, urlOf(side), 32)).requestsPerSecond
   // warm every side (JIT)
-  for (const side of sides) await wrkLoad({ wrk, seconds: 1, script }, `http://127.0.0.1:${ports[side]}${updatePath}`, 32)
-  const results = { raw: [] as number[], id: [] as number[], logged: [] as number[] }
+  for (const side of sides) await wrkLoad({ wrk, seconds: 1, script }, urlOf(side), 32)
+  const results = { raw: [] as number[], id: [] as number[], logged: [] as number[], redirect: [] as number[] }
   for (let round = 1; round <= rounds; round++) {
     // each round starts with another side
-    const order = [...sides.slice(round % 3), ...sides.slice(0, round % 3)]
+    const order = [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)]
     for (const side of order) results[side].push(await measure(side))
     console.error(`round ${round}/${rounds} done`)
   }
   const raw = median(results.raw)
   console.log(`request log floor: ${rounds} alternating rounds of ${seconds} s each, wrk -t1 -c32, a constant ${bytes}-byte JSON answer, medians`)
   console.log(`  ${'raw Bun.serve'.padEnd(38)} ${raw.toFixed(0)} req/s`)
-  for (const side of ['id', 'logged'] as const) {
-    const label = side === 'id' ? 'route + X-Request-Id' : "route + miniship's request log"
+  const labels = { id: 'route + X-Request-Id', logged: "route + miniship's request log", redirect: 'a 302 through the request log' }
+  for (const side of ['id', 'logged', 'redirect'] as const) {
+    const label = labels[side]
     console.log(`  ${label.padEnd(38)} ${median(results[side]).toFixed(0)} req/s   ratio ${(median(results[side]) / raw).toFixed(2)}`)
   }
   for (const side of sides) console.log(`    per round ${side}: ${results[side].map((value) => value.toFixed(0)).join(', ')}`)
