@@ -5,7 +5,7 @@ import type { Clock } from '../../ids'
 import type { Caller } from '../miniapps/service'
 import { requireVisibleMiniApp } from '../miniapps/service'
 import { createInsightCounters, utcDay, type DayBatch, type DeviceEvent, type InsightCounters } from './counters'
-import { countOf, deviceHashLength, emptySketch, exactLimit, hasDevices, isOversized, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from './sketch'
+import { countOf, deviceHashLength, distinctDevices, emptySketch, exactLimit, hasDevices, isOversized, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from './sketch'
 
 export interface InsightsDeps {
   db: Db
@@ -245,18 +245,11 @@ export function createInsightsService(deps: InsightsDeps) {
         `SELECT day, version_id AS versionId, hashes, registers FROM insight_device_sketches WHERE ${ofApp} AND day BETWEEN ? AND ?`,
       )
       .all(miniApp.id, from, to)
-      .map((row) => ({ day: row.day, versionId: row.versionId, sketch: sketchFromRow(row.hashes, row.registers) }))
-    /** the distinct devices of several sketches (of days, of versions) */
-    // an estimate (past 2,048 devices) could come out a little under one of its exact rows: never report fewer
-    const distinct = (rows: typeof deviceRows) => {
-      const union = emptySketch()
-      let largest = 0
-      for (const row of rows) {
-        mergeInto(union, row.sketch)
-        largest = Math.max(largest, countOf(row.sketch))
-      }
-      return Math.max(countOf(union), largest)
-    }
+      .map((row) => {
+        const sketch = sketchFromRow(row.hashes, row.registers)
+        return { day: row.day, versionId: row.versionId, sketch, devices: countOf(sketch) }
+      })
+    const distinct = (rows: typeof deviceRows) => distinctDevices(rows.map((row) => row.sketch))
 
     const byDay = new Map<string, Map<string, VersionDay>>()
     const entry = (day: string, versionId: string): VersionDay | null => {
@@ -289,7 +282,7 @@ export function createInsightsService(deps: InsightsDeps) {
       // devices are per version, not per channel: with a channel, only versions counted in it show
       if (options.channel !== null && !countedInChannel.has(`${row.day}\u0000${row.versionId}`)) continue
       const found = entry(row.day, row.versionId)
-      if (found) found.activeDevices = countOf(row.sketch)
+      if (found) found.activeDevices = row.devices
     }
 
     const days: InsightsReport['days'] = []

@@ -105,6 +105,21 @@ export function mergeInto(target: DeviceSketch, source: DeviceSketch): boolean {
   return changed
 }
 
+/**
+ * The distinct devices of several sketches (days, versions): their union's count, and never fewer
+ * than the largest of them (an estimate past the exact limit could come out a little under one of
+ * its exact members).
+ */
+export function distinctDevices(sketches: Iterable<DeviceSketch>): number {
+  const union = emptySketch()
+  let largest = 0
+  for (const sketch of sketches) {
+    mergeInto(union, sketch)
+    largest = Math.max(largest, countOf(sketch))
+  }
+  return Math.max(countOf(union), largest)
+}
+
 /** Whether any device was added (registers are made only past the exact limit). */
 export function hasDevices(sketch: DeviceSketch): boolean {
   return sketch.hashes === null || sketch.hashes.size > 0

@@ -10,7 +10,7 @@ import { pathStartOf } from '../../http/request-log'
 import type { TokenService } from '../auth/tokens'
 import { fileKindNames } from '../runtime/files'
 import { deviceEvents, utcDay, type Totals } from '../insights/counters'
-import { countOf, emptySketch, mergeInto, sketchFromRow, type DeviceSketch } from '../insights/sketch'
+import { distinctDevices, sketchFromRow, type DeviceSketch } from '../insights/sketch'
 
 /** Route groups: few and fixed, so that every label set exists from the start and costs an array slot. */
 export const routeGroups = ['install_info', 'update_check', 'release_file', 'version_file', 'events', 'upload', 'auth', 'admin', 'mini_apps', 'health', 'metrics', 'api_other', 'console'] as const
@@ -150,17 +150,17 @@ export function renderMetrics(deps: MetricsDeps): string {
 
   const today = utcDay(deps.clock())
   // a miniapp's devices today: the union of its versions' sketches
-  const sketches = new Map<string, DeviceSketch>()
+  const sketches = new Map<string, DeviceSketch[]>()
   for (const row of client
     .query<{ appId: string; hashes: string | null; registers: Uint8Array | null }, [string]>(
       'SELECT m.app_id AS appId, d.hashes, d.registers FROM versions v JOIN insight_device_sketches d ON d.version_id = v.id AND d.day = ? JOIN mini_apps m ON m.id = v.mini_app_id ORDER BY m.app_id',
     )
     .all(today)) {
-    let union = sketches.get(row.appId)
-    if (union === undefined) sketches.set(row.appId, (union = emptySketch()))
-    mergeInto(union, sketchFromRow(row.hashes, row.registers))
+    const ofApp = sketches.get(row.appId)
+    if (ofApp === undefined) sketches.set(row.appId, [sketchFromRow(row.hashes, row.registers)])
+    else ofApp.push(sketchFromRow(row.hashes, row.registers))
   }
-  metric(lines, 'miniship_active_devices', 'gauge', 'Distinct devices seen today (UTC), by miniapp: exact up to 2,048, estimated (about 1 % error) past that.', [...sketches].map(([appId, union]) => [`app_id="${labelValue(appId)}"`, countOf(union)]))
+  metric(lines, 'miniship_active_devices', 'gauge', 'Distinct devices seen today (UTC), by miniapp: exact up to 2,048, estimated (about 1 % error) past that.', [...sketches].map(([appId, ofApp]) => [`app_id="${labelValue(appId)}"`, distinctDevices(ofApp)]))
   const statuses = new Map(client.query<{ status: string; n: number }, []>('SELECT status, count(*) AS n FROM versions GROUP BY status').all().map((row) => [row.status, row.n]))
   metric(lines, 'miniship_versions', 'gauge', 'Versions, by status.', ['DRAFT', 'IN_REVIEW', 'PUBLISHED'].map((status) => [`status="${status}"`, statuses.get(status) ?? 0]))
   metric(lines, 'miniship_mini_apps', 'gauge', 'Miniapps.', [['', client.query<{ n: number }, []>('SELECT count(*) AS n FROM mini_apps').get()!.n]])
