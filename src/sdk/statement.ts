@@ -1,0 +1,77 @@
+// The signed statement of decisions §14: built and parsed here only, so the server, the CLI and the
+// update client make the same bytes. Imports nothing (it runs on Hermes too).
+
+/** The files a version may have, in the order the statement lists them. */
+export const statementFileKinds = ['bundleIos', 'bundleAndroid', 'manifest', 'assetsIos', 'assetsAndroid'] as const
+export type StatementFileKind = (typeof statementFileKinds)[number]
+
+export interface ReleaseStatement {
+  kind: 'miniship-release-v1'
+  appId: string
+  version: string
+  /** lowercase hex sha256 of each file as stored and served */
+  files: Partial<Record<StatementFileKind, string>>
+}
+
+const hex64 = /^[0-9a-f]{64}$/
+
+/**
+ * The statement's exact text: keys in the §14 order, no whitespace, one entry per file the version
+ * has (files it lacks are left out), digests in lowercase hex. JSON.stringify escapes the strings.
+ */
+export function buildStatement(appId: string, version: string, files: Partial<Record<StatementFileKind, string>>): string {
+  const entries: string[] = []
+  for (const kind of statementFileKinds) {
+    const digest = files[kind]
+    if (digest === undefined) continue
+    const lower = digest.toLowerCase()
+    if (!hex64.test(lower)) throw new Error(`statement: ${kind} is not a sha256 in hex`)
+    entries.push(`${JSON.stringify(kind)}:${JSON.stringify(lower)}`)
+  }
+  return `{"kind":"miniship-release-v1","appId":${JSON.stringify(appId)},"version":${JSON.stringify(version)},"files":{${entries.join(',')}}}`
+}
+
+/**
+ * Reads a statement back, or null when it is not one: parsed, then rebuilt and compared byte for
+ * byte, so a statement with extra keys, another order or whitespace is not accepted.
+ */
+export function parseStatement(text: string): ReleaseStatement | null {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return null
+  }
+  if (typeof value !== 'object' || value === null) return null
+  const record = value as Record<string, unknown>
+  if (record.kind !== 'miniship-release-v1' || typeof record.appId !== 'string' || typeof record.version !== 'string') return null
+  const files = record.files
+  if (typeof files !== 'object' || files === null) return null
+  const digests: Partial<Record<StatementFileKind, string>> = {}
+  for (const [kind, digest] of Object.entries(files as Record<string, unknown>)) {
+    if (!(statementFileKinds as readonly string[]).includes(kind) || typeof digest !== 'string' || !hex64.test(digest)) return null
+    digests[kind as StatementFileKind] = digest
+  }
+  if (buildStatement(record.appId, record.version, digests) !== text) return null
+  return { kind: 'miniship-release-v1', appId: record.appId, version: record.version, files: digests }
+}
+
+/** UTF-8 bytes of a string without TextEncoder (Hermes 0.12 has none). */
+export function utf8Bytes(text: string): Uint8Array {
+  const out: number[] = []
+  for (let i = 0; i < text.length; i++) {
+    let code = text.charCodeAt(i)
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const low = text.charCodeAt(i + 1)
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00)
+        i++
+      }
+    }
+    if (code < 0x80) out.push(code)
+    else if (code < 0x800) out.push(0xc0 | (code >> 6), 0x80 | (code & 63))
+    else if (code < 0x10000) out.push(0xe0 | (code >> 12), 0x80 | ((code >> 6) & 63), 0x80 | (code & 63))
+    else out.push(0xf0 | (code >> 18), 0x80 | ((code >> 12) & 63), 0x80 | ((code >> 6) & 63), 0x80 | (code & 63))
+  }
+  return Uint8Array.from(out)
+}
