@@ -2,10 +2,11 @@
 import { Elysia } from 'elysia'
 import { AppError, errorHandler } from './http/errors'
 import { createGuard } from './http/guards'
-import { createRateLimiter, type RateLimiter } from './http/rate-limit'
-import { createTokenService, type TokenService } from './modules/auth/tokens'
+import { createRateLimiter } from './http/rate-limit'
+import { createTokenService } from './modules/auth/tokens'
 import { systemClock, type Clock } from './ids'
 import type { Config } from './config'
+import type { AppDeps } from './deps'
 import type { Db } from './db/open'
 import type { DataDirPaths } from './data-dir'
 import { systemRoutes } from './modules/system'
@@ -16,19 +17,20 @@ import { miniAppRoutes } from './modules/miniapps'
 import { versionRoutes } from './modules/versions'
 import { runtimeRoutes } from './modules/runtime'
 import { insightRoutes } from './modules/insights'
-import { createInsightsService, type InsightsService } from './modules/insights/service'
+import { createInsightsService } from './modules/insights/service'
 import { eventsBodyLimitBytes } from './modules/insights/model'
-import { createRequestMetrics, type RequestMetrics } from './modules/system/metrics'
+import { createRequestMetrics } from './modules/system/metrics'
 import { readOrCreateInsightsKey } from './data-dir'
 import { createBlobStore, type BlobStore } from './storage'
-import { createReleaseMirror, type ReleaseMirror } from './storage/mirror'
+import { createReleaseMirror } from './modules/mirror/service'
 import { isS3BlobStore } from './storage/s3'
 import { apiKeyRoutes } from './modules/api-keys'
-import { createApiKeyAuthenticator, type ApiKeyAuthenticator } from './modules/api-keys/service'
+import { createApiKeyAuthenticator, isApiKey } from './modules/api-keys/service'
+import { userFromAccessToken } from './modules/auth/access'
 import { channelRoutes } from './modules/channels'
 import { setupRoutes } from './modules/setup'
 import { createSetupGate, type SetupGate } from './modules/setup/service'
-import { createWriteWatch, watchingWrites, type WriteWatch } from './db/write-watch'
+import { createWriteWatch, watchingWrites } from './db/write-watch'
 
 export interface AppInput {
   config: Config
@@ -41,31 +43,6 @@ export interface AppInput {
   blobs?: BlobStore
   /** the first-admin setup link's token (serve prints it); made here when not given */
   setup?: SetupGate
-}
-
-/** Everything a feature module may use; services take the parts they need from it. */
-export interface AppDeps {
-  config: Config
-  db: Db
-  paths: DataDirPaths
-  clock: Clock
-  log: (line: string) => void
-  tokens: TokenService
-  rateLimiter: RateLimiter
-  guard: ReturnType<typeof createGuard>
-  /** API keys as callers: the guard and the runtime's `?token=` use it */
-  apiKeys: ApiKeyAuthenticator
-  startedAt: number
-  /** the requests that may be writing (db/write-watch.ts): the runtime's caches ask SQLite only after one */
-  writes: WriteWatch
-  /** the in-memory counters of what phones do, and the report built from them */
-  insights: InsightsService
-  /** request counts and latencies, fed by the request log under `serve` */
-  requestMetrics: RequestMetrics
-  /** where stored files live: the data directory or an S3 bucket (issue 14) */
-  blobs: BlobStore
-  /** with --mirror-releases on: writes each channel's release to the bucket on every change */
-  mirror: ReleaseMirror | null
 }
 
 export const uploadPathPattern = /^\/api\/mini-apps\/by-app-id\/[^/]+\/versions\/upload\/?$/
@@ -118,7 +95,14 @@ export function createApp(input: AppInput) {
     log,
     tokens,
     rateLimiter: createRateLimiter(clock, input.config.rateLimit),
-    guard: createGuard(input.db, tokens, apiKeys, input.config),
+    guard: createGuard(
+      {
+        isApiKey,
+        accessToken: (token) => userFromAccessToken(input.db, tokens, token),
+        apiKey: (key, scope, address) => apiKeys.authenticate(key, scope, address),
+      },
+      input.config,
+    ),
     apiKeys,
     startedAt: clock(),
     writes: createWriteWatch(),

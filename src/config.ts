@@ -2,7 +2,17 @@
 import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { isIPv4 } from 'node:net'
-import { defaultArchiveLimits, type ArchiveLimits } from './modules/versions/archive'
+
+
+/** What an assets archive may hold (checked at upload, versions/archive.ts); the settings' defaults. */
+export interface ArchiveLimits {
+  maxEntries: number
+  maxUnpackedBytes: number
+  /** unpacked size ÷ packed size of one entry */
+  maxCompressionRatio: number
+}
+
+export const defaultArchiveLimits: ArchiveLimits = { maxEntries: 20_000, maxUnpackedBytes: 1024 * 1024 * 1024, maxCompressionRatio: 200 }
 
 export interface RateLimits {
   /** requests per minute per client address */

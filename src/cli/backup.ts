@@ -7,7 +7,7 @@ import { dataDirPaths } from '../data-dir'
 import { openBlobStore } from '../storage'
 import { backupTarget, createBackup } from '../backup/create'
 import { BackupError, storedFileCount } from '../backup/manifest'
-import { removeOnInterrupt, terminalProgress } from '../backup/progress'
+import { removeOnInterrupt, terminalProgress } from '../terminal/progress'
 
 function megabytes(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`

@@ -4,7 +4,7 @@ import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { eq } from 'drizzle-orm'
 import { createAdminCommand, type CreateAdminIo } from './create-admin'
-import { passwordFromStdinText } from './prompt'
+import { passwordFromStdinText } from '../terminal/prompt'
 import { createTestContext, tempDir } from '../test-support'
 import { auditLogs, users } from '../db/schema'
 

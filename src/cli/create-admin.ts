@@ -1,7 +1,7 @@
 // `miniship create-admin`: writes an active administrator into the data directory, through the same service as the API.
 import { Command } from 'commander'
 import { withDataDirOption } from './common'
-import { passwordFromStdinText, promptHiddenOnTerminal } from './prompt'
+import { passwordFromStdinText, promptHiddenOnTerminal } from '../terminal/prompt'
 import { ConfigError, loadConfig } from '../config'
 import { openDataDir } from '../data-dir'
 import { NewerSchemaError } from '../db/open'

@@ -1,7 +1,7 @@
 // `miniship migrate-storage --to s3`: move a data directory's stored files into a bucket and switch to it.
 import { Command, Option } from 'commander'
 import { configFrom, fail, runAction, withDataDirOption, withStorageOptions } from './common'
-import { terminalProgress } from '../backup/progress'
+import { terminalProgress } from '../terminal/progress'
 import { migrateToS3, MigrateError } from '../storage/migrate'
 
 export function migrateStorageCommand(): Command {

@@ -5,7 +5,7 @@ import { configFrom, fail, runAction, withDataDirOption, withStorageOptions } fr
 import { restoreBackup } from '../backup/restore'
 import type { ConfigFlags } from '../config'
 import { BackupError, storedFileCount } from '../backup/manifest'
-import { removeOnInterrupt, terminalProgress } from '../backup/progress'
+import { removeOnInterrupt, terminalProgress } from '../terminal/progress'
 
 export function restoreCommand(): Command {
   return withStorageOptions(withDataDirOption(new Command('restore')))

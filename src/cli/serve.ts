@@ -22,7 +22,7 @@ import { createLocalBlobStore, type BlobStore } from '../storage'
 import { isS3BlobStore, openS3Store, type S3BlobStore } from '../storage/s3'
 import { collectStoreGarbage } from '../storage/gc'
 import { storageFileOf, writeStorageFile, writeStorageFileThen } from '../storage/storage-file'
-import type { ReleaseMirror } from '../storage/mirror'
+import type { ReleaseMirror } from '../modules/mirror/service'
 import type { Db } from '../db/open'
 
 const shutdownGraceMs = 10_000

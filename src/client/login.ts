@@ -1,6 +1,6 @@
 // `miniship login` (device flow of decisions §4, or --with-password), `logout` and `whoami`.
 import { Command } from 'commander'
-import { passwordFromStdinText, promptHiddenOnTerminal } from '../cli/prompt'
+import { passwordFromStdinText, promptHiddenOnTerminal } from '../terminal/prompt'
 import { configPath, readConfig, removeConfigToken, resolveTarget, withClientOptions, writeConfig, type ClientFlags } from './config'
 import { CliError, createApiClient, createOutput, runClient, type Output } from './http'
 import { startSpinner } from './progress'

@@ -1,5 +1,5 @@
 // Progress on a terminal for the developer CLI: a spinner while waiting, a bar with bytes and speed while uploading; silent when stderr is piped.
-import { terminalProgress } from '../backup/progress'
+import { terminalProgress } from '../terminal/progress'
 
 const frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏']
 

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
-import { buildZip, type ZipEntry } from '../modules/versions/test-fixtures'
+import { buildZip, type ZipEntry } from '../test-fixtures'
 import { encode } from 'uqr'
 import { hasChromium, launchChromium, PageWatch, screenshot, CHROMIUM } from './browser-support'
 import { callApi, runBinary, type ApiCallOptions, startBinary, tempDir, type RunningBinary } from './support'

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { binaryPath, callApi, cleanEnv, freePort, runBinary, startBinary, tempDir, type ApiCallOptions, type RunningBinary, type RunResult } from './support'
-import { buildZip } from '../modules/versions/test-fixtures'
+import { buildZip } from '../test-fixtures'
 
 const mb = 1024 * 1024
 let dir: string

@@ -7,7 +7,7 @@ import { Database } from 'bun:sqlite'
 import { dataDirPaths } from '../data-dir'
 import { blobPath, checkStoredFiles, createLocalBlobStore } from '../storage'
 import { findGarbage } from '../storage/gc'
-import { buildZip } from '../modules/versions/test-fixtures'
+import { buildZip } from '../test-fixtures'
 import { binaryPath, callApi, runBinary, startBinary, tempDir, type RunningBinary } from './support'
 
 let dir: string

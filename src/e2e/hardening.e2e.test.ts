@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { binaryPath, callApi, rawHttp, runBinary, startBinary, tempDir, type RunningBinary } from './support'
-import { buildZip } from '../modules/versions/test-fixtures'
+import { buildZip } from '../test-fixtures'
 
 let dir: string
 let binary: string

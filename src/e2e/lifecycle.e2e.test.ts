@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { callApi, runBinary, type ApiCallOptions, startBinary, tempDir, type RunningBinary } from './support'
-import { buildZip } from '../modules/versions/test-fixtures'
+import { buildZip } from '../test-fixtures'
 
 const mb = 1024 * 1024
 let dir: string

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:
 import { join } from 'node:path'
 import type { Server } from 'bun'
 import { callApi, runBinary, startBinary, tempDir, type RunningBinary } from './support'
-import { buildZip } from '../modules/versions/test-fixtures'
+import { buildZip } from '../test-fixtures'
 import { derivedManifestUrl, installFiles, sha256Hex, type InstallInfo } from '../modules/runtime/test-runtime'
 import { startTestS3, testCredentials, type TestS3 } from '../storage/test-s3'
 

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises'
 import yauzl from 'yauzl'
 import type { Server } from 'bun'
 import { callApi, startBinary, tempDir, type ApiCallOptions, type RunningBinary } from './support'
-import { buildZip } from '../modules/versions/test-fixtures'
+import { buildZip } from '../test-fixtures'
 import { derivedManifestUrl, resolveUrl, sha256Hex, type InstallInfo as RuntimeInstallInfo } from '../modules/runtime/test-runtime'
 
 const appId = 'com.example.runtime'

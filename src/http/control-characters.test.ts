@@ -1,7 +1,7 @@
 // Names, descriptions and display names refuse control characters and bidi overrides on every endpoint that takes them.
 import { describe, expect, test, afterAll, beforeAll } from 'bun:test'
 import { createTestContext, createUser, type TestUser } from '../test-support'
-import { createMiniApp, upload, uploadForm } from '../modules/versions/test-fixtures'
+import { createMiniApp, upload, uploadForm } from '../test-fixtures'
 
 const context = createTestContext()
 afterAll(() => context.close())

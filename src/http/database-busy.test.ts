@@ -2,7 +2,7 @@
 import { describe, expect, test, afterAll, beforeAll } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { createTestContext, createUser, type TestUser } from '../test-support'
-import { createMiniApp } from '../modules/versions/test-fixtures'
+import { createMiniApp } from '../test-fixtures'
 import { isDatabaseBusy } from '../db/open'
 
 const context = createTestContext()

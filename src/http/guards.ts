@@ -1,14 +1,25 @@
 // Who is calling: the Bearer-token check as an Elysia macro (`auth: true | scope`, `admin: true`), for access tokens and API keys.
+// It knows no feature module: the app hands it the two verifiers (access tokens, API keys).
 import { Elysia } from 'elysia'
-import { eq } from 'drizzle-orm'
 import { AppError } from './errors'
 import { clientAddress } from './client'
-import { users } from '../db/schema'
 import type { Config } from '../config'
-import type { Db } from '../db/open'
-import type { TokenService, Role } from '../modules/auth/tokens'
-import { isApiKey, type ApiKeyAuthenticator, type ApiKeyGrant } from '../modules/api-keys/service'
-import type { ApiKeyScope } from '../modules/api-keys/model'
+
+export type Role = 'ADMIN' | 'USER'
+
+/** What an API key may be scoped to (the api-keys module's vocabulary, declared where the guard checks it). */
+export const apiKeyScopes = ['read', 'upload', 'release'] as const
+export type ApiKeyScope = (typeof apiKeyScopes)[number]
+
+/** What a caller that came with an API key may do. */
+export interface ApiKeyGrant {
+  id: string
+  name: string
+  prefix: string
+  scopes: ApiKeyScope[]
+  /** null: every mini app its owner is a member of */
+  miniAppIds: string[] | null
+}
 
 export interface AuthUser {
   id: string
@@ -27,36 +38,12 @@ export interface AuthUser {
  */
 export type Access = true | 'any-key' | ApiKeyScope
 
-function keysRefused(adminOnly: boolean): AppError {
+export function keysRefused(adminOnly: boolean): AppError {
   return new AppError(
     403,
     'SCOPE_REQUIRED',
     adminOnly ? 'API keys cannot call admin endpoints; sign in as an administrator' : 'API keys cannot do this (no scope allows it); sign in with an account (miniship login)',
   )
-}
-
-/**
- * The active user an access token belongs to, or an AppError: 401 for anything wrong with the token
- * itself, including a token revoked by a disable, password reset or role change (its `tv` is old).
- */
-export async function userFromAccessToken(db: Db, tokens: TokenService, token: string): Promise<AuthUser> {
-  if (isApiKey(token)) throw keysRefused(false)
-  const result = await tokens.verify(token)
-  if (!result.ok) {
-    throw result.reason === 'expired'
-      ? new AppError(401, 'TOKEN_EXPIRED', 'The access token has expired; sign in again')
-      : new AppError(401, 'INVALID_TOKEN', 'The access token is not valid; sign in again')
-  }
-  if (result.kind !== 'access') throw new AppError(401, 'INVALID_TOKEN', 'A download token cannot be used to call the API')
-  const row = db
-    .select({ id: users.id, email: users.email, displayName: users.displayName, role: users.role, status: users.status, tokenVersion: users.tokenVersion })
-    .from(users)
-    .where(eq(users.id, result.claims.sub))
-    .get()
-  if (!row || row.tokenVersion !== result.claims.tv || row.status !== 'ACTIVE') {
-    throw new AppError(401, 'TOKEN_REVOKED', 'The access token is no longer valid (account changed or disabled); sign in again')
-  }
-  return { id: row.id, email: row.email, displayName: row.displayName, role: row.role, status: row.status }
 }
 
 export function bearerToken(header: string | undefined): string {
@@ -68,7 +55,17 @@ export function bearerToken(header: string | undefined): string {
   return match[1]!
 }
 
-export function createGuard(db: Db, tokens: TokenService, apiKeys: ApiKeyAuthenticator, config: Pick<Config, 'trustProxy'>) {
+/** How the guard tells who a bearer token stands for; the app wires these to the auth and api-keys modules. */
+export interface CallerVerifiers {
+  /** an API key is told apart from an access token by its form alone */
+  isApiKey(token: string): boolean
+  /** the active user an access token belongs to, or an AppError (401) */
+  accessToken(token: string): Promise<AuthUser>
+  /** the caller a key stands for, or an AppError: 401 for a bad key, 403 SCOPE_REQUIRED when it lacks `scope` */
+  apiKey(key: string, scope: ApiKeyScope | null, address: string | null): AuthUser
+}
+
+export function createGuard(verify: CallerVerifiers, config: Pick<Config, 'trustProxy'>) {
   // Authentication runs in `transform`, before body validation, so that a caller who may not call
   // a route learns 401/403 rather than what its body should look like; `resolve` hands the user on.
   const authenticated = new WeakMap<Request, AuthUser>()
@@ -76,13 +73,13 @@ export function createGuard(db: Db, tokens: TokenService, apiKeys: ApiKeyAuthent
   const authenticate = async (request: Request, server: AddressSource, access: Access, adminOnly: boolean) => {
     const token = bearerToken(request.headers.get('authorization') ?? undefined)
     let user: AuthUser
-    if (isApiKey(token)) {
+    if (verify.isApiKey(token)) {
       // An invalid key is a 401 wherever it is sent; a valid one is refused (403) where no scope reaches.
       const scope = access === true || access === 'any-key' || adminOnly ? null : access
-      user = apiKeys.authenticate(token, scope, clientAddress(request, server, config))
+      user = verify.apiKey(token, scope, clientAddress(request, server, config))
       if (access === true || adminOnly) throw keysRefused(adminOnly)
     } else {
-      user = await userFromAccessToken(db, tokens, token)
+      user = await verify.accessToken(token)
       if (adminOnly && user.role !== 'ADMIN') throw new AppError(403, 'ADMIN_REQUIRED', 'Only administrators may do this')
     }
     authenticated.set(request, user)

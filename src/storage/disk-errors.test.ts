@@ -5,7 +5,7 @@ import { accessSync, constants, linkSync, mkdirSync, readdirSync, rmSync, writeF
 import { join } from 'node:path'
 import { storageError, toAppError } from '../http/errors'
 import { createTestContext, tempDir, type TestContext } from '../test-support'
-import { createMiniApp, createTestUser, upload, uploadForm } from '../modules/versions/test-fixtures'
+import { createMiniApp, createTestUser, upload, uploadForm } from '../test-fixtures'
 
 /** The error a real call throws, to map errors the file system itself made. */
 function thrownBy(action: () => unknown): unknown {

@@ -1,8 +1,9 @@
 // Routes of user administration (decisions §7): admins only, every change audited.
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../../app'
+import type { AppDeps } from '../../deps'
 import { AppError } from '../../http/errors'
-import { bearerToken, userFromAccessToken } from '../../http/guards'
+import { bearerToken } from '../../http/guards'
+import { userFromAccessToken } from '../auth/access'
 import { createUser } from '../auth/service'
 import { userSchema } from '../auth/model'
 import { listUsersWithAudit, updateUser } from './service'

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { apiKeys, auditLogs, miniAppMembers, users } from '../../db/schema'
 import { createTestContext } from '../../test-support'
-import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../versions/test-fixtures'
+import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
 import { createApiKeyAuthenticator, hashApiKey } from './service'
 
 const context = createTestContext()

@@ -1,8 +1,8 @@
 // TypeBox schemas of the API key endpoints (validation and OpenAPI).
 import { t } from 'elysia'
 
-export const apiKeyScopes = ['read', 'upload', 'release'] as const
-export type ApiKeyScope = (typeof apiKeyScopes)[number]
+
+export { apiKeyScopes, type ApiKeyScope } from '../../http/guards'
 
 const scopeField = t.Union([t.Literal('read'), t.Literal('upload'), t.Literal('release')], { error: 'must be "read", "upload" or "release"' })
 

@@ -3,7 +3,7 @@ import { and, desc, eq, isNull, sql } from 'drizzle-orm'
 import { apiKeys, users, type ApiKeyRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
-import type { AuthUser } from '../../http/guards'
+import type { ApiKeyGrant, AuthUser } from '../../http/guards'
 import { newId, isoAt, type Clock } from '../../ids'
 import { recordAudit } from '../audit/service'
 import { requireVisibleMiniApp, type UserSummary } from '../miniapps/service'
@@ -29,14 +29,7 @@ export function generateApiKey(): string {
 }
 
 /** What a key lets its bearer do; the guard hands it to handlers on the caller. */
-export interface ApiKeyGrant {
-  id: string
-  name: string
-  prefix: string
-  scopes: ApiKeyScope[]
-  /** null: every mini app its owner is a member of */
-  miniAppIds: string[] | null
-}
+export type { ApiKeyGrant }
 
 export interface ApiKeyRecord {
   id: string

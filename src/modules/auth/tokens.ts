@@ -1,8 +1,9 @@
 // Access and download tokens: HS256 JWTs signed with the data directory's secret (decisions §3, §6).
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose'
 import type { Clock } from '../../ids'
+import type { Role } from '../../http/guards'
 
-export type Role = 'ADMIN' | 'USER'
+export type { Role }
 
 export interface AccessClaims {
   sub: string

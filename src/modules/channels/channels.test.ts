@@ -1,7 +1,7 @@
 // Channels, staged rollout, targeting, mandatory updates and the update check over HTTP (decisions §9, §10).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createTestContext, type TestContext } from '../../test-support'
-import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../versions/test-fixtures'
+import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
 import { derivedManifestUrl } from '../runtime/test-runtime'
 import { rolloutBucket } from './decide'
 

@@ -1,6 +1,6 @@
 // Routes of channels: list, create, delete, and the rollout of a channel's newest release.
 import { Elysia, t } from 'elysia'
-import type { AppDeps } from '../../app'
+import type { AppDeps } from '../../deps'
 import { channelParams, channelRecord, channelsParams, createChannelBody, rolloutBody } from './model'
 import { createChannel, deleteChannel, listChannels, setRollout } from './service'
 

@@ -1,5 +1,5 @@
 // In-memory insight counters: the hot path adds to Maps, a flush hands whole days of them to be written at once.
-import type { FileKind } from '../runtime/files'
+import type { FileKind } from '../versions/file-kinds'
 import { addDigest, emptySketch, type DeviceSketch } from './sketch'
 
 export type CountPlatform = 'ios' | 'android' | 'unknown'

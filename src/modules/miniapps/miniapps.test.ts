@@ -1,6 +1,6 @@
 import { describe, expect, test, afterAll, beforeAll } from 'bun:test'
 import { createTestContext } from '../../test-support'
-import { createTestUser, type TestUser } from '../versions/test-fixtures'
+import { createTestUser, type TestUser } from '../../test-fixtures'
 import { canSeeMiniApp, isValidAppId } from './service'
 
 const context = createTestContext()
@@ -189,7 +189,7 @@ describe('members', () => {
 describe('members: probing emails is rate-limited', () => {
   test('after the budget of unknown emails, every add answers 429 (registered or not), per user and per address', async () => {
     const { defaultRateLimits } = await import('../../config')
-    const { createMiniApp } = await import('../versions/test-fixtures')
+    const { createMiniApp } = await import('../../test-fixtures')
     const own = createTestContext({ rateLimit: true, trustProxy: true, rateLimits: { ...defaultRateLimits, memberUnknownEmail: 2 } })
     try {
       const prober = await createTestUser(own)

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { decodeJwt } from 'jose'
 import { createTestContext, createUser, type TestUser } from '../../test-support'
-import { createMiniApp, upload, uploadForm } from '../versions/test-fixtures'
+import { createMiniApp, upload, uploadForm } from '../../test-fixtures'
 
 const context = createTestContext()
 afterAll(() => context.close())

@@ -1,7 +1,7 @@
 // What the existing CLI and host runtime need (decisions §9): manifest version, warnings, experience install, origins, deep links.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createTestContext, type TestContext } from '../../test-support'
-import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../versions/test-fixtures'
+import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
 import { derivedManifestUrl } from './test-runtime'
 
 const access = '/api/mini-apps/access'

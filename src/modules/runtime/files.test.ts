@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { AppError } from '../../http/errors'
-import { etagMatches, fileKinds, fileResponse, type FileKind, type StoredFile } from './files'
+import { etagMatches, fileResponse, type StoredFile } from './files'
+import { fileKinds, type FileKind } from '../versions/file-kinds'
 import { sha256Hex } from './test-runtime'
 
 const dir = mkdtempSync(join(tmpdir(), 'miniship-files-'))

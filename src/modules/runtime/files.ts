@@ -3,19 +3,7 @@ import { statSync } from 'node:fs'
 import { AppError } from '../../http/errors'
 import { parseRange } from './range'
 import type { CountSubject } from '../insights/counters'
-
-/** The five files of a version, with what they are answered as. */
-export const fileKinds = {
-  bundleIos: { contentType: 'application/javascript', fileName: 'main.ios.jsbundle' },
-  bundleAndroid: { contentType: 'application/javascript', fileName: 'main.android.bundle' },
-  manifest: { contentType: 'application/json', fileName: 'app.json' },
-  assetsIos: { contentType: 'application/zip', fileName: 'assets-ios.zip' },
-  assetsAndroid: { contentType: 'application/zip', fileName: 'assets-android.zip' },
-} as const
-
-export type FileKind = keyof typeof fileKinds
-
-export const fileKindNames = Object.keys(fileKinds) as FileKind[]
+import { fileKinds, type FileKind } from '../versions/file-kinds'
 
 export interface StoredFile {
   kind: FileKind

@@ -1,11 +1,12 @@
 // Routes of the runtime download contract: install info, bundles, manifest, assets (all `?token=`), and the public release install.
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../../app'
+import type { AppDeps } from '../../deps'
 import { AppError, errorResponse, toAppError } from '../../http/errors'
-import { fileResponse, s3FileResponse, type FileKind, type S3Source, type StoredFile } from './files'
+import { fileResponse, s3FileResponse, type S3Source, type StoredFile } from './files'
+import type { FileKind } from '../versions/file-kinds'
 import { isS3BlobStore } from '../../storage/s3'
 import { createRuntimeService, then, type DeviceQuery, type RuntimeService, type SerialisedJson } from './service'
-import { apiBase, isPlatform, servedApiBase, type Platform } from './urls'
+import { apiBase, isPlatform, servedApiBase, type Platform } from '../../http/urls'
 import { appParams, bundleQuery, deviceQuery, installInfo, platformParams, tokenQuery, updateAnswer, updateQuery, versionParams } from './model'
 
 const bundleKinds: Record<Platform, FileKind> = { ios: 'bundleIos', android: 'bundleAndroid' }

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createTestContext, type TestContext } from '../../test-support'
 import type { Config } from '../../config'
-import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../versions/test-fixtures'
+import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
 import { createTokenService } from '../auth/tokens'
 import { derivedManifestUrl, resolveUrl, sha256Hex } from './test-runtime'
 import { rmSync } from 'node:fs'

@@ -1,7 +1,7 @@
 // /api/metrics: who may scrape, and a Prometheus text-format parser (promtool is not available here) over real output.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createTestContext, type TestContext } from '../../test-support'
-import { createMiniApp, createTestUser, upload, uploadForm } from '../versions/test-fixtures'
+import { createMiniApp, createTestUser, upload, uploadForm } from '../../test-fixtures'
 import { resolveUrl } from '../runtime/test-runtime'
 import { latencyBuckets, routeGroupOf, type RouteGroup } from './metrics'
 import { parsePrometheusText } from './test-prometheus'

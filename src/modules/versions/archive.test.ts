@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { tempDir } from '../../test-support'
 import { checkAssetsArchive, defaultArchiveLimits, entryNameProblem, type ArchiveLimits, type Platform } from './archive'
-import { buildZip, unicodePathExtra, type ZipEntry } from './test-fixtures'
+import { buildZip, unicodePathExtra, type ZipEntry } from '../../test-fixtures'
 
 describe('entry names', () => {
   // null: accepted; otherwise how the reason begins (several rules refuse some names, so the

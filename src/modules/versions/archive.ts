@@ -1,18 +1,12 @@
 // Checks an uploaded assets archive (decisions §5): a real zip whose entries stay in the platform's folders, within limits.
 import { open, type FileHandle } from 'node:fs/promises'
 import zlib from 'node:zlib'
+// How much an archive may hold: the server takes the limits from its configuration, the developer CLI uses the defaults.
+import { defaultArchiveLimits, type ArchiveLimits } from '../../config'
+
+export { defaultArchiveLimits, type ArchiveLimits }
 
 export type Platform = 'ios' | 'android'
-
-/** How much an archive may hold; the server takes them from its configuration, the developer CLI uses the defaults. */
-export interface ArchiveLimits {
-  maxEntries: number
-  maxUnpackedBytes: number
-  /** unpacked size ÷ packed size of one entry */
-  maxCompressionRatio: number
-}
-
-export const defaultArchiveLimits: ArchiveLimits = { maxEntries: 20_000, maxUnpackedBytes: 1024 * 1024 * 1024, maxCompressionRatio: 200 }
 
 /**
  * Entries smaller than this are not held to the compression ratio: a few KB of blank JSON deflate

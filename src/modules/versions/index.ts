@@ -1,9 +1,9 @@
 // Routes of versions: upload (multipart, streamed), review, publish, rollback, delete, and the workspace.
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../../app'
+import type { AppDeps } from '../../deps'
 import { requireVisibleMiniAppByAppId } from '../miniapps/service'
 import { miniAppIdParams, publishBody, rollbackBody, uploadParams, versionParams, workspaceQuery } from './model'
-import { apiBase } from '../runtime/urls'
+import { apiBase } from '../../http/urls'
 import { receiveUpload } from './upload'
 import { deleteVersion, getWorkspace, publishVersion, reviewVersion, rollbackRelease, uploadVersion, type VersionDeps } from './service'
 

@@ -4,7 +4,7 @@ import { createTestContext } from '../../test-support'
 import { blobPath } from '../../storage'
 import { createTokenService } from '../auth/tokens'
 import { nextStatus, refusals, transitions, versionStatuses, type VersionAction, type VersionStatus } from './lifecycle'
-import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from './test-fixtures'
+import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
 
 // What decisions §5 says, written out once more so a change to the table is a visible decision.
 const expected: Record<VersionAction, Record<VersionStatus, string | null>> = {

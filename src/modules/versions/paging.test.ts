@@ -1,7 +1,7 @@
 // Paging of what grows with the data (issue 15): the workspace's versions and the admin's user list.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createTestContext, type TestContext } from '../../test-support'
-import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from './test-fixtures'
+import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
 
 let context: TestContext
 let owner: TestUser

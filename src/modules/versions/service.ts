@@ -17,7 +17,7 @@ import { discardUpload, fileFields, type FileField, type ReceivedUpload } from '
 import { releaseTypes, versionPattern, type ReleaseType } from './model'
 import { checkManifest, type UploadWarning } from './manifest'
 import { channelRecords, checkReleaseOptions, defaultChannel, releaseIntoChannel, requireChannel, rollbackChannel, type ChannelRecord } from '../channels/service'
-import { deepLink, installUrl } from '../runtime/urls'
+import { deepLink, installUrl } from '../../http/urls'
 
 export interface StoredFile {
   size: number

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { createTestContext } from '../../test-support'
 import { blobPath, checkStoredFiles, createLocalBlobStore } from '../../storage'
 import { versions } from '../../db/schema'
-import { buildZip, unicodePathExtra, createMiniApp, createTestUser, iosAssets, androidAssets, upload, uploadForm, type TestUser } from './test-fixtures'
+import { buildZip, unicodePathExtra, createMiniApp, createTestUser, iosAssets, androidAssets, upload, uploadForm, type TestUser } from '../../test-fixtures'
 
 const context = createTestContext()
 afterAll(() => context.close())

@@ -1,8 +1,8 @@
 // URL building: the API base of a request, file URLs per configuration, release-stable scopes, deep links; and the contract's resolution rule.
 import { describe, expect, test } from 'bun:test'
-import { AppError } from '../../http/errors'
+import { AppError } from './errors'
 import { apiBase, deepLink, downloadUrls, fileBase, installUrl, releaseUrls, routeUrl, scopePath, servedApiBase } from './urls'
-import { derivedManifestUrl } from './test-runtime'
+import { derivedManifestUrl } from '../modules/runtime/test-runtime'
 
 const versionId = '0192f0aa-0000-7000-8000-000000000001'
 const token = 'aaa.bbb.ccc'

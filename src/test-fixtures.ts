@@ -1,9 +1,9 @@
 // Test-only helpers for the miniapp and version tests: users with tokens, zips built in memory, upload forms.
 import { deflateRawSync } from 'node:zlib'
-import { users } from '../../db/schema'
-import { createTokenService } from '../auth/tokens'
-import { newId } from '../../ids'
-import type { TestContext } from '../../test-support'
+import { users } from './db/schema'
+import { createTokenService } from './modules/auth/tokens'
+import { newId } from './ids'
+import type { TestContext } from './test-support'
 
 export interface TestUser {
   id: string

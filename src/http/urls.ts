@@ -1,6 +1,6 @@
 // The URLs install info hands out (decisions §6, §9): full URLs on the CDN, the public URL or the request's own origin.
-import type { Config } from '../../config'
-import { AppError } from '../../http/errors'
+import type { Config } from '../config'
+import { AppError } from './errors'
 
 export type Platform = 'ios' | 'android'
 
