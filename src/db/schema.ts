@@ -178,6 +178,10 @@ export const channelReleases = sqliteTable(
     withdrawnAt: text('withdrawn_at'),
     createdBy: text('created_by').references(() => users.id),
     createdAt: text('created_at').notNull(),
+    /** set while the rollout is paused (decisions §13): no new device gets the release; who paused it (a user's email, `API key "name" of email`, or `release-guard`) and why */
+    pausedAt: text('paused_at'),
+    pausedBy: text('paused_by'),
+    pauseReason: text('pause_reason'),
   },
   (table) => [index('channel_releases_channel').on(table.miniAppId, table.channel, table.seq), index('channel_releases_version').on(table.versionId)],
 )

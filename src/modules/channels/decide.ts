@@ -9,6 +9,8 @@ export interface LiveRelease {
   /** a semver range the host app's version must satisfy; null: any */
   hostVersionRange: string | null
   mandatory: boolean
+  /** decisions §13: a paused newest release goes to no new device; only the newest's flag matters */
+  paused?: boolean
 }
 
 export interface Device {
@@ -53,12 +55,18 @@ function satisfies(hostVersion: string, range: string | null): boolean {
  * candidate whose range it satisfies. The update is mandatory when any release published after the
  * device's `currentVersion`, up to the one it gets, is mandatory: by position in the channel when
  * the channel holds `currentVersion`, else by semver order.
+ *
+ * A paused newest release (§13) goes to a device that says it runs it (`currentVersion`), and to
+ * no other device that sends `currentVersion`; a request without one (the legacy release-stable
+ * URLs) follows the bucket rule at the frozen percent, so a device that adopted keeps it.
  */
 export function decideRelease<R extends LiveRelease>(appId: string, releases: readonly R[], device: Device): Decision<R> {
   let start = 0
   let bucket: number | null = null
   const newest = releases[0]
-  if (newest && newest.rolloutPercent < 100) {
+  if (newest && newest.paused && device.currentVersion !== undefined) {
+    if (device.currentVersion !== newest.version) start = 1
+  } else if (newest && newest.rolloutPercent < 100) {
     if (device.deviceId) bucket = rolloutBucket(appId, newest.versionId, device.deviceId)
     if (bucket === null || bucket >= newest.rolloutPercent) start = 1
   }

@@ -2,7 +2,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../../deps'
 import { channelParams, channelRecord, channelsParams, createChannelBody, rolloutBody } from './model'
-import { createChannel, deleteChannel, listChannels, setRollout } from './service'
+import { createChannel, deleteChannel, listChannels, patchRollout } from './service'
 
 export function channelRoutes(deps: AppDeps) {
   const { db, clock } = deps
@@ -34,14 +34,15 @@ export function channelRoutes(deps: AppDeps) {
       detail: { summary: 'Delete a channel that serves no release (stable cannot be deleted)', tags: ['channels'] },
     })
     .patch('/:miniAppId/channels/:channel/rollout', async ({ user, params, body }) => {
-      const record = setRollout(db, clock, user, params.miniAppId, params.channel, body)
+      const { record, change } = patchRollout(db, clock, user, params.miniAppId, params.channel, body)
       // the release mirror (issue 14) follows a rollout change like a publish
-      await deps.mirror?.releaseChanged(params.miniAppId, params.channel)
+      if (change) await deps.mirror?.releaseChanged(params.miniAppId, params.channel)
       return record
     }, {
       auth: 'release',
       params: channelParams,
       body: rolloutBody,
-      detail: { summary: "Raise, lower, halt (0) or complete (100) the rollout of the channel's newest release", tags: ['channels'] },
+      response: { 200: channelRecord },
+      detail: { summary: "Raise, lower, revert (0) or complete (100) the rollout of the channel's newest release, or pause/resume it ({ paused: true|false }, decisions §13)", tags: ['channels'] },
     })
 }

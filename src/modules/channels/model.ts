@@ -7,7 +7,11 @@ export const channelParams = t.Object({ miniAppId: t.String(), channel: t.String
 export const createChannelBody = t.Object({ name: t.String({ maxLength: 64, error: 'must be a channel name such as beta' }) })
 
 /** Checked by the channel rules, so that 0–100 and its messages live in one place. */
-export const rolloutBody = t.Object({ rolloutPercent: t.Unknown({ description: 'a whole number 0 (halt) to 100 (complete)' }) })
+export const rolloutBody = t.Object({
+  rolloutPercent: t.Optional(t.Unknown({ description: 'a whole number 0 (revert: every device back to the previous release) to 100 (complete)' })),
+  paused: t.Optional(t.Unknown({ description: 'true pauses (no new device gets the release; devices that run it keep it), false resumes at the same percent' })),
+  reason: t.Optional(t.Unknown({ description: 'why it was paused, kept on the release and in the audit log' })),
+})
 
 const userSummary = t.Object({ id: t.String(), email: t.String(), displayName: t.String() })
 const channelRelease = t.Object({
@@ -18,10 +22,16 @@ const channelRelease = t.Object({
   mandatory: t.Boolean(),
   releasedAt: t.String(),
   releasedBy: t.Union([userSummary, t.Null()]),
+  paused: t.Boolean(),
+  pausedAt: t.Union([t.String(), t.Null()]),
+  pausedBy: t.Union([t.String(), t.Null()]),
+  pauseReason: t.Union([t.String(), t.Null()]),
 })
 export const channelRecord = t.Object({
   name: t.String(),
   createdAt: t.String(),
+  state: t.Union([t.Literal('complete'), t.Literal('rolling-out'), t.Literal('paused'), t.Literal('reverted'), t.Null()], { description: "the newest release's state (decisions §13); null without a release" }),
   release: t.Union([channelRelease, t.Null()]),
   previousRelease: t.Union([channelRelease, t.Null()]),
+  defaultRelease: t.Union([channelRelease, t.Null()], { description: 'what a device that sends no deviceId gets' }),
 })

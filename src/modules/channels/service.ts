@@ -7,6 +7,7 @@ import { recordAudit } from '../audit/service'
 import { newId, isoAt, type Clock } from '../../ids'
 import { requireVisibleMiniApp, userSummaries, type Caller, type UserSummary } from '../miniapps/service'
 import { isSemverRange } from './semver-range'
+import { decideRelease } from './decide'
 
 export const defaultChannel = 'stable'
 export const channelNamePattern = /^[a-z][a-z0-9-]{0,31}$/
@@ -22,13 +23,46 @@ export interface ChannelRelease {
   mandatory: boolean
   releasedAt: string
   releasedBy: UserSummary | null
+  /** decisions §13: while paused no new device gets the release; who paused it and why */
+  paused: boolean
+  pausedAt: string | null
+  pausedBy: string | null
+  pauseReason: string | null
 }
+
+/** The four words of decisions §13 for a channel's newest release; the API, console and CLI use no others. */
+export type ReleaseState = 'complete' | 'rolling-out' | 'paused' | 'reverted'
 
 export interface ChannelRecord {
   name: string
   createdAt: string
+  /** the state of `release`; null when the channel has none */
+  state: ReleaseState | null
   release: ChannelRelease | null
+  /** what the channel's other devices fall back to (the release below the newest), whatever the state */
   previousRelease: ChannelRelease | null
+  /** what a device that sends no deviceId gets (the legacy release-stable URLs) */
+  defaultRelease: ChannelRelease | null
+}
+
+/** The state of a release row: paused wins over its percent, which it keeps frozen. */
+export function releaseState(release: { rolloutPercent: number; paused: boolean }): ReleaseState {
+  if (release.paused) return 'paused'
+  if (release.rolloutPercent === 0) return 'reverted'
+  return release.rolloutPercent === 100 ? 'complete' : 'rolling-out'
+}
+
+/**
+ * Who changes a rollout: a signed-in user or API key (a `Caller`), or the release guard (§15),
+ * which pauses on its own and is named `release-guard` in the audit log.
+ */
+export type RolloutActor = Caller | 'release-guard'
+
+/** How an actor is named in the audit log and on a paused release: the user's email, the API key by name and owner, or `release-guard`. */
+export function actorName(actor: RolloutActor): string {
+  if (actor === 'release-guard') return 'release-guard'
+  const key = actor.apiKey as { name?: string } | undefined
+  return key?.name ? `API key "${key.name}" of ${actor.email}` : actor.email
 }
 
 export interface LiveReleaseRow {
@@ -41,6 +75,11 @@ export interface LiveReleaseRow {
   mandatory: boolean
   createdAt: string
   createdBy: string | null
+  pausedAt: string | null
+  pausedBy: string | null
+  pauseReason: string | null
+  /** pausedAt is set */
+  paused: boolean
 }
 
 const liveColumns = {
@@ -53,6 +92,9 @@ const liveColumns = {
   mandatory: channelReleases.mandatory,
   createdAt: channelReleases.createdAt,
   createdBy: channelReleases.createdBy,
+  pausedAt: channelReleases.pausedAt,
+  pausedBy: channelReleases.pausedBy,
+  pauseReason: channelReleases.pauseReason,
 }
 
 /** A channel's live releases, newest first: the first is what it serves, the second its previous release. */
@@ -64,6 +106,7 @@ export function liveReleases(db: Reader, miniAppId: string, channel: string): Li
     .where(and(eq(channelReleases.miniAppId, miniAppId), eq(channelReleases.channel, channel), isNull(channelReleases.withdrawnAt)))
     .orderBy(desc(channelReleases.seq))
     .all()
+    .map((row) => ({ ...row, paused: row.pausedAt !== null }))
 }
 
 export function isChannelName(name: string): boolean {
@@ -106,6 +149,10 @@ function toChannelRelease(row: LiveReleaseRow | undefined, people: Map<string, U
     mandatory: row.mandatory,
     releasedAt: row.createdAt,
     releasedBy: row.createdBy ? (people.get(row.createdBy) ?? null) : null,
+    paused: row.paused,
+    pausedAt: row.pausedAt,
+    pausedBy: row.pausedBy,
+    pauseReason: row.pauseReason,
   }
 }
 
@@ -113,14 +160,21 @@ function toChannelRelease(row: LiveReleaseRow | undefined, people: Map<string, U
 export function channelRecords(db: Db, app: MiniAppRow): ChannelRecord[] {
   const named = db.select().from(channels).where(eq(channels.miniAppId, app.id)).orderBy(asc(channels.name)).all()
   const all = [{ name: defaultChannel, createdAt: app.createdAt }, ...named.filter((row) => row.name !== defaultChannel)]
-  const lives = all.map((channel) => liveReleases(db, app.id, channel.name).slice(0, 2))
-  const people = userSummaries(db, lives.flat().map((row) => row.createdBy))
-  return all.map((channel, index) => ({
-    name: channel.name,
-    createdAt: channel.createdAt,
-    release: toChannelRelease(lives[index]![0], people),
-    previousRelease: toChannelRelease(lives[index]![1], people),
-  }))
+  const lives = all.map((channel) => liveReleases(db, app.id, channel.name))
+  // the same rule devices are answered by (decide.ts), for a device that tells nothing about itself
+  const fallbacks = lives.map((rows) => decideRelease(app.appId, rows, {}).release ?? undefined)
+  const people = userSummaries(db, [...lives.flatMap((rows) => rows.slice(0, 2)), ...fallbacks].map((row) => row?.createdBy ?? null))
+  return all.map((channel, index) => {
+    const rows = lives[index]!
+    return {
+      name: channel.name,
+      createdAt: channel.createdAt,
+      state: rows[0] ? releaseState(rows[0]) : null,
+      release: toChannelRelease(rows[0], people),
+      previousRelease: toChannelRelease(rows[1], people),
+      defaultRelease: toChannelRelease(fallbacks[index], people),
+    }
+  })
 }
 
 function channelRecord(db: Db, app: MiniAppRow, name: string): ChannelRecord {
@@ -252,7 +306,7 @@ export function rollbackChannel(tx: Tx, clock: Clock, user: Caller, app: MiniApp
       .set({ withdrawnAt: now })
       .where(and(eq(channelReleases.miniAppId, app.id), eq(channelReleases.channel, channel), isNull(channelReleases.withdrawnAt), gt(channelReleases.seq, target.seq)))
       .run()
-    tx.update(channelReleases).set({ rolloutPercent: 100 }).where(eq(channelReleases.id, target.id)).run()
+    tx.update(channelReleases).set({ rolloutPercent: 100, pausedAt: null, pausedBy: null, pauseReason: null }).where(eq(channelReleases.id, target.id)).run()
   } else {
     const earlier = tx
       .select()
@@ -288,35 +342,174 @@ export function rollbackChannel(tx: Tx, clock: Clock, user: Caller, app: MiniApp
   return current
 }
 
-/** `PATCH …/channels/{channel}/rollout`: raise, lower, halt (0) or complete (100) the newest release's rollout. */
-export function setRollout(db: Db, clock: Clock, user: Caller, miniAppId: string, channel: string, input: { rolloutPercent: unknown }): ChannelRecord {
-  const app = requireVisibleMiniApp(db, user, miniAppId)
-  const percent = input.rolloutPercent
-  if (typeof percent !== 'number' || !Number.isInteger(percent) || percent < 0 || percent > 100) {
-    throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: rolloutPercent must be a whole number from 0 (halt) to 100 (complete)', [{ field: 'rolloutPercent', message: 'must be a whole number from 0 to 100' }])
-  }
+/** What a rollout change did (for the audit log, the release mirror and webhooks): null `change` when nothing changed. */
+export interface RolloutChange {
+  action: 'rollout' | 'pause' | 'resume'
+  miniAppId: string
+  appId: string
+  channel: string
+  versionId: string
+  version: string
+  previousPercent: number
+  rolloutPercent: number
+  previousState: ReleaseState
+  state: ReleaseState
+  actor: string
+  reason: string | null
+}
+
+export interface RolloutResult {
+  record: ChannelRecord
+  change: RolloutChange | null
+}
+
+function badPercent(): AppError {
+  return new AppError(400, 'VALIDATION_ERROR', 'Invalid body: rolloutPercent must be a whole number from 0 (revert) to 100 (complete)', [{ field: 'rolloutPercent', message: 'must be a whole number from 0 to 100' }])
+}
+
+/** The miniapp a rollout actor may change: a caller must see it; the release guard acts on any. */
+function rolloutApp(db: Db, actor: RolloutActor, miniAppId: string): MiniAppRow {
+  if (actor !== 'release-guard') return requireVisibleMiniApp(db, actor, miniAppId)
+  const row = db.select().from(miniApps).where(eq(miniApps.id, miniAppId)).get()
+  if (!row) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${miniAppId} not found`)
+  return row
+}
+
+/** The audit summary of a change: "who paused the rollout of app 1.1.0 on stable at 30 % (was rolling-out 30 %): why". */
+function changeSummary(change: RolloutChange): string {
+  const what = `the rollout of ${change.appId} ${change.version} on ${change.channel}`
+  const verb =
+    change.action === 'pause'
+      ? `paused ${what} at ${change.rolloutPercent} %`
+      : change.action === 'resume'
+        ? `resumed ${what} at ${change.rolloutPercent} %`
+        : change.rolloutPercent === 0
+          ? `reverted ${what}`
+          : change.rolloutPercent === 100
+            ? `completed ${what}`
+            : `set ${what} to ${change.rolloutPercent} %`
+  return `${change.actor} ${verb} (was ${change.previousState} ${change.previousPercent} %)${change.reason ? `: ${change.reason}` : ''}`
+}
+
+/** One change of the newest release's rollout, in one transaction with its history row and audit entry. */
+function changeRollout(
+  db: Db,
+  clock: Clock,
+  actor: RolloutActor,
+  miniAppId: string,
+  channel: string,
+  plan: (newest: LiveReleaseRow) => { action: RolloutChange['action']; set: Partial<typeof channelReleases.$inferInsert>; percent: number; paused: boolean; reason: string | null } | null,
+): RolloutResult {
+  const app = rolloutApp(db, actor, miniAppId)
+  let change: RolloutChange | null = null
   db.transaction(
     (tx) => {
       requireChannel(tx, app.id, channel)
       const newest = liveReleases(tx, app.id, channel)[0]
       if (!newest) throw new AppError(409, 'NO_RELEASE', `Channel ${channel} has no release to roll out; publish a version to it first`)
+      const step = plan(newest)
+      if (!step) return
       const now = isoAt(clock)
-      tx.update(channelReleases).set({ rolloutPercent: percent }).where(eq(channelReleases.id, newest.id)).run()
+      const who = actorName(actor)
+      const user = actor === 'release-guard' ? null : actor
+      tx.update(channelReleases).set(step.set).where(eq(channelReleases.id, newest.id)).run()
       tx.update(miniApps).set({ updatedAt: now }).where(eq(miniApps.id, app.id)).run()
+      change = {
+        action: step.action,
+        miniAppId: app.id,
+        appId: app.appId,
+        channel,
+        versionId: newest.versionId,
+        version: newest.version,
+        previousPercent: newest.rolloutPercent,
+        rolloutPercent: step.percent,
+        previousState: releaseState(newest),
+        state: releaseState({ rolloutPercent: step.percent, paused: step.paused }),
+        actor: who,
+        reason: step.reason,
+      }
       tx.insert(releaseHistory)
-        .values({ id: newId(), miniAppId: app.id, action: 'ROLLOUT', channel, versionId: newest.versionId, version: newest.version, previousVersionId: null, rolloutPercent: percent, notes: null, actorId: user.id, createdAt: now })
+        .values({ id: newId(), miniAppId: app.id, action: 'ROLLOUT', channel, versionId: newest.versionId, version: newest.version, previousVersionId: null, rolloutPercent: step.percent, notes: step.action === 'rollout' ? null : `${step.action === 'pause' ? 'paused' : 'resumed'} by ${who}${step.reason ? `: ${step.reason}` : ''}`, actorId: user?.id ?? null, createdAt: now })
         .run()
-      const verb = percent === 0 ? 'halted' : percent === 100 ? 'completed' : `set to ${percent} %`
+      const key = user?.apiKey as { id?: string; name?: string } | undefined
       recordAudit(tx, clock, {
         actor: user,
-        action: 'channel.rollout',
+        action: step.action === 'rollout' ? 'channel.rollout' : `channel.${step.action}`,
         targetType: 'version',
         targetId: newest.versionId,
-        summary: `${user.email} ${verb} the rollout of ${app.appId} ${newest.version} on ${channel} (was ${newest.rolloutPercent} %)`,
-        metadata: { miniAppId: app.id, appId: app.appId, channel, version: newest.version, rolloutPercent: percent, previousPercent: newest.rolloutPercent },
+        summary: changeSummary(change),
+        metadata: {
+          miniAppId: app.id,
+          appId: app.appId,
+          channel,
+          version: newest.version,
+          rolloutPercent: step.percent,
+          previousPercent: newest.rolloutPercent,
+          state: change.state,
+          previousState: change.previousState,
+          actor: who,
+          ...(key?.name ? { apiKey: { id: key.id, name: key.name } } : {}),
+          ...(step.reason ? { reason: step.reason } : {}),
+        },
       })
     },
     { behavior: 'immediate' },
   )
-  return channelRecord(db, app, channel)
+  return { record: channelRecord(db, app, channel), change }
+}
+
+/**
+ * Raise, lower, revert (0) or complete (100) the newest release's rollout. While it is paused only
+ * a revert is taken (and ends the pause): any other percent is 409 ROLLOUT_PAUSED, resume first.
+ */
+export function setRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, input: { rolloutPercent: unknown }): RolloutResult {
+  const percent = input.rolloutPercent
+  if (typeof percent !== 'number' || !Number.isInteger(percent) || percent < 0 || percent > 100) throw badPercent()
+  return changeRollout(db, clock, actor, miniAppId, channel, (newest) => {
+    if (newest.paused && percent !== 0) {
+      throw new AppError(409, 'ROLLOUT_PAUSED', `The rollout of ${newest.version} on ${channel} is paused at ${newest.rolloutPercent} %; resume it first ({"paused": false}, miniship rollout --resume), or revert it ({"rolloutPercent": 0})`)
+    }
+    return { action: 'rollout', set: { rolloutPercent: percent, pausedAt: null, pausedBy: null, pauseReason: null }, percent, paused: false, reason: null }
+  })
+}
+
+/**
+ * Pause (decisions §13): no new device gets the newest release, devices that run it keep it, at
+ * its frozen percent. Pausing a paused release changes nothing (`change: null`), so the release
+ * guard may call it again; a reverted one (0 %) is 409 ROLLOUT_REVERTED: no device gets it.
+ */
+export function pauseRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, details: { reason?: string | null } = {}): RolloutResult {
+  const reason = details.reason?.trim().slice(0, 500) || null
+  return changeRollout(db, clock, actor, miniAppId, channel, (newest) => {
+    if (newest.paused) return null
+    if (newest.rolloutPercent === 0) {
+      throw new AppError(409, 'ROLLOUT_REVERTED', `The rollout of ${newest.version} on ${channel} is reverted (0 %): no device gets it, so there is nothing to pause`)
+    }
+    return { action: 'pause', set: { pausedAt: isoAt(clock), pausedBy: actorName(actor), pauseReason: reason }, percent: newest.rolloutPercent, paused: true, reason }
+  })
+}
+
+/** Resume a paused rollout at its frozen percent; resuming one that is not paused changes nothing. */
+export function resumeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string): RolloutResult {
+  return changeRollout(db, clock, actor, miniAppId, channel, (newest) => {
+    if (!newest.paused) return null
+    return { action: 'resume', set: { pausedAt: null, pausedBy: null, pauseReason: null }, percent: newest.rolloutPercent, paused: false, reason: null }
+  })
+}
+
+/**
+ * `PATCH …/channels/{channel}/rollout`: `{ rolloutPercent }` or `{ paused, reason? }`, one of them.
+ */
+export function patchRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, input: { rolloutPercent?: unknown; paused?: unknown; reason?: unknown }): RolloutResult {
+  const hasPercent = input.rolloutPercent !== undefined
+  const hasPaused = input.paused !== undefined
+  if (hasPercent === hasPaused) {
+    throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: send either rolloutPercent (0 reverts, 1–99 rolls out, 100 completes) or paused (true pauses, false resumes)', [
+      { field: hasPercent ? 'paused' : 'rolloutPercent', message: hasPercent ? 'send rolloutPercent or paused, not both' : 'rolloutPercent or paused is required' },
+    ])
+  }
+  if (hasPercent) return setRollout(db, clock, actor, miniAppId, channel, { rolloutPercent: input.rolloutPercent })
+  if (typeof input.paused !== 'boolean') throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: paused must be true or false', [{ field: 'paused', message: 'must be true or false' }])
+  if (input.reason !== undefined && input.reason !== null && typeof input.reason !== 'string') throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: reason must be text', [{ field: 'reason', message: 'must be a string' }])
+  return input.paused ? pauseRollout(db, clock, actor, miniAppId, channel, { reason: input.reason as string | undefined }) : resumeRollout(db, clock, actor, miniAppId, channel)
 }

@@ -114,7 +114,7 @@ export interface InstallAnswers {
    * once; its host stands for the Host header (servedApiBase), so no header is read.
    */
   versionInstall(request: Request, versionId: string, token: string | undefined, url?: string): Response | Promise<Response>
-  releaseInstall(request: Request, appId: string, query: DeviceQuery, url?: string): Response | Promise<Response>
+  releaseInstall(request: Request, appId: string, query: DeviceQuery & { currentVersion?: string }, url?: string): Response | Promise<Response>
   update(request: Request, appId: string, query: DeviceQuery & { platform?: string; currentVersion?: string }, url?: string): Response | Promise<Response>
 }
 

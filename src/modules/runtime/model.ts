@@ -33,7 +33,11 @@ const device = {
   deviceId: t.Optional(t.String({ description: 'a stable id of the device: decides its rollout bucket' })),
   hostVersion: t.Optional(t.String({ description: "the host app's version: releases whose hostVersionRange it does not satisfy are skipped" })),
 }
-export const deviceQuery = t.Object({ ...device, token: t.Optional(t.String({ description: 'ignored: the release is public' })) })
+export const deviceQuery = t.Object({
+  ...device,
+  currentVersion: t.Optional(t.String({ description: 'the miniapp version the device runs (optional): while a rollout is paused, a device that runs the paused release keeps it' })),
+  token: t.Optional(t.String({ description: 'ignored: the release is public' })),
+})
 export const updateQuery = t.Object({
   ...device,
   platform: t.Optional(t.String({ description: 'ios or android (required)' })),

@@ -67,7 +67,7 @@ export function nativeInstallRoutes(
     },
     '/api/mini-apps/access/apps/:appId/release/install': {
       GET: wrap((request: BunRequest, _server, url) => {
-        return guarded(() => answers.releaseInstall(request, (request.params as { appId: string }).appId, device(url), url), log)
+        return guarded(() => answers.releaseInstall(request, (request.params as { appId: string }).appId, { ...device(url), currentVersion: queryValue(url, 'currentVersion') }, url), log)
       }, 'install_info'),
     },
     // the download URLs of install info; HEAD goes on to the app, which answers it without a body

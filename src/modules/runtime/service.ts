@@ -504,8 +504,10 @@ export function createRuntimeService(deps: RuntimeDeps) {
      * release-stable URLs scoped to the device. 404 RELEASE_NOT_FOUND alike for an unknown appId
      * and an app with nothing released.
      */
-    releaseInstallJson(appId: string, query: DeviceQuery, base: string): MaybePromise<SerialisedJson> {
-      return releaseInstallJson(deviceRelease(appId, checkDeviceQuery(query)), fileBase(config, base))
+    releaseInstallJson(appId: string, query: DeviceQuery & { currentVersion?: string }, base: string): MaybePromise<SerialisedJson> {
+      const currentVersion = query.currentVersion || undefined
+      if (currentVersion !== undefined && (currentVersion.length > 64 || !versionPattern.test(currentVersion))) throw invalid('currentVersion', 'must be the version the device runs, such as 1.2.0')
+      return releaseInstallJson(deviceRelease(appId, checkDeviceQuery(query), currentVersion), fileBase(config, base))
     },
 
     /**
