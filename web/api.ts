@@ -1,4 +1,5 @@
 // The console's only door to the server: token storage, JSON requests and the error body shape.
+import type { ReleaseState } from '../src/modules/channels/words.ts'
 
 /**
  * Storage key of the access token; the token never goes into a URL. "Keep me signed in" keeps it
@@ -151,13 +152,21 @@ export interface ChannelRelease {
   mandatory: boolean
   releasedAt: string
   releasedBy: Person | null
+  /** decisions §13 (absent on older servers) */
+  paused?: boolean
+  pausedBy?: string | null
+  pauseReason?: string | null
 }
 
 export interface Channel {
   name: string
   createdAt: string
+  /** complete, rolling-out, paused or reverted (decisions §13); absent on older servers */
+  state?: ReleaseState | null
   release: ChannelRelease | null
   previousRelease: ChannelRelease | null
+  /** what a device that sends no deviceId gets */
+  defaultRelease?: ChannelRelease | null
 }
 
 export interface Viewer {

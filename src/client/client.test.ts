@@ -7,7 +7,7 @@ import { configPath, normaliseServerUrl, readConfig, removeConfigToken, resolveT
 import { CliError, createApiClient, parseHttpResponse } from './http'
 import { browserCommand } from './login'
 import { findArtifacts, multipartFromDisk } from './push'
-import { publishBody } from './publish'
+import { publishBody, rolloutBody } from './publish'
 
 const root = tempDir('miniship-client-')
 afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -79,6 +79,24 @@ describe('opening a browser only where there is a display', () => {
     ['CI', 'darwin', { CI: 'true' }, null],
   ]
   for (const [what, platform, env, opener] of table) test(what, () => expect(browserCommand('https://x', platform, env)?.[0] ?? null).toBe(opener))
+})
+
+describe('rollout flags: one action each (decisions §13)', () => {
+  test('map to the PATCH body', () => {
+    expect(rolloutBody({ pause: true })).toEqual({ paused: true })
+    expect(rolloutBody({ pause: true, reason: 'crash' })).toEqual({ paused: true, reason: 'crash' })
+    expect(rolloutBody({ resume: true })).toEqual({ paused: false })
+    expect(rolloutBody({ revert: true })).toEqual({ rolloutPercent: 0 })
+    expect(rolloutBody({ percent: '50' })).toEqual({ rolloutPercent: 50 })
+  })
+  const bad: [Record<string, unknown>, RegExp][] = [
+    [{}, /--pause, --resume, --revert or --percent N/],
+    [{ pause: true, revert: true }, /choose one of --pause, --revert/],
+    [{ percent: '50', resume: true }, /choose one of --resume, --percent/],
+    [{ resume: true, reason: 'x' }, /--reason goes with --pause/],
+    [{ percent: '101' }, /--percent must be a whole number from 0 to 100/],
+  ]
+  for (const [flags, message] of bad) test(`${JSON.stringify(flags)} is bad usage`, () => expect(() => rolloutBody(flags)).toThrow(message))
 })
 
 describe('publish flags', () => {

@@ -4,6 +4,7 @@ import { connect, withClientOptions, type ClientFlags } from './config'
 import { CliError, createOutput, runClient, type ApiClient } from './http'
 import type { ChannelRelease as ServedChannelRelease } from '../modules/channels/service'
 import { isSemverRange } from '../modules/channels/semver-range'
+import { channelText, rolledBackVersions, versionStandingText, type HistoryView, type ReleaseState } from '../modules/channels/words'
 
 export interface MiniApp {
   id: string
@@ -29,16 +30,20 @@ export interface Workspace {
   miniApp: MiniApp
   versions: VersionSummary[]
   channels?: Channel[]
+  releaseHistory?: HistoryView[]
   nextCursor?: string | null
 }
 
-/** A channel's release as the workspace answers it (the CLI does not show who released it). */
-export type ChannelRelease = Omit<ServedChannelRelease, 'releasedBy'>
+/** A channel's release as the workspace answers it (the CLI does not show who released it); servers before §13 send no pause fields. */
+export type ChannelRelease = Omit<ServedChannelRelease, 'releasedBy' | 'paused' | 'pausedAt' | 'pausedBy' | 'pauseReason'> & Partial<Pick<ServedChannelRelease, 'paused' | 'pausedAt' | 'pausedBy' | 'pauseReason'>>
 
 export interface Channel {
   name: string
+  /** decisions §13; absent on older servers */
+  state?: ReleaseState | null
   release: ChannelRelease | null
   previousRelease: ChannelRelease | null
+  defaultRelease?: ChannelRelease | null
 }
 
 export async function findMiniApp(api: ApiClient, appId: string): Promise<MiniApp> {
@@ -168,12 +173,16 @@ export function versionsCommand(): Command {
           const api = connect(flags, { command: 'versions', scopes: ['read'] })
           const app = await findMiniApp(api, appId)
           const workspace = await readWorkspace(api, app.id, () => false)
-          for (const v of workspace.versions) {
-            const marks = [v.id === app.currentReleaseVersionId ? 'release' : '', v.id === app.currentExperienceVersionId ? 'experience' : '', v.id === app.currentReviewVersionId ? 'review' : ''].filter(Boolean)
-            out.line(`${v.version.padEnd(20)} build ${String(v.buildNumber).padEnd(5)} ${v.status.padEnd(10)} ${v.channel ?? ''}${marks.length ? `  (${marks.join(', ')})` : ''}`)
+          const channels = workspace.channels ?? []
+          const rolledBack = rolledBackVersions(workspace.releaseHistory ?? [])
+          // the same words as the console (decisions §13): live only where some device can get it
+          const versions = workspace.versions.map((v) => ({ ...v, standing: versionStandingText(v, channels, rolledBack) }))
+          for (const v of versions) {
+            const marks = [v.id === app.currentExperienceVersionId ? 'experience' : '', v.id === app.currentReviewVersionId ? 'review' : ''].filter(Boolean)
+            out.line(`${v.version.padEnd(20)} build ${String(v.buildNumber).padEnd(5)} ${v.standing}${marks.length ? `  (${marks.join(', ')})` : ''}`)
           }
           if (workspace.versions.length === 0) out.line(`${appId} has no versions yet: miniship push --app ${appId} --version 1.0.0`)
-          out.result({ miniApp: app, versions: workspace.versions })
+          out.result({ miniApp: app, versions, channels })
         }),
       ),
   )
@@ -224,22 +233,56 @@ export function rollbackCommand(): Command {
     )
 }
 
+interface RolloutFlags extends ClientFlags {
+  channel: string
+  percent?: string
+  pause?: boolean
+  resume?: boolean
+  revert?: boolean
+  reason?: string
+}
+
+/** The PATCH body of one rollout action; exactly one of --pause, --resume, --revert, --percent (exit 2 otherwise). */
+export function rolloutBody(flags: Omit<RolloutFlags, 'channel'>): Record<string, unknown> {
+  const chosen = [flags.pause && '--pause', flags.resume && '--resume', flags.revert && '--revert', flags.percent !== undefined && '--percent'].filter(Boolean)
+  if (chosen.length !== 1) throw new CliError(2, chosen.length ? `choose one of ${chosen.join(', ')}` : 'say what to do: --pause, --resume, --revert or --percent N')
+  if (flags.reason !== undefined && !flags.pause) throw new CliError(2, '--reason goes with --pause')
+  if (flags.pause) return flags.reason !== undefined ? { paused: true, reason: flags.reason } : { paused: true }
+  if (flags.resume) return { paused: false }
+  if (flags.revert) return { rolloutPercent: 0 }
+  return { rolloutPercent: percent(flags.percent!, 0, '--percent') }
+}
+
 export function rolloutCommand(): Command {
   return withClientOptions(new Command('rollout'))
-    .description("change the share of devices that get a channel's newest release (0 halts it, 100 completes it)")
+    .description("pause, resume, revert or change the rollout of a channel's newest release")
     .argument('<appId>', 'the app id')
-    .requiredOption('--channel <name>', 'the channel, e.g. stable')
-    .requiredOption('--percent <n>', 'share of devices, 0-100')
-    .addHelpText('after', '\nExample:\n  $ miniship rollout com.example.shop --channel stable --percent 50')
-    .action((appId: string, flags: ClientFlags & { channel: string; percent: string }) =>
+    .option('--channel <name>', 'the channel', 'stable')
+    .option('--pause', 'no new device gets the release; devices that run it keep it')
+    .option('--reason <text>', 'why you pause (kept on the release and in the audit log)')
+    .option('--resume', 'resume a paused rollout at the same percent')
+    .option('--revert', 'every device goes back to the previous release, including those that run this one (0 %)')
+    .option('--percent <n>', 'share of devices that get it, 1-100 (100 completes it; 0 is --revert)')
+    .addHelpText(
+      'after',
+      `
+States (the console uses the same words): complete, rolling-out, paused, reverted.
+
+Examples:
+  $ miniship rollout com.example.shop --percent 50
+  $ miniship rollout com.example.shop --pause --reason "crash on Android 9"
+  $ miniship rollout com.example.shop --resume
+  $ miniship rollout com.example.shop --channel beta --revert --json`,
+    )
+    .action((appId: string, flags: RolloutFlags) =>
       runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
-        const rolloutPercent = percent(flags.percent, 0, '--percent')
+        const body = rolloutBody(flags)
         const api = connect(flags, { command: 'rollout', scopes: ['read', 'release'] })
         const app = await findMiniApp(api, appId)
-        const { body } = await api.request<Channel>('PATCH', `/mini-apps/${encodeURIComponent(app.id)}/channels/${encodeURIComponent(flags.channel)}/rollout`, { json: { rolloutPercent } })
-        out.line(`${appId} ${flags.channel}: ${body.release ? `${body.release.version} at ${body.release.rolloutPercent}%` : `rollout ${rolloutPercent}%`}.`)
-        out.result(body)
+        const { body: channel } = await api.request<Channel>('PATCH', `/mini-apps/${encodeURIComponent(app.id)}/channels/${encodeURIComponent(flags.channel)}/rollout`, { json: body })
+        out.line(`${appId} ${channel.name}: ${channelText(channel)}.`)
+        out.result(channel)
       }),
     )
 }

@@ -2,14 +2,17 @@
 import { Command } from 'commander'
 import { connect, withClientOptions, type ClientFlags } from './config'
 import { createOutput, runClient } from './http'
-import { findMiniApp, readWorkspace, type Channel, type ChannelRelease, type VersionSummary } from './publish'
+import { findMiniApp, readWorkspace, type Channel, type VersionSummary } from './publish'
+import { channelDevicesText, channelText } from '../modules/channels/words'
 
-function describe(release: ChannelRelease | null): string {
+/** "1.1.0 paused 30 % (mandatory): Paused at 30 %: …" in the console's words (decisions §13). */
+function describe(channel: Channel): string {
+  const release = channel.release
   if (!release) return 'nothing released'
-  const extras = [release.rolloutPercent < 100 ? `rolling out to ${release.rolloutPercent}%` : '100%']
+  const extras: string[] = []
   if (release.mandatory) extras.push('mandatory')
   if (release.hostVersionRange) extras.push(`host ${release.hostVersionRange}`)
-  return `${release.version} (${extras.join(', ')})`
+  return `${channelText(channel)}${extras.length ? ` (${extras.join(', ')})` : ''}. ${channelDevicesText(channel)}`
 }
 
 export function statusCommand(): Command {
@@ -38,7 +41,7 @@ export function statusCommand(): Command {
         ]
         out.line(`${miniApp.appId} (${miniApp.name}) on ${api.server}`)
         for (const channel of channels) {
-          out.line(`  channel ${channel.name.padEnd(12)} ${describe(channel.release)}${channel.previousRelease && channel.release && channel.release.rolloutPercent < 100 ? `; others get ${channel.previousRelease.version}` : ''}`)
+          out.line(`  channel ${channel.name.padEnd(12)} ${describe(channel)}`)
         }
         out.line(`  experience       ${versionName(miniApp.currentExperienceVersionId)}`)
         out.line(`  review           ${versionName(miniApp.currentReviewVersionId)}`)

@@ -895,7 +895,7 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
   )
 
   test(
-    'publish 1.3.0 to beta at 10 %, raise the rollout to 100 %, then halt it',
+    'publish 1.3.0 to beta at 10 %, raise the rollout to 100 %, pause, resume, then revert it',
     async () => {
       await tid(admin, 'publish-1.3.0').click()
       const dialog = tid(admin, 'publish-dialog')
@@ -916,7 +916,8 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       const card = tid(admin, 'channel-beta')
       expect(await card.getAttribute('data-rollout')).toBe('10')
       expect(await card.getAttribute('data-version')).toBe('1.3.0')
-      expect(await card.textContent()).toContain('10 % of devices')
+      expect(await card.textContent()).toContain('rolling-out 10 %')
+      expect(await card.getAttribute('data-state')).toBe('rolling-out')
       expect(await card.textContent()).toContain('>=2.0.0')
       expect(await tid(admin, 'channel-stable').getAttribute('data-version')).toBe('1.0.0')
 
@@ -934,28 +935,39 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       await eventually(async () => expect(await tid(admin, 'channel-beta').getAttribute('data-rollout')).toBe('100'))
       expect(await tid(admin, 'rollout-raise-beta').count()).toBe(0)
 
-      await tid(admin, 'rollout-halt-beta').click()
+      // pause says before confirming that devices on 1.3.0 keep it; revert that they go back
+      await tid(admin, 'rollout-pause-beta').click()
+      expect(await tid(admin, 'pause-dialog').textContent()).toContain('Devices that already run 1.3.0 keep it')
+      await confirm(admin)
+      await eventually(async () => expect(await tid(admin, 'channel-beta').getAttribute('data-state')).toBe('paused'))
+      expect(await tid(admin, 'channel-state-beta').textContent()).toBe('paused 100 %')
+      channels = (await api('GET', `/api/mini-apps/${miniAppId}/channels`, { token: cliToken })).body.channels
+      expect(channels.find((c: { name: string }) => c.name === 'beta')).toMatchObject({ state: 'paused', release: { rolloutPercent: 100, paused: true } })
+      await tid(admin, 'rollout-resume-beta').click()
+      await eventually(async () => expect(await tid(admin, 'channel-beta').getAttribute('data-state')).toBe('complete'))
+      await tid(admin, 'rollout-revert-beta').click()
+      expect(await tid(admin, 'revert-dialog').textContent()).toContain('including the devices that already run 1.3.0')
       await confirm(admin)
       await eventually(async () => expect(await tid(admin, 'channel-beta').getAttribute('data-rollout')).toBe('0'))
-      expect(await tid(admin, 'channel-beta').textContent()).toContain('Rollout halted')
+      expect(await tid(admin, 'channel-state-beta').textContent()).toBe('reverted 0 %')
       channels = (await api('GET', `/api/mini-apps/${miniAppId}/channels`, { token: cliToken })).body.channels
       beta = channels.find((c: { name: string }) => c.name === 'beta')
-      expect(beta.release.rolloutPercent).toBe(0)
-      // Complete resumes a halted rollout for every device at once; halted again for the rest of the suite
+      expect(beta).toMatchObject({ state: 'reverted', release: { rolloutPercent: 0 } })
+      // Complete sends a reverted release to every device at once; reverted again for the rest of the suite
       await tid(admin, 'rollout-complete-beta').click()
       await eventually(async () => expect(await tid(admin, 'channel-beta').getAttribute('data-rollout')).toBe('100'))
-      expect(await tid(admin, 'channel-beta').textContent()).toContain('All devices')
-      await tid(admin, 'rollout-halt-beta').click()
+      expect(await tid(admin, 'channel-state-beta').textContent()).toBe('complete 100 %')
+      await tid(admin, 'rollout-revert-beta').click()
       await confirm(admin)
       await eventually(async () => expect(await tid(admin, 'channel-beta').getAttribute('data-rollout')).toBe('0'))
       await screenshot(admin, 'overview-rollout')
 
       const history = await historyOf(admin)
-      expect(history.actions.slice(0, 5)).toEqual(['ROLLOUT', 'ROLLOUT', 'ROLLOUT', 'ROLLOUT', 'PUBLISH'])
-      expect(history.first).toContain('Halted the rollout of 1.3.0 on beta')
-      // the list of miniapps shows both channels, the halted one as such
+      expect(history.actions.slice(0, 7)).toEqual(['ROLLOUT', 'ROLLOUT', 'ROLLOUT', 'ROLLOUT', 'ROLLOUT', 'ROLLOUT', 'PUBLISH'])
+      expect(history.first).toContain('Reverted 1.3.0 on beta')
+      // the list of miniapps shows both channels, the reverted one as such
       await tid(admin, 'back-to-apps').click()
-      await eventually(async () => expect(await tid(admin, `app-live-${APP_ID}`).textContent()).toContain('beta 1.3.0 halted'))
+      await eventually(async () => expect(await tid(admin, `app-live-${APP_ID}`).textContent()).toContain('beta 1.3.0 reverted 0 %'))
       expect(await tid(admin, `app-live-${APP_ID}`).textContent()).toContain('stable 1.0.0')
     },
     STEP,

@@ -3,17 +3,19 @@ import { api, seg, type Channel, type MiniApp } from '../api.ts'
 import { ago, field, h, onSubmit, showNotice } from '../dom.ts'
 import { serverHas } from '../features.ts'
 import { appPath, navigate, type PageContext } from '../router.ts'
+import { channelState, stateText } from '../../src/modules/channels/words.ts'
 
-/** One line per channel: "stable 1.2.0 · beta 1.3.0 (10 %)"; a halted rollout says so. */
+/** One chip per channel: "stable 1.2.0 · beta 1.3.0 rolling-out 10 %", in the state words of decisions §13. */
 function channelSummary(channels: Channel[]): HTMLElement[] {
   return channels
     .filter((c) => c.release)
     .map((c) => {
       const release = c.release!
-      const rollout = release.rolloutPercent >= 100 ? null : release.rolloutPercent === 0 ? 'halted' : `${release.rolloutPercent} %`
+      const state = channelState(c)!
+      const rollout = state === 'complete' ? null : stateText(state, release.rolloutPercent)
       return h(
         'span',
-        { class: `live-chip${release.rolloutPercent === 0 ? ' halted' : ''}`, 'data-channel': c.name },
+        { class: `live-chip${state === 'reverted' || state === 'paused' ? ' halted' : ''}`, 'data-channel': c.name, 'data-state': state },
         h('span', { class: 'chip-channel' }, c.name),
         ' ',
         h('strong', null, release.version),

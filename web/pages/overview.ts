@@ -6,37 +6,40 @@ import { stackedBarChart } from '../charts/bars.ts'
 import { adoptionChart } from '../charts/adoption.ts'
 import { downloadSeries } from '../charts/series.ts'
 import { appPath } from '../router.ts'
-import { actionButton, completeRollout, haltRollout, raiseRollout, type ReleaseContext } from './release-actions.ts'
+import { actionButton, completeRollout, pauseRollout, raiseRollout, resumeRollout, revertRollout, type ReleaseContext } from './release-actions.ts'
+import { channelDevicesText, channelState, stateText } from '../../src/modules/channels/words.ts'
 import { historyLine } from './history.ts'
 import { showInstall } from './versions.ts'
-
-function rolloutText(percent: number): string {
-  return percent >= 100 ? 'All devices' : percent === 0 ? 'Rollout halted' : `${percent} % of devices`
-}
 
 function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean): HTMLElement {
   const release = channel.release
   if (!release) {
     return h('article', { class: 'channel card', 'data-testid': `channel-${channel.name}` }, h('h3', null, channel.name), h('p', { class: 'muted' }, 'Nothing released on this channel.'))
   }
+  const state = channelState(channel)!
+  // the state's actions (decisions §13): pause keeps the devices that run it, revert sends everyone back
   const controls = canRollout
     ? [
-        release.rolloutPercent < 100 ? actionButton('Raise…', `rollout-raise-${channel.name}`, 'secondary small', (b) => raiseRollout(rc, channel, b)) : null,
-        release.rolloutPercent < 100 ? actionButton('Complete', `rollout-complete-${channel.name}`, 'secondary small', (b) => completeRollout(rc, channel, b)) : null,
-        release.rolloutPercent > 0 ? actionButton('Halt…', `rollout-halt-${channel.name}`, 'danger-outline small', (b) => haltRollout(rc, channel, b)) : null,
+        state === 'rolling-out' || state === 'reverted' ? actionButton('Raise…', `rollout-raise-${channel.name}`, 'secondary small', (b) => raiseRollout(rc, channel, b)) : null,
+        state === 'rolling-out' || state === 'reverted' ? actionButton('Complete', `rollout-complete-${channel.name}`, 'secondary small', (b) => completeRollout(rc, channel, b)) : null,
+        state === 'paused' ? actionButton('Resume', `rollout-resume-${channel.name}`, 'secondary small', (b) => resumeRollout(rc, channel, b)) : null,
+        state === 'rolling-out' || state === 'complete' ? actionButton('Pause…', `rollout-pause-${channel.name}`, 'danger-outline small', (b) => pauseRollout(rc, channel, b)) : null,
+        state !== 'reverted' ? actionButton('Revert…', `rollout-revert-${channel.name}`, 'danger-outline small', (b) => revertRollout(rc, channel, b)) : null,
       ]
     : []
   return h(
     'article',
-    { class: `channel card${release.rolloutPercent === 0 ? ' halted' : ''}`, 'data-testid': `channel-${channel.name}`, 'data-version': release.version, 'data-rollout': String(release.rolloutPercent) },
+    { class: `channel card state-${state}${state === 'reverted' ? ' halted' : ''}`, 'data-testid': `channel-${channel.name}`, 'data-version': release.version, 'data-rollout': String(release.rolloutPercent), 'data-state': state },
     h('div', { class: 'channel-head' }, h('h3', null, channel.name), release.mandatory ? h('span', { class: 'badge mandatory' }, 'Mandatory') : null),
     h('p', { class: 'channel-version' }, release.version),
     h(
       'div',
       { class: 'rollout' },
       h('progress', { max: 100, value: release.rolloutPercent, 'aria-label': `Rollout of ${release.version} on ${channel.name}` }),
-      h('span', { class: 'rollout-text' }, rolloutText(release.rolloutPercent)),
+      h('span', { class: 'rollout-text', 'data-testid': `channel-state-${channel.name}` }, stateText(state, release.rolloutPercent)),
     ),
+    h('p', { class: 'small-text', 'data-testid': `channel-devices-${channel.name}` }, channelDevicesText(channel)),
+    release.paused && release.pausedBy ? h('p', { class: 'muted small-text' }, `Paused by ${release.pausedBy}${release.pauseReason ? `: ${release.pauseReason}` : ''}`) : null,
     h(
       'p',
       { class: 'muted small-text' },
@@ -45,7 +48,6 @@ function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean):
       ago(release.releasedAt),
       release.releasedBy ? ` by ${release.releasedBy.displayName || release.releasedBy.email}` : null,
     ),
-    channel.previousRelease && release.rolloutPercent < 100 ? h('p', { class: 'muted small-text' }, `Others stay on ${channel.previousRelease.version}`) : null,
     controls.some(Boolean) ? h('div', { class: 'actions tight' }, controls) : null,
   )
 }
@@ -97,6 +99,9 @@ export function overviewTab(options: OverviewOptions): HTMLElement {
   const { rc, workspace, canRollout } = options
   const { miniApp } = workspace
   const label = (id: string | null | undefined) => (id ? (rc.versionLabel(id) ?? 'a version further down the list') : 'none')
+  // what stable's devices get: never a reverted release (decisions §13)
+  const stable = rc.channels?.find((c) => c.name === 'stable') ?? null
+  const stableLive = stable ? (channelState(stable) === 'reverted' ? stable.previousRelease?.versionId : stable.release?.versionId) : miniApp.currentReleaseVersionId
 
   const channels = rc.channels
     ? h('div', { class: 'channels', 'data-testid': 'channels' }, rc.channels.length ? rc.channels.map((c) => channelCard(rc, c, canRollout)) : h('p', { class: 'muted' }, 'No channels.'))
@@ -111,7 +116,7 @@ export function overviewTab(options: OverviewOptions): HTMLElement {
   const summary = h(
     'dl',
     { class: 'summary card' },
-    h('div', null, h('dt', null, 'Live release'), h('dd', { 'data-testid': 'summary-release' }, label(miniApp.currentReleaseVersionId)), h('dd', { class: 'hint' }, rc.channels ? 'On the stable channel.' : 'What users of the host app download.')),
+    h('div', null, h('dt', null, 'Live release'), h('dd', { 'data-testid': 'summary-release' }, label(stableLive)), h('dd', { class: 'hint' }, stable ? `On the stable channel. ${channelDevicesText(stable)}` : 'What users of the host app download.')),
     h('div', null, h('dt', null, 'Review version'), h('dd', { 'data-testid': 'summary-review' }, label(miniApp.currentReviewVersionId)), installButton(miniApp.currentReviewVersionId, 'install-review'), h('dd', { class: 'hint' }, 'Submitted for checking before it is published.')),
     h('div', null, h('dt', null, 'Experience version'), h('dd', { 'data-testid': 'summary-experience' }, label(miniApp.currentExperienceVersionId)), installButton(miniApp.currentExperienceVersionId, 'install-experience'), h('dd', { class: 'hint' }, 'The latest upload, for testers to try.')),
   )

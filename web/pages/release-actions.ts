@@ -169,7 +169,7 @@ export async function raiseRollout(rc: ReleaseContext, channel: Channel, button:
     validate: (values) => {
       const problem = percentProblem(values.rolloutPercent, 1)
       if (problem) return [{ field: 'rolloutPercent', message: problem }]
-      return Number(values.rolloutPercent) <= release.rolloutPercent ? [{ field: 'rolloutPercent', message: `must be above the current ${release.rolloutPercent} % (use Halt to stop the rollout)` }] : []
+      return Number(values.rolloutPercent) <= release.rolloutPercent ? [{ field: 'rolloutPercent', message: `must be above the current ${release.rolloutPercent} % (use Pause to stop new devices)` }] : []
     },
   })
   if (!answer) return
@@ -182,20 +182,49 @@ export async function completeRollout(rc: ReleaseContext, channel: Channel, butt
   await setRollout(rc, channel, 100, button, `${release.version} now goes to every device on ${channel.name}.`)
 }
 
-export async function haltRollout(rc: ReleaseContext, channel: Channel, button: HTMLButtonElement): Promise<void> {
+/**
+ * Pause… (decisions §13): no new device gets the release; devices that already run it keep it.
+ * The dialog says so before confirming, in the words the CLI uses.
+ */
+export async function pauseRollout(rc: ReleaseContext, channel: Channel, button: HTMLButtonElement): Promise<void> {
   const release = channel.release!
   const previous = channel.previousRelease
   const answer = await confirmDialog({
-    title: `Halt the rollout of ${release.version}?`,
+    title: `Pause the rollout of ${release.version}?`,
+    testId: 'pause-dialog',
     message: [
-      h('p', null, `No more devices on ${channel.name} get ${release.version}${previous ? `; devices that do not have it yet stay on ${previous.version}` : ''}. Devices that already installed it keep it.`),
-      h('p', null, 'Raise the rollout again to resume, or roll back to an earlier version.'),
+      h('p', null, `Devices that already run ${release.version} keep it. No other device on ${channel.name} gets it${previous ? `: they get ${previous.version}` : ''}.`),
+      h('p', null, `The rollout stays at ${release.rolloutPercent} % until you resume it. To send every device back, including those that run ${release.version}, use Revert instead.`),
     ],
-    confirmLabel: 'Halt rollout',
+    confirmLabel: 'Pause rollout',
+    fields: [{ name: 'reason', label: 'Why? (optional)', kind: 'textarea', hint: 'Kept on the release and in the audit log.' }],
+  })
+  if (!answer) return
+  const reason = answer.reason?.trim()
+  await act(rc, button, () => api('PATCH', `${rc.base}/channels/${seg(channel.name)}/rollout`, reason ? { paused: true, reason } : { paused: true }), `Paused the rollout of ${release.version} on ${channel.name} at ${release.rolloutPercent} %: devices that run it keep it.`)
+}
+
+export async function resumeRollout(rc: ReleaseContext, channel: Channel, button: HTMLButtonElement): Promise<void> {
+  const release = channel.release!
+  await act(rc, button, () => api('PATCH', `${rc.base}/channels/${seg(channel.name)}/rollout`, { paused: false }), `Resumed the rollout of ${release.version} on ${channel.name} at ${release.rolloutPercent} %.`)
+}
+
+/** Revert… (0 %): every device goes back to the previous release, including those that run this one. */
+export async function revertRollout(rc: ReleaseContext, channel: Channel, button: HTMLButtonElement): Promise<void> {
+  const release = channel.release!
+  const previous = channel.previousRelease
+  const answer = await confirmDialog({
+    title: `Revert ${release.version} on ${channel.name}?`,
+    testId: 'revert-dialog',
+    message: [
+      h('p', null, previous ? `Every device on ${channel.name} gets ${previous.version} at its next update check, including the devices that already run ${release.version}.` : `No device on ${channel.name} gets ${release.version} any more, including those that run it, and there is no earlier release to fall back to.`),
+      h('p', null, `To stop new devices only and let those that run ${release.version} keep it, use Pause instead.`),
+    ],
+    confirmLabel: `Revert to ${previous ? previous.version : 'nothing'}`,
     danger: true,
   })
   if (!answer) return
-  await setRollout(rc, channel, 0, button, `Halted the rollout of ${release.version} on ${channel.name}.`)
+  await setRollout(rc, channel, 0, button, `Reverted ${release.version} on ${channel.name}: every device gets ${previous ? previous.version : 'nothing'}.`)
 }
 
 /** A button whose handler may open a dialog; failures go to the alert. */

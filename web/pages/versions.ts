@@ -1,6 +1,7 @@
 // The Versions tab: a compact, paged table of versions with a status filter, the row actions,
 // and the install QR code and link in a dialog on demand.
 import { api, FILE_KEYS, type AccessLink, type Version, type VersionStatus, type Workspace } from '../api.ts'
+import { rolledBackVersions, versionStandings, versionStandingText } from '../../src/modules/channels/words.ts'
 import { ago, copyText, formatBytes, h, infoDialog, personName, showError, time } from '../dom.ts'
 import { qrCode } from '../qr.ts'
 import { absoluteInstallUrl, allowedActions, channelsReleasedIn, isLocalOnly } from '../rules.ts'
@@ -54,17 +55,28 @@ export function versionsTab(options: VersionsTabOptions): HTMLElement {
   const { miniApp } = workspace
   const links = new Map<string, AccessLink>()
   const releasedIn = channelsReleasedIn(workspace.releaseHistory)
-  const liveOn = new Map<string, string[]>()
-  for (const channel of rc.channels ?? []) {
-    if (channel.release) liveOn.set(channel.release.versionId, [...(liveOn.get(channel.release.versionId) ?? []), channel.name])
+  const rolledBack = rolledBackVersions(workspace.releaseHistory)
+  const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
+  /** "Published", or what became of a published version no device gets: "Published, rolled back" */
+  const publishedText = (v: Version) => {
+    const label = STATUS_LABEL[v.status] ?? v.status
+    if (!rc.channels || v.status !== 'PUBLISHED' || versionStandings(v.id, rc.channels).some((standing) => standing.live)) return label
+    return `${label}, ${versionStandingText(v, rc.channels, rolledBack)}`
   }
 
   function row(v: Version): HTMLTableRowElement {
     const allowed = allowedActions(v, miniApp, rc.channels, releasedIn.get(v.id) ?? null)
     const link = links.get(v.id)
-    const live = liveOn.get(v.id)
+    // live only where some device can get it, in the words the CLI prints (decisions §13)
+    const live = rc.channels ? versionStandings(v.id, rc.channels).filter((standing) => standing.live) : null
     const badges = [
-      miniApp.currentReleaseVersionId === v.id ? h('span', { class: 'badge release', 'data-testid': `badge-release-${v.version}` }, live ? `Live on ${live.join(', ')}` : 'Live release') : live ? h('span', { class: 'badge release' }, `Live on ${live.join(', ')}`) : null,
+      live
+        ? live.length
+          ? h('span', { class: 'badge release', 'data-testid': `badge-release-${v.version}` }, capital(live.map((standing) => standing.text).join('; ')))
+          : null
+        : miniApp.currentReleaseVersionId === v.id
+          ? h('span', { class: 'badge release', 'data-testid': `badge-release-${v.version}` }, 'Live release')
+          : null,
       miniApp.currentReviewVersionId === v.id ? h('span', { class: 'badge review', 'data-testid': `badge-review-${v.version}` }, 'Review') : null,
       miniApp.currentExperienceVersionId === v.id ? h('span', { class: 'badge experience', 'data-testid': `badge-experience-${v.version}` }, 'Experience') : null,
     ]
@@ -89,7 +101,7 @@ export function versionsTab(options: VersionsTabOptions): HTMLElement {
         h('span', { class: 'changelog', 'data-testid': `changelog-${v.version}`, title: v.changelog ?? '' }, v.changelog?.trim() ? v.changelog : h('span', { class: 'muted' }, 'No changelog.')),
       ),
       h('td', { 'data-label': 'Build' }, String(v.buildNumber)),
-      h('td', { 'data-label': 'Status' }, h('span', { class: `status status-${v.status.toLowerCase()}`, 'data-testid': `status-${v.version}`, 'data-status': v.status }, STATUS_LABEL[v.status] ?? v.status)),
+      h('td', { 'data-label': 'Status' }, h('span', { class: `status status-${v.status.toLowerCase()}`, 'data-testid': `status-${v.version}`, 'data-status': v.status }, publishedText(v))),
       h('td', { 'data-label': 'Channel', 'data-testid': `badge-channel-${v.version}` }, v.channel ?? '—'),
       h('td', { 'data-label': 'Size', class: 'num' }, size === null ? '—' : formatBytes(size)),
       h('td', { 'data-label': 'Uploaded', class: 'uploaded' }, ago(v.createdAt), h('span', { class: 'who-cell', title: personName(v.createdBy) }, ` by ${v.createdBy?.displayName || v.createdBy?.email || 'someone'}`)),

@@ -8,6 +8,7 @@ import { newId, isoAt, type Clock } from '../../ids'
 import { requireVisibleMiniApp, userSummaries, type Caller, type UserSummary } from '../miniapps/service'
 import { isSemverRange } from './semver-range'
 import { decideRelease } from './decide'
+import type { ReleaseState } from './words'
 
 export const defaultChannel = 'stable'
 export const channelNamePattern = /^[a-z][a-z0-9-]{0,31}$/
@@ -30,8 +31,7 @@ export interface ChannelRelease {
   pauseReason: string | null
 }
 
-/** The four words of decisions §13 for a channel's newest release; the API, console and CLI use no others. */
-export type ReleaseState = 'complete' | 'rolling-out' | 'paused' | 'reverted'
+export type { ReleaseState }
 
 export interface ChannelRecord {
   name: string

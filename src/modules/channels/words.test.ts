@@ -1,0 +1,49 @@
+// The state words of decisions §13 that the console and the CLI share: one table each.
+import { describe, expect, test } from 'bun:test'
+import { channelDevicesText, channelState, channelText, rolledBackVersions, versionStandingText, type ChannelView, type ReleaseState } from './words'
+
+const v = (id: string, percent = 100, paused = false) => ({ versionId: id, version: id, rolloutPercent: percent, paused })
+const channel = (state: ReleaseState, percent: number): ChannelView => ({ name: 'stable', state, release: v('1.1.0', percent, state === 'paused'), previousRelease: v('1.0.0') })
+
+describe('state words', () => {
+  const cases: [ReleaseState, number, string, string][] = [
+    ['complete', 100, '1.1.0 complete 100 %', 'Every device gets 1.1.0.'],
+    ['rolling-out', 30, '1.1.0 rolling-out 30 %', '30 % of devices get 1.1.0; the others get 1.0.0.'],
+    ['paused', 30, '1.1.0 paused 30 %', 'Paused at 30 %: devices that run 1.1.0 keep it; no other device gets it (they get 1.0.0).'],
+    ['reverted', 0, '1.1.0 reverted 0 %', 'Reverted: every device gets 1.0.0, including those that had 1.1.0.'],
+  ]
+  for (const [state, percent, text, devices] of cases) {
+    test(state, () => {
+      expect(channelText(channel(state, percent))).toBe(text)
+      expect(channelDevicesText(channel(state, percent))).toBe(devices)
+    })
+  }
+
+  test('an older server without state: derived from the release the same way', () => {
+    const derived = (percent: number, paused = false) => channelState({ name: 'stable', release: v('1.1.0', percent, paused), previousRelease: null })
+    expect([derived(100), derived(30), derived(0), derived(30, true)]).toEqual(['complete', 'rolling-out', 'reverted', 'paused'])
+    expect(channelState({ name: 'stable', release: null, previousRelease: null })).toBeNull()
+  })
+})
+
+describe('a version is live only where some device can get it', () => {
+  const none = new Set<string>()
+  const cases: [string, ChannelView, string, string][] = [
+    ['newest, rolling out', channel('rolling-out', 30), '1.1.0', 'live on stable, rolling-out 30 %'],
+    ['previous, rolling out', channel('rolling-out', 30), '1.0.0', 'live on stable for the devices outside the rollout of 1.1.0'],
+    ['newest, paused', channel('paused', 30), '1.1.0', 'live on stable, paused 30 %'],
+    ['previous, paused', channel('paused', 30), '1.0.0', 'live on stable for the devices outside the rollout of 1.1.0'],
+    ['newest, reverted', channel('reverted', 0), '1.1.0', 'reverted on stable'],
+    ['previous, reverted', channel('reverted', 0), '1.0.0', 'live on stable for the devices outside the rollout of 1.1.0'],
+    ['previous, complete', channel('complete', 100), '1.0.0', 'replaced on stable'],
+    ['not in the channel', channel('complete', 100), '0.9.0', 'replaced'],
+  ]
+  for (const [name, view, id, text] of cases) test(name, () => expect(versionStandingText({ id, status: 'PUBLISHED' }, [view], none)).toBe(text))
+
+  test('a version a rollback moved off reads "rolled back"; drafts their status', () => {
+    const rolledBack = rolledBackVersions([{ action: 'ROLLBACK', versionId: '1.0.0', previousVersionId: '0.9.0' }, { action: 'PUBLISH', versionId: '1.1.0', previousVersionId: '1.0.0' }])
+    expect([...rolledBack]).toEqual(['0.9.0'])
+    expect(versionStandingText({ id: '0.9.0', status: 'PUBLISHED' }, [channel('complete', 100)], rolledBack)).toBe('rolled back')
+    expect(versionStandingText({ id: '2.0.0', status: 'IN_REVIEW' }, [channel('complete', 100)], rolledBack)).toBe('in-review')
+  })
+})

@@ -1,0 +1,119 @@
+// The words of decisions §13 for a release's state and a version's standing, shared by the console and the CLI (pure, imports nothing).
+
+/** A channel's newest release is in one of these; the API, the console and the CLI use no others. */
+export type ReleaseState = 'complete' | 'rolling-out' | 'paused' | 'reverted'
+
+export interface ReleaseView {
+  versionId: string
+  version: string
+  rolloutPercent: number
+  paused?: boolean
+}
+
+export interface ChannelView {
+  name: string
+  /** absent on servers from before §13: derived from the release */
+  state?: ReleaseState | null
+  release: ReleaseView | null
+  previousRelease: ReleaseView | null
+}
+
+export interface HistoryView {
+  action: string
+  versionId: string
+  previousVersionId?: string | null
+}
+
+/** The channel's state as the server says it, or derived the same way for an older server. */
+export function channelState(channel: ChannelView): ReleaseState | null {
+  if (channel.state !== undefined) return channel.state
+  const release = channel.release
+  if (!release) return null
+  if (release.paused) return 'paused'
+  return release.rolloutPercent === 0 ? 'reverted' : release.rolloutPercent === 100 ? 'complete' : 'rolling-out'
+}
+
+/** "rolling-out 30 %", "paused 30 %", "complete 100 %", "reverted 0 %": the state word and the percent, as everywhere. */
+export function stateText(state: ReleaseState, percent: number): string {
+  return `${state} ${percent} %`
+}
+
+/** The channel's newest release in words: "1.1.0 rolling-out 30 %", or "nothing released". */
+export function channelText(channel: ChannelView): string {
+  const state = channelState(channel)
+  if (!channel.release || !state) return 'nothing released'
+  return `${channel.release.version} ${stateText(state, channel.release.rolloutPercent)}`
+}
+
+/** What the channel's devices get, in one sentence (the console's cards and `miniship status`). */
+export function channelDevicesText(channel: ChannelView): string {
+  const state = channelState(channel)
+  const release = channel.release
+  if (!release || !state) return 'No release yet.'
+  const others = channel.previousRelease ? channel.previousRelease.version : 'nothing'
+  switch (state) {
+    case 'complete':
+      return `Every device gets ${release.version}.`
+    case 'rolling-out':
+      return `${release.rolloutPercent} % of devices get ${release.version}; the others get ${others}.`
+    case 'paused':
+      return `Paused at ${release.rolloutPercent} %: devices that run ${release.version} keep it; no other device gets it (they get ${others}).`
+    case 'reverted':
+      return `Reverted: every device gets ${others}, including those that had ${release.version}.`
+  }
+}
+
+/** Where a version stands on one channel. */
+export interface Standing {
+  channel: string
+  /** some device on this channel can get it */
+  live: boolean
+  /** "live on stable, rolling-out 30 %", "previous on stable (devices outside the rollout get it)", "reverted on stable", "replaced on stable" */
+  text: string
+}
+
+/** The versions a rollback moved a channel away from (from the release history). */
+export function rolledBackVersions(history: readonly HistoryView[]): Set<string> {
+  const ids = new Set<string>()
+  for (const entry of history) if (entry.action === 'ROLLBACK' && entry.previousVersionId) ids.add(entry.previousVersionId)
+  return ids
+}
+
+/**
+ * Where a version stands on each channel that mentions it: live only where some device can get it
+ * (the newest release unless reverted; the previous release unless the newest is complete).
+ */
+export function versionStandings(versionId: string, channels: readonly ChannelView[]): Standing[] {
+  const standings: Standing[] = []
+  for (const channel of channels) {
+    const state = channelState(channel)
+    if (channel.release?.versionId === versionId && state) {
+      standings.push(
+        state === 'reverted'
+          ? { channel: channel.name, live: false, text: `reverted on ${channel.name}` }
+          : { channel: channel.name, live: true, text: `live on ${channel.name}, ${stateText(state, channel.release.rolloutPercent)}` },
+      )
+    } else if (channel.previousRelease?.versionId === versionId && state) {
+      standings.push(
+        state === 'complete'
+          ? { channel: channel.name, live: false, text: `replaced on ${channel.name}` }
+          : { channel: channel.name, live: true, text: `live on ${channel.name} for the devices outside the rollout of ${channel.release!.version}` },
+      )
+    }
+  }
+  return standings
+}
+
+/**
+ * A version's one-line standing: its live channels, else what happened to it. `status` is the
+ * version's lifecycle status; a published version that no device can get is "rolled back" (when a
+ * rollback moved off it) or "replaced", never "live".
+ */
+export function versionStandingText(version: { id: string; status: string }, channels: readonly ChannelView[], rolledBack: ReadonlySet<string>): string {
+  const standings = versionStandings(version.id, channels)
+  const live = standings.filter((standing) => standing.live)
+  if (live.length) return live.map((standing) => standing.text).join('; ')
+  if (standings.length) return standings.map((standing) => standing.text).join('; ')
+  if (version.status !== 'PUBLISHED') return version.status.toLowerCase().replace('_', '-')
+  return rolledBack.has(version.id) ? 'rolled back' : 'replaced'
+}
