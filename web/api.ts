@@ -210,10 +210,13 @@ export interface PlatformCount {
 export interface Insights {
   from: string
   to: string
-  days: { day: string; versions: { versionId: string; version: string; downloads: PlatformCount; installs: number; failures: number; activeDevices: number }[] }[]
-  totals: { downloads: PlatformCount; installs: number; failures: number; activeDevices: number }
-  adoption: { versionId: string | null; share: number }
-  recentFailures: { versionId: string; version: string; message: string; at: string }[]
+  /** `devices`: distinct devices seen that day, the denominator of its shares; versionId null is the `other` row (decisions §13) */
+  days: { day: string; devices?: number; versions: { versionId: string | null; version: string; downloads: PlatformCount; installs: number; installInfoRequests?: number; installed?: number; failures: number; activeDevices: number }[] }[]
+  /** `installs` is the former name of installInfoRequests */
+  totals: { downloads: PlatformCount; installs: number; installInfoRequests?: number; installed?: number; failures: number; activeDevices: number }
+  /** share of `devices`, the distinct devices seen on `day` */
+  adoption: { versionId: string | null; share: number; day?: string | null; devices?: number }
+  recentFailures: { versionId: string | null; version: string; message: string; at: string }[]
 }
 
 export interface CliSessionDetails {

@@ -27,3 +27,13 @@ test('no device on any day is the empty state', () => {
   expect(adoptionSeries({ days: [{ day: '2026-11-22', versions: [version('v0', 0)] }], adoption: { versionId: null, share: 0 } })).toMatchObject({ versions: [], empty: true })
   expect(adoptionSeries({ days: [], adoption: { versionId: null, share: 0 } }).empty).toBe(true)
 })
+
+test('with the day\'s distinct devices (decisions §13) the shares are of that one denominator, and the other row has a place', () => {
+  // 10 devices seen; 8 ran 1.1 and 3 ran 1.0 that day (one moved), 1 ran a version that is no release
+  const series = adoptionSeries({
+    days: [{ day: '2026-11-22', devices: 10, versions: [version('v1', 8), version('v0', 3), { versionId: null, version: 'other', activeDevices: 1 }] }],
+    adoption: { versionId: 'v1', share: 0.8, devices: 10 },
+  })
+  expect(series.versions.map((entry) => entry.versionId)).toEqual(['v1', 'v0', null])
+  expect(series.shares).toEqual([[0.8], [0.3], [0.1]])
+})

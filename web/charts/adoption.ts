@@ -2,15 +2,16 @@
 
 /** The parts of GET /api/mini-apps/{id}/insights this chart reads. */
 export interface AdoptionReport {
-  days: { day: string; versions: { versionId: string; version: string; activeDevices: number }[] }[]
-  adoption: { versionId: string | null; share: number }
+  /** `devices`: the distinct devices seen that day, the denominator of its shares (older servers do not send it) */
+  days: { day: string; devices?: number; versions: { versionId: string | null; version: string; activeDevices: number }[] }[]
+  adoption: { versionId: string | null; share: number; devices?: number; day?: string | null }
 }
 
 export interface AdoptionSeries {
   days: string[]
-  /** versions in the order they are stacked: the oldest first seen at the bottom */
-  versions: { versionId: string; version: string }[]
-  /** shares[v][d]: version v's share (0..1) of the devices seen on day d; a day without devices is all 0 */
+  /** versions in the order they are stacked: the oldest first seen at the bottom; `other` (versionId null) is what devices run that is no release */
+  versions: { versionId: string | null; version: string }[]
+  /** shares[v][d]: version v's share (0..1) of the distinct devices seen on day d; a day without devices is all 0 */
   shares: number[][]
   /** whether any day saw any device */
   empty: boolean
@@ -19,7 +20,7 @@ export interface AdoptionSeries {
 /** The numbers behind the chart, a pure function so it can be tested without a browser. */
 export function adoptionSeries(report: AdoptionReport): AdoptionSeries {
   const versions: AdoptionSeries['versions'] = []
-  const index = new Map<string, number>()
+  const index = new Map<string | null, number>()
   for (const day of report.days) {
     for (const version of day.versions) {
       if (version.activeDevices > 0 && !index.has(version.versionId)) {
@@ -30,11 +31,13 @@ export function adoptionSeries(report: AdoptionReport): AdoptionSeries {
   }
   const shares = versions.map(() => report.days.map(() => 0))
   report.days.forEach((day, dayIndex) => {
-    const total = day.versions.reduce((sum, version) => sum + version.activeDevices, 0)
+    // the day's distinct devices (a device that moved versions that day counts once), as the headline share;
+    // an older server sends none: the sum, which is what it had
+    const total = day.devices ?? day.versions.reduce((sum, version) => sum + version.activeDevices, 0)
     if (total === 0) return
     for (const version of day.versions) {
       const at = index.get(version.versionId)
-      if (at !== undefined) shares[at]![dayIndex] = version.activeDevices / total
+      if (at !== undefined) shares[at]![dayIndex] = Math.min(1, version.activeDevices / total)
     }
   })
   return { days: report.days.map((day) => day.day), versions, shares, empty: versions.length === 0 }
@@ -64,7 +67,7 @@ export function adoptionChart(report: AdoptionReport, options: { width?: number;
   figure.className = 'chart adoption-chart'
   figure.setAttribute('data-testid', 'adoption-chart')
   const caption = document.createElement('figcaption')
-  caption.textContent = 'Adoption: share of active devices per version'
+  caption.textContent = 'Adoption: share of the distinct devices seen each day, per version'
   figure.append(caption)
   if (series.empty) {
     const empty = document.createElement('p')
@@ -80,7 +83,9 @@ export function adoptionChart(report: AdoptionReport, options: { width?: number;
   const plotWidth = width - margin.left - margin.right
   const plotHeight = height - margin.top - margin.bottom
   const dayCount = series.days.length
-  const x = (dayIndex: number) => margin.left + (dayCount === 1 ? plotWidth / 2 : (dayIndex / (dayCount - 1)) * plotWidth)
+  // one day of data is drawn as a band across the plot (a point has no width to see)
+  const columns = dayCount === 1 ? [0, 0] : series.days.map((_, dayIndex) => dayIndex)
+  const x = (column: number) => margin.left + (dayCount === 1 ? column * plotWidth : (column / (dayCount - 1)) * plotWidth)
   const y = (share: number) => margin.top + (1 - share) * plotHeight
 
   const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, width, height, role: 'img', 'aria-label': 'Share of active devices per version and day' })
@@ -93,8 +98,9 @@ export function adoptionChart(report: AdoptionReport, options: { width?: number;
   const below = series.days.map(() => 0)
   series.versions.forEach((version, versionIndex) => {
     const above = below.map((base, dayIndex) => base + series.shares[versionIndex]![dayIndex]!)
-    const top = above.map((share, dayIndex) => `${x(dayIndex).toFixed(1)},${y(share).toFixed(1)}`)
-    const bottom = below.map((share, dayIndex) => `${x(dayIndex).toFixed(1)},${y(share).toFixed(1)}`).reverse()
+    const point = (shares: number[]) => columns.map((column, at) => `${x(dayCount === 1 ? at : column).toFixed(1)},${y(shares[column]!).toFixed(1)}`)
+    const top = point(above)
+    const bottom = point(below).reverse()
     const colour = palette[versionIndex % palette.length]!
     const area = svg('polygon', { points: [...top, ...bottom].join(' '), fill: colour, 'fill-opacity': 0.85, 'data-version': version.version })
     area.append(svg('title', {}, version.version))
@@ -107,17 +113,26 @@ export function adoptionChart(report: AdoptionReport, options: { width?: number;
   )
   figure.append(chart)
 
-  // the legend: each version's share on the latest day that saw devices
+  // the legend: each version's share on the latest day that saw devices, of the denominator it names
   let latest = dayCount - 1
   while (latest > 0 && series.shares.every((shares) => shares[latest] === 0)) latest--
+  const denominator = report.days[latest]?.devices
   const legend = document.createElement('ul')
   legend.className = 'chart-legend'
+  if (denominator !== undefined) {
+    const head = document.createElement('li')
+    head.className = 'legend-denominator'
+    head.setAttribute('data-testid', 'adoption-denominator')
+    head.textContent = `Share of the ${denominator} device${denominator === 1 ? '' : 's'} seen on ${series.days[latest]}:`
+    legend.append(head)
+  }
   series.versions.forEach((version, versionIndex) => {
     const item = document.createElement('li')
-    item.setAttribute('data-version-id', version.versionId)
+    item.setAttribute('data-version-id', version.versionId ?? 'other')
     const swatch = svg('svg', { width: 10, height: 10, 'aria-hidden': 'true' }, svg('rect', { width: 10, height: 10, fill: palette[versionIndex % palette.length]! }))
     const current = version.versionId === report.adoption.versionId ? ' (current release)' : ''
-    item.append(swatch, ` ${version.version}${current}: ${percent(series.shares[versionIndex]![latest]!)}`)
+    const name = version.versionId === null ? 'other (versions that are no release)' : version.version
+    item.append(swatch, ` ${name}${current}: ${percent(series.shares[versionIndex]![latest]!)}`)
     legend.append(item)
   })
   figure.append(legend)

@@ -61,10 +61,20 @@ function insightsPanel(insights: Insights, workspace: Workspace): HTMLElement {
     'dl',
     { class: 'figures' },
     h('div', null, h('dt', null, 'Downloads'), h('dd', null, String(total))),
-    h('div', null, h('dt', null, 'Installs'), h('dd', null, String(insights.totals.installs))),
+    // each figure named for what it counts (decisions §13)
+    h('div', null, h('dt', { title: 'Install-info answers: requests for the files to install' }, 'Install-info requests'), h('dd', { 'data-testid': 'figure-install-info' }, String(insights.totals.installInfoRequests ?? insights.totals.installs))),
+    insights.totals.installed !== undefined ? h('div', null, h('dt', { title: "Devices' installed events" }, 'Installed'), h('dd', { 'data-testid': 'figure-installed' }, String(insights.totals.installed))) : null,
     h('div', null, h('dt', null, 'Failures'), h('dd', { class: insights.totals.failures ? 'bad' : '' }, String(insights.totals.failures))),
     h('div', null, h('dt', null, 'Active devices'), h('dd', null, String(insights.totals.activeDevices))),
-    live && insights.totals.activeDevices > 0 ? h('div', null, h('dt', null, `On ${live}`), h('dd', null, `${Math.round(insights.adoption.share * 100)} %`)) : null,
+    live && insights.totals.activeDevices > 0
+      ? h(
+          'div',
+          null,
+          h('dt', null, `On ${live}`),
+          h('dd', { 'data-testid': 'figure-adoption' }, `${Math.round(insights.adoption.share * 100)} %`),
+          insights.adoption.devices !== undefined && insights.adoption.day ? h('dd', { class: 'hint' }, `of the ${insights.adoption.devices} devices seen on ${insights.adoption.day}`) : null,
+        )
+      : null,
   )
   const hasData = total > 0 || insights.totals.activeDevices > 0 || insights.totals.installs > 0
   return h(

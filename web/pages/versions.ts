@@ -189,9 +189,9 @@ export function versionsTab(options: VersionsTabOptions): HTMLElement {
 }
 
 /** Downloads per version over the insights window (iOS + Android). */
-export function downloadsByVersion(days: { versions: { versionId: string; downloads: { ios: number; android: number } }[] }[]): Map<string, number> {
+export function downloadsByVersion(days: { versions: { versionId: string | null; downloads: { ios: number; android: number } }[] }[]): Map<string, number> {
   const sums = new Map<string, number>()
-  for (const day of days) for (const v of day.versions) sums.set(v.versionId, (sums.get(v.versionId) ?? 0) + v.downloads.ios + v.downloads.android)
+  for (const day of days) for (const v of day.versions) if (v.versionId !== null) sums.set(v.versionId, (sums.get(v.versionId) ?? 0) + v.downloads.ios + v.downloads.android)
   return sums
 }
 

@@ -13,6 +13,30 @@ export interface CountSubject {
   miniAppId: string
 }
 
+/**
+ * Decisions §13: what devices report about a version the server does not know, or one withdrawn
+ * from the channel, is counted in one row per miniapp, channel and day, stored under this key
+ * (`other:` + the miniapp's id; no version id has a colon) and reported as `versionId: null,
+ * version: "other"`. However many made-up versions arrive, they add no rows.
+ */
+export const otherPrefix = 'other:'
+const otherSubjects = new Map<string, CountSubject>()
+
+/** The count subject of a miniapp's `other` row; one object per miniapp, so counting allocates nothing. */
+export function otherSubject(miniAppId: string): CountSubject {
+  let subject = otherSubjects.get(miniAppId)
+  if (subject === undefined) {
+    // miniapps are few; a server with very many starts the map again rather than grow it
+    if (otherSubjects.size >= 100_000) otherSubjects.clear()
+    otherSubjects.set(miniAppId, (subject = { id: `${otherPrefix}${miniAppId}`, miniAppId }))
+  }
+  return subject
+}
+
+export function isOtherKey(versionId: string): boolean {
+  return versionId.startsWith(otherPrefix)
+}
+
 /** A file answer as the runtime produced it (a StoredFile). */
 export interface CountedFile {
   version: CountSubject
@@ -104,7 +128,7 @@ export interface InsightCounters {
   readonly totals: Totals
   /** an install-info answer of `subject` (install info names no platform unless the caller did) */
   countInstall(subject: CountSubject, channel: string, platform?: CountPlatform, deviceId?: string): void
-  /** an update-check answer of a device running `subject` (undefined: a version we do not know; only the total counts) */
+  /** an update-check answer of a device running `subject` (a miniapp's `otherSubject` for a version that is no live release of the channel) */
   countUpdateCheck(subject: CountSubject | undefined, channel: string, platform: CountPlatform, deviceId?: string): void
   /** a file answer: counted when it is a whole download (see downloadOf) */
   countDownload(file: CountedFile, channel: string, method: string, response: Response): void

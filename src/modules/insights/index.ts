@@ -20,7 +20,8 @@ export function insightRoutes(deps: AppDeps) {
         body: eventsBody,
         response: { 202: eventsAnswer },
         detail: {
-          summary: 'Runtime events of devices (installed, launched, failed, rolled_back), at most 100 per call and 64 KB; unknown app or version ids are counted as rejected',
+          summary:
+            'Runtime events of devices (installed, launched, failed, rolled_back), at most 100 per call and 64 KB. Each event counts or is refused on its own (errors: index, code); an unknown or withdrawn version counts in the `other` row, an unknown channel is CHANNEL_NOT_FOUND',
           tags: ['insights'],
         },
       },

@@ -159,7 +159,7 @@ describe('device events', () => {
 
   const event = (overrides: Record<string, unknown> = {}) => ({ appId: setup.appId, versionId: second.id, platform: 'ios', event: 'launched', ...overrides })
 
-  test('accepted events count per version; unknown app or version ids, and a version of another app, are rejected and not stored', async () => {
+  test('each event counts on its own (decisions §13): unknown versions (and another app\'s) in the one `other` row, unknown apps and channels refused by index', async () => {
     const res = await sendEvents(setup.context, [
       event({ deviceId: 'device-a' }),
       event({ deviceId: 'device-b', platform: 'android', event: 'installed' }),
@@ -168,16 +168,37 @@ describe('device events', () => {
       event({ versionId: 'no-such-version' }),
       event({ appId: 'com.example.nothing' }),
       event({ versionId: otherAppVersion.id }),
+      event({ versionId: undefined, version: '1.0.0', deviceId: 'device-d' }),
+      event({ versionId: undefined, version: '7.7.7-made-up' }),
+      event({ channel: 'made-up' }),
+      event({ platform: 'windows' }),
     ])
     expect(res.status).toBe(202)
-    expect(res.body).toEqual({ accepted: 4, rejected: 3 })
+    expect(res.body).toEqual({
+      accepted: 8,
+      rejected: 3,
+      errors: [
+        { index: 5, code: 'MINI_APP_NOT_FOUND', message: expect.any(String) },
+        { index: 9, code: 'CHANNEL_NOT_FOUND', message: expect.stringContaining('made-up') },
+        { index: 10, code: 'VALIDATION_ERROR', message: expect.stringContaining('events.10.platform') },
+      ],
+    })
     const body = (await report(setup)).body
     expect(versionOn(body, '2026-11-22', second.id)).toMatchObject({ launched: 2, installed: 1, activeDevices: 2 })
-    expect(versionOn(body, '2026-11-22', first.id)).toMatchObject({ rolledBack: 1, activeDevices: 1 })
-    expect(body.totals.activeDevices).toBe(3)
-    const stored = setup.context.dataDir.db.$client.query<{ n: number }, []>("SELECT count(*) AS n FROM insight_counts WHERE version_id NOT IN (SELECT id FROM versions)").get()!
-    expect(stored.n).toBe(0)
+    expect(versionOn(body, '2026-11-22', first.id)).toMatchObject({ rolledBack: 1, launched: 1, activeDevices: 2 })
+    const other = body.days.find((day: { day: string }) => day.day === '2026-11-22').versions.find((version: { versionId: string | null }) => version.versionId === null)
+    expect(other).toMatchObject({ versionId: null, version: 'other', launched: 3 })
+    expect(body.totals.activeDevices).toBe(4)
+    // rows only for what the server knows: the app's versions and its one `other` row, of stable
+    const client = setup.context.dataDir.db.$client
+    expect(client.query<{ n: number }, []>("SELECT count(*) AS n FROM insight_counts WHERE version_id NOT IN (SELECT id FROM versions) AND version_id NOT LIKE 'other:%'").get()!.n).toBe(0)
+    expect(client.query<{ channel: string }, []>('SELECT DISTINCT channel FROM insight_counts').all()).toEqual([{ channel: 'stable' }])
     expect(setup.context.app.store.insights.counters.totals.rejectedEvents).toBe(3)
+    // a stream of made-up versions adds no row
+    const before = client.query<{ n: number }, []>('SELECT count(*) AS n FROM insight_counts').get()!.n
+    await sendEvents(setup.context, Array.from({ length: 100 }, (_, index) => event({ versionId: undefined, version: `9.9.${index}` })))
+    setup.context.app.store.insights.flush()
+    expect(client.query<{ n: number }, []>('SELECT count(*) AS n FROM insight_counts').get()!.n).toBe(before)
   })
 
   test('device ids are stored only as a keyed hash, never as sent', async () => {
@@ -202,7 +223,7 @@ describe('device events', () => {
   test('failures: counted, their messages cut to length, the last few kept per version, newest first', async () => {
     const long = 'boom '.repeat(200)
     const events = Array.from({ length: failuresPerVersion + 5 }, (_, index) => event({ event: 'failed', message: index === failuresPerVersion + 4 ? long : `failure ${index}`, at: '2026-11-22T09:00:00.000Z' }))
-    expect((await sendEvents(setup.context, events)).body).toEqual({ accepted: failuresPerVersion + 5, rejected: 0 })
+    expect((await sendEvents(setup.context, events)).body).toEqual({ accepted: failuresPerVersion + 5, rejected: 0, errors: [] })
     const body = (await report(setup)).body
     expect(versionOn(body, '2026-11-22', second.id)!.failures).toBe(failuresPerVersion + 5)
     expect(body.recentFailures).toHaveLength(20)
@@ -215,13 +236,21 @@ describe('device events', () => {
     expect((await report(setup)).body.recentFailures[0]).toMatchObject({ message: 'from the future', at: '2026-11-22T10:00:00.000Z' })
   })
 
-  test('schema errors are 400 VALIDATION_ERROR with details naming the field', async () => {
+  test('a bad event is refused on its own with VALIDATION_ERROR naming its field; a bad body is 400', async () => {
+    const refused: [Record<string, unknown>, string][] = [
+      [event({ platform: 'windows' }), 'events.1.platform'],
+      [event({ event: 'exploded' }), 'events.1.event'],
+      [event({ appId: undefined }), 'events.1.appId'],
+      [event({ at: 'yesterday' }), 'events.1.at'],
+      [event({ deviceId: 'd'.repeat(201) }), 'events.1.deviceId'],
+      [event({ versionId: undefined }), 'events.1.version'],
+      [event({ channel: 'Not A Channel' }), 'events.1.channel'],
+    ]
+    for (const [bad, field] of refused) {
+      const res = await sendEvents(setup.context, [event(), bad])
+      expect({ field, status: res.status, body: res.body }).toEqual({ field, status: 202, body: { accepted: 1, rejected: 1, errors: [{ index: 1, code: 'VALIDATION_ERROR', message: expect.stringMatching(new RegExp(`^${field.replace('.', '\\.')}`)) }] } })
+    }
     const cases: [unknown, string][] = [
-      [{ events: [event({ platform: 'windows' })] }, 'events.0.platform'],
-      [{ events: [event({ event: 'exploded' })] }, 'events.0.event'],
-      [{ events: [event({ appId: undefined })] }, 'events.0.appId'],
-      [{ events: [event({ at: 'yesterday' })] }, 'events.0.at'],
-      [{ events: [event({ deviceId: 'd'.repeat(201) })] }, 'events.0.deviceId'],
       [{ events: [] }, 'events'],
       [{}, 'events'],
     ]
@@ -248,7 +277,7 @@ describe('device events', () => {
     expect(tooMany.body.details[0].field).toBe('events')
     const hundred = await sendEvents(setup.context, Array.from({ length: 100 }, () => event()))
     expect(hundred.status).toBe(202)
-    expect(hundred.body).toEqual({ accepted: 100, rejected: 0 })
+    expect(hundred.body).toEqual({ accepted: 100, rejected: 0, errors: [] })
   })
 
   test('a body over 64 KB is 413 PAYLOAD_TOO_LARGE before it is read', async () => {
@@ -290,17 +319,17 @@ test('adoption: the current release’s share of the devices seen on the latest 
       ...['a', 'b', 'c'].map((device) => ({ appId: setup.appId, versionId: current.id, platform: 'ios', event: 'launched', deviceId: device })),
       { appId: setup.appId, versionId: old.id, platform: 'android', event: 'launched', deviceId: 'd' },
     ]
-    expect((await sendEvents(setup.context, events)).body).toEqual({ accepted: 4, rejected: 0 })
+    expect((await sendEvents(setup.context, events)).body).toEqual({ accepted: 4, rejected: 0, errors: [] })
     let body = (await report(setup)).body
-    expect(body.adoption).toEqual({ versionId: current.id, share: 0.75, day: '2026-11-22' })
+    expect(body.adoption).toEqual({ versionId: current.id, share: 0.75, day: '2026-11-22', devices: 4 })
     // the next day nobody has been seen yet: the share is still the latest day's
     setup.context.advance(day)
     body = (await report(setup)).body
-    expect(body.adoption).toEqual({ versionId: current.id, share: 0.75, day: '2026-11-22' })
+    expect(body.adoption).toEqual({ versionId: current.id, share: 0.75, day: '2026-11-22', devices: 4 })
     // a device that moved from the old version to the current one counts once on that day
     await sendEvents(setup.context, [events[3]!, { ...events[3]!, versionId: current.id }])
     body = (await report(setup)).body
-    expect(body.adoption).toEqual({ versionId: current.id, share: 1, day: '2026-11-23' })
+    expect(body.adoption).toEqual({ versionId: current.id, share: 1, day: '2026-11-23', devices: 1 })
     expect(body.totals.activeDevices).toBe(4)
   } finally {
     setup.context.close()
@@ -313,8 +342,8 @@ test('an app without any data answers every day empty, no adoption, no failures'
     const body = (await report(setup, '?days=7')).body
     expect(body.days).toHaveLength(7)
     expect(body.days.every((entry: { versions: unknown[] }) => entry.versions.length === 0)).toBe(true)
-    expect(body.totals).toEqual({ downloads: { ios: 0, android: 0 }, installs: 0, failures: 0, activeDevices: 0, updateChecks: 0 })
-    expect(body.adoption).toEqual({ versionId: null, share: 0, day: null })
+    expect(body.totals).toEqual({ downloads: { ios: 0, android: 0 }, installInfoRequests: 0, installs: 0, installed: 0, launched: 0, failures: 0, rolledBack: 0, activeDevices: 0, updateChecks: 0 })
+    expect(body.adoption).toEqual({ versionId: null, share: 0, day: null, devices: 0 })
     expect(body.recentFailures).toEqual([])
   } finally {
     setup.context.close()
@@ -354,7 +383,7 @@ test('with --insights off nothing is counted', async () => {
     expect((await fetchUrl(setup.context, info.bundles.ios)).status).toBe(200)
     expect((await sendEvents(setup.context, [{ appId: setup.appId, versionId: version.id, platform: 'ios', event: 'launched', deviceId: 'd' }])).status).toBe(202)
     const body = (await report(setup)).body
-    expect(body.totals).toEqual({ downloads: { ios: 0, android: 0 }, installs: 0, failures: 0, activeDevices: 0, updateChecks: 0 })
+    expect(body.totals).toEqual({ downloads: { ios: 0, android: 0 }, installInfoRequests: 0, installs: 0, installed: 0, launched: 0, failures: 0, rolledBack: 0, activeDevices: 0, updateChecks: 0 })
   } finally {
     setup.context.close()
   }
@@ -379,17 +408,19 @@ test('update checks count per platform and channel, and their device ids make ac
     // release install with a device id counts the device too
     expect((await setup.context.call('GET', `${access}/apps/${setup.appId}/release/install?deviceId=phone-4`)).status).toBe(200)
     const body = (await report(setup)).body
-    // every check is filed under the version the device runs; a version that is no release counts in the total only
+    // every check is filed under the version the device runs; a version that is no release in the `other` row (decisions §13)
     expect(versionOn(body, '2026-11-22', current.id)).toMatchObject({ updateChecks: 3, installs: 1, activeDevices: 2 })
     expect(versionOn(body, '2026-11-22', old.id)).toMatchObject({ updateChecks: 1, activeDevices: 1 })
     expect((await check('ios', '0.9.0', 'phone-5')).body.updateAvailable).toBe(true)
     expect(body.totals.updateChecks).toBe(4)
     expect(setup.context.app.store.insights.counters.totals.updateChecks).toBe(5)
-    expect((await report(setup)).body.totals).toMatchObject({ updateChecks: 4, activeDevices: 3 })
+    const after = (await report(setup)).body
+    expect(after.totals).toMatchObject({ updateChecks: 5, activeDevices: 4 })
+    expect(after.days.at(-1).versions.at(-1)).toMatchObject({ versionId: null, version: 'other', updateChecks: 1, activeDevices: 1 })
     const platforms = setup.context.dataDir.db.$client
       .query<{ platform: string; checks: number }, []>('SELECT platform, sum(update_checks) AS checks FROM insight_counts GROUP BY platform ORDER BY platform')
       .all()
-    expect(platforms).toEqual([{ platform: 'android', checks: 3 }, { platform: 'ios', checks: 1 }, { platform: 'unknown', checks: 0 }])
+    expect(platforms).toEqual([{ platform: 'android', checks: 3 }, { platform: 'ios', checks: 2 }, { platform: 'unknown', checks: 0 }])
   } finally {
     setup.context.close()
   }

@@ -8,9 +8,11 @@ export const eventsPerRequest = 100
 /** Device events are small; a body past this is refused with 413 before it is parsed. */
 export const eventsBodyLimitBytes = 64 * 1024
 
+/** One event as documented; the service checks each on its own (events.ts), so one bad event does not refuse its batch. */
 export const deviceEvent = t.Object({
   appId: t.String({ minLength: 1, maxLength: 128 }),
-  versionId: t.String({ minLength: 1, maxLength: 64 }),
+  versionId: t.Optional(t.String({ minLength: 1, maxLength: 64, description: 'the version id, or name `version` instead' })),
+  version: t.Optional(t.String({ minLength: 1, maxLength: 64, description: 'the version string the device runs, such as 1.2.0' })),
   platform: t.Union([t.Literal('ios'), t.Literal('android')], { error: 'must be ios or android' }),
   event: t.Union([t.Literal('installed'), t.Literal('launched'), t.Literal('failed'), t.Literal('rolled_back')], { error: 'must be one of installed, launched, failed, rolled_back' }),
   channel: t.Optional(channelName),
@@ -21,10 +23,14 @@ export const deviceEvent = t.Object({
 })
 
 export const eventsBody = t.Object({
-  events: t.Array(deviceEvent, { minItems: 1, maxItems: eventsPerRequest, error: `must be a list of 1 to ${eventsPerRequest} events` }),
+  events: t.Array(t.Unknown({ description: 'an event as `deviceEvent` describes it' }), { minItems: 1, maxItems: eventsPerRequest, error: `must be a list of 1 to ${eventsPerRequest} events` }),
 })
 
-export const eventsAnswer = t.Object({ accepted: t.Integer(), rejected: t.Integer() })
+export const eventsAnswer = t.Object({
+  accepted: t.Integer(),
+  rejected: t.Integer(),
+  errors: t.Array(t.Object({ index: t.Integer(), code: t.String(), message: t.String() }), { description: 'one per refused event: VALIDATION_ERROR, MINI_APP_NOT_FOUND or CHANNEL_NOT_FOUND' }),
+})
 
 export const insightsParams = t.Object({ miniAppId: t.String() })
 export const insightsQuery = t.Object({
@@ -41,12 +47,14 @@ export const insightsAnswer = t.Object({
   days: t.Array(
     t.Object({
       day: t.String(),
+      devices: t.Integer({ description: 'distinct devices seen that day: the denominator of that day\'s shares' }),
       versions: t.Array(
         t.Object({
-          versionId: t.String(),
+          versionId: t.Union([t.String(), t.Null()], { description: 'null for the `other` row: versions unknown or withdrawn from the channel' }),
           version: t.String(),
           downloads: perPlatform,
-          installs: t.Integer({ description: 'install-info answers' }),
+          installInfoRequests: t.Integer({ description: 'install-info answers' }),
+          installs: t.Integer({ description: 'former name of installInfoRequests, kept one release' }),
           failures: t.Integer(),
           activeDevices: t.Integer(),
           updateChecks: t.Integer(),
@@ -57,7 +65,22 @@ export const insightsAnswer = t.Object({
       ),
     }),
   ),
-  totals: t.Object({ downloads: perPlatform, installs: t.Integer(), failures: t.Integer(), activeDevices: t.Integer(), updateChecks: t.Integer() }),
-  adoption: t.Object({ versionId: t.Union([t.String(), t.Null()]), share: t.Number(), day: t.Union([t.String(), t.Null()]) }),
-  recentFailures: t.Array(t.Object({ versionId: t.String(), version: t.String(), platform: t.String(), message: t.String(), at: t.String() })),
+  totals: t.Object({
+    downloads: perPlatform,
+    installInfoRequests: t.Integer({ description: 'install-info answers' }),
+    installs: t.Integer({ description: 'former name of installInfoRequests, kept one release' }),
+    installed: t.Integer({ description: "devices' installed events" }),
+    launched: t.Integer(),
+    failures: t.Integer(),
+    rolledBack: t.Integer(),
+    activeDevices: t.Integer(),
+    updateChecks: t.Integer(),
+  }),
+  adoption: t.Object({
+    versionId: t.Union([t.String(), t.Null()]),
+    share: t.Number({ description: 'the current release\'s share of `devices`' }),
+    day: t.Union([t.String(), t.Null()]),
+    devices: t.Integer({ description: 'the denominator: distinct devices seen on `day`' }),
+  }),
+  recentFailures: t.Array(t.Object({ versionId: t.Union([t.String(), t.Null()]), version: t.String(), platform: t.String(), message: t.String(), at: t.String() })),
 })

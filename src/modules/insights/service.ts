@@ -4,7 +4,9 @@ import { AppError } from '../../http/errors'
 import type { Clock } from '../../ids'
 import type { Caller } from '../miniapps/service'
 import { requireVisibleMiniApp } from '../miniapps/service'
-import { createInsightCounters, utcDay, type DayBatch, type DeviceEvent, type InsightCounters } from './counters'
+import { createInsightCounters, isOtherKey, otherPrefix, otherSubject, utcDay, type CountSubject, type DayBatch, type InsightCounters } from './counters'
+import { checkDeviceEvent, type EventError } from './events'
+import { channelExists, defaultChannel } from '../channels/service'
 import { countOf, deviceHashLength, distinctDevices, emptySketch, exactLimit, hasDevices, isOversized, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from './sketch'
 
 export interface InsightsDeps {
@@ -26,17 +28,6 @@ const recentFailureCount = 20
 const maxReportDays = 90
 const dayMs = 86_400_000
 
-export interface DeviceEventInput {
-  appId: string
-  versionId: string
-  platform: 'ios' | 'android'
-  event: DeviceEvent
-  channel?: string
-  deviceId?: string
-  hostVersion?: string
-  message?: string
-  at?: string
-}
 
 
 const countColumns = ['install_infos', 'update_checks', 'downloads', 'installed', 'launched', 'failed', 'rolled_back'] as const
@@ -60,8 +51,11 @@ function prepareStatements(db: Db) {
     trimFailures: client.prepare<unknown, [string, string, number]>(
       'DELETE FROM insight_failures WHERE version_id = ? AND id NOT IN (SELECT id FROM insight_failures WHERE version_id = ? ORDER BY id DESC LIMIT ?)',
     ),
-    versionOfEvent: client.prepare<{ id: string; miniAppId: string; appId: string }, [string]>(
-      'SELECT v.id AS id, v.mini_app_id AS miniAppId, m.app_id AS appId FROM versions v JOIN mini_apps m ON m.id = v.mini_app_id WHERE v.id = ?',
+    appOfEvent: client.prepare<{ id: string }, [string]>('SELECT id FROM mini_apps WHERE app_id = ?'),
+    versionById: client.prepare<{ id: string }, [string, string]>('SELECT id FROM versions WHERE id = ? AND mini_app_id = ?'),
+    versionByName: client.prepare<{ id: string }, [string, string]>('SELECT id FROM versions WHERE mini_app_id = ? AND version = ? ORDER BY build_number DESC LIMIT 1'),
+    releasesOf: client.prepare<{ total: number; live: number }, [string, string, string]>(
+      'SELECT count(*) AS total, coalesce(sum(withdrawn_at IS NULL), 0) AS live FROM channel_releases WHERE mini_app_id = ? AND channel = ? AND version_id = ?',
     ),
   }
 }
@@ -72,9 +66,12 @@ export function shiftDay(day: string, offset: number): string {
 }
 
 export interface VersionDay {
-  versionId: string
+  /** null for the `other` row (versions unknown or withdrawn, decisions §13) */
+  versionId: string | null
   version: string
   downloads: { ios: number; android: number }
+  /** install-info answers (`installs` is its former name, kept one release) */
+  installInfoRequests: number
   installs: number
   failures: number
   activeDevices: number
@@ -85,14 +82,29 @@ export interface VersionDay {
   rolledBack: number
 }
 
+export interface ReportTotals {
+  downloads: { ios: number; android: number }
+  installInfoRequests: number
+  /** alias of installInfoRequests, kept one release */
+  installs: number
+  installed: number
+  launched: number
+  failures: number
+  rolledBack: number
+  activeDevices: number
+  updateChecks: number
+}
+
 export interface InsightsReport {
   from: string
   to: string
   channel: string | null
-  days: { day: string; versions: VersionDay[] }[]
-  totals: { downloads: { ios: number; android: number }; installs: number; failures: number; activeDevices: number; updateChecks: number }
-  adoption: { versionId: string | null; share: number; day: string | null }
-  recentFailures: { versionId: string; version: string; platform: string; message: string; at: string }[]
+  /** `devices`: the distinct devices seen that day, the one denominator of every share of that day */
+  days: { day: string; devices: number; versions: VersionDay[] }[]
+  totals: ReportTotals
+  /** the current release's share of `devices`, the distinct devices seen on `day` (the latest day that saw any) */
+  adoption: { versionId: string | null; share: number; day: string | null; devices: number }
+  recentFailures: { versionId: string | null; version: string; platform: string; message: string; at: string }[]
 }
 
 export function createInsightsService(deps: InsightsDeps) {
@@ -170,7 +182,10 @@ export function createInsightsService(deps: InsightsDeps) {
     client.transaction(() => {
       deviceDays = client.run('DELETE FROM insight_device_sketches WHERE day < ?', [cutoff]).changes
       for (const table of ['insight_counts', 'insight_device_sketches', 'insight_failures']) {
-        orphans += client.run(`DELETE FROM ${table} WHERE version_id NOT IN (SELECT id FROM versions)`).changes
+        // a miniapp's `other` row goes with the miniapp
+        orphans += client.run(
+          `DELETE FROM ${table} WHERE version_id NOT IN (SELECT id FROM versions) AND NOT (substr(version_id, 1, ${otherPrefix.length}) = '${otherPrefix}' AND substr(version_id, ${otherPrefix.length + 1}) IN (SELECT id FROM mini_apps))`,
+        ).changes
       }
       for (const row of statements.oversizedSketches.all(exactLimit * deviceHashLength)) {
         const stored = sketchRow(sketchFromRow(row.hashes, null))
@@ -182,33 +197,62 @@ export function createInsightsService(deps: InsightsDeps) {
   }
 
   /**
-   * Accepts the events whose app and version exist and belong together; the rest are counted as
-   * rejected and not stored. Events count on the UTC day they arrive (`at` is kept with failure
-   * messages only): a device's clock is not trusted to file counts into past days.
+   * Decisions §13: each event of a batch on its own. An event whose app is unknown, whose channel
+   * the miniapp does not have, or that is malformed is refused with its index and code; the others
+   * count. An event naming a version the miniapp does not have (by `versionId` or `version`), or
+   * one withdrawn from its channel, counts in the miniapp's `other` row of that channel: rows stay
+   * bounded by the apps and channels the server knows, whatever devices send. Events count on the
+   * UTC day they arrive (`at` is kept with failure messages only): a device's clock is not trusted
+   * to file counts into past days.
    */
-  function recordEvents(events: DeviceEventInput[]): { accepted: number; rejected: number } {
+  function recordEvents(events: readonly unknown[]): { accepted: number; rejected: number; errors: EventError[] } {
     const now = clock()
-    const versions = new Map<string, { id: string; miniAppId: string; appId: string } | null>()
+    const apps = new Map<string, string | null>()
+    const knownChannels = new Map<string, boolean>()
+    const subjects = new Map<string, CountSubject>()
+    const errors: EventError[] = []
     let accepted = 0
-    for (const event of events) {
-      let version = versions.get(event.versionId)
-      if (version === undefined) {
-        version = statements.versionOfEvent.get(event.versionId) ?? null
-        versions.set(event.versionId, version)
+    events.forEach((raw, index) => {
+      const event = checkDeviceEvent(raw)
+      if ('field' in event) {
+        errors.push({ index, code: 'VALIDATION_ERROR', message: `events.${index}${event.field ? `.${event.field}` : ''} ${event.message}` })
+        return
       }
-      if (version === null || version.appId !== event.appId) continue
+      let miniAppId = apps.get(event.appId)
+      if (miniAppId === undefined) apps.set(event.appId, (miniAppId = statements.appOfEvent.get(event.appId)?.id ?? null))
+      if (miniAppId === null) {
+        errors.push({ index, code: 'MINI_APP_NOT_FOUND', message: `There is no mini app ${event.appId.slice(0, 64)}` })
+        return
+      }
+      const channel = event.channel ?? defaultChannel
+      const channelKey = `${miniAppId}\u0000${channel}`
+      let known = knownChannels.get(channelKey)
+      if (known === undefined) knownChannels.set(channelKey, (known = channelExists(db, miniAppId, channel)))
+      if (!known) {
+        errors.push({ index, code: 'CHANNEL_NOT_FOUND', message: `${event.appId.slice(0, 64)} has no channel "${channel}"` })
+        return
+      }
+      const named = event.versionId !== undefined ? `id\u0000${event.versionId}` : `v\u0000${event.version}`
+      const subjectKey = `${channelKey}\u0000${named}`
+      let subject = subjects.get(subjectKey)
+      if (subject === undefined) {
+        const version = event.versionId !== undefined ? statements.versionById.get(event.versionId, miniAppId) : statements.versionByName.get(miniAppId, event.version!)
+        const releases = version ? statements.releasesOf.get(miniAppId, channel, version.id) : null
+        const withdrawn = releases !== null && releases !== undefined && releases.total > 0 && releases.live === 0
+        subject = version && !withdrawn ? { id: version.id, miniAppId } : otherSubject(miniAppId)
+        subjects.set(subjectKey, subject)
+      }
       let failure: { message: string; at: string } | null = null
       if (event.event === 'failed') {
         const sentAt = event.at === undefined ? NaN : Date.parse(event.at)
         const at = Number.isFinite(sentAt) && sentAt <= now ? sentAt : now
         failure = { message: (event.message ?? '').slice(0, failureMessageLimit), at: new Date(at).toISOString() }
       }
-      counters.countEvent(version, event.channel ?? 'stable', event.platform, event.event, event.deviceId, failure)
+      counters.countEvent(subject, channel, event.platform, event.event, event.deviceId, failure)
       accepted++
-    }
-    const rejected = events.length - accepted
-    counters.countRejected(rejected)
-    return { accepted, rejected }
+    })
+    counters.countRejected(errors.length)
+    return { accepted, rejected: errors.length, errors }
   }
 
   /** The report of GET /api/mini-apps/{id}/insights; flushes first, so it includes what was just counted. */
@@ -239,12 +283,14 @@ export function createInsightsService(deps: InsightsDeps) {
          GROUP BY day, version_id, platform`,
       )
       .all(miniApp.id, from, to, options.channel, options.channel)
-    const ofApp = 'version_id IN (SELECT id FROM versions WHERE mini_app_id = ?)'
+    const otherKey = otherSubject(miniApp.id).id
+    versionNames.set(otherKey, 'other')
+    const ofApp = '(version_id IN (SELECT id FROM versions WHERE mini_app_id = ?) OR version_id = ?)'
     const deviceRows = client
-      .query<{ day: string; versionId: string; hashes: string | null; registers: Uint8Array | null }, [string, string, string]>(
+      .query<{ day: string; versionId: string; hashes: string | null; registers: Uint8Array | null }, [string, string, string, string]>(
         `SELECT day, version_id AS versionId, hashes, registers FROM insight_device_sketches WHERE ${ofApp} AND day BETWEEN ? AND ?`,
       )
-      .all(miniApp.id, from, to)
+      .all(miniApp.id, otherKey, from, to)
       .map((row) => {
         const sketch = sketchFromRow(row.hashes, row.registers)
         return { day: row.day, versionId: row.versionId, sketch, devices: countOf(sketch) }
@@ -259,7 +305,7 @@ export function createInsightsService(deps: InsightsDeps) {
       if (!versionsOfDay) byDay.set(day, (versionsOfDay = new Map()))
       let found = versionsOfDay.get(versionId)
       if (!found) {
-        found = { versionId, version, downloads: { ios: 0, android: 0 }, installs: 0, failures: 0, activeDevices: 0, updateChecks: 0, installed: 0, launched: 0, rolledBack: 0 }
+        found = { versionId: isOtherKey(versionId) ? null : versionId, version, downloads: { ios: 0, android: 0 }, installInfoRequests: 0, installs: 0, failures: 0, activeDevices: 0, updateChecks: 0, installed: 0, launched: 0, rolledBack: 0 }
         versionsOfDay.set(versionId, found)
       }
       return found
@@ -271,6 +317,7 @@ export function createInsightsService(deps: InsightsDeps) {
       countedInChannel.add(`${row.day}\u0000${row.versionId}`)
       if (row.platform === 'ios') found.downloads.ios += row.downloads
       if (row.platform === 'android') found.downloads.android += row.downloads
+      found.installInfoRequests += row.installInfos
       found.installs += row.installInfos
       found.failures += row.failed
       found.updateChecks += row.updateChecks
@@ -286,26 +333,34 @@ export function createInsightsService(deps: InsightsDeps) {
     }
 
     const days: InsightsReport['days'] = []
-    const totals: InsightsReport['totals'] = { downloads: { ios: 0, android: 0 }, installs: 0, failures: 0, activeDevices: 0, updateChecks: 0 }
+    const totals: ReportTotals = { downloads: { ios: 0, android: 0 }, installInfoRequests: 0, installs: 0, installed: 0, launched: 0, failures: 0, rolledBack: 0, activeDevices: 0, updateChecks: 0 }
+    // the devices behind each day's shares: with a channel, those of the versions counted in it
+    const shownDeviceRows = deviceRows.filter((row) => options.channel === null || countedInChannel.has(`${row.day}\u0000${row.versionId}`))
     for (let day = from; day <= to; day = shiftDay(day, 1)) {
-      const versionsOfDay = [...(byDay.get(day)?.values() ?? [])].sort((a, b) => b.activeDevices - a.activeDevices || a.version.localeCompare(b.version))
+      // the other row last: it is what devices run that is no release
+      const versionsOfDay = [...(byDay.get(day)?.values() ?? [])].sort((a, b) => Number(a.versionId === null) - Number(b.versionId === null) || b.activeDevices - a.activeDevices || a.version.localeCompare(b.version))
       for (const version of versionsOfDay) {
         totals.downloads.ios += version.downloads.ios
         totals.downloads.android += version.downloads.android
+        totals.installInfoRequests += version.installInfoRequests
         totals.installs += version.installs
+        totals.installed += version.installed
+        totals.launched += version.launched
         totals.failures += version.failures
+        totals.rolledBack += version.rolledBack
         totals.updateChecks += version.updateChecks
       }
-      days.push({ day, versions: versionsOfDay })
+      const devices = versionsOfDay.some((version) => version.activeDevices > 0) ? distinct(shownDeviceRows.filter((row) => row.day === day)) : 0
+      days.push({ day, devices, versions: versionsOfDay })
     }
-    totals.activeDevices = distinct(deviceRows)
+    totals.activeDevices = distinct(shownDeviceRows)
 
     // adoption: the current release's share of the devices seen on the latest day that saw any
     const releaseId = miniApp.currentReleaseVersionId
     const latest = [...days].reverse().find((day) => day.versions.some((version) => version.activeDevices > 0)) ?? null
     let share = 0
+    const all = latest?.devices ?? 0
     if (latest && releaseId) {
-      const all = distinct(deviceRows.filter((row) => row.day === latest.day))
       const ofRelease = latest.versions.find((version) => version.versionId === releaseId)?.activeDevices ?? 0
       share = all > 0 ? Math.min(1, ofRelease / all) : 0
     }
@@ -317,10 +372,10 @@ export function createInsightsService(deps: InsightsDeps) {
       .all(miniApp.id, recentFailureCount)
       .flatMap((row) => {
         const version = versionNames.get(row.versionId)
-        return version === undefined ? [] : [{ versionId: row.versionId, version, platform: row.platform, message: row.message, at: row.at }]
+        return version === undefined ? [] : [{ versionId: isOtherKey(row.versionId) ? null : row.versionId, version, platform: row.platform, message: row.message, at: row.at }]
       })
 
-    return { from, to, channel: options.channel, days, totals, adoption: { versionId: releaseId, share, day: latest?.day ?? null }, recentFailures }
+    return { from, to, channel: options.channel, days, totals, adoption: { versionId: releaseId, share, day: latest?.day ?? null, devices: all }, recentFailures }
   }
 
   let timers: ReturnType<typeof setInterval>[] = []

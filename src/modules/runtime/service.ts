@@ -16,7 +16,7 @@ import { decideRelease, type Decision, type LiveRelease } from '../channels/deci
 import { versionPattern } from '../versions/model'
 import { releaseCacheControl, type StoredFile } from './files'
 import type { FileKind } from '../versions/file-kinds'
-import type { CountSubject } from '../insights/counters'
+import { otherSubject, type CountSubject } from '../insights/counters'
 import { downloadUrls, fileBase, releaseUrls, routeUrl, scopePath, type DownloadUrls, type Platform, isPlatform } from '../../http/urls'
 
 export interface RuntimeDeps {
@@ -523,8 +523,9 @@ export function createRuntimeService(deps: RuntimeDeps) {
       const found = deviceRelease(appId, checked, currentVersion)
       if (found.release.version === currentVersion) return noUpdateOn(found.release.facts)
       const percent = found.release === found.channel.releases[0] ? found.release.rolloutPercent : 100
-      // insights count the check under the version the device runs (when it is a release of the channel), not the one offered
-      const running = found.channel.releases.find((release) => release.version === currentVersion)?.facts
+      // insights count the check under the version the device runs when it is a release of the
+      // channel, not the one offered; a version unknown or withdrawn goes in the app's `other` row (§13)
+      const running = found.channel.releases.find((release) => release.version === currentVersion)?.facts ?? otherSubject(found.channel.app.id)
       return then(releaseTemplate(found, fileBase(config, base)), (template) => fillUpdate(template, found.scope, found.decision.mandatory, percent, running))
     },
 

@@ -145,7 +145,7 @@ export function renderMetrics(deps: MetricsDeps): string {
   metric(lines, 'miniship_install_info_total', 'counter', 'Install-info answers counted by insights.', [['', totals.installInfos]])
   metric(lines, 'miniship_update_checks_total', 'counter', 'Update-check answers counted by insights.', [['', totals.updateChecks]])
   metric(lines, 'miniship_device_events_total', 'counter', 'Device events accepted, by event.', deviceEvents.map((event) => [`event="${event}"`, totals.events[event]]))
-  metric(lines, 'miniship_device_events_rejected_total', 'counter', 'Device events rejected (unknown app or version).', [['', totals.rejectedEvents]])
+  metric(lines, 'miniship_device_events_rejected_total', 'counter', 'Device events refused (malformed, or naming an app or channel the server does not have).', [['', totals.rejectedEvents]])
   metric(lines, 'miniship_insights_flushes_total', 'counter', 'Insight counter flushes written.', [['', totals.flushes]])
   metric(lines, 'miniship_insights_flush_failures_total', 'counter', 'Insight counter flushes that failed (the counts stayed in memory).', [['', totals.flushFailures]])
 

@@ -1,0 +1,122 @@
+// Decisions §13: insights count every device. After a mixed load (known, unknown and withdrawn versions; two channels) the report's totals equal the /api/metrics counters.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { createTestContext, type TestContext } from '../../test-support'
+import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
+import { resolveUrl } from '../runtime/test-runtime'
+
+const access = '/api/mini-apps/access'
+const appId = 'com.example.truth'
+const metricsToken = 'scrape-token-truth-0123456789'
+
+let context: TestContext
+let owner: TestUser
+let miniAppId = ''
+const ids: Record<string, string> = {}
+
+beforeAll(async () => {
+  context = createTestContext({ metricsToken })
+  owner = await createTestUser(context)
+  miniAppId = (await createMiniApp(context, owner.token, appId)).id
+  expect((await context.call('POST', `/api/mini-apps/${miniAppId}/channels`, { token: owner.token, json: { name: 'beta' } })).status).toBe(201)
+  for (const [version, channel] of [['1.0.0', 'stable'], ['1.1.0', 'stable'], ['1.2.0', 'stable'], ['2.0.0-beta.1', 'beta']] as const) {
+    const res = await upload(context, owner.token, appId, uploadForm(appId, { version, channel }))
+    ids[version] = res.body.id
+    expect((await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${res.body.id}/publish`, { token: owner.token, json: {} })).status).toBe(200)
+  }
+  // 1.2.0 is withdrawn from stable by a rollback to 1.1.0
+  expect((await context.call('POST', `/api/mini-apps/${miniAppId}/rollback`, { token: owner.token, json: { targetVersionId: ids['1.1.0'], channel: 'stable' } })).status).toBe(200)
+})
+afterAll(() => context.close())
+
+/** A Prometheus sample's value (0 when absent). */
+function sample(text: string, name: string, labels = ''): number {
+  const line = text.split('\n').find((row) => row.startsWith(`${name}${labels ? `{${labels}}` : ''} `))
+  return line ? Number(line.split(' ').at(-1)) : 0
+}
+
+test('the report counts known, unknown and withdrawn versions on every channel, and its totals equal /api/metrics', async () => {
+  const check = (channel: string, currentVersion: string, deviceId: string, platform = 'ios') =>
+    context.call('GET', `${access}/apps/${appId}/update?platform=${platform}&channel=${channel}&currentVersion=${encodeURIComponent(currentVersion)}&deviceId=${deviceId}`)
+  const checks: [string, string, string, string?][] = [
+    ['stable', '1.1.0', 'known-1'],
+    ['stable', '1.0.0', 'known-2', 'android'],
+    ['stable', '1.2.0', 'withdrawn-1'],
+    ['stable', '1.2.0', 'withdrawn-2', 'android'],
+    ['stable', '9.9.9', 'unknown-1'],
+    ['stable', '0.0.1-made-up', 'unknown-2'],
+    ['beta', '2.0.0-beta.1', 'beta-1'],
+    ['beta', '1.1.0', 'beta-2'],
+    ['beta', '3.0.0', 'beta-3', 'android'],
+  ]
+  for (const [channel, version, deviceId, platform] of checks) expect((await check(channel, version, deviceId, platform)).status).toBe(200)
+  // a channel the app lacks: 404, counted nowhere
+  expect((await check('nightly', '1.1.0', 'x')).status).toBe(404)
+
+  for (const query of ['', '?channel=beta', '?deviceId=known-1']) {
+    const info = await context.call('GET', `${access}/apps/${appId}/release/install${query}`)
+    expect(info.status).toBe(200)
+    const bundle = await context.app.handle(new Request(resolveUrl('http://localhost/api', info.body.bundles.android)))
+    expect(bundle.status).toBe(200)
+    await bundle.arrayBuffer()
+  }
+
+  const event = (fields: Record<string, unknown>) => ({ appId, platform: 'ios', event: 'launched', ...fields })
+  const sent = await context.call('POST', `${access}/events`, {
+    json: {
+      events: [
+        event({ versionId: ids['1.1.0'], deviceId: 'known-1' }),
+        event({ version: '1.1.0', event: 'installed', deviceId: 'known-3' }),
+        event({ version: '1.2.0', event: 'failed', message: 'crash', deviceId: 'withdrawn-1' }),
+        event({ version: '1.2.0', event: 'rolled_back', deviceId: 'withdrawn-2', platform: 'android' }),
+        event({ version: '8.8.8', deviceId: 'unknown-3' }),
+        event({ versionId: 'not-an-id', deviceId: 'unknown-4' }),
+        event({ channel: 'beta', version: '2.0.0-beta.1', event: 'installed', deviceId: 'beta-1' }),
+        event({ channel: 'beta', version: '7.0.0', deviceId: 'beta-4' }),
+        event({ channel: 'nightly', version: '1.1.0' }),
+        event({ appId: 'com.example.nobody', version: '1.1.0' }),
+      ],
+    },
+  })
+  expect(sent.body).toMatchObject({ accepted: 8, rejected: 2, errors: [{ index: 8, code: 'CHANNEL_NOT_FOUND' }, { index: 9, code: 'MINI_APP_NOT_FOUND' }] })
+
+  const report = (await context.call('GET', `/api/mini-apps/${miniAppId}/insights?days=1`, { token: owner.token })).body
+  const metrics = (await context.call('GET', '/api/metrics', { token: metricsToken })).text
+  const totals = report.totals
+  expect({
+    installInfoRequests: totals.installInfoRequests,
+    installs: totals.installs,
+    updateChecks: totals.updateChecks,
+    ios: totals.downloads.ios,
+    android: totals.downloads.android,
+    installed: totals.installed,
+    launched: totals.launched,
+    failures: totals.failures,
+    rolledBack: totals.rolledBack,
+  }).toEqual({
+    installInfoRequests: sample(metrics, 'miniship_install_info_total'),
+    installs: sample(metrics, 'miniship_install_info_total'),
+    updateChecks: sample(metrics, 'miniship_update_checks_total'),
+    ios: sample(metrics, 'miniship_downloads_total', 'kind="bundleIos"'),
+    android: sample(metrics, 'miniship_downloads_total', 'kind="bundleAndroid"'),
+    installed: sample(metrics, 'miniship_device_events_total', 'event="installed"'),
+    launched: sample(metrics, 'miniship_device_events_total', 'event="launched"'),
+    failures: sample(metrics, 'miniship_device_events_total', 'event="failed"'),
+    rolledBack: sample(metrics, 'miniship_device_events_total', 'event="rolled_back"'),
+  })
+  // and the figures are what was sent, not zero on both sides
+  expect(totals).toMatchObject({ updateChecks: 9, installInfoRequests: 3, installed: 2, launched: 4, failures: 1, rolledBack: 1, downloads: { ios: 0, android: 3 } })
+  expect(sample(metrics, 'miniship_device_events_rejected_total')).toBe(2)
+
+  // the withdrawn and unknown versions are in one `other` row per channel
+  const versions = report.days.at(-1).versions as { versionId: string | null; version: string; updateChecks: number; launched: number; failures: number; rolledBack: number }[]
+  const other = versions.filter((version) => version.versionId === null)
+  expect(other).toHaveLength(1)
+  expect(other[0]).toMatchObject({ version: 'other', updateChecks: 6, launched: 3, failures: 1, rolledBack: 1 })
+  const beta = (await context.call('GET', `/api/mini-apps/${miniAppId}/insights?days=1&channel=beta`, { token: owner.token })).body
+  expect(beta.days.at(-1).versions.find((version: { versionId: string | null }) => version.versionId === null)).toMatchObject({ updateChecks: 2, launched: 1 })
+  const rows = context.dataDir.db.$client.query<{ channel: string }, []>("SELECT DISTINCT channel FROM insight_counts WHERE version_id LIKE 'other:%' ORDER BY channel").all()
+  expect(rows).toEqual([{ channel: 'beta' }, { channel: 'stable' }])
+  // one denominator for the day's shares: the distinct devices seen
+  expect(report.days.at(-1).devices).toBe(report.totals.activeDevices)
+  expect(report.adoption.devices).toBe(report.days.at(-1).devices)
+})
