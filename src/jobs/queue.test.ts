@@ -3,7 +3,7 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { openDataDir, type OpenedDataDir } from '../data-dir'
 import { tempDir } from '../test-support'
-import { createJobQueue, enqueueJob, retryDelay, type JobHandler, type JobQueue } from './queue'
+import { createJobQueue, enqueueJob, retryDelay, type JobHandler } from './queue'
 
 const opened: { dir: string; dataDir: OpenedDataDir }[] = []
 afterEach(() => {

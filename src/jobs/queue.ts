@@ -131,10 +131,11 @@ export interface JobQueue {
   enqueue(kind: string, payload: unknown, options?: EnqueueOptions): string
   /** starts the worker loop: jobs left `running` by a process that died run again */
   start(): void
-  /** stops taking jobs and waits (at most `graceMs`) for the attempts in flight to settle */
+  /** stops the worker: the jobs due now run and the attempts in flight settle, within `graceMs` at most */
   stop(graceMs: number): Promise<void>
   /** runs every job due now, and what they make due, until none is left; settles when all have (tests, and nothing else, call it) */
   drain(): Promise<void>
+  /** the backlog, with every registered kind present (zeros where nothing waits) */
   backlog(): JobBacklog
 }
 
@@ -301,13 +302,29 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       stopped = true
       if (timer !== null) clearInterval(timer)
       timer = null
-      if (inFlight.size === 0) return
-      let graceTimer: ReturnType<typeof setTimeout> | undefined
-      const grace = new Promise<void>((resolve) => {
-        graceTimer = setTimeout(resolve, graceMs)
-      })
-      await Promise.race([Promise.all([...inFlight.values()].map((entry) => entry.settled)), grace])
-      clearTimeout(graceTimer)
+      // what is due now (a publish's mirror write a moment ago) still runs, and what runs settles,
+      // within the grace; what is left stays in the table and runs at the next start
+      const deadline = Date.now() + graceMs
+      const within = async (promises: Promise<unknown>[]) => {
+        let graceTimer: ReturnType<typeof setTimeout> | undefined
+        const grace = new Promise<void>((resolve) => {
+          graceTimer = setTimeout(resolve, Math.max(0, deadline - Date.now()))
+        })
+        await Promise.race([Promise.all(promises), grace])
+        clearTimeout(graceTimer)
+      }
+      while (Date.now() < deadline) {
+        let claimed: Claimed[] = []
+        try {
+          claimed = claim(concurrency - counted)
+        } catch (error) {
+          log(JSON.stringify({ level: 'error', msg: 'background jobs: looking for due jobs failed', error: (error as Error).message }))
+        }
+        const undecided = [...inFlight.values()].filter((entry) => !entry.decided).map((entry) => entry.outcome)
+        if (claimed.length === 0 && undecided.length === 0) break
+        await within([...claimed.map(runAttempt), ...undecided])
+      }
+      if (inFlight.size > 0 && Date.now() < deadline) await within([...inFlight.values()].map((entry) => entry.settled))
     },
     async drain() {
       // waits for each attempt's outcome, not for a timed-out handler that may never return
@@ -318,6 +335,10 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         await Promise.all([...claimed.map(runAttempt), ...undecided])
       }
     },
-    backlog: () => jobBacklog(client, clock()),
+    backlog() {
+      const backlog = jobBacklog(client, clock())
+      for (const kind of handlers.keys()) backlog.byKind[kind] ??= { pending: 0, running: 0, failed: 0, oldestPendingSeconds: 0 }
+      return backlog
+    },
   }
 }

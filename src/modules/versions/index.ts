@@ -9,8 +9,6 @@ import { deleteVersion, getWorkspace, publishVersion, reviewVersion, rollbackRel
 
 export function versionRoutes(deps: AppDeps) {
   const blobs = deps.blobs
-  // The release mirror (issue 14) follows every change of a channel's release; it never fails the change itself.
-  const releaseChanged = (miniAppId: string, channel = 'stable') => deps.mirror?.releaseChanged(miniAppId, channel) ?? Promise.resolve()
   const services: VersionDeps = { db: deps.db, clock: deps.clock, config: deps.config, blobs }
   return new Elysia({ prefix: '/mini-apps' })
     .use(deps.guard)
@@ -46,9 +44,10 @@ export function versionRoutes(deps: AppDeps) {
       params: versionParams,
       detail: { summary: 'Submit a version for review', tags: ['versions'] },
     })
-    .post('/:miniAppId/versions/:versionId/publish', async ({ user, params, body }) => {
+    .post('/:miniAppId/versions/:versionId/publish', ({ user, params, body }) => {
       const record = publishVersion(services, user, params.miniAppId, params.versionId, body ?? {})
-      await releaseChanged(params.miniAppId, body?.channel ?? record.channel)
+      // after the commit, queued: the answer never waits on the bucket (decisions §18)
+      deps.mirror?.releaseChanged(params.miniAppId, body?.channel ?? record.channel)
       return record
     }, {
       auth: 'release',
@@ -56,9 +55,9 @@ export function versionRoutes(deps: AppDeps) {
       body: publishBody,
       detail: { summary: 'Publish a version: it becomes the newest release of a channel (default: the one it was uploaded to), for rolloutPercent of devices', tags: ['versions'] },
     })
-    .post('/:miniAppId/rollback', async ({ user, params, body }) => {
+    .post('/:miniAppId/rollback', ({ user, params, body }) => {
       const result = rollbackRelease(services, user, params.miniAppId, body.targetVersionId, body.notes ?? null, body.channel)
-      await releaseChanged(params.miniAppId, body.channel ?? result.version.channel)
+      deps.mirror?.releaseChanged(params.miniAppId, body.channel ?? result.version.channel)
       return result
     }, {
       auth: 'release',
