@@ -32,6 +32,8 @@ import { setupRoutes } from './modules/setup'
 import { createSetupGate, type SetupGate } from './modules/setup/service'
 import { createWriteWatch, watchingWrites } from './db/write-watch'
 import { createJobQueue, type JobQueueOptions } from './jobs/queue'
+import { webhookRoutes } from './modules/webhooks'
+import { registerWebhookDelivery } from './modules/webhooks/service'
 
 export interface AppInput {
   config: Config
@@ -123,6 +125,7 @@ export function createApp(input: AppInput) {
     jobs,
     mirror: input.config.mirrorReleases && isS3BlobStore(blobs) ? createReleaseMirror({ db: input.db, config: input.config, tokens, blobs, jobs }) : null,
   }
+  registerWebhookDelivery(jobs, { db: input.db, clock, log, allowPrivate: input.config.webhooksAllowPrivate })
   const api = new Elysia({ prefix: '/api' })
     .use(authRoutes(deps))
     .use(cliSessionRoutes(deps))
@@ -133,6 +136,7 @@ export function createApp(input: AppInput) {
     .use(runtimeRoutes(deps))
     .use(insightRoutes(deps))
     .use(apiKeyRoutes(deps))
+    .use(webhookRoutes(deps))
   const app = new Elysia()
     // serve reaches the release mirror through the app (issue 14): it catches up after start
     .state('mirror', deps.mirror)

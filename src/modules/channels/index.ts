@@ -3,6 +3,7 @@ import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../../deps'
 import { channelParams, channelRecord, channelsParams, createChannelBody, rolloutBody } from './model'
 import { createChannel, deleteChannel, listChannels, setRollout } from './service'
+import { actorOf, emitWebhookEvent } from '../webhooks/service'
 
 export function channelRoutes(deps: AppDeps) {
   const { db, clock } = deps
@@ -37,6 +38,7 @@ export function channelRoutes(deps: AppDeps) {
       const record = setRollout(db, clock, user, params.miniAppId, params.channel, body)
       // the release mirror (issue 14) follows a rollout change like a publish, queued after the commit
       deps.mirror?.releaseChanged(params.miniAppId, params.channel)
+      emitWebhookEvent(db, clock, params.miniAppId, 'rollout.changed', { channel: params.channel, version: record.release && { id: record.release.versionId, version: record.release.version }, rolloutPercent: record.release?.rolloutPercent ?? null, by: actorOf(user) })
       return record
     }, {
       auth: 'release',

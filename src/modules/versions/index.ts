@@ -5,6 +5,7 @@ import { requireVisibleMiniAppByAppId } from '../miniapps/service'
 import { miniAppIdParams, publishBody, rollbackBody, uploadParams, versionParams, workspaceQuery } from './model'
 import { apiBase } from '../../http/urls'
 import { receiveUpload } from './upload'
+import { actorOf, emitWebhookEvent } from '../webhooks/service'
 import { deleteVersion, getWorkspace, publishVersion, reviewVersion, rollbackRelease, uploadVersion, type VersionDeps } from './service'
 
 export function versionRoutes(deps: AppDeps) {
@@ -19,6 +20,7 @@ export function versionRoutes(deps: AppDeps) {
         const miniApp = requireVisibleMiniAppByAppId(deps.db, user, params.appId)
         const received = await receiveUpload(request, blobs.paths, deps.config.uploadLimitBytes)
         const record = await uploadVersion(services, user, miniApp, received)
+        emitWebhookEvent(deps.db, deps.clock, miniApp.id, 'version.uploaded', { version: { id: record.id, version: record.version, buildNumber: record.buildNumber, channel: record.channel, releaseType: record.releaseType }, by: actorOf(user) })
         set.status = 201
         return record
       },
@@ -48,6 +50,7 @@ export function versionRoutes(deps: AppDeps) {
       const record = publishVersion(services, user, params.miniAppId, params.versionId, body ?? {})
       // after the commit, queued: the answer never waits on the bucket (decisions §18)
       deps.mirror?.releaseChanged(params.miniAppId, body?.channel ?? record.channel)
+      emitWebhookEvent(deps.db, deps.clock, record.miniAppId, 'release.published', { channel: body?.channel ?? record.channel, version: { id: record.id, version: record.version }, rolloutPercent: body?.rolloutPercent ?? 100, mandatory: body?.mandatory ?? false, by: actorOf(user) })
       return record
     }, {
       auth: 'release',
@@ -58,6 +61,7 @@ export function versionRoutes(deps: AppDeps) {
     .post('/:miniAppId/rollback', ({ user, params, body }) => {
       const result = rollbackRelease(services, user, params.miniAppId, body.targetVersionId, body.notes ?? null, body.channel)
       deps.mirror?.releaseChanged(params.miniAppId, body.channel ?? result.version.channel)
+      emitWebhookEvent(deps.db, deps.clock, result.miniApp.id, 'release.rolled_back', { channel: body.channel ?? result.version.channel, version: { id: result.version.id, version: result.version.version }, notes: body.notes ?? null, by: actorOf(user) })
       return result
     }, {
       auth: 'release',
