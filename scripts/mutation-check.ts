@@ -425,6 +425,56 @@ const mutations: Mutation[] = [
     tests: ['src/modules/api-keys/api-keys.test.ts'],
     why: 'API keys: a key restricted to some mini apps sees no other (404)',
   },
+  // webhooks (src/modules/webhooks/, decisions §16): where deliveries may go, and their signature
+  {
+    file: 'src/modules/webhooks/address.ts',
+    find: "return parsed.range() === 'unicast'",
+    replace: 'return true',
+    tests: ['src/modules/webhooks/webhooks.test.ts'],
+    why: 'webhook address rule: loopback, private, link-local, unique-local, CGNAT, metadata and the like are refused',
+  },
+  {
+    file: 'src/modules/webhooks/address.ts',
+    find: 'if (v6.isIPv4MappedAddress()) return isPublicAddress(v6.toIPv4Address().toString())',
+    replace: '',
+    tests: ['src/modules/webhooks/webhooks.test.ts'],
+    why: 'webhook address rule: an IPv4-mapped IPv6 address is judged by the IPv4 address it carries',
+  },
+  {
+    file: 'src/modules/webhooks/service.ts',
+    find: 'if (!(error as { unresolved?: boolean }).unresolved) throw error',
+    replace: 'void error',
+    tests: ['src/modules/webhooks/webhooks.test.ts'],
+    why: 'webhook address rule at creation: a refused URL is 400 WEBHOOK_URL_NOT_ALLOWED',
+  },
+  {
+    file: 'src/modules/webhooks/service.ts',
+    find: 'throw new Error(`refused: ${(error as Error).message}`)',
+    replace: 'void error',
+    tests: ['src/modules/webhooks/webhooks.test.ts'],
+    why: 'webhook address rule again at delivery, after DNS: a name that resolves to loopback gets nothing',
+  },
+  {
+    file: 'src/modules/webhooks/service.ts',
+    find: "redirect: 'manual',",
+    replace: "redirect: 'follow',",
+    tests: ['src/modules/webhooks/webhooks.test.ts'],
+    why: 'webhook deliveries follow no redirect (it could lead past the address rule)',
+  },
+  {
+    file: 'src/modules/webhooks/service.ts',
+    find: "createHmac('sha256', secret).update(body, 'utf8').digest('hex')",
+    replace: "createHmac('sha256', 'not-the-secret').update(body, 'utf8').digest('hex')",
+    tests: ['src/modules/webhooks/webhooks.test.ts'],
+    why: 'webhook signature: HMAC-SHA256 of the raw body with the webhook\'s secret',
+  },
+  {
+    file: 'src/modules/webhooks/service.ts',
+    find: "user.role !== 'ADMIN' && memberRole(db, user.id, row.id) !== 'OWNER'",
+    replace: 'false',
+    tests: ['src/modules/webhooks/webhooks.test.ts'],
+    why: 'webhooks are managed by the miniapp\'s owners and administrators only',
+  },
 ]
 
 const root = resolve(import.meta.dir, '..')

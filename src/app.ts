@@ -31,6 +31,9 @@ import { channelRoutes } from './modules/channels'
 import { setupRoutes } from './modules/setup'
 import { createSetupGate, type SetupGate } from './modules/setup/service'
 import { createWriteWatch, watchingWrites } from './db/write-watch'
+import { createJobQueue, type JobQueueOptions } from './jobs/queue'
+import { webhookRoutes } from './modules/webhooks'
+import { registerWebhookDelivery } from './modules/webhooks/service'
 
 export interface AppInput {
   config: Config
@@ -43,6 +46,8 @@ export interface AppInput {
   blobs?: BlobStore
   /** the first-admin setup link's token (serve prints it); made here when not given */
   setup?: SetupGate
+  /** the background queue's knobs (tests shorten the attempt timeout); `serve` starts its worker */
+  jobs?: Pick<JobQueueOptions, 'attemptTimeoutMs' | 'pollMs'>
 }
 
 export const uploadPathPattern = /^\/api\/mini-apps\/by-app-id\/[^/]+\/versions\/upload\/?$/
@@ -87,6 +92,7 @@ export function createApp(input: AppInput) {
   const log = input.log ?? ((line: string) => console.log(line))
   const blobs = input.blobs ?? createBlobStore(input.config, input.paths, log)
   const apiKeys = createApiKeyAuthenticator({ db: input.db, clock })
+  const jobs = createJobQueue({ db: input.db, clock, log, ...input.jobs })
   const deps: AppDeps = {
     config: input.config,
     db: input.db,
@@ -116,8 +122,10 @@ export function createApp(input: AppInput) {
     }),
     requestMetrics: createRequestMetrics(),
     blobs,
-    mirror: input.config.mirrorReleases && isS3BlobStore(blobs) ? createReleaseMirror({ db: input.db, config: input.config, tokens, blobs, log }) : null,
+    jobs,
+    mirror: input.config.mirrorReleases && isS3BlobStore(blobs) ? createReleaseMirror({ db: input.db, config: input.config, tokens, blobs, jobs }) : null,
   }
+  registerWebhookDelivery(jobs, { db: input.db, clock, log, allowPrivate: input.config.webhooksAllowPrivate })
   const api = new Elysia({ prefix: '/api' })
     .use(authRoutes(deps))
     .use(cliSessionRoutes(deps))
@@ -128,9 +136,12 @@ export function createApp(input: AppInput) {
     .use(runtimeRoutes(deps))
     .use(insightRoutes(deps))
     .use(apiKeyRoutes(deps))
+    .use(webhookRoutes(deps))
   const app = new Elysia()
     // serve reaches the release mirror through the app (issue 14): it catches up after start
     .state('mirror', deps.mirror)
+    // the durable queue's worker: `serve` starts and stops it, tests drain it
+    .state('jobs', jobs)
     .use(errorHandler)
     .onRequest(({ request }) => checkRequestBody(request, deps.config))
     .use(api)

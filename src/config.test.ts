@@ -238,3 +238,18 @@ describe('storage settings: flags > environment > storage.json > local; credenti
     })
   })
 })
+
+// ---- webhooks (decisions §16)
+describe('--webhooks-allow-private', () => {
+  const dataDir = '/tmp/miniship-config-webhooks'
+  test('off by default; the bare flag or MINISHIP_WEBHOOKS_ALLOW_PRIVATE=1 turns it on; the flag wins over the environment', () => {
+    expect(loadConfig({ dataDir }, {}).webhooksAllowPrivate).toBe(false)
+    expect(loadConfig({ dataDir, webhooksAllowPrivate: true }, {}).webhooksAllowPrivate).toBe(true)
+    expect(loadConfig({ dataDir }, { MINISHIP_WEBHOOKS_ALLOW_PRIVATE: '1' }).webhooksAllowPrivate).toBe(true)
+    expect(loadConfig({ dataDir }, { MINISHIP_WEBHOOKS_ALLOW_PRIVATE: 'off' }).webhooksAllowPrivate).toBe(false)
+    expect(loadConfig({ dataDir, webhooksAllowPrivate: 'off' }, { MINISHIP_WEBHOOKS_ALLOW_PRIVATE: '1' }).webhooksAllowPrivate).toBe(false)
+  })
+  test('another value is refused naming the setting', () => {
+    expect(() => loadConfig({ dataDir }, { MINISHIP_WEBHOOKS_ALLOW_PRIVATE: 'maybe' })).toThrow('MINISHIP_WEBHOOKS_ALLOW_PRIVATE must be "on" or "off"')
+  })
+})

@@ -63,6 +63,8 @@ export interface Config {
   s3Downloads: 'redirect' | 'proxy'
   /** with S3 storage: write each channel's release as static objects under releases/ (decisions §11) */
   mirrorReleases: boolean
+  /** webhooks may target loopback, private and link-local addresses (decisions §16); off by default */
+  webhooksAllowPrivate: boolean
 }
 
 export type StorageConfig = { kind: 'local' } | S3StorageConfig
@@ -114,6 +116,8 @@ export interface ConfigFlags {
   s3Prefix?: string
   s3Downloads?: string
   mirrorReleases?: string
+  /** a bare `--webhooks-allow-private` arrives as true */
+  webhooksAllowPrivate?: string | boolean
   archiveMaxEntries?: string
   archiveMaxUnpackedMb?: string
   archiveMaxRatio?: string
@@ -143,6 +147,7 @@ const settings = {
   s3Prefix: { env: 'MINISHIP_S3_PREFIX', flag: '--s3-prefix', fallback: '' },
   s3Downloads: { env: 'MINISHIP_S3_DOWNLOADS', flag: '--s3-downloads', fallback: 'redirect' },
   mirrorReleases: { env: 'MINISHIP_MIRROR_RELEASES', flag: '--mirror-releases', fallback: 'off' },
+  webhooksAllowPrivate: { env: 'MINISHIP_WEBHOOKS_ALLOW_PRIVATE', flag: '--webhooks-allow-private', fallback: 'off' },
   archiveMaxEntries: { env: 'MINISHIP_ARCHIVE_MAX_ENTRIES', flag: '--archive-max-entries', fallback: String(defaultArchiveLimits.maxEntries) },
   archiveMaxUnpackedMb: { env: 'MINISHIP_ARCHIVE_MAX_UNPACKED_MB', flag: '--archive-max-unpacked-mb', fallback: String(defaultArchiveLimits.maxUnpackedBytes / 1024 / 1024) },
   archiveMaxRatio: { env: 'MINISHIP_ARCHIVE_MAX_RATIO', flag: '--archive-max-ratio', fallback: String(defaultArchiveLimits.maxCompressionRatio) },
@@ -300,6 +305,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   const mirror = onOff(mirrorReleases.name, mirrorReleases.value)
   if (mirror && storage.kind !== 's3') throw new ConfigError(`${mirrorReleases.name} on needs S3 storage (--storage s3): the mirror writes static objects to the bucket`)
   if (mirror && cdnUrl.value === '') throw new ConfigError(`${mirrorReleases.name} on needs --cdn-url (or MINISHIP_CDN_URL): install.json names its files on the CDN in front of the bucket`)
+  const webhooksAllowPrivate = pick('webhooksAllowPrivate')
   const archiveMaxEntries = pick('archiveMaxEntries')
   const archiveMaxUnpackedMb = pick('archiveMaxUnpackedMb')
   const archiveMaxRatio = pick('archiveMaxRatio')
@@ -332,6 +338,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
     storage,
     s3Downloads: s3Downloads.value,
     mirrorReleases: mirror,
+    webhooksAllowPrivate: onOff(webhooksAllowPrivate.name, webhooksAllowPrivate.value),
   }
 }
 

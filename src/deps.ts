@@ -12,6 +12,7 @@ import type { ApiKeyAuthenticator } from './modules/api-keys/service'
 import type { InsightsService } from './modules/insights/service'
 import type { RequestMetrics } from './modules/system/metrics'
 import type { ReleaseMirror } from './modules/mirror/service'
+import type { JobQueue } from './jobs/queue'
 
 /** Everything a feature module may use; services take the parts they need from it. */
 export interface AppDeps {
@@ -34,6 +35,8 @@ export interface AppDeps {
   requestMetrics: RequestMetrics
   /** where stored files live: the data directory or an S3 bucket (issue 14) */
   blobs: BlobStore
-  /** with --mirror-releases on: writes each channel's release to the bucket on every change */
+  /** the durable queue of background work (src/jobs/): handlers register by kind */
+  jobs: JobQueue
+  /** with --mirror-releases on: queues a write of each channel's release to the bucket on every change */
   mirror: ReleaseMirror | null
 }

@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createApp, type App } from './app'
+import { createApp, type App, type AppInput } from './app'
 import { loadConfig, type Config } from './config'
 import { openDataDir, type OpenedDataDir } from './data-dir'
 
@@ -38,13 +38,13 @@ export function tempDir(prefix = 'miniship-test-'): string {
 }
 
 /** A fresh app on its own temp data directory; rate limits off unless `overrides.rateLimit`. */
-export function createTestContext(overrides: Partial<Config> = {}): TestContext {
+export function createTestContext(overrides: Partial<Config> = {}, input: Pick<AppInput, 'jobs'> = {}): TestContext {
   const root = tempDir()
   const config: Config = { ...loadConfig({ dataDir: root, rateLimit: 'off' }, {}), ...overrides }
   const dataDir = openDataDir(config.dataDir)
   const now = { value: Date.parse('2026-11-22T10:00:00.000Z') }
   const logs: string[] = []
-  const app = createApp({ config, db: dataDir.db, paths: dataDir.paths, secret: dataDir.secret, clock: () => now.value, log: (line) => logs.push(line) })
+  const app = createApp({ config, db: dataDir.db, paths: dataDir.paths, secret: dataDir.secret, clock: () => now.value, log: (line) => logs.push(line), ...input })
   return {
     app,
     config,
@@ -73,6 +73,8 @@ export function createTestContext(overrides: Partial<Config> = {}): TestContext 
       return { status: response.status, headers: response.headers, body: parsed, text }
     },
     close() {
+      // a test that started the background worker leaves nothing running on a closed database
+      void app.store.jobs.stop(0)
       dataDir.db.$client.close()
       rmSync(root, { recursive: true, force: true })
     },

@@ -7,6 +7,39 @@ import { acquireLock, dataDirPaths, hasStoredFiles, lockHolder, type DataDirPath
 import { appliedMigrationCount, schemaVersion } from '../db/open'
 import { collectGarbage, collectStoreGarbage, describeCollected, findGarbage, findStoreGarbage } from '../storage/gc'
 import { checkStoredFiles, createLocalBlobStore, openBlobStore, type BlobStore } from '../storage'
+import { jobBacklog, type JobBacklog } from '../jobs/queue'
+
+/** A backlog older than this is a problem (the bucket or a receiver has been unreachable for a while). */
+const stuckJobSeconds = 15 * 60
+
+function ageText(seconds: number): string {
+  return seconds < 120 ? `${seconds} s` : seconds < 7200 ? `${Math.round(seconds / 60)} min` : `${Math.round(seconds / 3600)} h`
+}
+
+/** One line saying what waits in the background queue, per kind ("release-mirror: 2 pending, the oldest 3 min; …"). */
+export function describeBacklog(backlog: JobBacklog): string {
+  const kinds = Object.entries(backlog.byKind)
+  if (kinds.length === 0) return 'nothing pending'
+  return kinds
+    .map(([kind, of]) => `${kind}: ${of.pending + of.running} pending${of.pending + of.running > 0 ? `, the oldest ${ageText(of.oldestPendingSeconds)}` : ''}, ${of.failed} failed`)
+    .join('; ')
+}
+
+/** The background queue's problems: jobs that gave up, and jobs waiting for longer than a retry or two should take. */
+function backgroundJobProblems(database: Database, now: number): string[] {
+  const backlog = jobBacklog(database, now)
+  const problems: string[] = []
+  const lastError = (kind: string, state: string) =>
+    database.query<{ last_error: string | null }, [string, string]>('SELECT last_error FROM jobs WHERE kind = ? AND state = ? AND last_error IS NOT NULL ORDER BY updated_at DESC LIMIT 1').get(kind, state)?.last_error ?? 'none recorded'
+  for (const [kind, of] of Object.entries(backlog.byKind)) {
+    const advice = kind === 'release-mirror' ? 'the next serve start writes the mirror again' : 'they are kept 30 days'
+    if (of.failed > 0) problems.push(`background jobs: ${of.failed} ${kind} job(s) gave up after their retries (last error: ${lastError(kind, 'failed')}); ${advice}`)
+    if (of.pending + of.running > 0 && of.oldestPendingSeconds >= stuckJobSeconds) {
+      problems.push(`background jobs: ${of.pending + of.running} ${kind} job(s) waiting, the oldest for ${ageText(of.oldestPendingSeconds)} (last error: ${lastError(kind, 'pending')})`)
+    }
+  }
+  return problems
+}
 
 export interface DoctorCheck {
   name: string
@@ -47,6 +80,11 @@ export const databaseChecks: DoctorCheck[] = [
     needsSchema: true,
     // every file a version refers to exists, with its recorded size and sha256
     run: (_paths, database, store) => checkStoredFiles(database, store),
+  },
+  {
+    name: 'background jobs',
+    needsSchema: true,
+    run: (_paths, database) => backgroundJobProblems(database, Date.now()),
   },
   {
     name: 'leftovers',
@@ -129,6 +167,22 @@ function schemaComplete(paths: DataDirPaths): boolean {
   }
 }
 
+/** The background queue's backlog, or null when the database cannot say (its problems are reported elsewhere). */
+function backlogOf(root: string): JobBacklog | null {
+  const paths = dataDirPaths(root)
+  if (!schemaComplete(paths)) return null
+  try {
+    const database = openForChecks(paths.database)
+    try {
+      return jobBacklog(database, Date.now())
+    } finally {
+      database.close()
+    }
+  } catch {
+    return null
+  }
+}
+
 /** Every problem doctor finds in the data directory at `root`. */
 export async function diagnose(root: string, progress: (line: string) => void = () => {}, store?: BlobStore): Promise<string[]> {
   const paths = dataDirPaths(root)
@@ -189,6 +243,8 @@ export function doctorCommand(): Command {
           store,
         )
         if (tty) process.stderr.write('\r\x1b[K')
+        const backlog = backlogOf(config.dataDir)
+        if (backlog !== null) console.log(`INFO: background jobs: ${describeBacklog(backlog)}`)
         if (problems.length === 0) {
           console.log(`OK: ${config.dataDir} is healthy (schema version ${schemaVersion})`)
           return

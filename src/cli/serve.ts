@@ -26,6 +26,7 @@ import type { ReleaseMirror } from '../modules/mirror/service'
 import type { Db } from '../db/open'
 
 const shutdownGraceMs = 10_000
+const jobsGraceMs = 5_000
 
 /** The paths that answer the console's page (its router reads the path: web/router.ts). */
 const consolePagePaths = ['/', '/apps', '/apps/*', '/tokens', '/admin', '/signin', '/cli/authorize'] as const
@@ -120,6 +121,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   setTimeout(() => void preloadUploadParsers(), 50).unref()
   // insight counters: flushed every few seconds, device sketches pruned now and daily
   const insightTimers = app.store.insights.start()
+  // the durable queue (release mirror writes, webhook deliveries): jobs a previous process left run now
+  app.store.jobs.start()
   const background = isS3BlobStore(blobs) ? afterStartWithBucket(blobs, db, app.store.mirror, (line) => process.stderr.write(`miniship: startup: ${line}\n`)) : Promise.resolve()
   let stopping: Promise<void> | null = null
   return {
@@ -131,9 +134,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
       stopping ??= (async () => {
         const drained = server.stop(false)
         const timedOut = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), shutdownGraceMs).unref())
-        // requests in flight, the bucket clean-up and the release mirror's writes (issue 14) finish first
-        const finished = Promise.all([drained, background, app.store.mirror?.idle()])
+        // requests in flight and the bucket clean-up finish first
+        const finished = Promise.all([drained, background])
         if ((await Promise.race([finished, timedOut])) === 'timeout') await server.stop(true)
+        // then the background job in flight (a mirror write, a delivery) settles, bounded: an
+        // unfinished one stays in the queue and runs again at the next start
+        await app.store.jobs.stop(jobsGraceMs)
         // after the last request, before the database closes: a clean stop loses no count
         insightTimers.stop()
         app.store.apiKeyUsage.stop()
@@ -189,7 +195,7 @@ async function recordStorage(config: Config, blobs: BlobStore, claim: string | n
   })
 }
 
-/** In the background once listening: unreferenced objects go, and the release mirror catches up. */
+/** In the background once listening: unreferenced objects go, and the release mirror catches up (as queued jobs). */
 function afterStartWithBucket(blobs: S3BlobStore, db: Db, mirror: ReleaseMirror | null, report: (line: string) => void): Promise<void> {
   return collectStoreGarbage(blobs, db.$client, report)
     .catch((error: unknown) => report(`cleaning up the bucket failed: ${(error as Error).message}`))

@@ -1,4 +1,5 @@
 // The drizzle tables; `npm run db:generate` turns changes here into SQL under migrations/.
+import { sql } from 'drizzle-orm'
 import { sqliteTable, text, integer, blob, primaryKey, index, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export const users = sqliteTable('users', {
@@ -270,6 +271,73 @@ export const insightFailures = sqliteTable(
     at: text('at').notNull(),
   },
   (table) => [index('insight_failures_version').on(table.versionId, table.id), index('insight_failures_app').on(table.miniAppId, table.id)],
+)
+
+/**
+ * The durable queue (src/jobs/): work that runs after the request that caused it has answered (the
+ * release mirror, webhook deliveries). `pending` rows run when `run_after` (ms since the epoch) has
+ * come; a `running` row found at start belongs to a process that died and runs again. Done jobs are
+ * deleted; `failed` ones (retries used up) stay for health and doctor. At most one pending job per
+ * `dedupe_key` (one mirror write per channel, however many changes came meanwhile).
+ */
+export const jobs = sqliteTable(
+  'jobs',
+  {
+    id: text('id').primaryKey(),
+    kind: text('kind').notNull(),
+    /** JSON text */
+    payload: text('payload').notNull(),
+    state: text('state', { enum: ['pending', 'running', 'failed'] }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    runAfter: integer('run_after').notNull(),
+    dedupeKey: text('dedupe_key'),
+    lastError: text('last_error'),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (table) => [
+    index('jobs_due').on(table.state, table.runAfter),
+    uniqueIndex('jobs_pending_dedupe').on(table.dedupeKey).where(sql`state = 'pending'`),
+  ],
+)
+
+/** Webhooks of a miniapp (decisions §16). The secret signs deliveries, so it is kept as it is; it is shown once. */
+export const webhooks = sqliteTable(
+  'webhooks',
+  {
+    id: text('id').primaryKey(),
+    miniAppId: text('mini_app_id')
+      .notNull()
+      .references(() => miniApps.id, { onDelete: 'cascade' }),
+    url: text('url').notNull(),
+    /** JSON array of event names */
+    events: text('events').notNull(),
+    format: text('format', { enum: ['json', 'slack'] }).notNull(),
+    secret: text('secret').notNull(),
+    createdBy: text('created_by').references(() => users.id, { onDelete: 'set null' }),
+    createdAt: text('created_at').notNull(),
+  },
+  (table) => [index('webhooks_mini_app').on(table.miniAppId)],
+)
+
+/** One event sent (or being sent) to one webhook: the exact body, so every retry signs the same bytes. */
+export const webhookDeliveries = sqliteTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    webhookId: text('webhook_id')
+      .notNull()
+      .references(() => webhooks.id, { onDelete: 'cascade' }),
+    event: text('event').notNull(),
+    body: text('body').notNull(),
+    status: text('status', { enum: ['pending', 'delivered', 'failed'] }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    responseStatus: integer('response_status'),
+    lastError: text('last_error'),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (table) => [index('webhook_deliveries_webhook').on(table.webhookId, table.createdAt)],
 )
 
 export type UserRow = typeof users.$inferSelect

@@ -264,7 +264,8 @@ describe('the release mirror (decisions §11)', () => {
   })
   afterAll(() => setup.context.close())
 
-  const object = (path: string) => fetch(s3.publicUrl(`mirror/releases/${setup.appId}/stable/${path}`))
+  // the mirror is written by the job queue after the change has answered: run what is queued first
+  const object = async (path: string) => (await setup.context.app.store.jobs.drain(), fetch(s3.publicUrl(`mirror/releases/${setup.appId}/stable/${path}`)))
 
   test('publish writes install.json and every release-stable object with its Content-Type and Cache-Control; rollback rewrites them', async () => {
     const first = await uploadVersion(setup, '1.0.0')
@@ -320,7 +321,7 @@ describe('the release mirror (decisions §11)', () => {
   })
 
   test('a channel that serves nothing any more (its only release halted at 0 %) is removed from the mirror, as the server answers 404', async () => {
-    const betaObject = (path: string) => fetch(s3.publicUrl(`mirror/releases/${setup.appId}/beta/${path}`))
+    const betaObject = async (path: string) => (await setup.context.app.store.jobs.drain(), fetch(s3.publicUrl(`mirror/releases/${setup.appId}/beta/${path}`)))
     expect((await setup.context.call('POST', `/api/mini-apps/${setup.miniAppId}/channels`, { token: setup.owner.token, json: { name: 'beta' } })).status).toBe(201)
     const beta = await uploadVersion(setup, '3.0.0-beta.1')
     expect((await setup.context.call('POST', `/api/mini-apps/${setup.miniAppId}/versions/${beta.id}/publish`, { token: setup.owner.token, json: { channel: 'beta' } })).status).toBe(200)

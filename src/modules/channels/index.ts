@@ -3,6 +3,7 @@ import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../../deps'
 import { channelParams, channelRecord, channelsParams, createChannelBody, rolloutBody } from './model'
 import { createChannel, deleteChannel, listChannels, patchRollout } from './service'
+import { actorOf, emitRolloutChange } from '../webhooks/service'
 
 export function channelRoutes(deps: AppDeps) {
   const { db, clock } = deps
@@ -23,20 +24,23 @@ export function channelRoutes(deps: AppDeps) {
       },
       { auth: 'release', params: channelsParams, body: createChannelBody, detail: { summary: 'Create a channel (names like beta or qa-team)', tags: ['channels'] } },
     )
-    .delete('/:miniAppId/channels/:channel', async ({ user, params }) => {
+    .delete('/:miniAppId/channels/:channel', ({ user, params }) => {
       const record = deleteChannel(db, clock, user, params.miniAppId, params.channel)
       // a channel whose releases were all rolled back may still have objects in the release mirror
-      await deps.mirror?.releaseChanged(params.miniAppId, params.channel)
+      deps.mirror?.releaseChanged(params.miniAppId, params.channel)
       return record
     }, {
       auth: 'release',
       params: channelParams,
       detail: { summary: 'Delete a channel that serves no release (stable cannot be deleted)', tags: ['channels'] },
     })
-    .patch('/:miniAppId/channels/:channel/rollout', async ({ user, params, body }) => {
+    .patch('/:miniAppId/channels/:channel/rollout', ({ user, params, body }) => {
       const { record, change } = patchRollout(db, clock, user, params.miniAppId, params.channel, body)
-      // the release mirror (issue 14) follows a rollout change like a publish
-      if (change) await deps.mirror?.releaseChanged(params.miniAppId, params.channel)
+      if (change) {
+        // the release mirror (issue 14) follows a rollout change like a publish, queued after the commit
+        deps.mirror?.releaseChanged(params.miniAppId, params.channel)
+        emitRolloutChange(db, clock, change, actorOf(user))
+      }
       return record
     }, {
       auth: 'release',

@@ -10,25 +10,31 @@ import { filesOf } from '../versions/service'
 import { fileKinds, type FileKind } from '../versions/file-kinds'
 import { routeUrl, type DownloadUrls } from '../../http/urls'
 import type { S3BlobStore } from '../../storage/s3'
+import type { JobQueue } from '../../jobs/queue'
 
 /** Release-stable objects are overwritten on every change: caches must come back soon (decisions §11). */
 export const mirrorCacheControl = 'public, max-age=60'
 
 export interface ReleaseMirror {
   /**
-   * Rewrites `releases/{appId}/{channel}/…` from what the database says now (the release a device
-   * without deviceId gets; mid-rollout, the previous one; nothing, so the objects go, when the
-   * channel serves none): call it after every
-   * publish, rollback and rollout change has committed. `app` is the miniapp's id or its appId.
-   * Calls for one channel run one after another, each reading the state when it starts, so the
-   * last write always reflects the last change. Never throws: a failure is logged, and `syncAll`
-   * (at serve start) writes everything again.
+   * Queues a rewrite of `releases/{appId}/{channel}/…` from what the database says when the job
+   * runs (the release a device without deviceId gets; mid-rollout, the previous one; nothing, so the
+   * objects go, when the channel serves none). Call it right after every publish, rollback, rollout
+   * and pause change has committed: it only writes a row, so the request never waits on the bucket
+   * (decisions §18). One pending write per channel; writes of one channel never overlap, and a
+   * failed one is retried. `app` is the miniapp's id or its appId.
    */
-  releaseChanged(app: string, channel?: string): Promise<void>
-  /** Mirrors every channel of every miniapp that has a release. */
-  syncAll(): Promise<void>
-  /** Settles when no write is in flight: shutdown waits for it, so no object is left half-written. */
-  idle(): Promise<void>
+  releaseChanged(app: string, channel?: string): void
+  /** Queues a write of every channel of every miniapp that has a release (serve start). */
+  syncAll(): void
+}
+
+/** The job kind of the mirror's writes. */
+export const mirrorJobKind = 'release-mirror'
+
+interface MirrorJob {
+  miniAppId: string
+  channel: string
 }
 
 export interface MirrorDeps {
@@ -36,7 +42,7 @@ export interface MirrorDeps {
   config: Pick<Config, 'cdnUrl' | 'routeScheme'>
   tokens: TokenService
   blobs: S3BlobStore
-  log: (line: string) => void
+  jobs: JobQueue
 }
 
 /** The object names below `releases/{appId}/{channel}/` and which file each holds, in write order. */
@@ -60,38 +66,44 @@ export function mirroredUrls(cdnUrl: string, appId: string, channel: string, tok
 }
 
 export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
-  const { db, config, tokens, blobs, log } = deps
-  const queues = new Map<string, Promise<void>>()
+  const { db, config, tokens, blobs, jobs } = deps
 
   /**
    * The release a device without deviceId (and without hostVersion) gets on `channel`, by the one
    * rule of decisions §10: mid-rollout that is the channel's previous release.
    */
-  function releaseOf(app: string, channel: string) {
-    const miniApp = db.select({ id: miniApps.id, appId: miniApps.appId, appName: miniApps.name }).from(miniApps).where(or(eq(miniApps.id, app), eq(miniApps.appId, app))).get()
+  function releaseOf(miniAppId: string, channel: string) {
+    const miniApp = db.select({ id: miniApps.id, appId: miniApps.appId, appName: miniApps.name }).from(miniApps).where(eq(miniApps.id, miniAppId)).get()
     if (!miniApp) return null
     const decision = decideRelease(miniApp.appId, liveReleases(db, miniApp.id, channel), {})
     const version = decision.release && db.select().from(versions).where(eq(versions.id, decision.release.versionId)).get()
     return { appId: miniApp.appId, appName: miniApp.appName, version: version || null }
   }
 
-  async function write(app: string, channel: string): Promise<void> {
-    const release = releaseOf(app, channel)
+  async function write({ miniAppId, channel }: MirrorJob, signal: AbortSignal): Promise<void> {
+    const release = releaseOf(miniAppId, channel)
     if (!release) return
     const { appId, appName, version } = release
     const root = `releases/${appId}/${channel}`
+    // a timed-out attempt stops before its next object: its retry (or a newer job) writes them all
+    const step = () => signal.throwIfAborted()
     if (!version) {
       // nothing to serve on this channel now (its release halted at 0 %, the channel deleted): the
       // CDN answers 404 like the server does, install.json and the manifests going first
       await blobs.deleteObject(`${root}/install.json`)
-      for (const object of [...mirroredObjects].reverse()) await blobs.deleteObject(`${root}/${object.name}`)
+      for (const object of [...mirroredObjects].reverse()) {
+        step()
+        await blobs.deleteObject(`${root}/${object.name}`)
+      }
       return
     }
     const files = filesOf(db, version.id)
     for (const object of mirroredObjects) {
+      step()
       const file = files[object.kind]
       await blobs.writeObject(`${root}/${object.name}`, blobs.read(file.sha256), { contentType: fileKinds[object.kind].contentType, cacheControl: mirrorCacheControl })
     }
+    step()
     // the release token the server's own release-stable URLs carry (decisions §9); the CDN ignores it
     const token = await tokens.signRelease(appId)
     const install = {
@@ -107,28 +119,27 @@ export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
     await blobs.writeObject(`${root}/install.json`, JSON.stringify(install), { contentType: 'application/json', cacheControl: mirrorCacheControl })
   }
 
-  function releaseChanged(app: string, channel = 'stable'): Promise<void> {
-    const key = `${app}\u0000${channel}`
-    const run = (queues.get(key) ?? Promise.resolve())
-      .then(() => write(app, channel))
-      .catch((error: unknown) => {
-        log(JSON.stringify({ level: 'error', msg: 'release mirror: writing the release failed; it is written again at the next change or serve start', app, channel, error: (error as Error).message }))
-      })
-    queues.set(key, run)
-    void run.finally(() => {
-      if (queues.get(key) === run) queues.delete(key)
-    })
-    return run
+  jobs.register<MirrorJob>(mirrorJobKind, {
+    run: (job, { signal }) => write(job, signal),
+    // a channel's objects are a few MB; a bucket that takes longer is as good as down
+    timeoutMs: 60_000,
+    // the mirror must catch up whenever the bucket is back: keep trying for about a day (serve start tries again)
+    retryDelaysMs: [5_000, 15_000, 60_000, 300_000, 900_000],
+    maxAttempts: 100,
+  })
+
+  function enqueue(miniAppId: string, channel: string): void {
+    jobs.enqueue(mirrorJobKind, { miniAppId, channel } satisfies MirrorJob, { dedupeKey: `${mirrorJobKind}:${miniAppId}:${channel}` })
   }
 
   return {
-    releaseChanged,
-    async idle() {
-      while (queues.size > 0) await Promise.all(queues.values())
+    releaseChanged(app, channel = 'stable') {
+      const miniApp = db.select({ id: miniApps.id }).from(miniApps).where(or(eq(miniApps.id, app), eq(miniApps.appId, app))).get()
+      if (miniApp) enqueue(miniApp.id, channel)
     },
-    async syncAll() {
+    syncAll() {
       const live = db.selectDistinct({ miniAppId: channelReleases.miniAppId, channel: channelReleases.channel }).from(channelReleases).where(isNull(channelReleases.withdrawnAt)).all()
-      for (const { miniAppId, channel } of live) await releaseChanged(miniAppId, channel)
+      for (const { miniAppId, channel } of live) enqueue(miniAppId, channel)
     },
   }
 }

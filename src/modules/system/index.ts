@@ -16,7 +16,7 @@ interface HasRoutes {
  * `serve` also answers it straight from Bun's router, so that a probe (and the first request after
  * start-up) does not wait for Elysia to compile its handlers.
  */
-export function healthResponse(deps: Pick<AppDeps, 'db' | 'clock' | 'startedAt'>): Response {
+export function healthResponse(deps: Pick<AppDeps, 'db' | 'clock' | 'startedAt'>, detail?: Record<string, unknown>): Response {
   const uptimeSeconds = Math.floor((deps.clock() - deps.startedAt) / 1000)
   let status = 'ok'
   try {
@@ -27,25 +27,52 @@ export function healthResponse(deps: Pick<AppDeps, 'db' | 'clock' | 'startedAt'>
   } catch {
     status = 'unavailable'
   }
-  const body = JSON.stringify({ status, version: productVersion, uptimeSeconds })
+  const body = JSON.stringify({ status, version: productVersion, uptimeSeconds, ...detail })
   return new Response(body, {
     status: status === 'unavailable' ? 503 : 200,
     headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), 'cache-control': 'no-store' },
   })
 }
 
-const healthBody = t.Object({ status: t.String(), version: t.String(), uptimeSeconds: t.Integer() })
+const kindBacklog = t.Object({ pending: t.Integer(), running: t.Integer(), failed: t.Integer(), oldestPendingSeconds: t.Integer() })
+const healthBody = t.Object({
+  status: t.String(),
+  version: t.String(),
+  uptimeSeconds: t.Integer(),
+  /** only for an administrator (or the metrics token): the background queue's backlog */
+  jobs: t.Optional(t.Object({ pending: t.Integer(), running: t.Integer(), failed: t.Integer(), oldestPendingSeconds: t.Integer(), byKind: t.Record(t.String(), kindBacklog) })),
+})
+
+/**
+ * The health answer, with the background queue's backlog for a caller who sends an administrator's
+ * token (or the metrics token). A probe sends none; a token that is not good enough gets the plain
+ * answer too, so health never turns into an error for a balancer.
+ */
+function healthWithDetail(deps: AppDeps, request?: Request): Response | Promise<Response> {
+  const header = request?.headers.get('authorization') ?? undefined
+  if (header === undefined) return healthResponse(deps)
+  return authoriseScrape(header, deps.config.metricsToken, deps.db, deps.tokens).then(
+    () => {
+      try {
+        return healthResponse(deps, { jobs: deps.jobs.backlog() })
+      } catch {
+        return healthResponse(deps)
+      }
+    },
+    () => healthResponse(deps),
+  )
+}
 
 export function systemRoutes(deps: AppDeps, api: HasRoutes) {
   let document: Record<string, unknown> | null = null
-  const health = () => healthResponse(deps)
+  const health = (request?: Request) => healthWithDetail(deps, request)
   return new Elysia({ prefix: '/api' })
     .state('health', health)
     // `serve` starts the insight timers and feeds the request log's observations
     .state('insights', deps.insights)
     .state('requestMetrics', deps.requestMetrics)
-    .get('/health', health, {
-      detail: { summary: 'Liveness and database check', tags: ['system'] },
+    .get('/health', ({ request }) => health(request), {
+      detail: { summary: 'Liveness and database check; with an administrator\'s token (or the metrics token) also the background jobs\' backlog', tags: ['system'] },
       response: { 200: healthBody, 503: healthBody },
     })
     .get(
@@ -60,6 +87,7 @@ export function systemRoutes(deps: AppDeps, api: HasRoutes) {
           requestMetrics: deps.requestMetrics,
           totals: deps.insights.counters.totals,
           flushInsights: deps.insights.flush,
+          jobs: deps.jobs,
         })
         return new Response(text, { headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'cache-control': 'no-store' } })
       },

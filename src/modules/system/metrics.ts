@@ -4,6 +4,7 @@ import { timingSafeEqual } from 'node:crypto'
 import type { Db } from '../../db/open'
 import type { DataDirPaths } from '../../data-dir'
 import type { Clock } from '../../ids'
+import type { JobQueue } from '../../jobs/queue'
 import { AppError } from '../../http/errors'
 import { bearerToken } from '../../http/guards'
 import { userFromAccessToken } from '../auth/access'
@@ -129,6 +130,8 @@ export interface MetricsDeps {
   totals: Totals
   /** writes the insight counters first, so device gauges include the last seconds */
   flushInsights: () => void
+  /** the background queue's backlog (release mirror writes, webhook deliveries) */
+  jobs: Pick<JobQueue, 'backlog'>
 }
 
 /** Distinct stored files and their bytes: the blob store's size without walking it (works for any store). */
@@ -170,6 +173,13 @@ export function renderMetrics(deps: MetricsDeps): string {
   const blobs = client.query<{ files: number; bytes: number }, []>(blobBytesQuery).get()!
   metric(lines, 'miniship_blob_files', 'gauge', 'Distinct stored files referenced by versions.', [['', blobs.files]])
   metric(lines, 'miniship_blob_bytes', 'gauge', 'Bytes of the distinct stored files referenced by versions.', [['', blobs.bytes]])
+  const jobKinds = Object.entries(deps.jobs.backlog().byKind)
+  // every registered kind is listed (zeros included); a family without a sample would not parse
+  if (jobKinds.length > 0) {
+    metric(lines, 'miniship_jobs_pending', 'gauge', 'Background jobs waiting to run (or running), by kind.', jobKinds.map(([kind, of]) => [`kind="${labelValue(kind)}"`, of.pending + of.running]))
+    metric(lines, 'miniship_jobs_oldest_pending_seconds', 'gauge', 'Age of the oldest background job still waiting, by kind (0 when none waits).', jobKinds.map(([kind, of]) => [`kind="${labelValue(kind)}"`, of.oldestPendingSeconds]))
+    metric(lines, 'miniship_jobs_failed', 'gauge', 'Background jobs that gave up after their retries (kept 30 days), by kind.', jobKinds.map(([kind, of]) => [`kind="${labelValue(kind)}"`, of.failed]))
+  }
   metric(lines, 'miniship_uptime_seconds', 'gauge', 'Seconds since this server started.', [['', Math.floor((deps.clock() - deps.startedAt) / 1000)]])
   return lines.join('\n') + '\n'
 }

@@ -5,12 +5,11 @@ import { requireVisibleMiniAppByAppId } from '../miniapps/service'
 import { miniAppIdParams, publishBody, rollbackBody, uploadParams, versionParams, workspaceQuery } from './model'
 import { apiBase } from '../../http/urls'
 import { receiveUpload } from './upload'
+import { actorOf, emitWebhookEvent } from '../webhooks/service'
 import { deleteVersion, getWorkspace, publishVersion, reviewVersion, rollbackRelease, uploadVersion, type VersionDeps } from './service'
 
 export function versionRoutes(deps: AppDeps) {
   const blobs = deps.blobs
-  // The release mirror (issue 14) follows every change of a channel's release; it never fails the change itself.
-  const releaseChanged = (miniAppId: string, channel = 'stable') => deps.mirror?.releaseChanged(miniAppId, channel) ?? Promise.resolve()
   const services: VersionDeps = { db: deps.db, clock: deps.clock, config: deps.config, blobs }
   return new Elysia({ prefix: '/mini-apps' })
     .use(deps.guard)
@@ -21,6 +20,7 @@ export function versionRoutes(deps: AppDeps) {
         const miniApp = requireVisibleMiniAppByAppId(deps.db, user, params.appId)
         const received = await receiveUpload(request, blobs.paths, deps.config.uploadLimitBytes)
         const record = await uploadVersion(services, user, miniApp, received)
+        emitWebhookEvent(deps.db, deps.clock, miniApp.id, 'version.uploaded', { version: { id: record.id, version: record.version, buildNumber: record.buildNumber, channel: record.channel, releaseType: record.releaseType }, by: actorOf(user) })
         set.status = 201
         return record
       },
@@ -46,9 +46,11 @@ export function versionRoutes(deps: AppDeps) {
       params: versionParams,
       detail: { summary: 'Submit a version for review', tags: ['versions'] },
     })
-    .post('/:miniAppId/versions/:versionId/publish', async ({ user, params, body }) => {
+    .post('/:miniAppId/versions/:versionId/publish', ({ user, params, body }) => {
       const record = publishVersion(services, user, params.miniAppId, params.versionId, body ?? {})
-      await releaseChanged(params.miniAppId, body?.channel ?? record.channel)
+      // after the commit, queued: the answer never waits on the bucket (decisions §18)
+      deps.mirror?.releaseChanged(params.miniAppId, body?.channel ?? record.channel)
+      emitWebhookEvent(deps.db, deps.clock, record.miniAppId, 'release.published', { channel: body?.channel ?? record.channel, version: { id: record.id, version: record.version }, rolloutPercent: body?.rolloutPercent ?? 100, mandatory: body?.mandatory ?? false, by: actorOf(user) })
       return record
     }, {
       auth: 'release',
@@ -56,9 +58,10 @@ export function versionRoutes(deps: AppDeps) {
       body: publishBody,
       detail: { summary: 'Publish a version: it becomes the newest release of a channel (default: the one it was uploaded to), for rolloutPercent of devices', tags: ['versions'] },
     })
-    .post('/:miniAppId/rollback', async ({ user, params, body }) => {
+    .post('/:miniAppId/rollback', ({ user, params, body }) => {
       const result = rollbackRelease(services, user, params.miniAppId, body.targetVersionId, body.notes ?? null, body.channel)
-      await releaseChanged(params.miniAppId, body.channel ?? result.version.channel)
+      deps.mirror?.releaseChanged(params.miniAppId, body.channel ?? result.version.channel)
+      emitWebhookEvent(deps.db, deps.clock, result.miniApp.id, 'release.rolled_back', { channel: body.channel ?? result.version.channel, version: { id: result.version.id, version: result.version.version }, notes: body.notes ?? null, by: actorOf(user) })
       return result
     }, {
       auth: 'release',

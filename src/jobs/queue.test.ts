@@ -1,0 +1,216 @@
+// The durable queue on a real SQLite file: runs, dedupe, retries with the kind's waits, give-up, timeouts, restart.
+import { afterEach, describe, expect, test } from 'bun:test'
+import { rmSync } from 'node:fs'
+import { openDataDir, type OpenedDataDir } from '../data-dir'
+import { tempDir } from '../test-support'
+import { createJobQueue, enqueueJob, retryDelay, type JobHandler } from './queue'
+
+const opened: { dir: string; dataDir: OpenedDataDir }[] = []
+afterEach(() => {
+  for (const { dir, dataDir } of opened.splice(0)) {
+    try {
+      dataDir.db.$client.close()
+    } catch {
+      // closed by the test
+    }
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+function setUp(dir = tempDir()) {
+  const dataDir = openDataDir(dir)
+  opened.push({ dir, dataDir })
+  const now = { value: Date.parse('2026-11-25T10:00:00.000Z') }
+  const logs: string[] = []
+  const queue = createJobQueue({ db: dataDir.db, clock: () => now.value, log: (line) => logs.push(line), pollMs: 20 })
+  const rows = () => dataDir.db.$client.query<{ id: string; kind: string; state: string; attempts: number; run_after: number; last_error: string | null; payload: string }, []>('SELECT * FROM jobs ORDER BY created_at').all()
+  return { dir, dataDir, now, logs, queue, rows }
+}
+
+function handler(run: JobHandler<{ n: number }>['run'], overrides: Partial<JobHandler<{ n: number }>> = {}): JobHandler<{ n: number }> {
+  return { run, timeoutMs: 1000, retryDelaysMs: [10_000, 30_000, 120_000], maxAttempts: 4, ...overrides }
+}
+
+const until = async (condition: () => boolean) => {
+  for (let i = 0; i < 200 && !condition(); i++) await Bun.sleep(10)
+  expect(condition()).toBe(true)
+}
+
+describe('the job queue', () => {
+  test('a due job runs once and its row goes; a job not yet due waits', async () => {
+    const { queue, rows, now } = setUp()
+    const seen: number[] = []
+    queue.register('count', handler(async ({ n }) => void seen.push(n)))
+    queue.enqueue('count', { n: 1 })
+    queue.enqueue('count', { n: 2 }, { delayMs: 5000 })
+    await queue.drain()
+    expect(seen).toEqual([1])
+    expect(rows().map((row) => row.payload)).toEqual(['{"n":2}'])
+    now.value += 5000
+    await queue.drain()
+    expect(seen).toEqual([1, 2])
+    expect(rows()).toEqual([])
+  })
+
+  test('one pending job per dedupe key: the later payload wins', async () => {
+    const { queue, rows } = setUp()
+    const seen: number[] = []
+    queue.register('count', handler(async ({ n }) => void seen.push(n)))
+    queue.enqueue('count', { n: 1 }, { dedupeKey: 'k' })
+    queue.enqueue('count', { n: 2 }, { dedupeKey: 'k' })
+    queue.enqueue('count', { n: 3 }, { dedupeKey: 'other' })
+    expect(rows()).toHaveLength(2)
+    await queue.drain()
+    expect(seen.sort()).toEqual([2, 3])
+  })
+
+  test('a job of a key that is running waits for it, then runs with what came meanwhile', async () => {
+    const { queue } = setUp()
+    const events: string[] = []
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    queue.register(
+      'slow',
+      handler(async ({ n }) => {
+        events.push(`start ${n}`)
+        if (n === 1) await gate
+        events.push(`end ${n}`)
+      }),
+    )
+    queue.enqueue('slow', { n: 1 }, { dedupeKey: 'channel' })
+    const draining = queue.drain()
+    await until(() => events.length === 1)
+    queue.enqueue('slow', { n: 2 }, { dedupeKey: 'channel' })
+    await Bun.sleep(30)
+    expect(events).toEqual(['start 1'])
+    release()
+    await draining
+    await queue.drain()
+    expect(events).toEqual(['start 1', 'end 1', 'start 2', 'end 2'])
+  })
+
+  test('a failed attempt runs again after the kind\'s waits; past maxAttempts the job is failed and stays visible', async () => {
+    const { queue, rows, now, logs } = setUp()
+    let attempts = 0
+    const gaveUp: string[] = []
+    queue.register(
+      'flaky',
+      handler(
+        async () => {
+          attempts++
+          throw new Error(`receiver said no (${attempts})`)
+        },
+        { onGiveUp: (_payload, error) => gaveUp.push(error) },
+      ),
+    )
+    const start = now.value
+    queue.enqueue('flaky', { n: 1 })
+    await queue.drain()
+    expect(rows()[0]).toMatchObject({ state: 'pending', attempts: 1, run_after: start + 10_000, last_error: 'receiver said no (1)' })
+    now.value += 9_999
+    await queue.drain()
+    expect(attempts).toBe(1)
+    now.value = start + 10_000
+    await queue.drain()
+    expect(rows()[0]).toMatchObject({ state: 'pending', attempts: 2, run_after: start + 10_000 + 30_000 })
+    now.value += 30_000
+    await queue.drain()
+    expect(rows()[0]).toMatchObject({ attempts: 3, run_after: now.value + 120_000 })
+    now.value += 120_000
+    await queue.drain()
+    expect(attempts).toBe(4)
+    expect(rows()[0]).toMatchObject({ state: 'failed', attempts: 4, last_error: 'receiver said no (4)' })
+    expect(gaveUp).toEqual(['receiver said no (4)'])
+    expect(logs.some((line) => line.includes('gave up'))).toBe(true)
+    expect(queue.backlog()).toMatchObject({ pending: 0, failed: 1, byKind: { flaky: { failed: 1, pending: 0 } } })
+    now.value += 3_600_000
+    await queue.drain()
+    expect(attempts).toBe(4)
+  })
+
+  test('retryDelay repeats the last wait', () => {
+    const kind = { retryDelaysMs: [1, 2, 3] }
+    expect([1, 2, 3, 4, 5].map((n) => retryDelay(kind, n))).toEqual([1, 2, 3, 3, 3])
+  })
+
+  test('an attempt that outlives its timeout fails (its signal aborted) and is retried; the backlog shows it waiting', async () => {
+    const { queue, rows, now } = setUp()
+    let aborted = false
+    let calls = 0
+    queue.register(
+      'stuck',
+      handler(
+        (_payload, { signal }) => {
+          calls++
+          if (calls > 1) return Promise.resolve()
+          return new Promise<void>((resolve) => signal.addEventListener('abort', () => ((aborted = true), resolve())))
+        },
+        { timeoutMs: 50 },
+      ),
+    )
+    queue.enqueue('stuck', { n: 1 })
+    await queue.drain()
+    expect(aborted).toBe(true)
+    expect(rows()[0]).toMatchObject({ state: 'pending', attempts: 1, last_error: 'timed out after 0.1 s' })
+    now.value += 60_000
+    expect(queue.backlog()).toMatchObject({ pending: 1, oldestPendingSeconds: 60, byKind: { stuck: { pending: 1, oldestPendingSeconds: 60 } } })
+    await queue.drain()
+    expect(rows()).toEqual([])
+    expect(queue.backlog()).toMatchObject({ pending: 0, oldestPendingSeconds: 0 })
+  })
+
+  test('a job that was running when the process died runs again after a restart', async () => {
+    const first = setUp()
+    let started = false
+    first.queue.register('work', handler(() => ((started = true), new Promise<void>(() => {}))))
+    first.queue.start()
+    first.queue.enqueue('work', { n: 7 })
+    await until(() => started)
+    expect(first.rows()[0]).toMatchObject({ state: 'running', attempts: 1 })
+    // the process dies: no stop, the database just closes
+    first.dataDir.db.$client.close()
+    await first.queue.stop(0)
+
+    const second = setUp(first.dir)
+    const seen: number[] = []
+    second.queue.register('work', handler(async ({ n }) => void seen.push(n)))
+    second.queue.start()
+    await until(() => seen.length === 1)
+    await second.queue.stop(1000)
+    expect(seen).toEqual([7])
+    expect(second.rows()).toEqual([])
+  })
+
+  test('the worker picks up a job enqueued in a transaction by another part of the program', async () => {
+    const { queue, dataDir, now } = setUp()
+    const seen: number[] = []
+    queue.register('count', handler(async ({ n }) => void seen.push(n)))
+    queue.start()
+    dataDir.db.transaction((tx) => {
+      enqueueJob(tx, () => now.value, 'count', { n: 5 })
+    })
+    await until(() => seen.length === 1)
+    await queue.stop(1000)
+  })
+
+  test('stop waits for an attempt in flight, bounded by its grace', async () => {
+    const { queue } = setUp()
+    let finished = false
+    queue.register('slow', handler(async () => ((await Bun.sleep(100)), (finished = true)) as unknown as void))
+    queue.register('forever', handler(() => new Promise<void>(() => {}), { timeoutMs: 60_000 }))
+    queue.start()
+    queue.enqueue('slow', { n: 1 })
+    await Bun.sleep(20)
+    await queue.stop(5000)
+    expect(finished).toBe(true)
+
+    const other = setUp()
+    other.queue.register('forever', handler(() => new Promise<void>(() => {}), { timeoutMs: 60_000 }))
+    other.queue.start()
+    other.queue.enqueue('forever', { n: 1 })
+    await Bun.sleep(20)
+    const before = Date.now()
+    await other.queue.stop(100)
+    expect(Date.now() - before).toBeLessThan(5000)
+  })
+})

@@ -1,0 +1,427 @@
+// Webhooks over HTTP (decisions §16): who may manage them, the address rule, signed deliveries to a real receiver, retries, restarts, slack.
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { createHmac } from 'node:crypto'
+import { rmSync } from 'node:fs'
+import type { Server } from 'bun'
+import { createApp } from '../../app'
+import { openDataDir } from '../../data-dir'
+import { createTestContext, type TestContext } from '../../test-support'
+import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
+import { isPublicAddress } from './address'
+import { createTokenService } from '../auth/tokens'
+
+interface Received {
+  path: string
+  headers: Headers
+  body: string
+}
+
+/** A webhook receiver on 127.0.0.1 that records what it gets and answers with the statuses it is given (200 once they run out). */
+function startReceiver() {
+  const received: Received[] = []
+  const statuses: number[] = []
+  const server: Server<undefined> = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(request) {
+      const url = new URL(request.url)
+      received.push({ path: url.pathname, headers: request.headers, body: await request.text() })
+      const status = statuses.shift() ?? 200
+      if (status >= 300 && status < 400) return new Response(null, { status, headers: { location: `http://127.0.0.1:${server.port}/redirected` } })
+      return new Response(status < 300 ? 'ok' : 'no', { status })
+    },
+  })
+  return { url: (path = '/hook') => `http://127.0.0.1:${server.port}${path}`, port: server.port!, received, statuses, stop: () => server.stop(true) }
+}
+
+const hmac = (secret: string, body: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`
+
+async function setUpApp(context: TestContext, appId = 'com.example.hooks') {
+  const owner = await createTestUser(context)
+  const miniApp = await createMiniApp(context, owner.token, appId)
+  return { owner, miniAppId: miniApp.id as string, appId }
+}
+
+async function uploadVersion(context: TestContext, token: string, appId: string, version: string): Promise<string> {
+  const res = await upload(context, token, appId, uploadForm(appId, { version }))
+  if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${res.text}`)
+  return res.body.id
+}
+
+describe('the address rule', () => {
+  const refused = [
+    ['IPv4 loopback', 'http://127.0.0.1/hook'],
+    ['IPv4 loopback, elsewhere in 127/8', 'http://127.8.9.10/hook'],
+    ['IPv4 loopback written as one number', 'http://2130706433/hook'],
+    ['private 10/8', 'http://10.1.2.3/hook'],
+    ['private 172.16/12', 'http://172.31.255.1/hook'],
+    ['private 192.168/16', 'https://192.168.0.10/hook'],
+    ['link-local and the cloud metadata address', 'http://169.254.169.254/latest/meta-data/'],
+    ['carrier-grade NAT 100.64/10', 'http://100.100.100.100/hook'],
+    ['unspecified 0.0.0.0', 'http://0.0.0.0:3001/hook'],
+    ['multicast', 'http://239.1.2.3/hook'],
+    ['broadcast', 'http://255.255.255.255/hook'],
+    ['IPv6 loopback ::1', 'http://[::1]:3001/hook'],
+    ['IPv6 unspecified ::', 'http://[::]/hook'],
+    ['IPv6 unique-local fc00::/7', 'http://[fc00::1]/hook'],
+    ['IPv6 unique-local fd…', 'http://[fd12:3456::1]/hook'],
+    ['the AWS IPv6 metadata address fd00:ec2::254', 'http://[fd00:ec2::254]/latest'],
+    ['IPv6 link-local fe80::/10', 'http://[fe80::1]/hook'],
+    ['IPv6 multicast', 'http://[ff02::1]/hook'],
+    ['IPv4-mapped IPv6 of loopback', 'http://[::ffff:127.0.0.1]/hook'],
+    ['IPv4-mapped IPv6 of a private address', 'http://[::ffff:10.0.0.1]/hook'],
+    ['NAT64 of loopback', 'http://[64:ff9b::7f00:1]/hook'],
+    ['a name that resolves to loopback', 'http://localhost:3001/hook'],
+  ] as const
+  let context: TestContext
+  let owner: TestUser
+  let miniAppId: string
+  beforeAll(async () => {
+    context = createTestContext()
+    ;({ owner, miniAppId } = await setUpApp(context))
+  })
+  afterAll(() => context.close())
+
+  for (const [name, url] of refused) {
+    test(`${name} (${url}) is refused at creation: 400 WEBHOOK_URL_NOT_ALLOWED`, async () => {
+      const res = await context.call('POST', `/api/mini-apps/${miniAppId}/webhooks`, { token: owner.token, json: { url } })
+      expect(res.status).toBe(400)
+      expect(res.body.code).toBe('WEBHOOK_URL_NOT_ALLOWED')
+      expect(res.body.message).toContain('--webhooks-allow-private')
+    })
+  }
+
+  for (const url of ['ftp://example.com/hook', 'file:///etc/passwd', 'javascript:alert(1)', 'gopher://example.com/']) {
+    test(`a URL that is not http(s) (${url}) is refused: 400 WEBHOOK_URL_NOT_ALLOWED`, async () => {
+      const res = await context.call('POST', `/api/mini-apps/${miniAppId}/webhooks`, { token: owner.token, json: { url } })
+      expect(res.status).toBe(400)
+      expect(res.body.code).toBe('WEBHOOK_URL_NOT_ALLOWED')
+    })
+  }
+
+  test('something that is not a URL, credentials in the URL, an unknown event, an empty event list and an unknown format are 400 VALIDATION_ERROR', async () => {
+    for (const json of [
+      { url: 'not a url' },
+      { url: 'https://user:pass@93.184.216.34/hook' },
+      { url: 'https://93.184.216.34/hook', events: ['release.exploded'] },
+      { url: 'https://93.184.216.34/hook', events: [] },
+      { url: 'https://93.184.216.34/hook', format: 'xml' },
+      { events: ['release.published'] },
+    ]) {
+      const res = await context.call('POST', `/api/mini-apps/${miniAppId}/webhooks`, { token: owner.token, json })
+      expect({ json, status: res.status, code: res.body.code }).toEqual({ json, status: 400, code: 'VALIDATION_ERROR' })
+    }
+  })
+
+  test('public addresses (IPv4, IPv6, IPv4-mapped of a public one) are accepted', async () => {
+    for (const url of ['https://93.184.216.34/hook', 'http://[2606:2800:220:1:248:1893:25c8:1946]/hook', 'http://[::ffff:93.184.216.34]/hook']) {
+      const res = await context.call('POST', `/api/mini-apps/${miniAppId}/webhooks`, { token: owner.token, json: { url } })
+      expect({ url, status: res.status }).toEqual({ url, status: 201 })
+    }
+  })
+
+  test('isPublicAddress: only global unicast', () => {
+    const table: [string, boolean][] = [
+      ['8.8.8.8', true],
+      ['2001:4860:4860::8888', true],
+      ['::ffff:8.8.8.8', true],
+      ['127.0.0.1', false],
+      ['10.0.0.1', false],
+      ['172.16.0.1', false],
+      ['192.168.1.1', false],
+      ['169.254.169.254', false],
+      ['100.64.0.1', false],
+      ['0.0.0.0', false],
+      ['224.0.0.1', false],
+      ['::1', false],
+      ['::', false],
+      ['fc00::1', false],
+      ['fd00:ec2::254', false],
+      ['fe80::1', false],
+      ['ff02::1', false],
+      ['::ffff:127.0.0.1', false],
+      ['::ffff:169.254.169.254', false],
+      ['2002:7f00:1::1', false],
+      ['not an address', false],
+    ]
+    for (const [address, allowed] of table) expect({ address, allowed: isPublicAddress(address) }).toEqual({ address, allowed })
+  })
+})
+
+describe('managing webhooks', () => {
+  let context: TestContext
+  let owner: TestUser
+  let miniAppId: string
+  beforeAll(async () => {
+    context = createTestContext()
+    ;({ owner, miniAppId } = await setUpApp(context))
+  })
+  afterAll(() => context.close())
+  const base = () => `/api/mini-apps/${miniAppId}/webhooks`
+
+  test('create shows the secret once; list, deliveries and the audit log never show it; delete removes it', async () => {
+    const created = await context.call('POST', base(), { token: owner.token, json: { url: 'https://93.184.216.34/hook', events: ['release.published', 'rollout.paused'], format: 'slack' } })
+    expect(created.status).toBe(201)
+    expect(created.body).toMatchObject({ url: 'https://93.184.216.34/hook', events: ['release.published', 'rollout.paused'], format: 'slack' })
+    expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9_-]{32}$/)
+    const listed = await context.call('GET', base(), { token: owner.token })
+    expect(listed.status).toBe(200)
+    expect(listed.body.webhooks).toEqual([{ id: created.body.id, url: 'https://93.184.216.34/hook', events: ['release.published', 'rollout.paused'], format: 'slack', createdAt: created.body.createdAt }])
+    expect(listed.text).not.toContain(created.body.secret)
+    const tested = await context.call('POST', `${base()}/${created.body.id}/test`, { token: owner.token })
+    expect(tested.status).toBe(200)
+    expect(tested.body).toMatchObject({ event: 'webhook.test', status: 'pending', attempts: 0 })
+    const deliveries = await context.call('GET', `${base()}/${created.body.id}/deliveries`, { token: owner.token })
+    expect(deliveries.body.deliveries).toHaveLength(1)
+    expect(deliveries.text).not.toContain(created.body.secret)
+    const removed = await context.call('DELETE', `${base()}/${created.body.id}`, { token: owner.token })
+    expect(removed.body).toEqual({ success: true, id: created.body.id })
+    expect((await context.call('GET', base(), { token: owner.token })).body.webhooks).toEqual([])
+    // the queued test delivery finds nothing and ends
+    await context.app.store.jobs.drain()
+    expect(context.app.store.jobs.backlog().pending).toBe(0)
+    const audit = context.dataDir.db.$client.query<{ action: string; summary: string; metadata: string; actor_id: string }, []>("SELECT action, summary, metadata, actor_id FROM audit_logs WHERE action LIKE 'webhook.%' ORDER BY created_at").all()
+    expect(audit.map((entry) => entry.action)).toEqual(['webhook.create', 'webhook.test', 'webhook.delete'])
+    expect(audit.every((entry) => entry.actor_id === owner.id)).toBe(true)
+    expect(JSON.stringify(audit)).not.toContain(created.body.secret)
+  })
+
+  test('an unknown webhook is 404 WEBHOOK_NOT_FOUND for delete, test and deliveries', async () => {
+    for (const [method, path] of [
+      ['DELETE', `${base()}/nope`],
+      ['POST', `${base()}/nope/test`],
+      ['GET', `${base()}/nope/deliveries`],
+    ] as const) {
+      const res = await context.call(method, path, { token: owner.token })
+      expect({ path, status: res.status, code: res.body.code }).toEqual({ path, status: 404, code: 'WEBHOOK_NOT_FOUND' })
+    }
+  })
+
+  test('a developer of the miniapp gets 403 OWNER_REQUIRED, a stranger 404, nobody 401, an API key 403 SCOPE_REQUIRED; an admin may', async () => {
+    const developer = await createTestUser(context)
+    expect((await context.call('POST', `/api/mini-apps/${miniAppId}/members`, { token: owner.token, json: { email: developer.email, role: 'DEVELOPER' } })).status).toBe(201)
+    const stranger = await createTestUser(context)
+    const admin = await createTestUser(context, { role: 'ADMIN' })
+    const json = { url: 'https://93.184.216.34/hook' }
+    const asDeveloper = await context.call('POST', base(), { token: developer.token, json })
+    expect([asDeveloper.status, asDeveloper.body.code]).toEqual([403, 'OWNER_REQUIRED'])
+    const listDeveloper = await context.call('GET', base(), { token: developer.token })
+    expect([listDeveloper.status, listDeveloper.body.code]).toEqual([403, 'OWNER_REQUIRED'])
+    const asStranger = await context.call('GET', base(), { token: stranger.token })
+    expect([asStranger.status, asStranger.body.code]).toEqual([404, 'MINI_APP_NOT_FOUND'])
+    const anonymous = await context.call('GET', base())
+    expect([anonymous.status, anonymous.body.code]).toEqual([401, 'AUTH_REQUIRED'])
+    const key = await context.call('POST', '/api/auth/api-keys', { token: owner.token, json: { name: 'ci', scopes: ['read', 'upload', 'release'] } })
+    const withKey = await context.call('GET', base(), { token: key.body.key })
+    expect([withKey.status, withKey.body.code]).toEqual([403, 'SCOPE_REQUIRED'])
+    const asAdmin = await context.call('POST', base(), { token: admin.token, json })
+    expect(asAdmin.status).toBe(201)
+  })
+})
+
+describe('deliveries to a real receiver (--webhooks-allow-private)', () => {
+  let receiver: ReturnType<typeof startReceiver>
+  let context: TestContext
+  let owner: TestUser
+  let miniAppId: string
+  let appId: string
+  beforeAll(async () => {
+    receiver = startReceiver()
+    context = createTestContext({ webhooksAllowPrivate: true })
+    ;({ owner, miniAppId, appId } = await setUpApp(context))
+  })
+  afterAll(() => {
+    context.close()
+    receiver.stop()
+  })
+  afterEach(async () => {
+    // each test starts with no webhook and an empty receiver
+    const listed = await context.call('GET', `/api/mini-apps/${miniAppId}/webhooks`, { token: owner.token })
+    for (const hook of listed.body.webhooks) await context.call('DELETE', `/api/mini-apps/${miniAppId}/webhooks/${hook.id}`, { token: owner.token })
+    await context.app.store.jobs.drain()
+    receiver.received.length = 0
+    receiver.statuses.length = 0
+  })
+  const create = async (json: Record<string, unknown>) => {
+    const res = await context.call('POST', `/api/mini-apps/${miniAppId}/webhooks`, { token: owner.token, json })
+    expect(res.status).toBe(201)
+    return res.body as { id: string; secret: string }
+  }
+  const deliveries = async (id: string) => (await context.call('GET', `/api/mini-apps/${miniAppId}/webhooks/${id}/deliveries`, { token: owner.token })).body.deliveries
+
+  test('upload, publish, rollout change and rollback each reach a webhook that takes them, signed over the raw body; nothing before the request answered', async () => {
+    const hook = await create({ url: receiver.url(), events: ['version.uploaded', 'release.published', 'rollout.changed', 'release.rolled_back'] })
+    const first = await uploadVersion(context, owner.token, appId, '1.0.0')
+    expect((await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${first}/publish`, { token: owner.token, json: {} })).status).toBe(200)
+    const second = await uploadVersion(context, owner.token, appId, '1.1.0')
+    expect((await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${second}/publish`, { token: owner.token, json: { rolloutPercent: 20 } })).status).toBe(200)
+    expect((await context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: owner.token, json: { rolloutPercent: 60 } })).status).toBe(200)
+    expect((await context.call('POST', `/api/mini-apps/${miniAppId}/rollback`, { token: owner.token, json: { targetVersionId: first } })).status).toBe(200)
+    // the requests answered with nothing sent yet: deliveries run from the queue
+    expect(receiver.received).toHaveLength(0)
+    await context.app.store.jobs.drain()
+    expect(receiver.received.map((request) => request.headers.get('x-miniship-event'))).toEqual(['version.uploaded', 'release.published', 'version.uploaded', 'release.published', 'rollout.changed', 'release.rolled_back'])
+    for (const request of receiver.received) {
+      expect(request.headers.get('content-type')).toBe('application/json')
+      expect(request.headers.get('x-miniship-signature')).toBe(hmac(hook.secret, request.body))
+      const body = JSON.parse(request.body)
+      expect(Object.keys(body)).toEqual(['id', 'event', 'occurredAt', 'miniApp', 'data'])
+      expect(body.id).toBe(request.headers.get('x-miniship-delivery')!)
+      expect(body.event).toBe(request.headers.get('x-miniship-event')!)
+      expect(body.miniApp).toEqual({ id: miniAppId, appId, name: expect.any(String) })
+      expect(body.data.by).toEqual({ type: 'user', id: owner.id, email: owner.email })
+    }
+    const [uploaded, published, , staged, rollout, rolledBack] = receiver.received.map((request) => JSON.parse(request.body).data)
+    expect(uploaded.version).toMatchObject({ id: first, version: '1.0.0', buildNumber: 1, channel: 'stable' })
+    expect(published).toMatchObject({ channel: 'stable', version: { id: first, version: '1.0.0' }, rolloutPercent: 100, mandatory: false })
+    expect(staged).toMatchObject({ version: { id: second, version: '1.1.0' }, rolloutPercent: 20 })
+    expect(rollout).toMatchObject({ channel: 'stable', version: { id: second, version: '1.1.0' }, rolloutPercent: 60 })
+    expect(rolledBack).toMatchObject({ channel: 'stable', version: { id: first, version: '1.0.0' } })
+    expect(new Set(receiver.received.map((request) => request.headers.get('x-miniship-delivery'))).size).toBe(6)
+    const listed = await deliveries(hook.id)
+    expect(listed).toHaveLength(6)
+    expect(listed.every((delivery: { status: string; attempts: number; responseStatus: number }) => delivery.status === 'delivered' && delivery.attempts === 1 && delivery.responseStatus === 200)).toBe(true)
+  })
+
+  test('a webhook hears only the events it took', async () => {
+    await create({ url: receiver.url(), events: ['rollout.paused'] })
+    await uploadVersion(context, owner.token, appId, '2.0.0')
+    await context.app.store.jobs.drain()
+    expect(receiver.received).toHaveLength(0)
+  })
+
+  test('a receiver that answers 500 gets the delivery again after about 10 s, then 30 s; the same body and signature each time', async () => {
+    const hook = await create({ url: receiver.url(), events: ['version.uploaded'] })
+    receiver.statuses.push(500, 503)
+    await uploadVersion(context, owner.token, appId, '2.1.0')
+    await context.app.store.jobs.drain()
+    expect(await deliveries(hook.id)).toMatchObject([{ status: 'pending', attempts: 1, responseStatus: 500, error: 'the receiver answered 500' }])
+    context.advance(9_000)
+    await context.app.store.jobs.drain()
+    expect(receiver.received).toHaveLength(1)
+    context.advance(1_000)
+    await context.app.store.jobs.drain()
+    expect(await deliveries(hook.id)).toMatchObject([{ status: 'pending', attempts: 2, responseStatus: 503 }])
+    context.advance(30_000)
+    await context.app.store.jobs.drain()
+    expect(await deliveries(hook.id)).toMatchObject([{ status: 'delivered', attempts: 3, responseStatus: 200, error: null }])
+    expect(new Set(receiver.received.map((request) => request.body)).size).toBe(1)
+    expect(new Set(receiver.received.map((request) => request.headers.get('x-miniship-signature'))).size).toBe(1)
+    expect(receiver.received[0]!.headers.get('x-miniship-signature')).toBe(hmac(hook.secret, receiver.received[0]!.body))
+  })
+
+  test('a receiver that never takes it: six attempts over about 1 h 13 min, then failed', async () => {
+    const hook = await create({ url: receiver.url(), events: ['version.uploaded'] })
+    receiver.statuses.push(500, 500, 500, 500, 500, 500)
+    await uploadVersion(context, owner.token, appId, '2.2.0')
+    await context.app.store.jobs.drain()
+    for (const wait of [10_000, 30_000, 120_000, 600_000, 3_600_000]) {
+      context.advance(wait)
+      await context.app.store.jobs.drain()
+    }
+    // the test users' access tokens last an hour of the moved clock
+    owner.token = await createTokenService(context.dataDir.secret, () => context.now.value, 3600).signAccess({ id: owner.id, role: 'USER', tokenVersion: 1 })
+    expect(receiver.received).toHaveLength(6)
+    expect(await deliveries(hook.id)).toMatchObject([{ status: 'failed', attempts: 6, responseStatus: 500 }])
+    expect(context.app.store.jobs.backlog().byKind['webhook-delivery']).toMatchObject({ pending: 0, failed: 1 })
+    context.advance(24 * 3_600_000)
+    await context.app.store.jobs.drain()
+    expect(receiver.received).toHaveLength(6)
+    owner.token = await createTokenService(context.dataDir.secret, () => context.now.value, 3600).signAccess({ id: owner.id, role: 'USER', tokenVersion: 1 })
+  })
+
+  test('a redirect is not followed: it counts as a failed attempt', async () => {
+    const hook = await create({ url: receiver.url(), events: ['version.uploaded'] })
+    receiver.statuses.push(302)
+    await uploadVersion(context, owner.token, appId, '2.3.0')
+    await context.app.store.jobs.drain()
+    expect(receiver.received.map((request) => request.path)).toEqual(['/hook'])
+    expect(await deliveries(hook.id)).toMatchObject([{ status: 'pending', attempts: 1, responseStatus: 302 }])
+  })
+
+  test('format slack posts a readable { text }, signed the same way', async () => {
+    const hook = await create({ url: receiver.url(), events: ['release.published'], format: 'slack' })
+    const versionId = await uploadVersion(context, owner.token, appId, '2.4.0')
+    await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${versionId}/publish`, { token: owner.token, json: { rolloutPercent: 25 } })
+    await context.app.store.jobs.drain()
+    expect(receiver.received).toHaveLength(1)
+    const body = JSON.parse(receiver.received[0]!.body)
+    expect(Object.keys(body)).toEqual(['text'])
+    expect(body.text).toContain(appId)
+    expect(body.text).toContain('2.4.0 was published on stable to 25 % of devices')
+    expect(body.text).toContain(`by ${owner.email}`)
+    expect(receiver.received[0]!.headers.get('x-miniship-event')).toBe('release.published')
+    expect(receiver.received[0]!.headers.get('x-miniship-signature')).toBe(hmac(hook.secret, receiver.received[0]!.body))
+  })
+
+  test('test sends webhook.test to that webhook; deliveries show the latest 50, newest first', async () => {
+    const hook = await create({ url: receiver.url(), events: ['rollout.paused'] })
+    for (let i = 0; i < 52; i++) {
+      const res = await context.call('POST', `/api/mini-apps/${miniAppId}/webhooks/${hook.id}/test`, { token: owner.token })
+      expect(res.status).toBe(200)
+      context.advance(1)
+    }
+    await context.app.store.jobs.drain()
+    expect(receiver.received).toHaveLength(52)
+    expect(JSON.parse(receiver.received[0]!.body)).toMatchObject({ event: 'webhook.test', data: { message: 'A test delivery from miniship' } })
+    const listed = await deliveries(hook.id)
+    expect(listed).toHaveLength(50)
+    expect(listed[0].createdAt >= listed[49].createdAt).toBe(true)
+    expect(listed[0]).toMatchObject({ event: 'webhook.test', status: 'delivered', attempts: 1, responseStatus: 200 })
+  })
+})
+
+describe('deliveries survive a restart, and the address rule holds at delivery time', () => {
+  test('a delivery that failed before the process stopped is delivered by the next one', async () => {
+    const receiver = startReceiver()
+    const context = createTestContext({ webhooksAllowPrivate: true })
+    const { owner, miniAppId, appId } = await setUpApp(context)
+    const created = await context.call('POST', `/api/mini-apps/${miniAppId}/webhooks`, { token: owner.token, json: { url: receiver.url(), events: ['version.uploaded'] } })
+    receiver.statuses.push(503)
+    await uploadVersion(context, owner.token, appId, '1.0.0')
+    await context.app.store.jobs.drain()
+    expect(receiver.received).toHaveLength(1)
+    // the process stops: the worker, then the database
+    await context.app.store.jobs.stop(1000)
+    context.dataDir.db.$client.close()
+
+    const reopened = openDataDir(context.config.dataDir)
+    const now = context.now.value + 10_000
+    const app = createApp({ config: context.config, db: reopened.db, paths: reopened.paths, secret: reopened.secret, clock: () => now, log: () => {}, jobs: { pollMs: 20 } })
+    app.store.jobs.start()
+    for (let i = 0; i < 200 && receiver.received.length < 2; i++) await Bun.sleep(20)
+    await app.store.jobs.stop(1000)
+    expect(receiver.received).toHaveLength(2)
+    expect(receiver.received[1]!.body).toBe(receiver.received[0]!.body)
+    expect(receiver.received[1]!.headers.get('x-miniship-signature')).toBe(hmac(created.body.secret, receiver.received[1]!.body))
+    const row = reopened.db.$client.query<{ status: string; attempts: number }, []>('SELECT status, attempts FROM webhook_deliveries').get()
+    expect(row).toEqual({ status: 'delivered', attempts: 2 })
+    reopened.db.$client.close()
+    rmSync(context.config.dataDir, { recursive: true, force: true })
+    receiver.stop()
+  })
+
+  test('a webhook to 127.0.0.1 or to a name that resolves to it, made while private targets were allowed, is refused at delivery once they are not', async () => {
+    const receiver = startReceiver()
+    const allowed = createTestContext({ webhooksAllowPrivate: true })
+    const { owner, miniAppId, appId } = await setUpApp(allowed)
+    for (const url of [receiver.url(), `http://localhost:${receiver.port}/hook`]) {
+      expect((await allowed.call('POST', `/api/mini-apps/${miniAppId}/webhooks`, { token: owner.token, json: { url, events: ['version.uploaded'] } })).status).toBe(201)
+    }
+    allowed.dataDir.db.$client.close()
+    const reopened = openDataDir(allowed.config.dataDir)
+    const app = createApp({ config: { ...allowed.config, webhooksAllowPrivate: false }, db: reopened.db, paths: reopened.paths, secret: reopened.secret, clock: () => allowed.now.value, log: () => {} })
+    const res = await app.handle(new Request(`http://localhost/api/mini-apps/by-app-id/${appId}/versions/upload`, { method: 'POST', headers: { authorization: `Bearer ${owner.token}` }, body: uploadForm(appId, { version: '1.0.0' }) }))
+    expect(res.status).toBe(201)
+    await app.store.jobs.drain()
+    expect(receiver.received).toHaveLength(0)
+    const errors = reopened.db.$client.query<{ last_error: string; status: string }, []>('SELECT last_error, status FROM webhook_deliveries ORDER BY last_error').all()
+    expect(errors).toHaveLength(2)
+    expect(errors[0]!.last_error).toContain('127.0.0.1 is not a public address')
+    expect(errors[1]!.last_error).toContain('localhost resolves to')
+    expect(errors.every((row) => row.status === 'pending')).toBe(true)
+    reopened.db.$client.close()
+    rmSync(allowed.config.dataDir, { recursive: true, force: true })
+    receiver.stop()
+  })
+})
