@@ -1,12 +1,13 @@
 // Signed releases (decisions §14): the keys a miniapp trusts, and the check of a signature over the statement of a version's stored files.
 import { and, asc, eq } from 'drizzle-orm'
-import { createHash, createPublicKey, verify } from 'node:crypto'
+import { createPublicKey, verify } from 'node:crypto'
 import { signingKeys, type MiniAppRow, type SigningKeyRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
 import { isoAt, type Clock } from '../../ids'
 import { recordAudit } from '../audit/service'
 import { memberRole, requireVisibleMiniApp, type Caller } from '../miniapps/service'
+import { decodeBase64, keyIdOf } from './keys'
 import { buildStatement, utf8Bytes, statementFileKinds, type StatementFileKind } from '../../sdk/statement'
 
 type Reader = Pick<Db, 'select'>
@@ -33,20 +34,6 @@ export interface VerifiedSignature {
   keyId: string
   statement: string
   value: string
-}
-
-const base64Pattern = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
-
-/** Standard padded base64 only (decisions §14), so one key has one spelling; null when it is not that. */
-function decodeBase64(text: string): Uint8Array | null {
-  const trimmed = text.trim()
-  if (!base64Pattern.test(trimmed)) return null
-  return new Uint8Array(Buffer.from(trimmed, 'base64'))
-}
-
-/** decisions §14: the first 16 hex characters of sha256 of the raw 32 bytes. */
-export function keyIdOf(raw: Uint8Array): string {
-  return createHash('sha256').update(raw).digest('hex').slice(0, 16)
 }
 
 function invalidPublicKey(why: string): AppError {
