@@ -24,6 +24,7 @@ interface Mutation {
 }
 
 const runtimeTests = ['src/modules/runtime/runtime.test.ts']
+const signingTests = ['src/modules/signing/signing.test.ts']
 
 /**
  * One entry per broken rule. To guard a new rule, add an entry: `find` must occur exactly once in
@@ -474,6 +475,56 @@ const mutations: Mutation[] = [
     replace: 'false',
     tests: ['src/modules/webhooks/webhooks.test.ts'],
     why: 'webhooks are managed by the miniapp\'s owners and administrators only',
+  },
+  // signed releases (decisions §14)
+  {
+    file: 'src/modules/signing/service.ts',
+    find: 'if (!verify(null, utf8Bytes(statement), publicKey, value)) {',
+    replace: 'if (false) {',
+    tests: signingTests,
+    why: 'signing: a signature that does not verify over the statement of the stored files is refused',
+  },
+  {
+    file: 'src/modules/signing/service.ts',
+    find: "if (row.revokedAt) throw new AppError(422, 'SIGNING_KEY_REVOKED'",
+    replace: "if (false) throw new AppError(422, 'SIGNING_KEY_REVOKED'",
+    tests: signingTests,
+    why: 'signing: a revoked key signs nothing (upload, signing later, publish)',
+  },
+  {
+    file: 'src/modules/signing/service.ts',
+    find: 'const row = db.select().from(signingKeys).where(and(eq(signingKeys.miniAppId, miniAppId), eq(signingKeys.keyId, keyId))).get()',
+    replace: 'const row = db.select().from(signingKeys).where(eq(signingKeys.keyId, keyId)).get()',
+    tests: signingTests,
+    why: "signing: a key is trusted only by the mini app it was added to",
+  },
+  {
+    file: 'src/modules/signing/service.ts',
+    find: 'if (!app.requireSignature || signed) return',
+    replace: 'return',
+    tests: signingTests,
+    why: 'signing: requireSignature refuses unsigned uploads and the publish of unsigned versions',
+  },
+  {
+    file: 'src/modules/signing/service.ts',
+    find: "if (user.role !== 'ADMIN' && memberRole(db, user.id, row.id) !== 'OWNER') {",
+    replace: 'if (false) {',
+    tests: signingTests,
+    why: 'signing: only owners and admins add and revoke signing keys',
+  },
+  {
+    file: 'src/modules/miniapps/service.ts',
+    find: "throw new AppError(403, 'OWNER_REQUIRED', 'Only owners of this mini app and administrators may change requireSignature')",
+    replace: '{}',
+    tests: signingTests,
+    why: 'signing: only owners and admins switch requireSignature',
+  },
+  {
+    file: 'src/modules/versions/service.ts',
+    find: "const signature = input.signature && verifySignature(db, miniApp.id, input.signature.keyId, input.signature.value, statementOf(miniApp.appId, input.version, input.files))",
+    replace: "const signature = input.signature && { keyId: input.signature.keyId, value: input.signature.value, statement: statementOf(miniApp.appId, input.version, input.files) }",
+    tests: signingTests,
+    why: 'signing: an upload\'s signature is checked before the version exists',
   },
 ]
 

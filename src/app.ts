@@ -29,6 +29,7 @@ import { createApiKeyAuthenticator, isApiKey } from './modules/api-keys/service'
 import { userFromAccessToken } from './modules/auth/access'
 import { channelRoutes } from './modules/channels'
 import { setupRoutes } from './modules/setup'
+import { signingRoutes } from './modules/signing'
 import { createSetupGate, type SetupGate } from './modules/setup/service'
 import { createWriteWatch, watchingWrites } from './db/write-watch'
 import { createJobQueue, type JobQueueOptions } from './jobs/queue'
@@ -137,6 +138,7 @@ export function createApp(input: AppInput) {
     .use(insightRoutes(deps))
     .use(apiKeyRoutes(deps))
     .use(webhookRoutes(deps))
+    .use(signingRoutes(deps))
   const app = new Elysia()
     // serve reaches the release mirror through the app (issue 14): it catches up after start
     .state('mirror', deps.mirror)

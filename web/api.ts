@@ -86,6 +86,8 @@ export interface MiniApp {
   iconUrl?: string | null
   /** whether the experience version installs without signing in (servers without it omit the field) */
   experiencePublic?: boolean
+  /** unsigned uploads and publishes are refused (servers without signing omit the field) */
+  requireSignature?: boolean
   currentExperienceVersionId?: string | null
   currentReviewVersionId?: string | null
   currentReleaseVersionId?: string | null
@@ -119,6 +121,25 @@ export interface Version {
   files?: Partial<Record<FileKey, FileInfo>>
   /** total downloads, where the server counts them */
   downloads?: number | { ios?: number; android?: number } | null
+  /** who signed it (null: unsigned; absent on servers without signing) */
+  signature?: VersionSignature | null
+}
+
+export interface VersionSignature {
+  algorithm: 'ed25519'
+  keyId: string
+  keyName: string | null
+  keyRevokedAt: string | null
+  signedAt: string
+}
+
+/** A public key a miniapp trusts to sign its versions. */
+export interface SigningKey {
+  keyId: string
+  name: string
+  publicKey: string
+  createdAt: string
+  revokedAt: string | null
 }
 
 export interface ReleaseHistoryEntry {

@@ -39,6 +39,11 @@
 //             upload-warnings, upload-done
 //   History   release-history, release-history-empty, history-entry (data-action PUBLISH/ROLLBACK/ROLLOUT)
 //   Settings  edit-app-form (name, description, iconUrl, experiencePublic), edit-app-submit
+//   Signing   signing (the card under Settings), require-signature (checkbox), require-signature-form,
+//             require-signature-submit, signing-keys, signing-key-<keyId> (data-revoked), revoke-signing-key-<keyId>,
+//             signing-keys-empty, signing-keys-unavailable, add-signing-key-form (name, publicKey), add-signing-key-submit,
+//             signature-<v> (Versions row badge; data-signed true/false, data-key-id), publish-unsigned-warning,
+//             publish-revoked-warning (in the publish dialog)
 //   Members   members, members-list, member-<email>, remove-member-<email>, members-unavailable,
 //             add-member-form (email, role), add-member-submit
 //   Tokens    create-key-form (name, scopes, miniAppIds, expiresAt), create-key-submit, new-key (the

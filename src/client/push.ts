@@ -12,6 +12,7 @@ import { connect, withClientOptions, type ClientFlags } from './config'
 import { CliError, createOutput, runClient } from './http'
 import { formatBytes, transferBar } from './progress'
 import { publishBody, publishVersion, withReleaseOptions, type ReleaseFlags, type VersionSummary } from './publish'
+import { explainKeyRefusal, signArtifacts, signingKeyFrom } from './sign'
 
 /** The upload's five file fields and the conventional file names a build writes (the contract's). */
 export const artifactNames = {
@@ -226,6 +227,7 @@ interface PushFlags extends ClientFlags, ReleaseFlags {
   changelog?: string
   releaseType?: string
   publish?: boolean
+  signKey?: string
 }
 
 export function pushCommand(): Command {
@@ -237,6 +239,7 @@ export function pushCommand(): Command {
     .option('--changelog <text>', 'what changed in this version')
     .option('--release-type <type>', 'RELEASE, BETA or ALPHA (default RELEASE)')
     .option('--publish', 'publish it right after the upload (with --channel, --notes, --rollout, --mandatory, --host-range)')
+    .option('--sign-key <file>', 'sign the upload with this Ed25519 private key, PKCS#8 PEM (env MINISHIP_SIGNING_KEY_FILE; miniship keys generate)')
     .addHelpText(
       'after',
       `
@@ -245,7 +248,8 @@ assets-android.zip, or instead the folders ios/assets/ and android/res/, which p
 
 Examples:
   $ miniship push build --app com.example.shop --version 1.2.0 --changelog "Checkout fixes"
-  $ miniship push build --app com.example.shop --version 1.2.0 --publish --rollout 20 --notes "20% first"`,
+  $ miniship push build --app com.example.shop --version 1.2.0 --publish --rollout 20 --notes "20% first"
+  $ miniship push build --app com.example.shop --version 1.2.0 --sign-key release.pem --publish`,
     )
     .action((dir: string, flags: PushFlags) =>
       runClient(flags.json === true, async () => {
@@ -260,6 +264,7 @@ Examples:
           throw new CliError(2, '--notes, --rollout, --mandatory and --host-range go with --publish')
         }
         if (flags.publish) publishBody(releaseFlags) // bad values are exit 2 before anything is sent
+        const signingKey = signingKeyFrom(flags.signKey)
         const api = connect(flags, { command: flags.publish ? 'push --publish' : 'push', scopes: flags.publish ? ['upload', 'release'] : ['upload'] })
 
         let scratchDir: string | null = null
@@ -271,6 +276,13 @@ Examples:
           if (flags.changelog !== undefined) fields.changelog = flags.changelog
           if (releaseType !== undefined) fields.releaseType = releaseType
           if (flags.channel !== undefined) fields.channel = flags.channel
+          const localWarnings: Warning[] = []
+          if (signingKey) {
+            const signed = await signArtifacts(artifacts, appId, version, signingKey, scratch)
+            Object.assign(fields, signed.fields)
+            localWarnings.push(...signed.warnings)
+            out.note(`Signing with the key ${signingKey.keyId}`)
+          }
           const total = artifacts.reduce((sum, a) => sum + a.size, 0)
           out.note(`Uploading ${appId} ${version}: ${artifacts.length} files, ${formatBytes(total)}`)
           const bar = transferBar(total)
@@ -282,12 +294,12 @@ Examples:
               length: body.length,
               chunks: body.chunks,
               onBytes: (count) => bar.advance(count),
-            }))
+            }).catch((error: unknown) => (signingKey ? explainKeyRefusal(error, appId, signingKey, flags.signKey ?? Bun.env.MINISHIP_SIGNING_KEY_FILE!) : Promise.reject(error))))
           } finally {
             bar.done()
           }
           out.line(`Uploaded ${appId} ${uploaded.version} (build ${uploaded.buildNumber}, ${uploaded.status}), version id ${uploaded.id}.`)
-          const warnings = (uploaded.warnings ?? []).map((w) => (typeof w === 'string' ? { code: 'WARNING', message: w } : w))
+          const warnings = [...localWarnings, ...(uploaded.warnings ?? [])].map((w) => (typeof w === 'string' ? { code: 'WARNING', message: w } : w))
           for (const warning of warnings) out.note(`warning: ${warning.message} (${warning.code})`)
           let published: VersionSummary | null = null
           if (flags.publish) {

@@ -57,6 +57,8 @@ export const miniApps = sqliteTable('mini_apps', {
   currentReleaseVersionId: text('current_release_version_id'),
   /** the experience install answers without a token (decisions §9) */
   experiencePublic: integer('experience_public', { mode: 'boolean' }).notNull().default(false),
+  /** uploads and publishes of unsigned versions are refused (decisions §14) */
+  requireSignature: integer('require_signature', { mode: 'boolean' }).notNull().default(false),
   /** the buildNumber the next upload gets; never reused */
   nextBuildNumber: integer('next_build_number').notNull().default(1),
   createdBy: text('created_by').references(() => users.id),
@@ -120,6 +122,44 @@ export const versionFiles = sqliteTable(
   },
   (table) => [primaryKey({ columns: [table.versionId, table.kind] }), index('version_files_sha256').on(table.sha256)],
 )
+
+/**
+ * The Ed25519 public keys a miniapp trusts (decisions §14). A revoked key is kept (`revokedAt`), so
+ * the versions it signed still name it; `keyId` is derived from the key, so one key is one row.
+ */
+export const signingKeys = sqliteTable(
+  'signing_keys',
+  {
+    miniAppId: text('mini_app_id')
+      .notNull()
+      .references(() => miniApps.id, { onDelete: 'cascade' }),
+    keyId: text('key_id').notNull(),
+    name: text('name').notNull(),
+    /** base64 of the raw 32 bytes */
+    publicKey: text('public_key').notNull(),
+    createdBy: text('created_by').references(() => users.id),
+    createdAt: text('created_at').notNull(),
+    revokedAt: text('revoked_at'),
+  },
+  (table) => [primaryKey({ columns: [table.miniAppId, table.keyId] })],
+)
+
+/**
+ * A version's signature (decisions §14): the statement exactly as signed and the signature over it,
+ * stored once at signing so install info never builds or verifies anything per request. Replaced
+ * by a re-upload (new files) or a later signature.
+ */
+export const versionSignatures = sqliteTable('version_signatures', {
+  versionId: text('version_id')
+    .primaryKey()
+    .references(() => versions.id, { onDelete: 'cascade' }),
+  keyId: text('key_id').notNull(),
+  statement: text('statement').notNull(),
+  /** base64 of the 64-byte signature */
+  value: text('value').notNull(),
+  signedBy: text('signed_by').references(() => users.id),
+  signedAt: text('signed_at').notNull(),
+})
 
 export const releaseHistory = sqliteTable(
   'release_history',
@@ -345,3 +385,4 @@ export type MiniAppRow = typeof miniApps.$inferSelect
 export type VersionRow = typeof versions.$inferSelect
 export type ChannelReleaseRow = typeof channelReleases.$inferSelect
 export type ApiKeyRow = typeof apiKeys.$inferSelect
+export type SigningKeyRow = typeof signingKeys.$inferSelect

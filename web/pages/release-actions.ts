@@ -67,6 +67,12 @@ export async function publish(rc: ReleaseContext, v: Version, button: HTMLButton
     message: [
       h('p', null, rc.channels ? `Version ${v.version} (build ${v.buildNumber}) becomes the release of the channel you choose.` : `Version ${v.version} (build ${v.buildNumber}) becomes the live release that every user of the host app downloads${liveOnStable ? `, replacing ${liveOnStable}` : ''}.`),
       h('p', null, 'A published version cannot be deleted. To go back later, roll back to an earlier published version.'),
+      rc.miniApp.requireSignature && v.signature === null
+        ? h('p', { class: 'warning', 'data-testid': 'publish-unsigned-warning' }, `This miniapp requires signed versions and ${v.version} is unsigned: the server will refuse to publish it. Sign it first: miniship sign ${v.version} --app ${rc.miniApp.appId} --sign-key FILE`)
+        : null,
+      v.signature?.keyRevokedAt
+        ? h('p', { class: 'warning', 'data-testid': 'publish-revoked-warning' }, `${v.version} was signed by the key ${v.signature.keyName ?? v.signature.keyId}, revoked since: the server will refuse to publish it. Sign it again with a current key.`)
+        : null,
     ],
     confirmLabel: `Publish ${v.version}`,
     fields,

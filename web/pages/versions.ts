@@ -6,6 +6,7 @@ import { ago, copyText, formatBytes, h, infoDialog, personName, showError, time 
 import { qrCode } from '../qr.ts'
 import { absoluteInstallUrl, allowedActions, channelsReleasedIn, isLocalOnly } from '../rules.ts'
 import { actionButton, publish, remove, review, rollback, type ReleaseContext } from './release-actions.ts'
+import { signatureBadge } from './signing.ts'
 
 export const STATUS_LABEL: Record<VersionStatus, string> = { DRAFT: 'Draft', IN_REVIEW: 'In review', PUBLISHED: 'Published' }
 export const PAGE_SIZE = 25
@@ -79,6 +80,7 @@ export function versionsTab(options: VersionsTabOptions): HTMLElement {
           : null,
       miniApp.currentReviewVersionId === v.id ? h('span', { class: 'badge review', 'data-testid': `badge-review-${v.version}` }, 'Review') : null,
       miniApp.currentExperienceVersionId === v.id ? h('span', { class: 'badge experience', 'data-testid': `badge-experience-${v.version}` }, 'Experience') : null,
+      signatureBadge(v),
     ]
     const buttons = [
       link ? actionButton('Install', `install-${v.version}`, 'secondary small', () => showInstall(v, link)) : null,

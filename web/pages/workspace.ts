@@ -9,6 +9,8 @@ import { overviewTab } from './overview.ts'
 import type { ReleaseContext } from './release-actions.ts'
 import { uploadTab } from './upload.ts'
 import { downloadsByVersion, PAGE_SIZE, versionsTab } from './versions.ts'
+import { signingSection, type KeysResult } from './signing.ts'
+import type { SigningKey } from '../api.ts'
 
 const TAB_LABEL: Record<Exclude<MiniAppTab, 'upload'>, string> = { overview: 'Overview', versions: 'Versions', history: 'History', settings: 'Settings', members: 'Members' }
 const STATUSES: VersionStatus[] = ['DRAFT', 'IN_REVIEW', 'PUBLISHED']
@@ -44,6 +46,14 @@ export async function workspacePage(ctx: PageContext, miniAppId: string, tab: Mi
             (raw) => ({ ok: true as const, members: normaliseMembers(raw) }),
             (error: unknown) => ({ ok: false as const, error }),
           )
+  // the signing card, on servers whose miniapp record has the switch
+  const keysResult: KeysResult | null =
+    tab !== 'settings' || typeof workspace.miniApp.requireSignature !== 'boolean'
+      ? null
+      : await api<SigningKey[]>('GET', `${base}/signing-keys`).then(
+          (keys) => ({ ok: true as const, keys }),
+          (error: unknown) => ({ ok: false as const, error }),
+        )
   // the workspace carries the channels once the server has them; older ones: the channels endpoint, or none
   let channels: Channel[] | null = workspace.channels ?? null
   if (!channels && features.channels) channels = (await api<{ channels: Channel[] }>('GET', `${base}/channels`)).channels
@@ -92,7 +102,7 @@ export async function workspacePage(ctx: PageContext, miniAppId: string, tab: Mi
       content = historyTab(workspace.releaseHistory, rc)
       break
     case 'settings':
-      content = settingsSection(ctx, base, miniApp)
+      content = h('div', { class: 'stack' }, settingsSection(ctx, base, miniApp), keysResult ? signingSection(ctx, base, miniApp, keysResult, workspace.viewer?.canManageMembers !== false) : null)
       break
     case 'members':
       content = membersSection(ctx, base, membersResult!)

@@ -57,7 +57,7 @@ export function miniAppRoutes(deps: AppDeps) {
       params: miniAppIdParams,
       ...updateMiniAppChecks,
       body: updateMiniAppBody,
-      detail: { summary: 'Change name, description, icon or experiencePublic (appId is immutable)', tags: ['mini-apps'] },
+      detail: { summary: 'Change name, description, icon, experiencePublic or requireSignature (owners; appId is immutable)', tags: ['mini-apps'] },
     })
     .get('/:miniAppId/members', ({ user, params }) => listMembers(db, user, params.miniAppId), {
       auth: true,

@@ -31,6 +31,7 @@ export const updateMiniAppBody = t.Object(
     description: t.Optional(description),
     iconUrl: t.Optional(iconUrl),
     experiencePublic: t.Optional(t.Boolean({ error: 'must be true or false' })),
+    requireSignature: t.Optional(t.Boolean({ error: 'must be true or false' })),
   },
   { additionalProperties: false },
 )
@@ -55,6 +56,7 @@ export const miniAppRecord = t.Object({
   currentReviewVersionId: t.Union([t.String(), t.Null()]),
   currentReleaseVersionId: t.Union([t.String(), t.Null()]),
   experiencePublic: t.Boolean(),
+  requireSignature: t.Boolean(),
   createdAt: t.String(),
   updatedAt: t.String(),
   createdBy: t.Union([userSummary, t.Null()]),

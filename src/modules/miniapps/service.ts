@@ -41,6 +41,8 @@ export interface MiniAppRecord {
   currentReleaseVersionId: string | null
   /** the experience install answers without a token (decisions §9) */
   experiencePublic: boolean
+  /** uploads and publishes of unsigned versions are refused (decisions §14) */
+  requireSignature: boolean
   createdAt: string
   updatedAt: string
   createdBy: UserSummary | null
@@ -124,6 +126,7 @@ export function toMiniAppRecord(row: MiniAppRow, creators: Map<string, UserSumma
     currentReviewVersionId: row.currentReviewVersionId,
     currentReleaseVersionId: row.currentReleaseVersionId,
     experiencePublic: row.experiencePublic,
+    requireSignature: row.requireSignature,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     createdBy: row.createdBy ? (creators.get(row.createdBy) ?? null) : null,
@@ -219,18 +222,25 @@ export interface UpdateMiniAppInput {
   description?: string | null
   iconUrl?: string | null
   experiencePublic?: boolean
+  requireSignature?: boolean
 }
 
-/** Members and admins may change name, description, icon and experiencePublic; appId never changes. */
+/** Members and admins may change name, description, icon and experiencePublic; requireSignature only owners and admins; appId never changes. */
 export function updateMiniApp(db: Db, clock: Clock, user: Caller, miniAppId: string, input: UpdateMiniAppInput): MiniAppRecord {
   const row = requireVisibleMiniApp(db, user, miniAppId)
-  const changes: Partial<Pick<MiniAppRow, 'name' | 'description' | 'iconUrl' | 'experiencePublic'>> = {}
+  const changes: Partial<Pick<MiniAppRow, 'name' | 'description' | 'iconUrl' | 'experiencePublic' | 'requireSignature'>> = {}
   const name = checkName(input.name)
   if (name !== undefined) changes.name = name
   if (input.description !== undefined) changes.description = input.description?.trim() || null
   const iconUrl = checkIconUrl(input.iconUrl)
   if (iconUrl !== undefined) changes.iconUrl = iconUrl
   if (input.experiencePublic !== undefined) changes.experiencePublic = input.experiencePublic
+  if (input.requireSignature !== undefined) {
+    if (memberRole(db, user.id, row.id) !== 'OWNER' && user.role !== 'ADMIN') {
+      throw new AppError(403, 'OWNER_REQUIRED', 'Only owners of this mini app and administrators may change requireSignature')
+    }
+    changes.requireSignature = input.requireSignature
+  }
   const changed = Object.keys(changes).filter((key) => changes[key as keyof typeof changes] !== row[key as keyof typeof changes])
   if (changed.length > 0) {
     db.transaction(
@@ -242,7 +252,7 @@ export function updateMiniApp(db: Db, clock: Clock, user: Caller, miniAppId: str
           targetType: 'miniapp',
           targetId: row.id,
           summary: `${user.email} changed ${changed.join(', ')} of mini app ${row.appId}`,
-          metadata: { appId: row.appId, changed, ...('experiencePublic' in changes ? { experiencePublic: changes.experiencePublic } : {}) },
+          metadata: { appId: row.appId, changed, ...('experiencePublic' in changes ? { experiencePublic: changes.experiencePublic } : {}), ...('requireSignature' in changes ? { requireSignature: changes.requireSignature } : {}) },
         })
       },
       { behavior: 'immediate' },

@@ -6,7 +6,7 @@ import { liveReleases } from '../channels/service'
 import type { Db } from '../../db/open'
 import type { Config } from '../../config'
 import type { TokenService } from '../auth/tokens'
-import { filesOf } from '../versions/service'
+import { filesOf, signaturesOfVersions } from '../versions/service'
 import { fileKinds, type FileKind } from '../versions/file-kinds'
 import { routeUrl, type DownloadUrls } from '../../http/urls'
 import type { S3BlobStore } from '../../storage/s3'
@@ -80,6 +80,12 @@ export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
     return { appId: miniApp.appId, appName: miniApp.appName, version: version || null }
   }
 
+  /** `{ signature }` of a signed version as install info carries it (decisions §14), else nothing. */
+  function signatureOf(miniAppId: string, versionId: string) {
+    const signed = signaturesOfVersions(db, miniAppId, [versionId]).get(versionId)
+    return signed ? { signature: { algorithm: signed.algorithm, keyId: signed.keyId, statement: signed.statement, value: signed.value } } : {}
+  }
+
   async function write({ miniAppId, channel }: MirrorJob, signal: AbortSignal): Promise<void> {
     const release = releaseOf(miniAppId, channel)
     if (!release) return
@@ -115,6 +121,7 @@ export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
       routeUrl: routeUrl(config, appId),
       ...mirroredUrls(config.cdnUrl ?? '', appId, channel, token),
       files,
+      ...signatureOf(version.miniAppId, version.id),
     }
     await blobs.writeObject(`${root}/install.json`, JSON.stringify(install), { contentType: 'application/json', cacheControl: mirrorCacheControl })
   }

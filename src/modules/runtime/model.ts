@@ -25,6 +25,12 @@ export const installInfo = t.Object({
   assetsUrl: perPlatform,
   manifestUrl: t.String(),
   files: t.Object({ bundleIos: fileInfo, bundleAndroid: fileInfo, manifest: fileInfo, assetsIos: fileInfo, assetsAndroid: fileInfo }),
+  signature: t.Optional(
+    t.Object(
+      { algorithm: t.Literal('ed25519'), keyId: t.String(), statement: t.String(), value: t.String() },
+      { description: 'signed versions only (decisions §14): verify value over the exact UTF-8 bytes of statement with a key the host app trusts' },
+    ),
+  ),
 })
 
 /** Checked by the runtime service (its own messages); declared here for the OpenAPI document. */

@@ -1,6 +1,6 @@
 // Runtime download rules (decisions §6, §9, §10): who may fetch which version, install info, release-stable files, the update check, and their caches.
 import { eq, sql } from 'drizzle-orm'
-import { miniApps, versionFiles, versions } from '../../db/schema'
+import { miniApps, versionFiles, versionSignatures, versions } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { createChangeCheck, type WriteWatch } from '../../db/write-watch'
 import type { Config } from '../../config'
@@ -17,6 +17,7 @@ import { versionPattern } from '../versions/model'
 import { releaseCacheControl, type StoredFile } from './files'
 import type { FileKind } from '../versions/file-kinds'
 import { otherSubject, type CountSubject } from '../insights/counters'
+import type { SignatureInfo } from '../signing/service'
 import { downloadUrls, fileBase, releaseUrls, routeUrl, scopePath, type DownloadUrls, type Platform, isPlatform } from '../../http/urls'
 
 export interface RuntimeDeps {
@@ -45,6 +46,8 @@ export interface InstallInfo extends DownloadUrls {
   releaseType: string
   routeUrl: string
   files: Record<FileKind, FileInfo>
+  /** signed versions only (decisions §14) */
+  signature?: SignatureInfo
 }
 
 /** What every runtime request needs about a version, read in one indexed query. */
@@ -79,11 +82,12 @@ function prepareQueries(db: Db) {
       .prepare(),
     appByAppId: db.select(appColumns).from(miniApps).where(eq(miniApps.appId, sql.placeholder('appId'))).prepare(),
     filesOf: db.select({ kind: versionFiles.kind, sha256: versionFiles.sha256, size: versionFiles.size }).from(versionFiles).where(eq(versionFiles.versionId, sql.placeholder('id'))).prepare(),
+    signatureOf: db.select({ keyId: versionSignatures.keyId, statement: versionSignatures.statement, value: versionSignatures.value }).from(versionSignatures).where(eq(versionSignatures.versionId, sql.placeholder('id'))).prepare(),
     userStatus: db.$client.query<{ status: string }, [string]>('SELECT status FROM users WHERE id = ?'),
   }
 }
 
-export type VersionFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['byVersionId']['get']>> & { files: Record<FileKind, FileInfo> }
+export type VersionFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['byVersionId']['get']>> & { files: Record<FileKind, FileInfo>; signature: SignatureInfo | null }
 type AppFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['appByAppId']['get']>>
 
 /** A live release of a channel with the facts of its version. */
@@ -251,7 +255,8 @@ export function createRuntimeService(deps: RuntimeDeps) {
       if (row) {
         const files = {} as Record<FileKind, FileInfo>
         for (const file of queries.filesOf.all({ id: versionId })) files[file.kind] = { size: file.size, sha256: file.sha256 }
-        facts = { ...row, files }
+        const signed = queries.signatureOf.get({ id: versionId })
+        facts = { ...row, files, signature: signed ? { algorithm: 'ed25519', ...signed } : null }
       } else facts = null
       factsById.set(versionId, facts)
     }
@@ -369,6 +374,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
       routeUrl: routeUrl(config, facts.appId),
       ...urls,
       files: facts.files,
+      ...(facts.signature ? { signature: facts.signature } : {}),
     }
   }
 

@@ -6,7 +6,8 @@ import { miniAppIdParams, publishBody, rollbackBody, uploadParams, versionParams
 import { apiBase } from '../../http/urls'
 import { receiveUpload } from './upload'
 import { actorOf, emitWebhookEvent } from '../webhooks/service'
-import { deleteVersion, getWorkspace, publishVersion, reviewVersion, rollbackRelease, uploadVersion, type VersionDeps } from './service'
+import { deleteVersion, getWorkspace, publishVersion, reviewVersion, rollbackRelease, signVersion, uploadVersion, type VersionDeps } from './service'
+import { signVersionBody } from '../signing/model'
 
 export function versionRoutes(deps: AppDeps) {
   const blobs = deps.blobs
@@ -30,7 +31,7 @@ export function versionRoutes(deps: AppDeps) {
         auth: 'upload',
         params: uploadParams,
         detail: {
-          summary: 'Upload a version (multipart: version, changelog, releaseType, bundleIos, bundleAndroid, manifest, assetsIos, assetsAndroid)',
+          summary: 'Upload a version (multipart: version, changelog, releaseType, bundleIos, bundleAndroid, manifest, assetsIos, assetsAndroid, optional signatureKeyId and signature)',
           tags: ['versions', 'upload'],
         },
       },
@@ -57,6 +58,17 @@ export function versionRoutes(deps: AppDeps) {
       params: versionParams,
       body: publishBody,
       detail: { summary: 'Publish a version: it becomes the newest release of a channel (default: the one it was uploaded to), for rolloutPercent of devices', tags: ['versions'] },
+    })
+    .post('/:miniAppId/versions/:versionId/signature', ({ user, params, body }) => {
+      const { record, liveChannels } = signVersion(services, user, params.miniAppId, params.versionId, body)
+      // the install.json of each channel releasing it on the mirror carries the new signature (queued)
+      for (const channel of liveChannels) deps.mirror?.releaseChanged(params.miniAppId, channel)
+      return record
+    }, {
+      auth: 'release',
+      params: versionParams,
+      body: signVersionBody,
+      detail: { summary: 'Sign an uploaded version: { keyId, signature } over the statement of its stored files (decisions §14)', tags: ['versions', 'signing'] },
     })
     .post('/:miniAppId/rollback', ({ user, params, body }) => {
       const result = rollbackRelease(services, user, params.miniAppId, body.targetVersionId, body.notes ?? null, body.channel)

@@ -1,7 +1,7 @@
 // Version rules: upload (validate, store, record), review, publish, rollback, delete, and the workspace view.
-import { and, desc, eq, inArray, lt } from 'drizzle-orm'
+import { and, desc, eq, inArray, isNull, lt } from 'drizzle-orm'
 import { readFile, stat } from 'node:fs/promises'
-import { miniApps, releaseHistory, versionFiles, versions, type MiniAppRow, type VersionRow } from '../../db/schema'
+import { channelReleases, miniApps, releaseHistory, versionFiles, versionSignatures, versions, type MiniAppRow, type VersionRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import type { Config } from '../../config'
 import { AppError } from '../../http/errors'
@@ -18,6 +18,7 @@ import { releaseTypes, versionPattern, type ReleaseType } from './model'
 import { checkManifest, type UploadWarning } from './manifest'
 import { channelRecords, checkReleaseOptions, defaultChannel, releaseIntoChannel, requireChannel, rollbackChannel, type ChannelRecord } from '../channels/service'
 import { deepLink, installUrl } from '../../http/urls'
+import { requireSignedIfRequired, requireUsableKey, signingKeyNames, statementOf, verifySignature, type VerifiedSignature } from '../signing/service'
 
 export interface StoredFile {
   size: number
@@ -39,6 +40,21 @@ export interface VersionRecord {
   createdBy: UserSummary | null
   publishedAt: string | null
   files: Record<FileField, StoredFile>
+  /** who signed its files (decisions §14), null when unsigned */
+  signature: VersionSignatureRecord | null
+}
+
+/** A version's signature as the console and the CLI show it; install info carries `{ algorithm, keyId, statement, value }`. */
+export interface VersionSignatureRecord {
+  algorithm: 'ed25519'
+  keyId: string
+  /** the trusted key's name; null when the key is no longer on the miniapp's list */
+  keyName: string | null
+  /** set when the key was revoked after signing */
+  keyRevokedAt: string | null
+  statement: string
+  value: string
+  signedAt: string
 }
 
 /** What the services need from the app: the database, the clock, the blob store, the configuration. */
@@ -70,6 +86,26 @@ export function filesOf(db: Reader, versionId: string): Record<FileField, Stored
   return filesOfVersions(db, [versionId]).get(versionId)!
 }
 
+/** The signature of each version with its key's name, in two indexed queries. */
+export function signaturesOfVersions(db: Reader, miniAppId: string, versionIds: string[]): Map<string, VersionSignatureRecord> {
+  const found = new Map<string, VersionSignatureRecord>()
+  if (versionIds.length === 0) return found
+  const rows = db.select().from(versionSignatures).where(inArray(versionSignatures.versionId, versionIds)).all()
+  if (rows.length === 0) return found
+  const keys = signingKeyNames(db, miniAppId)
+  for (const row of rows) {
+    const key = keys.get(row.keyId)
+    found.set(row.versionId, { algorithm: 'ed25519', keyId: row.keyId, keyName: key?.name ?? null, keyRevokedAt: key?.revokedAt ?? null, statement: row.statement, value: row.value, signedAt: row.signedAt })
+  }
+  return found
+}
+
+/** Stores (or, with null, removes) a version's signature inside the transaction that changes it. */
+function writeSignature(tx: Tx, versionId: string, signature: VerifiedSignature | null, user: Caller, now: string): void {
+  tx.delete(versionSignatures).where(eq(versionSignatures.versionId, versionId)).run()
+  if (signature) tx.insert(versionSignatures).values({ versionId, keyId: signature.keyId, statement: signature.statement, value: signature.value, signedBy: user.id, signedAt: now }).run()
+}
+
 /** Records (or replaces) a version's files inside the transaction that writes its row. */
 function writeFiles(tx: Tx, versionId: string, files: Record<FileField, StoredFile>): void {
   tx.delete(versionFiles).where(eq(versionFiles.versionId, versionId)).run()
@@ -78,7 +114,7 @@ function writeFiles(tx: Tx, versionId: string, files: Record<FileField, StoredFi
     .run()
 }
 
-export function toVersionRecord(row: VersionRow, people: Map<string, UserSummary>, files: Record<FileField, StoredFile>): VersionRecord {
+export function toVersionRecord(row: VersionRow, people: Map<string, UserSummary>, files: Record<FileField, StoredFile>, signature: VersionSignatureRecord | null = null): VersionRecord {
   return {
     id: row.id,
     miniAppId: row.miniAppId,
@@ -93,11 +129,12 @@ export function toVersionRecord(row: VersionRow, people: Map<string, UserSummary
     createdBy: row.createdBy ? (people.get(row.createdBy) ?? null) : null,
     publishedAt: row.publishedAt,
     files,
+    signature,
   }
 }
 
 function versionRecord(db: Db, row: VersionRow): VersionRecord {
-  return toVersionRecord(row, userSummaries(db, [row.createdBy]), filesOf(db, row.id))
+  return toVersionRecord(row, userSummaries(db, [row.createdBy]), filesOf(db, row.id), signaturesOfVersions(db, row.miniAppId, [row.id]).get(row.id) ?? null)
 }
 
 function versionNotFound(versionId: string): AppError {
@@ -133,6 +170,8 @@ interface UploadInput {
   changelog: string | null
   releaseType: ReleaseType
   files: Record<FileField, TempFile>
+  /** the optional signature fields of decisions §14 */
+  signature: { keyId: string; value: string } | null
 }
 
 /** The text fields and the presence of every file; the first problem is a 400 that names its field. */
@@ -157,8 +196,15 @@ function checkUploadForm(received: ReceivedUpload): UploadInput {
   for (const field of ['bundleIos', 'bundleAndroid'] as const) {
     if (files[field]!.size === 0) throw badField('EMPTY_BUNDLE', field, 'is empty; send the JS bundle built for this platform')
   }
+  const keyId = fields.signatureKeyId?.trim() || undefined
+  const value = fields.signature?.trim() || undefined
+  if ((keyId === undefined) !== (value === undefined)) {
+    const missing = keyId === undefined ? 'signatureKeyId' : 'signature'
+    throw badField('VALIDATION_ERROR', missing, 'is required with signatureKeyId and signature: send both (or neither for an unsigned version)')
+  }
+  const signature = keyId !== undefined && value !== undefined ? { keyId, value } : null
   // A copy: the manifest may be swapped for a rewritten one, and the received temp files must all still be discarded.
-  return { version, channel, changelog, releaseType: releaseType as ReleaseType, files: { ...files } as Record<FileField, TempFile> }
+  return { version, channel, changelog, releaseType: releaseType as ReleaseType, files: { ...files } as Record<FileField, TempFile>, signature }
 }
 
 async function readManifest(file: TempFile): Promise<Uint8Array> {
@@ -181,6 +227,7 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
   let committed = false
   try {
     const input = checkUploadForm(received)
+    requireSignedIfRequired(miniApp, input.signature !== null, 'upload')
     requireChannel(db, miniApp.id, input.channel)
     const manifest = checkManifest(await readManifest(input.files.manifest), miniApp.appId, input.version)
     warnings = manifest.warnings
@@ -197,6 +244,9 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
     const before = db.select().from(versions).where(and(eq(versions.miniAppId, miniApp.id), eq(versions.version, input.version))).get()
     if (before && nextStatus('upload', before.status) === null) refuse('upload', before)
 
+    // The statement of the files as they will be stored (the manifest as rewritten), checked before any reaches the store.
+    const signature = input.signature && verifySignature(db, miniApp.id, input.signature.keyId, input.signature.value, statementOf(miniApp.appId, input.version, input.files))
+
     const files = {} as Record<FileField, StoredFile>
     for (const field of fileFields) {
       const temp = input.files[field]
@@ -212,6 +262,9 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
         const app = tx.select().from(miniApps).where(eq(miniApps.id, miniApp.id)).get()
         if (!app) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${miniApp.appId} not found`)
         const existing = tx.select().from(versions).where(and(eq(versions.miniAppId, app.id), eq(versions.version, input.version))).get()
+        // what may have changed since the checks above: the switch, the key's revocation
+        requireSignedIfRequired(app, signature !== null, 'upload')
+        if (signature) requireUsableKey(tx, app.id, signature.keyId)
         const buildNumber = app.nextBuildNumber
         let versionId: string
         if (existing) {
@@ -243,6 +296,7 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
         }
         const replaced = existing ? Object.values(filesOf(tx, existing.id)).map((file) => file.sha256) : []
         writeFiles(tx, versionId, files)
+        writeSignature(tx, versionId, signature, user, now)
         tx.update(miniApps)
           .set({
             nextBuildNumber: buildNumber + 1,
@@ -259,7 +313,7 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
           targetType: 'version',
           targetId: versionId,
           summary: `${user.email} uploaded ${app.appId} ${input.version} (build ${buildNumber})${existing ? ', replacing the earlier build' : ''}`,
-          metadata: { miniAppId: app.id, appId: app.appId, version: input.version, buildNumber, releaseType: input.releaseType, channel: input.channel, replaced: existing !== undefined, files, warnings: warnings.map((warning) => warning.code) },
+          metadata: { miniAppId: app.id, appId: app.appId, version: input.version, buildNumber, releaseType: input.releaseType, channel: input.channel, replaced: existing !== undefined, files, warnings: warnings.map((warning) => warning.code), signatureKeyId: signature?.keyId ?? null },
         })
         return { versionId, replaced }
       },
@@ -328,6 +382,10 @@ export function publishVersion(deps: Pick<VersionDeps, 'db' | 'clock'>, user: Ca
       const row = requireVersion(tx, app.id, versionId)
       const status = nextStatus('publish', row.status)
       if (status === null || status === 'DELETED') refuse('publish', row)
+      const signed = tx.select({ keyId: versionSignatures.keyId }).from(versionSignatures).where(eq(versionSignatures.versionId, row.id)).get()
+      requireSignedIfRequired(current, signed !== undefined, 'publish')
+      // a key revoked since it signed: the server can see it, so it publishes nothing signed by it
+      if (signed) requireUsableKey(tx, app.id, signed.keyId)
       const channel = input.channel ?? row.channel
       const now = isoAt(clock)
       tx.update(versions)
@@ -349,6 +407,43 @@ export function publishVersion(deps: Pick<VersionDeps, 'db' | 'clock'>, user: Ca
     { behavior: 'immediate' },
   )
   return versionRecord(db, requireVersion(db, app.id, versionId))
+}
+
+/**
+ * Signs an uploaded version later (decisions §14), e.g. by a release manager whose key is on a
+ * hardware token: the statement is built from its stored files, checked, and stored with it
+ * (replacing an earlier signature). `updatedAt` moves, so cached install info is rebuilt with it.
+ */
+export function signVersion(deps: Pick<VersionDeps, 'db' | 'clock'>, user: Caller, miniAppId: string, versionId: string, input: { keyId: string; signature: string }): { record: VersionRecord; liveChannels: string[] } {
+  const { db, clock } = deps
+  const app = requireVisibleMiniApp(db, user, miniAppId)
+  const row = requireVersion(db, app.id, versionId)
+  const statement = statementOf(app.appId, row.version, filesOf(db, row.id))
+  const signature = verifySignature(db, app.id, input.keyId.trim(), input.signature, statement)
+  db.transaction(
+    (tx) => {
+      const current = requireVersion(tx, app.id, versionId)
+      // a re-upload in between changed the files: the signature was made over the old ones
+      if (statementOf(app.appId, current.version, filesOf(tx, current.id)) !== statement) {
+        throw new AppError(422, 'SIGNATURE_INVALID', `Version ${current.version} was uploaded again while it was being signed; sign the new build`)
+      }
+      requireUsableKey(tx, app.id, signature.keyId)
+      const now = isoAt(clock)
+      writeSignature(tx, current.id, signature, user, now)
+      tx.update(versions).set({ updatedAt: now }).where(eq(versions.id, current.id)).run()
+      recordAudit(tx, clock, {
+        actor: user,
+        action: 'version.sign',
+        targetType: 'version',
+        targetId: current.id,
+        summary: `${user.email} signed ${app.appId} ${current.version} with the key ${signature.keyId}`,
+        metadata: { miniAppId: app.id, appId: app.appId, version: current.version, buildNumber: current.buildNumber, keyId: signature.keyId },
+      })
+    },
+    { behavior: 'immediate' },
+  )
+  const live = db.selectDistinct({ channel: channelReleases.channel }).from(channelReleases).where(and(eq(channelReleases.versionId, versionId), isNull(channelReleases.withdrawnAt))).all()
+  return { record: versionRecord(db, requireVersion(db, app.id, versionId)), liveChannels: live.map((row) => row.channel) }
 }
 
 /** Rollback (decisions §5, §10): the channel (default: the target's) serves an earlier release to everyone again; statuses stay. */
@@ -507,6 +602,7 @@ export async function getWorkspace(
   const historyRows = db.select().from(releaseHistory).where(eq(releaseHistory.miniAppId, app.id)).orderBy(desc(releaseHistory.createdAt), desc(releaseHistory.id)).limit(historyLimit).all()
   const people = userSummaries(db, [app.createdBy, ...versionRows.map((row) => row.createdBy), ...historyRows.map((row) => row.actorId)])
   const files = filesOfVersions(db, versionRows.map((row) => row.id))
+  const signatures = signaturesOfVersions(db, app.id, versionRows.map((row) => row.id))
   const accessLinks: AccessLink[] = []
   for (const row of versionRows) {
     // Published versions get the stable, non-expiring token a CDN can cache (decisions §6).
@@ -518,7 +614,7 @@ export async function getWorkspace(
   }
   return {
     miniApp: toMiniAppRecord(app, people),
-    versions: versionRows.map((row) => toVersionRecord(row, people, files.get(row.id)!)),
+    versions: versionRows.map((row) => toVersionRecord(row, people, files.get(row.id)!, signatures.get(row.id) ?? null)),
     releaseHistory: historyRows.map((row) => ({
       id: row.id,
       action: row.action,

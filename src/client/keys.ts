@@ -1,0 +1,193 @@
+// `miniship keys`: make an Ed25519 signing key (the private half never leaves this machine) and manage the keys a mini app trusts (decisions §14).
+import { Command } from 'commander'
+import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
+import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs'
+import { basename, resolve } from 'node:path'
+import { decodeBase64, keyIdOf } from '../modules/signing/keys'
+import { utf8Bytes } from '../sdk/statement'
+import { connect, withClientOptions, type ClientFlags } from './config'
+import { CliError, createOutput, runClient } from './http'
+import { findMiniApp } from './publish'
+
+export interface SigningKeyRecord {
+  keyId: string
+  name: string
+  publicKey: string
+  createdAt: string
+  revokedAt: string | null
+}
+
+/** The raw 32 bytes of an Ed25519 public key object, as base64 (the spelling of decisions §14). */
+function rawPublicKey(key: KeyObject): string {
+  return Buffer.from(key.export({ format: 'jwk' }).x!, 'base64url').toString('base64')
+}
+
+export interface SigningKey {
+  privateKey: KeyObject
+  /** base64 of the raw 32-byte public key */
+  publicKey: string
+  keyId: string
+}
+
+/** The private key in a PKCS#8 PEM file (what `keys generate` writes); a problem is exit 2 naming the file. */
+export function readSigningKey(path: string): SigningKey {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new CliError(2, `cannot read the signing key ${path}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`)
+  }
+  let privateKey: KeyObject
+  try {
+    privateKey = createPrivateKey(text)
+  } catch {
+    throw new CliError(2, `${path} is not a private key in PEM; make one with miniship keys generate --out ${path}`)
+  }
+  if (privateKey.asymmetricKeyType !== 'ed25519') throw new CliError(2, `${path} holds an ${privateKey.asymmetricKeyType} key; signing takes an Ed25519 key (miniship keys generate)`)
+  const publicKey = rawPublicKey(createPublicKey(privateKey))
+  return { privateKey, publicKey, keyId: keyIdOf(decodeBase64(publicKey)!) }
+}
+
+/** base64 of the Ed25519 signature over the statement's UTF-8 bytes. */
+export function signStatement(key: SigningKey, statement: string): string {
+  return sign(null, utf8Bytes(statement), key.privateKey).toString('base64')
+}
+
+/**
+ * A public key given on the command line: the base64 of its raw 32 bytes, or a file holding that,
+ * a public key PEM, or the private key PEM (its public half is taken). Exit 2 when it is none.
+ */
+export function readPublicKey(given: string): { publicKey: string; keyId: string; fromFile: string | null } {
+  const raw = decodeBase64(given)
+  if (raw !== null && raw.length === 32) return { publicKey: Buffer.from(raw).toString('base64'), keyId: keyIdOf(raw), fromFile: null }
+  if (!existsSync(given)) throw new CliError(2, `${JSON.stringify(given.slice(0, 80))} is neither the base64 of a 32-byte public key nor a file`)
+  const text = readFileSync(given, 'utf8').trim()
+  const inline = decodeBase64(text)
+  if (inline !== null && inline.length === 32) return { publicKey: Buffer.from(inline).toString('base64'), keyId: keyIdOf(inline), fromFile: given }
+  let key: KeyObject
+  try {
+    key = createPublicKey(text)
+  } catch {
+    throw new CliError(2, `${given} holds no public key: give the base64 miniship keys generate printed, or the PEM file`)
+  }
+  if (key.asymmetricKeyType !== 'ed25519') throw new CliError(2, `${given} holds an ${key.asymmetricKeyType} key; signing keys are Ed25519`)
+  const publicKey = rawPublicKey(key)
+  return { publicKey, keyId: keyIdOf(decodeBase64(publicKey)!), fromFile: given }
+}
+
+/** Writes the PEM only if nothing is at `path` (O_EXCL), created 0600: a key is never overwritten. */
+function writeNewKeyFile(path: string, pem: string): void {
+  let fd: number
+  try {
+    fd = openSync(path, 'wx', 0o600)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') throw new CliError(2, `${path} already exists; a signing key is never overwritten (choose another --out, or remove it yourself)`)
+    throw new CliError(2, `cannot create ${path}: ${(error as Error).message}`)
+  }
+  try {
+    writeSync(fd, pem)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+interface AppFlags extends ClientFlags {
+  app: string
+}
+
+export function keysCommand(): Command {
+  const keys = new Command('keys')
+    .description('signing keys: make one, and manage the public keys a mini app trusts')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ miniship keys generate --out release.pem
+  $ miniship keys add --app com.example.shop release.pem --name "release laptop"
+  $ miniship keys ls --app com.example.shop
+  $ miniship keys revoke --app com.example.shop 3f9a0c1d2e4b5a69`,
+    )
+
+  keys.addCommand(
+    new Command('generate')
+      .description('make an Ed25519 key pair: the private key goes to FILE (PKCS#8 PEM, mode 0600, never overwritten)')
+      .option('--out <file>', 'where to write the private key', 'miniship-signing-key.pem')
+      .option('--json', 'print one JSON document on stdout instead of text')
+      .addHelpText('after', '\nExamples:\n  $ miniship keys generate\n  $ miniship keys generate --out ~/.miniship/release.pem --json')
+      .action((flags: { out: string; json?: boolean }) =>
+        runClient(flags.json === true, async () => {
+          const out = createOutput(flags.json === true)
+          const path = resolve(flags.out)
+          const pair = generateKeyPairSync('ed25519')
+          writeNewKeyFile(path, pair.privateKey.export({ format: 'pem', type: 'pkcs8' }) as string)
+          const publicKey = rawPublicKey(pair.publicKey)
+          const keyId = keyIdOf(decodeBase64(publicKey)!)
+          out.line(`Private key written to ${path} (mode 0600). Keep it off the server; anyone holding it can sign releases.`)
+          out.line(`Public key: ${publicKey}`)
+          out.line(`Key id:     ${keyId}`)
+          out.line(`Next, trust it for a mini app:  miniship keys add --app APPID ${publicKey} --name "${basename(path)}"`)
+          out.line(`Then sign what you push:        miniship push build --app APPID --version 1.0.0 --sign-key ${path}`)
+          out.result({ file: path, publicKey, keyId, next: `miniship keys add --app APPID ${publicKey}` })
+        }),
+      ),
+  )
+
+  keys.addCommand(
+    withClientOptions(new Command('add'))
+      .description('trust a public key to sign versions of a mini app (owners)')
+      .argument('<publicKey>', 'the base64 public key, or a file: its PEM, the private key PEM, or the base64')
+      .requiredOption('--app <appId>', 'the app id, e.g. com.example.shop')
+      .option('--name <name>', 'what people know the key by (default: the file name, or "key KEYID")')
+      .addHelpText('after', '\nExamples:\n  $ miniship keys add --app com.example.shop release.pem --name "release laptop"\n  $ miniship keys add --app com.example.shop SqaHDz0TqEC6uCM1DQhnVH9hf3maJrtzgZKnVQEMhJQ= --name CI --json')
+      .action((given: string, flags: AppFlags & { name?: string }) =>
+        runClient(flags.json === true, async () => {
+          const out = createOutput(flags.json === true)
+          const key = readPublicKey(given)
+          const api = connect(flags)
+          const app = await findMiniApp(api, flags.app)
+          const name = flags.name ?? (key.fromFile ? basename(key.fromFile) : `key ${key.keyId}`)
+          const { body } = await api.request<SigningKeyRecord>('POST', `/mini-apps/${encodeURIComponent(app.id)}/signing-keys`, { json: { name, publicKey: key.publicKey } })
+          out.line(`${flags.app} now trusts the key ${body.keyId} ("${body.name}").`)
+          out.result(body)
+        }),
+      ),
+  )
+
+  keys.addCommand(
+    withClientOptions(new Command('ls'))
+      .description('list the keys a mini app trusts, and the revoked ones')
+      .requiredOption('--app <appId>', 'the app id')
+      .addHelpText('after', '\nExample:\n  $ miniship keys ls --app com.example.shop --json')
+      .action((flags: AppFlags) =>
+        runClient(flags.json === true, async () => {
+          const out = createOutput(flags.json === true)
+          const api = connect(flags, { command: 'keys ls', scopes: ['read'] })
+          const app = await findMiniApp(api, flags.app)
+          const { body } = await api.request<SigningKeyRecord[]>('GET', `/mini-apps/${encodeURIComponent(app.id)}/signing-keys`)
+          if (body.length === 0) out.line(`${flags.app} trusts no signing key yet: miniship keys generate, then miniship keys add --app ${flags.app} FILE`)
+          for (const key of body) out.line(`${key.keyId}  ${(key.revokedAt ? `revoked ${key.revokedAt}` : 'trusted').padEnd(32)} ${key.name}\n                  ${key.publicKey}`)
+          out.result({ keys: body })
+        }),
+      ),
+  )
+
+  keys.addCommand(
+    withClientOptions(new Command('revoke'))
+      .description('revoke a key: it signs nothing from now on (owners); devices must drop it from the host app too')
+      .argument('<keyId>', 'the key id (miniship keys ls)')
+      .requiredOption('--app <appId>', 'the app id')
+      .addHelpText('after', '\nExample:\n  $ miniship keys revoke --app com.example.shop 3f9a0c1d2e4b5a69')
+      .action((keyId: string, flags: AppFlags) =>
+        runClient(flags.json === true, async () => {
+          const out = createOutput(flags.json === true)
+          const api = connect(flags)
+          const app = await findMiniApp(api, flags.app)
+          const { body } = await api.request<SigningKeyRecord>('DELETE', `/mini-apps/${encodeURIComponent(app.id)}/signing-keys/${encodeURIComponent(keyId)}`)
+          out.line(`Revoked ${body.keyId} ("${body.name}") of ${flags.app} at ${body.revokedAt}.`)
+          out.result(body)
+        }),
+      ),
+  )
+  return keys
+}

@@ -1,0 +1,56 @@
+// What a device checks (decisions §14), as verify does it: each way a release can be wrong is named.
+import { describe, expect, test } from 'bun:test'
+import { generateKeyPairSync, sign } from 'node:crypto'
+import { buildStatement } from '../sdk/statement'
+import { keyIdOf } from '../modules/signing/keys'
+import { verifyRelease } from './verify'
+
+function key() {
+  const pair = generateKeyPairSync('ed25519')
+  const raw = Buffer.from(pair.publicKey.export({ format: 'jwk' }).x!, 'base64url')
+  return { privateKey: pair.privateKey, publicKey: raw.toString('base64'), keyId: keyIdOf(raw) }
+}
+const trusted = key()
+const sha256 = (text: string) => new Bun.CryptoHasher('sha256').update(text).digest('hex')
+const contents: Record<string, string> = { bundleIos: 'ios', bundleAndroid: 'android', manifest: '{"version":"1.0.0"}', assetsIos: 'zip-ios', assetsAndroid: 'zip-android' }
+const urls = { bundles: { ios: 'u/bundleIos', android: 'u/bundleAndroid' }, manifestUrl: 'u/manifest', assetsUrl: { ios: 'u/assetsIos', android: 'u/assetsAndroid' } }
+const files = Object.fromEntries(Object.entries(contents).map(([kind, text]) => [kind, { size: text.length, sha256: sha256(text) }])) as never
+
+function release(options: { appId?: string; version?: string; by?: typeof trusted; statement?: string; unsigned?: boolean } = {}) {
+  const statement = options.statement ?? buildStatement(options.appId ?? 'shop', options.version ?? '1.0.0', Object.fromEntries(Object.entries(contents).map(([kind, text]) => [kind, sha256(text)])))
+  const by = options.by ?? trusted
+  return {
+    appId: 'shop',
+    versionId: 'v1',
+    version: '1.0.0',
+    ...urls,
+    files,
+    ...(options.unsigned ? {} : { signature: { algorithm: 'ed25519', keyId: by.keyId, statement, value: sign(null, Buffer.from(statement), by.privateKey).toString('base64') } }),
+  }
+}
+const serve = (changed: Record<string, string> = {}) => async (url: string) => new TextEncoder().encode(changed[url.slice(2)] ?? contents[url.slice(2)]!)
+const failed = async (info: ReturnType<typeof release>, download = serve(), platforms: ('ios' | 'android')[] = ['ios', 'android']) =>
+  (await verifyRelease(info, trusted, 'shop', platforms, download)).filter((check) => !check.ok).map((check) => check.check)
+
+describe('verify: what a device refuses', () => {
+  test('a release signed by the trusted key passes every check', async () => {
+    expect(await failed(release())).toEqual([])
+  })
+  test('a file changed on the CDN fails that file alone', async () => {
+    expect(await failed(release(), serve({ assetsIos: 'zip-evil' }))).toEqual(['assetsIos'])
+  })
+  test('only the platform asked for is downloaded', async () => {
+    expect(await failed(release(), serve({ assetsIos: 'zip-evil' }), ['android'])).toEqual([])
+  })
+  test('a statement for another app or another version fails the statement check', async () => {
+    expect(await failed(release({ appId: 'other' }))).toEqual(['statement'])
+    expect(await failed(release({ version: '0.9.0' }))).toEqual(['statement'])
+  })
+  test('a signature by another key, a changed statement, an unsigned release: the signature check', async () => {
+    expect(await failed(release({ by: key() }))).toEqual(['signature'])
+    const info = release()
+    info.signature!.statement = info.signature!.statement.replace(sha256('ios'), sha256('evil'))
+    expect(await failed(info, serve({ bundleIos: 'evil' }))).toEqual(['signature'])
+    expect(await failed(release({ unsigned: true }))).toEqual(['signature'])
+  })
+})

@@ -1,0 +1,160 @@
+// `miniship verify`: what a device does with a release (decisions §14): install info, the signature by a pinned key, the statement, every file's size and digest.
+import { Command } from 'commander'
+import { createPublicKey, verify } from 'node:crypto'
+import { parseStatement, utf8Bytes, type StatementFileKind } from '../sdk/statement'
+import { decodeBase64 } from '../modules/signing/keys'
+import { resolveTarget, withClientOptions, type ClientFlags } from './config'
+import { CliError, createOutput, runClient, unreachable } from './http'
+import { readPublicKey } from './keys'
+
+interface InstallInfo {
+  appId: string
+  versionId: string
+  version: string
+  bundles: { ios: string; android: string }
+  assetsUrl: { ios: string; android: string }
+  manifestUrl: string
+  files: Record<StatementFileKind, { size: number; sha256: string }>
+  signature?: { algorithm: string; keyId: string; statement: string; value: string }
+}
+
+export interface Check {
+  check: string
+  ok: boolean
+  detail: string
+}
+
+type Platform = 'ios' | 'android'
+
+/** The files a device of `platforms` downloads, with where install info says they are. */
+function filesToFetch(info: InstallInfo, platforms: Platform[]): { kind: StatementFileKind; url: string }[] {
+  const files: { kind: StatementFileKind; url: string }[] = []
+  for (const platform of platforms) files.push({ kind: platform === 'ios' ? 'bundleIos' : 'bundleAndroid', url: info.bundles[platform] })
+  files.push({ kind: 'manifest', url: info.manifestUrl })
+  for (const platform of platforms) files.push({ kind: platform === 'ios' ? 'assetsIos' : 'assetsAndroid', url: info.assetsUrl[platform] })
+  return files
+}
+
+/** Every check of decisions §14 a device makes, in its order; each says what it found. A failed one does not stop the rest. */
+export async function verifyRelease(info: InstallInfo, publicKey: { publicKey: string; keyId: string }, appId: string, platforms: Platform[], download: (url: string) => Promise<Uint8Array>): Promise<Check[]> {
+  const checks: Check[] = []
+  const add = (check: string, ok: boolean, detail: string) => checks.push({ check, ok, detail })
+  const signature = info.signature
+  let statement: ReturnType<typeof parseStatement> = null
+  if (!signature) add('signature', false, `${info.appId} ${info.version} is not signed: install info carries no signature (sign it: miniship sign ${info.version} --app ${appId} --sign-key FILE)`)
+  else {
+    if (signature.algorithm !== 'ed25519') add('signature', false, `the algorithm is ${JSON.stringify(signature.algorithm)}, not ed25519`)
+    else if (signature.keyId !== publicKey.keyId) add('signature', false, `signed by the key ${signature.keyId}, not by the key you trust (${publicKey.keyId})`)
+    else {
+      const value = decodeBase64(signature.value)
+      const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey.publicKey, 'base64').toString('base64url') }, format: 'jwk' })
+      const valid = value !== null && value.length === 64 && verify(null, utf8Bytes(signature.statement), key, value)
+      add('signature', valid, valid ? `a valid Ed25519 signature by ${signature.keyId}` : `the signature does not verify with the key ${publicKey.keyId}: the statement was changed after signing, or signed by another key`)
+    }
+    statement = parseStatement(signature.statement)
+    if (!statement) add('statement', false, 'the signed text is not a miniship-release-v1 statement')
+    else {
+      const sameApp = statement.appId === appId
+      const sameVersion = statement.version === info.version
+      add('statement', sameApp && sameVersion, sameApp && sameVersion ? `names ${statement.appId} ${statement.version}` : `names ${statement.appId} ${statement.version}, but the release is ${appId} ${info.version}`)
+    }
+  }
+  for (const { kind, url } of filesToFetch(info, platforms)) {
+    const expected = info.files[kind]
+    let bytes: Uint8Array
+    try {
+      bytes = await download(url)
+    } catch (error) {
+      add(kind, false, `downloading ${url} failed: ${(error as Error).message}`)
+      continue
+    }
+    const digest = new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
+    const where = `(${url.split('?')[0]})`
+    if (statement) {
+      // what a device trusts is the signed digest; install info's own is only a hint
+      const signed = statement.files[kind]
+      if (signed === undefined) add(kind, false, `the signed statement does not name this file ${where}`)
+      else if (digest !== signed) {
+        const infoToo = expected.sha256 === signed ? 'install info agrees with the statement' : `install info says ${expected.sha256}`
+        add(kind, false, `changed after it was signed: sha256 ${digest} downloaded (${bytes.length} bytes), the signed statement says ${signed}, ${infoToo} ${where}`)
+      } else add(kind, true, `${bytes.length} bytes, sha256 ${digest}, as signed`)
+    } else if (bytes.length !== expected.size) add(kind, false, `${bytes.length} bytes downloaded, install info says ${expected.size} ${where}`)
+    else if (digest !== expected.sha256) add(kind, false, `sha256 ${digest} downloaded, install info says ${expected.sha256} ${where}`)
+    else add(kind, true, `${bytes.length} bytes, sha256 ${digest}`)
+  }
+  return checks
+}
+
+interface VerifyFlags extends ClientFlags {
+  app: string
+  channel?: string
+  publicKey: string
+  platform?: string
+}
+
+export function verifyCommand(): Command {
+  return withClientOptions(new Command('verify'))
+    .description("check a release as a device does: install info, the signature by your public key, every file's size and sha256")
+    .requiredOption('--app <appId>', 'the app id, e.g. com.example.shop')
+    .requiredOption('--public-key <key>', 'the public key the host app trusts: base64, or a file (PEM or base64)')
+    .option('--channel <name>', 'the channel (default stable)')
+    .option('--platform <platform>', 'ios or android (default both)')
+    .addHelpText(
+      'after',
+      `
+No sign-in needed: it asks what a device asks. Exit 1 names every check that failed.
+
+Examples:
+  $ miniship verify --app com.example.shop --public-key release.pub.pem
+  $ miniship verify --app com.example.shop --channel beta --platform ios --public-key SqaHDz0TqEC6uCM1DQhnVH9hf3maJrtzgZKnVQEMhJQ= --json`,
+    )
+    .action((flags: VerifyFlags) =>
+      runClient(flags.json === true, async () => {
+        const out = createOutput(flags.json === true)
+        if (flags.platform !== undefined && flags.platform !== 'ios' && flags.platform !== 'android') throw new CliError(2, `--platform must be ios or android (got ${JSON.stringify(flags.platform)})`)
+        const platforms: Platform[] = flags.platform ? [flags.platform as Platform] : ['ios', 'android']
+        const publicKey = readPublicKey(flags.publicKey)
+        const { server } = resolveTarget(flags)
+        const get = async (url: string): Promise<Response> => {
+          try {
+            return await fetch(new URL(url, server), { headers: { 'user-agent': 'miniship-cli' } })
+          } catch (error) {
+            throw unreachable(server, error)
+          }
+        }
+        const query = flags.channel ? `?channel=${encodeURIComponent(flags.channel)}` : ''
+        const answer = await get(`${server}/mini-apps/access/apps/${encodeURIComponent(flags.app)}/release/install${query}`)
+        const text = await answer.text()
+        if (!answer.ok) {
+          let error: { code?: string; message?: string } = {}
+          try {
+            error = JSON.parse(text)
+          } catch {
+            // not ours
+          }
+          throw new CliError(1, `install info: ${error.message ?? `HTTP ${answer.status}`} (${error.code ?? 'FAILED'}, HTTP ${answer.status})`, error.code ? { statusCode: answer.status, code: error.code, message: error.message ?? '' } : undefined)
+        }
+        const info = JSON.parse(text) as InstallInfo
+        const checks = await verifyRelease(info, publicKey, flags.app, platforms, async (url) => {
+          const response = await get(url)
+          if (!response.ok) throw new Error(`HTTP ${response.status}`)
+          return new Uint8Array(await response.arrayBuffer())
+        })
+        const failed = checks.filter((check) => !check.ok)
+        out.line(`${flags.app} ${info.version} (version ${info.versionId}) on ${flags.channel ?? 'stable'}:`)
+        for (const check of checks) out.line(`  ${check.ok ? 'ok  ' : 'FAIL'} ${check.check.padEnd(14)} ${check.detail}`)
+        const result = { ok: failed.length === 0, appId: flags.app, version: info.version, versionId: info.versionId, keyId: publicKey.keyId, checks }
+        if (failed.length > 0) {
+          out.result(result)
+          const message = `verification failed: ${failed.map((check) => `${check.check} (${check.detail})`).join('; ')}`
+          if (flags.json) {
+            process.stderr.write(`miniship: ${message}\n`)
+            process.exit(1)
+          }
+          throw new CliError(1, message)
+        }
+        out.line(`Verified: what a device gets is what ${publicKey.keyId} signed.`)
+        out.result(result)
+      }),
+    )
+}

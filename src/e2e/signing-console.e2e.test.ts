@@ -1,0 +1,144 @@
+// The console's signing views in chromium against the compiled binary (issue 27): which versions are
+// signed and by which key, the Signing card (keys, requireSignature), and a publish refused for want of a signature.
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { generateKeyPairSync, sign } from 'node:crypto'
+import type { Browser, Page } from 'playwright-core'
+import { buildZip } from '../test-fixtures'
+import { buildStatement } from '../sdk/statement'
+import { hasChromium, launchChromium, PageWatch, screenshot } from './browser-support'
+import { callApi, startBinary, tempDir, type RunningBinary } from './support'
+
+const OWNER = { email: 'signer@example.com', password: 'signer-password-1', displayName: 'Sig Ner' }
+const APP_ID = 'com.example.signed'
+
+function newKey() {
+  const pair = generateKeyPairSync('ed25519')
+  const raw = Buffer.from(pair.publicKey.export({ format: 'jwk' }).x!, 'base64url')
+  return { privateKey: pair.privateKey, publicKey: raw.toString('base64'), keyId: new Bun.CryptoHasher('sha256').update(raw).digest('hex').slice(0, 16) }
+}
+
+describe.skipIf(!hasChromium)('signing in the console', () => {
+  let dir: string
+  let server: RunningBinary
+  let browser: Browser
+  let page: Page
+  let watch: PageWatch
+  let token: string
+  let miniAppId: string
+  const laptop = newKey()
+  const spare = newKey()
+
+  const tid = (id: string) => page.getByTestId(id)
+  const api = (method: string, path: string, options: Parameters<typeof callApi>[3] = {}) => callApi(server.baseUrl, method, path, { token, ...options })
+
+  async function upload(version: string, signed: boolean): Promise<string> {
+    const parts: [string, string | Uint8Array, string][] = [
+      ['bundleIos', `console.log("ios ${version}")`, 'main.ios.jsbundle'],
+      ['bundleAndroid', `console.log("android ${version}")`, 'main.android.bundle'],
+      ['manifest', JSON.stringify({ appId: APP_ID, version, name: 'Signed', pages: { home: 'Home' } }), 'app.json'],
+      ['assetsIos', buildZip([{ name: 'assets/logo.png', content: 'ios' }]), 'assets-ios.zip'],
+      ['assetsAndroid', buildZip([{ name: 'drawable-mdpi/logo.png', content: 'android' }]), 'assets-android.zip'],
+    ]
+    const form = new FormData()
+    form.append('version', version)
+    const digests: Record<string, string> = {}
+    for (const [field, content, name] of parts) {
+      form.append(field, new Blob([content as BlobPart]), name)
+      digests[field] = new Bun.CryptoHasher('sha256').update(content).digest('hex')
+    }
+    if (signed) {
+      form.append('signatureKeyId', laptop.keyId)
+      form.append('signature', sign(null, Buffer.from(buildStatement(APP_ID, version, digests)), laptop.privateKey).toString('base64'))
+    }
+    const answer = await api('POST', `/api/mini-apps/by-app-id/${APP_ID}/versions/upload`, { body: form })
+    expect(answer.status).toBe(201)
+    return answer.body.id
+  }
+
+  beforeAll(async () => {
+    dir = tempDir('miniship-signing-browser-')
+    server = await startBinary({ dataDir: join(dir, 'data'), args: ['--rate-limit', 'off'] })
+    token = (await callApi(server.baseUrl, 'POST', '/api/auth/register', { json: OWNER })).body.accessToken
+    miniAppId = (await api('POST', '/api/mini-apps', { json: { appId: APP_ID, name: 'Signed app' } })).body.id
+    expect((await api('POST', `/api/mini-apps/${miniAppId}/signing-keys`, { json: { name: 'release laptop', publicKey: laptop.publicKey } })).status).toBe(201)
+    await upload('1.0.0', false)
+    await upload('1.1.0', true)
+    watch = new PageWatch()
+    browser = await launchChromium()
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    watch.attach(context)
+    page = await context.newPage()
+    await page.goto(`${server.baseUrl}/`)
+    const form = tid('signin-form')
+    await form.locator('[name=email]').fill(OWNER.email)
+    await form.locator('[name=password]').fill(OWNER.password)
+    await tid('signin-submit').click()
+    await tid('apps-list').waitFor()
+  }, 120_000)
+
+  afterEach(async () => {
+    await Bun.sleep(100)
+    expect(watch.takeProblems()).toEqual([])
+  })
+
+  afterAll(async () => {
+    await browser?.close().catch(() => undefined)
+    if (server) await server.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  test('the Versions table says which versions are signed, and by which key (name and keyId)', async () => {
+    await page.goto(`${server.baseUrl}/apps/${miniAppId}/versions`)
+    await tid('versions-table').waitFor()
+    const signed = tid('signature-1.1.0')
+    expect(await signed.getAttribute('data-signed')).toBe('true')
+    expect(await signed.getAttribute('data-key-id')).toBe(laptop.keyId)
+    expect(await signed.textContent()).toBe(`Signed · release laptop (${laptop.keyId})`)
+    expect(await tid('signature-1.0.0').textContent()).toBe('Unsigned')
+    await screenshot(page, 'signing-versions')
+  })
+
+  test('Settings › Signing: the keys, adding one, and the requireSignature switch', async () => {
+    await page.goto(`${server.baseUrl}/apps/${miniAppId}/settings`)
+    await tid('signing').waitFor()
+    expect(await tid(`signing-key-${laptop.keyId}`).textContent()).toContain(laptop.publicKey)
+    const form = tid('add-signing-key-form')
+    await form.locator('[name=name]').fill('spare key')
+    await form.locator('[name=publicKey]').fill(spare.publicKey)
+    await tid('add-signing-key-submit').click()
+    await tid(`signing-key-${spare.keyId}`).waitFor()
+    expect(await tid('notice').textContent()).toContain(spare.keyId)
+
+    await tid('require-signature').check()
+    await tid('require-signature-submit').click()
+    await tid('notice').getByText('Unsigned versions are now refused.').waitFor()
+    expect((await api('GET', `/api/mini-apps/${miniAppId}`)).body.requireSignature).toBe(true)
+    expect(await tid('require-signature').isChecked()).toBe(true)
+    await screenshot(page, 'signing-settings')
+  })
+
+  test('publishing an unsigned version is refused, and the console shows why', async () => {
+    await page.goto(`${server.baseUrl}/apps/${miniAppId}/versions`)
+    await tid('publish-1.0.0').click()
+    const dialog = page.locator('dialog[open]')
+    await dialog.waitFor()
+    expect(await dialog.getByTestId('publish-unsigned-warning').textContent()).toContain('requires signed versions')
+    watch.expectHttpError('POST', /\/versions\/[^/]+\/publish$/, 422)
+    await dialog.getByTestId('confirm-ok').click()
+    await tid('alert').locator('p').first().waitFor()
+    expect(await tid('alert').textContent()).toContain(`${APP_ID} requires signed versions`)
+    expect(await tid('status-1.0.0').getAttribute('data-status')).toBe('DRAFT')
+  })
+
+  test('revoking a key keeps it listed as revoked', async () => {
+    await page.goto(`${server.baseUrl}/apps/${miniAppId}/settings`)
+    await tid(`revoke-signing-key-${spare.keyId}`).click()
+    const dialog = page.locator('dialog[open]')
+    await dialog.waitFor()
+    await dialog.getByTestId('confirm-ok').click()
+    await page.locator(`[data-testid="signing-key-${spare.keyId}"][data-revoked="true"]`).waitFor()
+    expect(await tid(`revoke-signing-key-${spare.keyId}`).count()).toBe(0)
+  })
+})

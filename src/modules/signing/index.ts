@@ -1,0 +1,30 @@
+// Routes of a miniapp's trusted signing keys (decisions §14): /api/mini-apps/{miniAppId}/signing-keys.
+import { Elysia } from 'elysia'
+import type { AppDeps } from '../../deps'
+import { addSigningKeyBody, miniAppIdParams, signingKeyParams } from './model'
+import { addSigningKey, listSigningKeys, revokeSigningKey } from './service'
+
+export function signingRoutes(deps: AppDeps) {
+  const { db, clock } = deps
+  return new Elysia({ prefix: '/mini-apps' })
+    .use(deps.guard)
+    .get('/:miniAppId/signing-keys', ({ user, params }) => listSigningKeys(db, user, params.miniAppId), {
+      auth: 'read',
+      params: miniAppIdParams,
+      detail: { summary: 'The Ed25519 public keys the mini app trusts, revoked ones too (members)', tags: ['signing'] },
+    })
+    .post(
+      '/:miniAppId/signing-keys',
+      ({ user, params, body, set }) => {
+        const record = addSigningKey(db, clock, user, params.miniAppId, body)
+        set.status = 201
+        return record
+      },
+      { auth: true, params: miniAppIdParams, body: addSigningKeyBody, detail: { summary: 'Trust an Ed25519 public key (base64 of its raw 32 bytes) to sign versions (owners and admins)', tags: ['signing'] } },
+    )
+    .delete('/:miniAppId/signing-keys/:keyId', ({ user, params }) => revokeSigningKey(db, clock, user, params.miniAppId, params.keyId), {
+      auth: true,
+      params: signingKeyParams,
+      detail: { summary: 'Revoke a signing key: kept, it signs nothing any more (owners and admins)', tags: ['signing'] },
+    })
+}

@@ -1,0 +1,22 @@
+// TypeBox schemas of the signing endpoints (decisions §14): trusted keys and a version's later signature.
+import { t } from 'elysia'
+import { singleLinePattern } from '../../http/text'
+
+export const miniAppIdParams = t.Object({ miniAppId: t.String() })
+export const signingKeyParams = t.Object({ miniAppId: t.String(), keyId: t.String() })
+
+export const addSigningKeyBody = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: 100, pattern: singleLinePattern, error: 'must be 1–100 characters without control characters' }),
+    publicKey: t.String({ maxLength: 200, error: 'must be the base64 of the raw 32-byte Ed25519 public key' }),
+  },
+  { additionalProperties: false },
+)
+
+export const signVersionBody = t.Object(
+  {
+    keyId: t.String({ minLength: 1, maxLength: 64, error: 'must be the keyId of one of the mini app\'s signing keys' }),
+    signature: t.String({ minLength: 1, maxLength: 200, error: 'must be the base64 of the 64-byte Ed25519 signature' }),
+  },
+  { additionalProperties: false },
+)
