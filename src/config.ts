@@ -80,6 +80,11 @@ export interface S3StorageConfig {
   secretAccessKey: string
   sessionToken: string | null
   /**
+   * How long one call to the bucket may go without an answer or progress (milliseconds; absent: the
+   * default, `defaultS3TimeoutMs`): a metadata call's whole time, a transfer's silence.
+   */
+  timeoutMs?: number
+  /**
    * Set when the data directory's storage.json records this very location: the installation id it
    * names (the owner of the prefix, see the bucket's miniship-owner.json), or null for a
    * storage.json written before owner ids existed. Absent: this data directory has not used it yet.
@@ -113,6 +118,7 @@ export interface ConfigFlags {
   s3Region?: string
   s3Prefix?: string
   s3Downloads?: string
+  s3Timeout?: string
   mirrorReleases?: string
   archiveMaxEntries?: string
   archiveMaxUnpackedMb?: string
@@ -142,6 +148,7 @@ const settings = {
   s3Region: { env: 'MINISHIP_S3_REGION', flag: '--s3-region', fallback: '' },
   s3Prefix: { env: 'MINISHIP_S3_PREFIX', flag: '--s3-prefix', fallback: '' },
   s3Downloads: { env: 'MINISHIP_S3_DOWNLOADS', flag: '--s3-downloads', fallback: 'redirect' },
+  s3Timeout: { env: 'MINISHIP_S3_TIMEOUT', flag: '--s3-timeout', fallback: '10s' },
   mirrorReleases: { env: 'MINISHIP_MIRROR_RELEASES', flag: '--mirror-releases', fallback: 'off' },
   archiveMaxEntries: { env: 'MINISHIP_ARCHIVE_MAX_ENTRIES', flag: '--archive-max-entries', fallback: String(defaultArchiveLimits.maxEntries) },
   archiveMaxUnpackedMb: { env: 'MINISHIP_ARCHIVE_MAX_UNPACKED_MB', flag: '--archive-max-unpacked-mb', fallback: String(defaultArchiveLimits.maxUnpackedBytes / 1024 / 1024) },
@@ -376,6 +383,9 @@ export function readStorageFile(dataDir: string): StorageFile | null {
 
 type SettingPicker = (key: keyof typeof settings) => { value: string; name: string }
 
+/** One call to the bucket that neither answers nor moves bytes for this long counts as storage down (issue 29). */
+export const defaultS3TimeoutMs = 10_000
+
 /**
  * Flags, then environment, then the data directory's storage.json, then local. Credentials come
  * only from the environment (MINISHIP_S3_* first, then the standard AWS_* names): a flag would
@@ -409,6 +419,9 @@ function storageConfig(pick: SettingPicker, env: Record<string, string | undefin
   }
   const location = { bucket: bucket.value, endpoint: baseUrl(endpoint.name, endpoint.value, 'https://s3.eu-central-1.amazonaws.com or http://127.0.0.1:9000'), region: region.value || 'us-east-1', prefix: prefix.value.replace(/^\/+|\/+$/g, '') }
   if (fromFile && !mayMove) refuseAnotherLocation(fromFile, { bucket, prefix }, location)
+  const timeout = pick('s3Timeout')
+  const timeoutSeconds = parseDuration(timeout.value)
+  if (timeoutSeconds === null || timeoutSeconds > 600) throw new ConfigError(`${timeout.name} must be a duration between 1s and 10m such as 10s, got "${timeout.value}"`)
   const accessKeyId = env.MINISHIP_S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || ''
   const secretAccessKey = env.MINISHIP_S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || ''
   if (accessKeyId === '' || secretAccessKey === '') {
@@ -421,6 +434,7 @@ function storageConfig(pick: SettingPicker, env: Record<string, string | undefin
     accessKeyId,
     secretAccessKey,
     sessionToken: env.MINISHIP_S3_SESSION_TOKEN || env.AWS_SESSION_TOKEN || null,
+    timeoutMs: timeoutSeconds * 1000,
     ...recorded,
   }
 }

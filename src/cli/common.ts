@@ -46,6 +46,7 @@ export function withStorageOptions(command: Command): Command {
     .option('--s3-endpoint <url>', 'S3-compatible endpoint, e.g. https://<account>.r2.cloudflarestorage.com (env MINISHIP_S3_ENDPOINT; default AWS)')
     .option('--s3-region <region>', 'bucket region (env MINISHIP_S3_REGION, default us-east-1)')
     .option('--s3-prefix <prefix>', 'key prefix inside the bucket (env MINISHIP_S3_PREFIX, default none)')
+    .option('--s3-timeout <duration>', 'how long one call to the bucket may go without an answer or progress before it counts as down, e.g. 10s (env MINISHIP_S3_TIMEOUT, default 10s)')
 }
 
 /** Prints a usage problem as one line on stderr and exits 2 (the exit code of a bad invocation). */
