@@ -1,6 +1,7 @@
 // Insight rules: writing the counters (one transaction per flush), device events, pruning, and the per-miniapp report.
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
+import { invalidDeviceId, isDeviceId } from '../../http/urls'
 import type { Clock } from '../../ids'
 import type { Caller } from '../miniapps/service'
 import { requireVisibleMiniApp } from '../miniapps/service'
@@ -187,6 +188,10 @@ export function createInsightsService(deps: InsightsDeps) {
    * messages only): a device's clock is not trusted to file counts into past days.
    */
   function recordEvents(events: DeviceEventInput[]): { accepted: number; rejected: number } {
+    // decisions §18: one bad deviceId refuses the batch, as a schema error would
+    events.forEach((event, index) => {
+      if (event.deviceId !== undefined && !isDeviceId(event.deviceId)) throw invalidDeviceId(`events.${index}.deviceId`)
+    })
     const now = clock()
     const versions = new Map<string, { id: string; miniAppId: string; appId: string } | null>()
     let accepted = 0

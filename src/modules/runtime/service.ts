@@ -18,7 +18,7 @@ import { versionPattern } from '../versions/model'
 import { releaseCacheControl, type StoredFile } from './files'
 import type { FileKind } from '../versions/file-kinds'
 import type { CountSubject } from '../insights/counters'
-import { downloadUrls, fileBase, releaseUrls, routeUrl, scopePath, type DownloadUrls, type Platform, isPlatform } from '../../http/urls'
+import { downloadUrls, fileBase, invalidDeviceId, isDeviceId, releaseUrls, routeUrl, scopePath, type DownloadUrls, type Platform, isPlatform } from '../../http/urls'
 
 export interface RuntimeDeps {
   db: Db
@@ -179,19 +179,13 @@ function invalid(field: string, message: string): AppError {
   return new AppError(400, 'VALIDATION_ERROR', `Invalid query: ${field} ${message}`, [{ field, message }])
 }
 
-/**
- * A deviceId is whatever the host app uses (a UUID, a hex Android id, a base64 token, …): any
- * characters but control ones (and lone surrogates, which have no UTF-8), up to 128. It reaches
- * answers only percent-encoded (urls.ts).
- */
-const deviceIdPattern = /^[^\u0000-\u001f\u007f-\u009f]{1,128}$/
-
 /** Checks the device's query parameters (decisions §10); the channel defaults to stable. */
 export function checkDeviceQuery(query: DeviceQuery): Required<Pick<DeviceQuery, 'channel'>> & DeviceQuery {
   const channel = query.channel || defaultChannel
   if (!isChannelName(channel)) throw invalid('channel', 'must be a channel name such as stable or beta')
-  const deviceId = query.deviceId || undefined
-  if (deviceId !== undefined && !(deviceIdPattern.test(deviceId) && deviceId.isWellFormed())) throw invalid('deviceId', 'must be 1–128 characters, none of them control characters')
+  // decisions §18: present means 1–200 of [A-Za-z0-9._:-], not "." or ".." (an empty one too is refused)
+  const deviceId = query.deviceId
+  if (deviceId !== undefined && !isDeviceId(deviceId)) throw invalidDeviceId()
   const hostVersion = query.hostVersion || undefined
   if (hostVersion !== undefined && (hostVersion.length > 64 || !versionPattern.test(hostVersion))) throw invalid('hostVersion', 'must be a version such as 2.3.0')
   return { channel, deviceId, hostVersion }
