@@ -470,6 +470,20 @@ const mutations: Mutation[] = [
     tests: ['src/modules/api-keys/api-keys.test.ts'],
     why: 'API keys: a key restricted to some mini apps sees no other (404)',
   },
+  {
+    file: 'src/modules/api-keys/service.ts',
+    find: '    deps.failures.check(address)\n',
+    replace: '',
+    tests: ['src/modules/api-keys/key-guessing.test.ts'],
+    why: 'API keys: an address that used up its failed authentications is refused (429 RATE_LIMITED), good key or not',
+  },
+  {
+    file: 'src/modules/api-keys/service.ts',
+    find: 'if (error instanceof AppError && authenticationFailures.has(error.code)) deps.failures.failed(address)',
+    replace: '',
+    tests: ['src/modules/api-keys/key-guessing.test.ts'],
+    why: 'API keys: each failed authentication counts against its address',
+  },
 ]
 
 const root = resolve(import.meta.dir, '..')

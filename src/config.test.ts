@@ -44,10 +44,10 @@ describe('configuration precedence: flags > MINISHIP_* environment > defaults', 
   })
 
   test('rate limits: defaults, then the list from the environment or a flag', () => {
-    expect(loadConfig({}, {}).rateLimits).toEqual({ login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10, events: 300 })
-    expect(loadConfig({}, { MINISHIP_RATE_LIMITS: 'login=20, cli-poll=120' }).rateLimits).toEqual({ login: 20, register: 10, cliSessionCreate: 10, cliSessionPoll: 120, cliSessionApprove: 10, memberUnknownEmail: 10, events: 300 })
+    expect(loadConfig({}, {}).rateLimits).toEqual({ login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10, events: 300, apiKeyFailures: 10 })
+    expect(loadConfig({}, { MINISHIP_RATE_LIMITS: 'login=20, cli-poll=120' }).rateLimits).toEqual({ login: 20, register: 10, cliSessionCreate: 10, cliSessionPoll: 120, cliSessionApprove: 10, memberUnknownEmail: 10, events: 300, apiKeyFailures: 10 })
     expect(loadConfig({}, { MINISHIP_RATE_LIMITS: 'cli-approve=3,member-unknown=4' }).rateLimits).toMatchObject({ cliSessionApprove: 3, memberUnknownEmail: 4 })
-    expect(loadConfig({ rateLimits: 'register=3' }, { MINISHIP_RATE_LIMITS: 'login=20' }).rateLimits).toEqual({ login: 10, register: 3, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10, events: 300 })
+    expect(loadConfig({ rateLimits: 'register=3' }, { MINISHIP_RATE_LIMITS: 'login=20' }).rateLimits).toEqual({ login: 10, register: 3, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10, events: 300, apiKeyFailures: 10 })
   })
 
   test('host: IPv4 and IPv6 addresses and host names', () => {

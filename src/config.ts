@@ -26,6 +26,8 @@ export interface RateLimits {
   memberUnknownEmail: number
   /** POST /api/mini-apps/access/events: devices behind one NAT share an address, so it is generous */
   events: number
+  /** failed API key authentications (unknown, revoked, expired key) per client address (decisions §18) */
+  apiKeyFailures: number
 }
 
 export interface Config {
@@ -164,7 +166,7 @@ export function parseDuration(text: string): number | null {
   return seconds > 0 ? seconds : null
 }
 
-export const defaultRateLimits: RateLimits = { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10, events: 300 }
+export const defaultRateLimits: RateLimits = { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10, events: 300, apiKeyFailures: 10 }
 const rateLimitNames: Record<string, keyof RateLimits> = {
   login: 'login',
   register: 'register',
@@ -173,9 +175,10 @@ const rateLimitNames: Record<string, keyof RateLimits> = {
   'cli-approve': 'cliSessionApprove',
   'member-unknown': 'memberUnknownEmail',
   events: 'events',
+  'api-key': 'apiKeyFailures',
 }
 
-/** "login=20,cli-poll=120" over the defaults; the names are login, register, cli-create, cli-poll, cli-approve, member-unknown, events. */
+/** "login=20,cli-poll=120" over the defaults; the names are login, register, cli-create, cli-poll, cli-approve, member-unknown, events, api-key. */
 export function parseRateLimits(name: string, value: string): RateLimits {
   const limits = { ...defaultRateLimits }
   if (value.trim() === '') return limits
@@ -183,7 +186,7 @@ export function parseRateLimits(name: string, value: string): RateLimits {
     const match = /^\s*([a-z-]+)\s*=\s*(\d{1,6})\s*$/.exec(part)
     const key = match && rateLimitNames[match[1]!]
     if (!match || !key || Number(match[2]) < 1) {
-      throw new ConfigError(`${name} must be a list such as login=10,register=10,cli-create=10,cli-poll=60,cli-approve=10,member-unknown=10,events=300 (requests per minute per client address, at least 1), got "${value}"`)
+      throw new ConfigError(`${name} must be a list such as login=10,register=10,cli-create=10,cli-poll=60,cli-approve=10,member-unknown=10,events=300,api-key=10 (requests per minute per client address, at least 1), got "${value}"`)
     }
     limits[key] = Number(match[2])
   }
