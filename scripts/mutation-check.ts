@@ -25,6 +25,7 @@ interface Mutation {
 
 const runtimeTests = ['src/modules/runtime/runtime.test.ts']
 const signingTests = ['src/modules/signing/signing.test.ts']
+const draftLinkTests = ['src/modules/runtime/draft-links.test.ts']
 
 /**
  * One entry per broken rule. To guard a new rule, add an entry: `find` must occur exactly once in
@@ -32,23 +33,23 @@ const signingTests = ['src/modules/signing/signing.test.ts']
  * should be the few files that ought to notice; keep e2e tests out (they need the binary built).
  */
 const mutations: Mutation[] = [
-  // who is calling (src/http/guards.ts, src/modules/auth/tokens.ts)
+  // who is calling (src/modules/auth/access.ts, the verifier src/http/guards.ts is handed; src/modules/auth/tokens.ts)
   {
-    file: 'src/http/guards.ts',
+    file: 'src/modules/auth/access.ts',
     find: 'row.tokenVersion !== result.claims.tv || ',
     replace: '',
     tests: ['src/modules/admin/admin.test.ts', 'src/modules/auth/auth.test.ts'],
     why: 'token version: an access token issued before a role change, disable or password reset is refused',
   },
   {
-    file: 'src/http/guards.ts',
+    file: 'src/modules/auth/access.ts',
     find: " || row.status !== 'ACTIVE'",
     replace: '',
     tests: ['src/modules/admin/admin.test.ts', 'src/modules/auth/auth.test.ts'],
     why: 'a disabled user’s access token is refused, whatever its token version',
   },
   {
-    file: 'src/http/guards.ts',
+    file: 'src/modules/auth/access.ts',
     find: "if (result.kind !== 'access') throw",
     replace: 'if (false) throw',
     tests: ['src/modules/auth/auth.test.ts', 'src/modules/miniapps/miniapps.test.ts'],
@@ -119,8 +120,8 @@ const mutations: Mutation[] = [
   },
   {
     file: 'src/modules/runtime/service.ts',
-    find: 'if (facts && facts.currentReleaseVersionId === facts.id) return facts',
-    replace: 'if (facts) return facts',
+    find: 'if (facts && facts.currentReleaseVersionId === facts.id) return { facts }',
+    replace: 'if (facts) return { facts }',
     tests: runtimeTests,
     why: 'without a token the derived manifest paths answer the current release only',
   },
@@ -138,6 +139,50 @@ const mutations: Mutation[] = [
     replace: "if (false) throw new AppError(404, 'MINI_APP_NOT_FOUND'",
     tests: ['src/modules/runtime/existing-clients.test.ts'],
     why: 'experience install with an access token: members and admins only, others 404',
+  },
+
+  // grants that end (decisions §18, src/modules/auth/grants.ts): a draft link dies with the authority it was handed out on
+  {
+    file: 'src/modules/auth/grants.ts',
+    find: 'holder.generation !== (claims.ug ?? 0)',
+    replace: 'false',
+    tests: draftLinkTests,
+    why: 'grants that end: a draft link stops when its user leaves the miniapp (their grant generation moved)',
+  },
+  {
+    file: 'src/modules/auth/grants.ts',
+    find: 'issuer.revoked || ',
+    replace: '',
+    tests: draftLinkTests,
+    why: 'grants that end: a draft link handed out through an API key stops when the key is revoked',
+  },
+  {
+    file: 'src/modules/miniapps/service.ts',
+    find: 'tx.update(users).set({ grantGeneration: bumpedGrantGeneration }).where(eq(users.id, userId)).run()',
+    replace: '',
+    tests: draftLinkTests,
+    why: 'grants that end: removing a member ends the links handed out on their authority',
+  },
+  {
+    file: 'src/modules/admin/service.ts',
+    find: '...(revoke ? { grantGeneration: bumpedGrantGeneration } : {}),',
+    replace: '',
+    tests: draftLinkTests,
+    why: 'grants that end: disabling a user ends their links for good (enabling them again brings none back)',
+  },
+  {
+    file: 'src/modules/runtime/service.ts',
+    find: 'if (grants.refusal(claims, clock()) !== null) return null',
+    replace: '',
+    tests: draftLinkTests,
+    why: 'grants that end, fast path: a known download token is checked against its grant too',
+  },
+  {
+    file: 'src/modules/versions/service.ts',
+    find: 'expiresAt === null ? undefined : grant)',
+    replace: 'undefined)',
+    tests: draftLinkTests,
+    why: 'grants that end: the workspace’s draft access links name the viewer’s grant',
   },
 
   // membership (src/modules/miniapps/service.ts): a miniapp the caller may not see is 404
@@ -384,10 +429,10 @@ const mutations: Mutation[] = [
     why: 'channels: rollback only to a version the channel served',
   },
   {
-    file: 'src/modules/runtime/urls.ts',
+    file: 'src/http/urls.ts',
     find: '    if (!hostPattern.test(host)) {',
     replace: '    if (false) {',
-    tests: ['src/modules/runtime/urls.test.ts', 'src/modules/runtime/existing-clients.test.ts'],
+    tests: ['src/http/urls.test.ts', 'src/modules/runtime/existing-clients.test.ts'],
     why: 'origins: a Host header that is not a host name never reaches a URL handed to phones',
   },
   // API keys (src/modules/api-keys/service.ts, src/modules/miniapps/service.ts)
@@ -525,6 +570,20 @@ const mutations: Mutation[] = [
     replace: "const signature = input.signature && { keyId: input.signature.keyId, value: input.signature.value, statement: statementOf(miniApp.appId, input.version, input.files) }",
     tests: signingTests,
     why: 'signing: an upload\'s signature is checked before the version exists',
+  },
+  {
+    file: 'src/modules/api-keys/service.ts',
+    find: '    deps.failures.check(address)\n',
+    replace: '',
+    tests: ['src/modules/api-keys/key-guessing.test.ts'],
+    why: 'API keys: an address that used up its failed authentications is refused (429 RATE_LIMITED), good key or not',
+  },
+  {
+    file: 'src/modules/api-keys/service.ts',
+    find: 'if (error instanceof AppError && authenticationFailures.has(error.code)) deps.failures.failed(address)',
+    replace: '',
+    tests: ['src/modules/api-keys/key-guessing.test.ts'],
+    why: 'API keys: each failed authentication counts against its address',
   },
 ]
 

@@ -92,7 +92,10 @@ export function createApp(input: AppInput) {
   const tokens = createTokenService(input.secret, clock, input.config.tokenTtlSeconds)
   const log = input.log ?? ((line: string) => console.log(line))
   const blobs = input.blobs ?? createBlobStore(input.config, input.paths, log)
-  const apiKeys = createApiKeyAuthenticator({ db: input.db, clock })
+  const rateLimiter = createRateLimiter(clock, input.config.rateLimit)
+  // failed key authentication is limited per client address like login (decisions §18)
+  const keyFailures = { check: (address: string) => rateLimiter.check('api-key', address, input.config.rateLimits.apiKeyFailures), failed: (address: string) => rateLimiter.hit('api-key', address, Number.MAX_SAFE_INTEGER) }
+  const apiKeys = createApiKeyAuthenticator({ db: input.db, clock, failures: keyFailures })
   const jobs = createJobQueue({ db: input.db, clock, log, ...input.jobs })
   const deps: AppDeps = {
     config: input.config,
@@ -101,7 +104,7 @@ export function createApp(input: AppInput) {
     clock,
     log,
     tokens,
-    rateLimiter: createRateLimiter(clock, input.config.rateLimit),
+    rateLimiter,
     guard: createGuard(
       {
         isApiKey,

@@ -44,10 +44,10 @@ describe('configuration precedence: flags > MINISHIP_* environment > defaults', 
   })
 
   test('rate limits: defaults, then the list from the environment or a flag', () => {
-    expect(loadConfig({}, {}).rateLimits).toEqual({ login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10, events: 300 })
-    expect(loadConfig({}, { MINISHIP_RATE_LIMITS: 'login=20, cli-poll=120' }).rateLimits).toEqual({ login: 20, register: 10, cliSessionCreate: 10, cliSessionPoll: 120, cliSessionApprove: 10, memberUnknownEmail: 10, events: 300 })
+    expect(loadConfig({}, {}).rateLimits).toEqual({ login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10, events: 300, apiKeyFailures: 10 })
+    expect(loadConfig({}, { MINISHIP_RATE_LIMITS: 'login=20, cli-poll=120' }).rateLimits).toEqual({ login: 20, register: 10, cliSessionCreate: 10, cliSessionPoll: 120, cliSessionApprove: 10, memberUnknownEmail: 10, events: 300, apiKeyFailures: 10 })
     expect(loadConfig({}, { MINISHIP_RATE_LIMITS: 'cli-approve=3,member-unknown=4' }).rateLimits).toMatchObject({ cliSessionApprove: 3, memberUnknownEmail: 4 })
-    expect(loadConfig({ rateLimits: 'register=3' }, { MINISHIP_RATE_LIMITS: 'login=20' }).rateLimits).toEqual({ login: 10, register: 3, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10, events: 300 })
+    expect(loadConfig({ rateLimits: 'register=3' }, { MINISHIP_RATE_LIMITS: 'login=20' }).rateLimits).toEqual({ login: 10, register: 3, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10, events: 300, apiKeyFailures: 10 })
   })
 
   test('host: IPv4 and IPv6 addresses and host names', () => {
@@ -110,7 +110,8 @@ describe('storage settings: flags > environment > storage.json > local; credenti
     expect(loadConfig({ dataDir }, {}).s3Downloads).toBe('redirect')
     expect(loadConfig({ dataDir }, {}).mirrorReleases).toBe(false)
     const config = loadConfig({ dataDir, storage: 's3', s3Bucket: 'artifacts', s3Endpoint: 'http://127.0.0.1:9000/', s3Prefix: '/team/miniship/' }, credentials)
-    expect(config.storage).toEqual({ kind: 's3', bucket: 'artifacts', endpoint: 'http://127.0.0.1:9000', region: 'us-east-1', prefix: 'team/miniship', accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'secret-example', sessionToken: null })
+    expect(config.storage).toEqual({ kind: 's3', bucket: 'artifacts', endpoint: 'http://127.0.0.1:9000', region: 'us-east-1', prefix: 'team/miniship', accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'secret-example', sessionToken: null, timeoutMs: 10_000 })
+    expect(loadConfig({ dataDir, storage: 's3', s3Bucket: 'artifacts' }, { ...credentials, MINISHIP_S3_TIMEOUT: '45s' }).storage).toMatchObject({ timeoutMs: 45_000 })
     const aws = loadConfig({ dataDir }, { MINISHIP_STORAGE: 's3', MINISHIP_S3_BUCKET: 'artifacts', AWS_ACCESS_KEY_ID: 'A', AWS_SECRET_ACCESS_KEY: 'B', AWS_SESSION_TOKEN: 'C', MINISHIP_S3_REGION: 'eu-west-1' })
     expect(aws.storage).toMatchObject({ accessKeyId: 'A', secretAccessKey: 'B', sessionToken: 'C', region: 'eu-west-1' })
   })
@@ -121,6 +122,8 @@ describe('storage settings: flags > environment > storage.json > local; credenti
     ['a bad bucket name', { storage: 's3', s3Bucket: 'Not_A_Bucket' }, credentials, '--s3-bucket must be a bucket name'],
     ['no credentials', { storage: 's3', s3Bucket: 'artifacts' }, {}, 'MINISHIP_S3_ACCESS_KEY_ID and MINISHIP_S3_SECRET_ACCESS_KEY'],
     ['a bad endpoint', { storage: 's3', s3Bucket: 'artifacts', s3Endpoint: 'ftp://x' }, credentials, '--s3-endpoint must start with http'],
+    ['a bad timeout', { storage: 's3', s3Bucket: 'artifacts', s3Timeout: '10' }, credentials, '--s3-timeout must be a duration between 1s and 10m'],
+    ['a timeout too long', { storage: 's3', s3Bucket: 'artifacts' }, { ...credentials, MINISHIP_S3_TIMEOUT: '2h' }, 'MINISHIP_S3_TIMEOUT must be a duration between 1s and 10m'],
     ['a bad download mode', { s3Downloads: 'teleport' }, {}, '--s3-downloads must be "redirect" or "proxy"'],
     ['the mirror without S3', { mirrorReleases: 'on', cdnUrl: 'https://cdn.example.com' }, {}, '--mirror-releases on needs S3 storage'],
     ['the mirror without a CDN URL', { mirrorReleases: 'on', storage: 's3', s3Bucket: 'artifacts' }, credentials, '--mirror-releases on needs --cdn-url'],

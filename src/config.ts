@@ -26,6 +26,8 @@ export interface RateLimits {
   memberUnknownEmail: number
   /** POST /api/mini-apps/access/events: devices behind one NAT share an address, so it is generous */
   events: number
+  /** failed API key authentications (unknown, revoked, expired key) per client address (decisions §18) */
+  apiKeyFailures: number
 }
 
 export interface Config {
@@ -82,6 +84,11 @@ export interface S3StorageConfig {
   secretAccessKey: string
   sessionToken: string | null
   /**
+   * How long one call to the bucket may go without an answer or progress (milliseconds; absent: the
+   * default, `defaultS3TimeoutMs`): a metadata call's whole time, a transfer's silence.
+   */
+  timeoutMs?: number
+  /**
    * Set when the data directory's storage.json records this very location: the installation id it
    * names (the owner of the prefix, see the bucket's miniship-owner.json), or null for a
    * storage.json written before owner ids existed. Absent: this data directory has not used it yet.
@@ -115,6 +122,7 @@ export interface ConfigFlags {
   s3Region?: string
   s3Prefix?: string
   s3Downloads?: string
+  s3Timeout?: string
   mirrorReleases?: string
   /** a bare `--webhooks-allow-private` arrives as true */
   webhooksAllowPrivate?: string | boolean
@@ -146,6 +154,7 @@ const settings = {
   s3Region: { env: 'MINISHIP_S3_REGION', flag: '--s3-region', fallback: '' },
   s3Prefix: { env: 'MINISHIP_S3_PREFIX', flag: '--s3-prefix', fallback: '' },
   s3Downloads: { env: 'MINISHIP_S3_DOWNLOADS', flag: '--s3-downloads', fallback: 'redirect' },
+  s3Timeout: { env: 'MINISHIP_S3_TIMEOUT', flag: '--s3-timeout', fallback: '10s' },
   mirrorReleases: { env: 'MINISHIP_MIRROR_RELEASES', flag: '--mirror-releases', fallback: 'off' },
   webhooksAllowPrivate: { env: 'MINISHIP_WEBHOOKS_ALLOW_PRIVATE', flag: '--webhooks-allow-private', fallback: 'off' },
   archiveMaxEntries: { env: 'MINISHIP_ARCHIVE_MAX_ENTRIES', flag: '--archive-max-entries', fallback: String(defaultArchiveLimits.maxEntries) },
@@ -162,7 +171,7 @@ export function parseDuration(text: string): number | null {
   return seconds > 0 ? seconds : null
 }
 
-export const defaultRateLimits: RateLimits = { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10, events: 300 }
+export const defaultRateLimits: RateLimits = { login: 10, register: 10, cliSessionCreate: 10, cliSessionPoll: 60, cliSessionApprove: 10, memberUnknownEmail: 10, events: 300, apiKeyFailures: 10 }
 const rateLimitNames: Record<string, keyof RateLimits> = {
   login: 'login',
   register: 'register',
@@ -171,9 +180,10 @@ const rateLimitNames: Record<string, keyof RateLimits> = {
   'cli-approve': 'cliSessionApprove',
   'member-unknown': 'memberUnknownEmail',
   events: 'events',
+  'api-key': 'apiKeyFailures',
 }
 
-/** "login=20,cli-poll=120" over the defaults; the names are login, register, cli-create, cli-poll, cli-approve, member-unknown, events. */
+/** "login=20,cli-poll=120" over the defaults; the names are login, register, cli-create, cli-poll, cli-approve, member-unknown, events, api-key. */
 export function parseRateLimits(name: string, value: string): RateLimits {
   const limits = { ...defaultRateLimits }
   if (value.trim() === '') return limits
@@ -181,7 +191,7 @@ export function parseRateLimits(name: string, value: string): RateLimits {
     const match = /^\s*([a-z-]+)\s*=\s*(\d{1,6})\s*$/.exec(part)
     const key = match && rateLimitNames[match[1]!]
     if (!match || !key || Number(match[2]) < 1) {
-      throw new ConfigError(`${name} must be a list such as login=10,register=10,cli-create=10,cli-poll=60,cli-approve=10,member-unknown=10,events=300 (requests per minute per client address, at least 1), got "${value}"`)
+      throw new ConfigError(`${name} must be a list such as login=10,register=10,cli-create=10,cli-poll=60,cli-approve=10,member-unknown=10,events=300,api-key=10 (requests per minute per client address, at least 1), got "${value}"`)
     }
     limits[key] = Number(match[2])
   }
@@ -383,6 +393,9 @@ export function readStorageFile(dataDir: string): StorageFile | null {
 
 type SettingPicker = (key: keyof typeof settings) => { value: string; name: string }
 
+/** One call to the bucket that neither answers nor moves bytes for this long counts as storage down (issue 29). */
+export const defaultS3TimeoutMs = 10_000
+
 /**
  * Flags, then environment, then the data directory's storage.json, then local. Credentials come
  * only from the environment (MINISHIP_S3_* first, then the standard AWS_* names): a flag would
@@ -416,6 +429,9 @@ function storageConfig(pick: SettingPicker, env: Record<string, string | undefin
   }
   const location = { bucket: bucket.value, endpoint: baseUrl(endpoint.name, endpoint.value, 'https://s3.eu-central-1.amazonaws.com or http://127.0.0.1:9000'), region: region.value || 'us-east-1', prefix: prefix.value.replace(/^\/+|\/+$/g, '') }
   if (fromFile && !mayMove) refuseAnotherLocation(fromFile, { bucket, prefix }, location)
+  const timeout = pick('s3Timeout')
+  const timeoutSeconds = parseDuration(timeout.value)
+  if (timeoutSeconds === null || timeoutSeconds > 600) throw new ConfigError(`${timeout.name} must be a duration between 1s and 10m such as 10s, got "${timeout.value}"`)
   const accessKeyId = env.MINISHIP_S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || ''
   const secretAccessKey = env.MINISHIP_S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || ''
   if (accessKeyId === '' || secretAccessKey === '') {
@@ -428,6 +444,7 @@ function storageConfig(pick: SettingPicker, env: Record<string, string | undefin
     accessKeyId,
     secretAccessKey,
     sessionToken: env.MINISHIP_S3_SESSION_TOKEN || env.AWS_SESSION_TOKEN || null,
+    timeoutMs: timeoutSeconds * 1000,
     ...recorded,
   }
 }

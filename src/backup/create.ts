@@ -6,7 +6,8 @@ import { Database } from 'bun:sqlite'
 import type { TarArchive as TarArchiveType } from 'archiver'
 import { dataDirPaths, fsyncPath, type DataDirPaths } from '../data-dir'
 import { appliedMigrationCount } from '../db/open'
-import { blobPath, createLocalBlobStore, type BlobStore } from '../storage'
+import { blobPath, createLocalBlobStore, idleOf, type BlobStore } from '../storage'
+import { idleTimeoutStream } from '../storage/idle'
 import { isS3BlobStore } from '../storage/s3'
 import { referencedBlobs } from '../storage/gc'
 import { productVersion } from '../version'
@@ -117,7 +118,11 @@ function stageBlob(source: string, target: string): boolean {
 async function copyOutOfStore(store: BlobStore, sha256: string, target: string): Promise<boolean> {
   mkdirSync(dirname(target), { recursive: true })
   if ((await store.size(sha256)) === null) return false
-  await Bun.write(target, store.read(sha256))
+  const idle = idleOf(store)
+  const blob = store.read(sha256)
+  // a bucket that stops sending fails the backup after its timeout instead of holding it open
+  if (idle === undefined) await Bun.write(target, blob)
+  else await Bun.write(target, new Response(idleTimeoutStream(blob.stream().getReader(), idle)))
   return true
 }
 

@@ -18,7 +18,7 @@ export function withServerOptions(command: Command): Command {
     .option('--upload-limit-mb <n>', 'largest upload request in MB (env MINISHIP_UPLOAD_LIMIT_MB, default 512)')
     .option('--token-ttl <duration>', 'access token lifetime such as 30d or 12h (env MINISHIP_TOKEN_TTL, default 30d)')
     .addOption(new Option('--rate-limit <mode>', 'rate limits on login, register and device sessions (env MINISHIP_RATE_LIMIT, default on)').choices(['on', 'off']))
-    .option('--rate-limits <list>', 'requests per minute per client address (env MINISHIP_RATE_LIMITS, default login=10,register=10,cli-create=10,cli-poll=60,cli-approve=10,member-unknown=10,events=300)')
+    .option('--rate-limits <list>', 'requests per minute per client address (env MINISHIP_RATE_LIMITS, default login=10,register=10,cli-create=10,cli-poll=60,cli-approve=10,member-unknown=10,events=300,api-key=10 failed keys)')
     .option('--route-scheme <name>', 'scheme of routeUrl in install info (env MINISHIP_ROUTE_SCHEME, default miniapp)')
     .option('--archive-max-entries <n>', 'most entries in an uploaded assets archive (env MINISHIP_ARCHIVE_MAX_ENTRIES, default 20000)')
     .option('--archive-max-unpacked-mb <n>', 'most MB an uploaded assets archive unpacks to (env MINISHIP_ARCHIVE_MAX_UNPACKED_MB, default 1024)')
@@ -47,6 +47,7 @@ export function withStorageOptions(command: Command): Command {
     .option('--s3-endpoint <url>', 'S3-compatible endpoint, e.g. https://<account>.r2.cloudflarestorage.com (env MINISHIP_S3_ENDPOINT; default AWS)')
     .option('--s3-region <region>', 'bucket region (env MINISHIP_S3_REGION, default us-east-1)')
     .option('--s3-prefix <prefix>', 'key prefix inside the bucket (env MINISHIP_S3_PREFIX, default none)')
+    .option('--s3-timeout <duration>', 'how long one call to the bucket may go without an answer or progress before it counts as down, e.g. 10s (env MINISHIP_S3_TIMEOUT, default 10s)')
 }
 
 /** Prints a usage problem as one line on stderr and exits 2 (the exit code of a bad invocation). */

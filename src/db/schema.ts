@@ -11,6 +11,12 @@ export const users = sqliteTable('users', {
   status: text('status', { enum: ['ACTIVE', 'DISABLED'] }).notNull(),
   /** bumped on disable, password reset and role change: tokens carrying an older `tv` stop working */
   tokenVersion: integer('token_version').notNull().default(1),
+  /**
+   * bumped whenever this user's authority shrinks (disable, role change, password reset, removal
+   * from a miniapp): draft links handed to them (or issued through their API keys) carry the value
+   * they were issued under and stop working once it moves (decisions §18)
+   */
+  grantGeneration: integer('grant_generation').notNull().default(0),
   createdAt: text('created_at').notNull(),
   updatedAt: text('updated_at').notNull(),
 })

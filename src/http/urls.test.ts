@@ -1,7 +1,7 @@
 // URL building: the API base of a request, file URLs per configuration, release-stable scopes, deep links; and the contract's resolution rule.
 import { describe, expect, test } from 'bun:test'
 import { AppError } from './errors'
-import { apiBase, deepLink, downloadUrls, fileBase, installUrl, releaseUrls, routeUrl, scopePath, servedApiBase } from './urls'
+import { apiBase, deepLink, downloadUrls, fileBase, installUrl, isDeviceId, releaseUrls, routeUrl, scopePath, servedApiBase } from './urls'
 import { derivedManifestUrl } from '../modules/runtime/test-runtime'
 
 const versionId = '0192f0aa-0000-7000-8000-000000000001'
@@ -102,6 +102,48 @@ describe('file URLs', () => {
   for (const [name, scope, expected] of scopes) {
     test(`scopePath: ${name}`, () => expect(scopePath(scope)).toBe(expected))
   }
+
+  // decisions §18: 1–200 of [A-Za-z0-9._:-], not "." or ".."
+  const deviceIds: [string, boolean][] = [
+    ['a', true],
+    ['0192f0aa-0000-7000-8000-000000000001', true],
+    ['AbC_09.x:y-z', true],
+    ['.a', true],
+    ['a..b', true],
+    ['...', true],
+    ['x'.repeat(200), true],
+    ['q83vEjRWeJA', true], // base64url
+    ['', false],
+    ['.', false],
+    ['..', false],
+    ['x'.repeat(201), false],
+    ['a/b', false],
+    ['a\\b', false],
+    ['a b', false],
+    ['q83v+jRW/JA=', false], // base64: send it as base64url
+    ['a%2Fb', false],
+    ['a?b', false],
+    ['a#b', false],
+    ['é', false],
+    ['a\u0000', false],
+    ['a\n', false],
+  ]
+  for (const [id, valid] of deviceIds) {
+    test(`isDeviceId(${JSON.stringify(id.length > 20 ? `${id.slice(0, 8)}…(${id.length})` : id)}) is ${valid}`, () => expect(isDeviceId(id)).toBe(valid))
+  }
+
+  test('scopePath refuses a deviceId that would make a path resolve elsewhere (400 INVALID_DEVICE_ID)', () => {
+    for (const deviceId of ['.', '..', 'a/b', '']) {
+      let error: unknown
+      try {
+        scopePath({ channel: 'beta', deviceId })
+      } catch (caught) {
+        error = caught
+      }
+      expect(error).toBeInstanceOf(AppError)
+      expect(error).toMatchObject({ status: 400, code: 'INVALID_DEVICE_ID' })
+    }
+  })
 
   test('releaseUrls: release-stable files below the scope; the derived manifest stays in the scope', () => {
     const urls = releaseUrls(base, 'shop', 'channels/beta/devices/d1/', token)

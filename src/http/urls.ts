@@ -10,6 +10,27 @@ export function isPlatform(value: string): value is Platform {
   return value === 'ios' || value === 'android'
 }
 
+/**
+ * A device's id (decisions §18): 1–200 characters of `[A-Za-z0-9._:-]`, and not `.` or `..`, so
+ * that a device-scoped URL (`…/devices/{deviceId}/release/…`) is one path segment that resolves to
+ * itself. A host app whose ids are base64 sends them as base64url (`-_` for `+/`, no `=`).
+ */
+const deviceIdPattern = /^[A-Za-z0-9._:-]{1,200}$/
+
+export function isDeviceId(value: string): boolean {
+  return deviceIdPattern.test(value) && value !== '.' && value !== '..'
+}
+
+/** The 400 every endpoint that takes a deviceId answers for one that breaks the rule; `field` names where it came. */
+export function invalidDeviceId(field = 'deviceId'): AppError {
+  return new AppError(
+    400,
+    'INVALID_DEVICE_ID',
+    `${field} must be 1 to 200 characters of A-Z a-z 0-9 . _ : - (and not "." or ".."); send a base64 id as base64url`,
+    [{ field, message: 'must be 1 to 200 characters of A-Z a-z 0-9 . _ : -, not "." or ".."' }],
+  )
+}
+
 export interface DownloadUrls {
   /** the iOS bundle (decisions §6) */
   bundleUrl: string
@@ -121,7 +142,11 @@ export interface ReleaseScope {
 export function scopePath(scope: ReleaseScope): string {
   if (scope.channel === 'stable' && scope.deviceId === undefined && scope.hostVersion === undefined) return ''
   let path = `channels/${scope.channel}/`
-  if (scope.deviceId !== undefined) path += `devices/${encodeURIComponent(scope.deviceId)}/`
+  if (scope.deviceId !== undefined) {
+    // checked where it arrives; checked again here, where a "." or ".." would become a path that resolves elsewhere
+    if (!isDeviceId(scope.deviceId)) throw invalidDeviceId()
+    path += `devices/${encodeURIComponent(scope.deviceId)}/`
+  }
   if (scope.hostVersion !== undefined) path += `hosts/${encodeURIComponent(scope.hostVersion)}/`
   return path
 }

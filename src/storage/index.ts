@@ -7,6 +7,7 @@ import type { DataDirPaths } from '../data-dir'
 import { ConfigError, type Config } from '../config'
 import { sha256Pattern, type BlobStore, type TempFile } from './blob-store'
 import { createLocalBlobStore } from './local'
+import { idleTimeoutStream } from './idle'
 import { createS3BlobStore, isS3BlobStore, openS3Store } from './s3'
 
 export type { BlobStore, TempFile } from './blob-store'
@@ -67,12 +68,19 @@ export function createBlobStore(config: Pick<Config, 'storage'>, paths: Pick<Dat
   return config.storage.kind === 's3' ? createS3BlobStore(config.storage, paths, log) : createLocalBlobStore(paths)
 }
 
-/** The sha256 of a stored blob's bytes, read as a stream (a file or an S3 object alike). */
-export async function hashBlob(blob: Blob): Promise<string> {
+/**
+ * The sha256 of a stored blob's bytes, read as a stream (a file or an S3 object alike); with
+ * `idleMs`, a source that sends nothing for that long fails the hash instead of hanging it.
+ */
+export async function hashBlob(blob: Blob, idleMs?: number): Promise<string> {
   const hasher = new Bun.CryptoHasher('sha256')
-  for await (const chunk of blob.stream()) hasher.update(chunk)
+  const stream = idleMs === undefined ? blob.stream() : idleTimeoutStream(blob.stream().getReader(), idleMs)
+  for await (const chunk of stream) hasher.update(chunk)
   return hasher.digest('hex')
 }
+
+/** How long a read from `store` may wait for bytes: the bucket's timeout; a local disk does not stall that way. */
+export const idleOf = (store: BlobStore): number | undefined => (isS3BlobStore(store) ? store.timeoutMs : undefined)
 
 /** How doctor names a file kind in a sentence. */
 const kindNames: Record<string, string> = { bundleIos: 'iOS bundle', bundleAndroid: 'Android bundle', manifest: 'manifest', assetsIos: 'iOS assets', assetsAndroid: 'Android assets' }
@@ -123,7 +131,7 @@ export async function checkStoredFiles(database: Database, store: BlobStore): Pr
       problems.push(`stored file ${path} has ${actualSize} bytes, ${size} expected (${usedBy})`)
       continue
     }
-    const actual = await hashBlob(store.read(sha256))
+    const actual = await hashBlob(store.read(sha256), idleOf(store))
     if (actual !== sha256) problems.push(`stored file ${path} is damaged: its content hashes to ${actual} (${usedBy})`)
   }
   return problems

@@ -40,7 +40,7 @@ export async function migrateToS3(dataDir: string, target: S3StorageConfig, prog
     let done = 0
     for (const blob of blobs) {
       progress(`copying stored files ${++done}/${blobs.length}…`)
-      if ((await bucket.size(blob.sha256)) === blob.size && (await hashBlob(bucket.read(blob.sha256))) === blob.sha256) {
+      if ((await bucket.size(blob.sha256)) === blob.size && (await hashBlob(bucket.read(blob.sha256), bucket.timeoutMs)) === blob.sha256) {
         result.alreadyThere++
         continue
       }
@@ -54,7 +54,7 @@ export async function migrateToS3(dataDir: string, target: S3StorageConfig, prog
     done = 0
     for (const blob of blobs) {
       progress(`verifying stored files in the bucket ${++done}/${blobs.length}…`)
-      const actual = await hashBlob(bucket.read(blob.sha256)).catch((error: Error) => `unreadable (${error.message})`)
+      const actual = await hashBlob(bucket.read(blob.sha256), bucket.timeoutMs).catch((error: Error) => `unreadable (${error.message})`)
       if (actual !== blob.sha256) {
         // no bad copy stays under the good name: the next run copies it again
         await bucket.deleteObject(`blobs/sha256/${blob.sha256.slice(0, 2)}/${blob.sha256}`).catch(() => {})

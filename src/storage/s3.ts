@@ -2,7 +2,7 @@
 import { createReadStream } from 'node:fs'
 import { rm, stat } from 'node:fs/promises'
 import type { S3File } from 'bun'
-import { ConfigError, ownerIdPattern, type S3StorageConfig } from '../config'
+import { ConfigError, defaultS3TimeoutMs, ownerIdPattern, type S3StorageConfig } from '../config'
 import type { DataDirPaths } from '../data-dir'
 import { AppError } from '../http/errors'
 import { createHolds, sha256Pattern, type BlobStore, type ListedBlob } from './blob-store'
@@ -17,12 +17,24 @@ const partsInFlight = 1
  * already received and checked in tmp/; only the copy into the bucket waits).
  */
 const multipartSlots = 1
-/** A metadata request (stat, exists, list page) that takes longer than this counts as storage down. */
-export const metadataTimeoutMs = 10_000
+/**
+ * The slowest a request carrying a body may move and still count as making progress. Bun.S3Client
+ * shows no progress within one request, so a request of `bytes` may take the timeout plus the
+ * time those bytes take at this rate: a stalled bucket fails within a part's worth of it, while
+ * an upload of any size at a steady pace never does (each part is bounded on its own).
+ */
+const slowestBytesPerSecond = 64 * 1024
+
+/** How long one request moving `bytes` may take before the bucket counts as stalled. */
+export function transferTimeoutMs(timeoutMs: number, bytes: number): number {
+  return timeoutMs + Math.ceil((bytes / slowestBytesPerSecond) * 1000)
+}
 
 export interface S3BlobStore extends BlobStore {
   readonly kind: 's3'
   readonly bucket: string
+  /** how long one call may go without an answer or, for a transfer, without bytes moving */
+  readonly timeoutMs: number
   /** The object key of a path below the prefix (`releases/…`, `blobs/…`). */
   objectKey(relative: string): string
   /** The key of a blob. */
@@ -161,14 +173,14 @@ export function createS3Client(config: S3StorageConfig): InstanceType<typeof Bun
  * disk outruns the network), so after each part's worth of bytes `flush` is awaited: measured
  * here, 4 concurrent 46 MB files cost 320 MB without it and under 100 MB with it.
  */
-async function uploadFile(target: S3File, path: string, size: number, type: string): Promise<void> {
+async function uploadFile(target: S3File, path: string, size: number, type: string, timeoutMs: number): Promise<void> {
   if (size <= partSize) {
-    await target.write(Bun.file(path), { type })
+    await withTimeout(target.write(Bun.file(path), { type }), transferTimeoutMs(timeoutMs, size), 'storing a file')
     return
   }
   await multipart.acquire()
   try {
-    await uploadParts(target, path, type)
+    await uploadParts(target, path, type, timeoutMs)
   } finally {
     multipart.release()
   }
@@ -196,29 +208,32 @@ function semaphore(slots: number) {
 
 const multipart = semaphore(multipartSlots)
 
-async function uploadParts(target: S3File, path: string, type: string): Promise<void> {
+async function uploadParts(target: S3File, path: string, type: string, timeoutMs: number): Promise<void> {
   const writer = target.writer({ partSize, queueSize: partsInFlight, retry: 1, type })
+  // each step moves at most a part or two: bounded on its own, so only a stall fails the upload
+  const step = <T>(result: T | Promise<T>, what: string) => (result instanceof Promise ? withTimeout(result, transferTimeoutMs(timeoutMs, 2 * partSize), what) : result)
   try {
     let sinceFlush = 0
     for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) {
-      const written = writer.write(chunk as Buffer)
-      if (written instanceof Promise) await written
+      await step(writer.write(chunk as Buffer), 'storing a part')
       sinceFlush += (chunk as Buffer).byteLength
       if (sinceFlush >= partSize) {
-        await writer.flush()
+        await step(writer.flush(), 'storing a part')
         sinceFlush = 0
       }
     }
-    await writer.end()
+    await step(writer.end(), 'completing a multipart upload')
   } catch (error) {
-    // ending with an error aborts the multipart upload: no object appears, and parts are dropped
-    await Promise.resolve(writer.end(error as Error)).catch(() => {})
+    // ending with an error aborts the multipart upload: no object appears, and parts are dropped;
+    // a stalled bucket may not answer that either, so it is waited for no longer than a call
+    await withTimeout(Promise.resolve(writer.end(error as Error)), timeoutMs, 'aborting a multipart upload').catch(() => {})
     throw error
   }
 }
 
 export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPaths, 'blobs' | 'tmp'>, log: (line: string) => void = () => {}): S3BlobStore {
   const client = createS3Client(config)
+  const timeoutMs = config.timeoutMs ?? defaultS3TimeoutMs
   const holds = createHolds()
   const root = config.prefix === '' ? '' : `${config.prefix}/`
   const objectKey = (relative: string) => `${root}${relative}`
@@ -236,7 +251,7 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
   async function readMarker(): Promise<OwnerMarker | 'damaged' | null> {
     let text: string
     try {
-      text = await withTimeout(client.file(markerKey).text(), metadataTimeoutMs, 'reading the owner marker')
+      text = await withTimeout(client.file(markerKey).text(), timeoutMs, 'reading the owner marker')
     } catch (error) {
       if (errorCode(error) === 'NoSuchKey') return null
       throw new Error(describeProbeFailure(config, errorCode(error)))
@@ -254,7 +269,7 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
   /** Asked once, only of a prefix new to this data directory with no marker. */
   async function holdsBlobs(): Promise<boolean> {
     // One page either way; not maxKeys 1: s3rver (the tests' S3) fails on any truncated listing.
-    const page = await withTimeout(client.list({ prefix: objectKey('blobs/'), maxKeys: 1000 }), metadataTimeoutMs, 'list')
+    const page = await withTimeout(client.list({ prefix: objectKey('blobs/'), maxKeys: 1000 }), timeoutMs, 'list')
     return (page.contents ?? []).length > 0
   }
 
@@ -287,7 +302,7 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
     const prefix = objectKey('blobs/')
     let continuationToken: string | undefined
     do {
-      const page = await withTimeout(client.list({ prefix, maxKeys: 1000, ...(continuationToken ? { continuationToken } : {}) }), metadataTimeoutMs, 'list')
+      const page = await withTimeout(client.list({ prefix, maxKeys: 1000, ...(continuationToken ? { continuationToken } : {}) }), timeoutMs, 'list')
       for (const object of page.contents ?? []) {
         const match = /^sha256\/([0-9a-f]{2})\/([0-9a-f]{64})$/.exec(object.key.slice(prefix.length))
         if (match && match[2]!.startsWith(match[1]!)) blobs.push({ sha256: match[2]!, size: object.size ?? 0 })
@@ -308,7 +323,7 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
 
   async function size(sha256: string): Promise<number | null> {
     try {
-      return (await withTimeout(client.file(blobKey(sha256)).stat(), metadataTimeoutMs, 'stat')).size
+      return (await withTimeout(client.file(blobKey(sha256)).stat(), timeoutMs, 'stat')).size
     } catch (error) {
       if (errorCode(error) === 'NoSuchKey') return null
       throw error
@@ -317,12 +332,13 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
 
   async function put(sha256: string, path: string): Promise<void> {
     const { size: bytes } = await stat(path)
-    await uploadFile(client.file(blobKey(sha256)), path, bytes, 'application/octet-stream')
+    await uploadFile(client.file(blobKey(sha256)), path, bytes, 'application/octet-stream', timeoutMs)
   }
 
   return {
     kind: 's3',
     bucket: config.bucket,
+    timeoutMs,
     paths,
     objectKey,
     blobKey,
@@ -347,8 +363,7 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
       for (const sha256 of new Set(sha256s)) {
         if (holds.isHeld(sha256) || isReferenced(sha256)) continue
         // Registered before the first await: a commit of this hash from now on waits for the delete.
-        const deletion = client
-          .delete(blobKey(sha256))
+        const deletion = withTimeout(client.delete(blobKey(sha256)), timeoutMs, 'delete')
           .catch((error: unknown) => log(JSON.stringify({ level: 'warn', msg: 'object storage: removing an unreferenced file failed; doctor --fix removes it later', code: errorCode(error), sha256 })))
           .finally(() => deleting.delete(sha256))
         deleting.set(sha256, deletion)
@@ -366,7 +381,7 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
     listObjects: listBlobObjects,
     async remove(sha256) {
       await ensureOwned()
-      await client.delete(blobKey(sha256))
+      await withTimeout(client.delete(blobKey(sha256)), timeoutMs, 'delete')
     },
     putFile: put,
     describe: (sha256) => `s3://${config.bucket}/${blobKey(sha256)}`,
@@ -382,21 +397,25 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
       return url
     },
     async deleteObject(relative) {
-      await withTimeout(client.delete(objectKey(relative)), metadataTimeoutMs, `deleting ${relative}`)
+      await withTimeout(client.delete(objectKey(relative)), timeoutMs, `deleting ${relative}`)
     },
     async writeObject(relative, body, headers) {
       // Bun.S3Client sets Content-Type but not Cache-Control; a presigned PUT carries both headers.
       const url = client.presign(objectKey(relative), { method: 'PUT', expiresIn: 900 })
-      const response = await fetch(url, { method: 'PUT', body, headers: { 'content-type': headers.contentType, 'cache-control': headers.cacheControl } })
+      const bytes = typeof body === 'string' ? body.length : Number.isFinite(body.size) ? body.size : partSize
+      const signal = AbortSignal.timeout(transferTimeoutMs(timeoutMs, bytes))
+      const response = await fetch(url, { method: 'PUT', body, headers: { 'content-type': headers.contentType, 'cache-control': headers.cacheControl }, signal }).catch((error: unknown) => {
+        throw Object.assign(new Error(`PUT ${relative} failed: ${(error as Error).message}`), { code: (error as Error).name === 'TimeoutError' ? 'Timeout' : errorCode(error) })
+      })
       if (!response.ok) throw Object.assign(new Error(`PUT ${relative} answered ${response.status}: ${(await response.text()).slice(0, 200)}`), { code: `HTTP${response.status}` })
     },
     async probe() {
       const key = objectKey(`tmp/probe-${Bun.randomUUIDv7()}`)
       const probe = client.file(key)
       try {
-        await withTimeout(probe.write('miniship probe'), metadataTimeoutMs, 'writing a probe object')
-        await withTimeout(probe.stat(), metadataTimeoutMs, 'reading it back')
-        await withTimeout(probe.delete(), metadataTimeoutMs, 'deleting it')
+        await withTimeout(probe.write('miniship probe'), timeoutMs, 'writing a probe object')
+        await withTimeout(probe.stat(), timeoutMs, 'reading it back')
+        await withTimeout(probe.delete(), timeoutMs, 'deleting it')
       } catch (error) {
         throw new Error(describeProbeFailure(config, errorCode(error)))
       }
@@ -425,8 +444,8 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
       let response: Response
       try {
         const url = client.presign(markerKey, { method: 'PUT', expiresIn: 900 })
-        const put = fetch(url, { method: 'PUT', body, headers: { 'content-type': 'application/json', 'if-none-match': '*' }, signal: AbortSignal.timeout(metadataTimeoutMs) })
-        response = await withTimeout(put, metadataTimeoutMs, 'writing the owner marker')
+        const put = fetch(url, { method: 'PUT', body, headers: { 'content-type': 'application/json', 'if-none-match': '*' }, signal: AbortSignal.timeout(timeoutMs) })
+        response = await withTimeout(put, timeoutMs, 'writing the owner marker')
       } catch (error) {
         throw unwritable(errorCode(error))
       }
@@ -436,7 +455,7 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
         // a store that does not take the header at all: a plain write, and the read-back below decides
         if (response.status !== 501 && code !== 'NotImplemented') throw unwritable(code)
         try {
-          await withTimeout(client.write(markerKey, body, { type: 'application/json' }), metadataTimeoutMs, 'writing the owner marker')
+          await withTimeout(client.write(markerKey, body, { type: 'application/json' }), timeoutMs, 'writing the owner marker')
         } catch (error) {
           throw unwritable(errorCode(error))
         }

@@ -5,6 +5,7 @@ import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
 import { isoAt, type Clock } from '../../ids'
 import { listAuditLogs, recordAudit, type AuditEntry, type AuditLogRecord } from '../audit/service'
+import { bumpedGrantGeneration } from '../auth/grants'
 import { hashPassword, invalidField, requireDisplayName, requirePassword, toUserRecord, type AuditActor, type UserRecord, type UserStatus } from '../auth/service'
 import type { Role } from '../auth/tokens'
 
@@ -127,6 +128,8 @@ export async function updateUser(db: Db, clock: Clock, actor: AuditActor, userId
         status,
         ...(passwordHash === undefined ? {} : { passwordHash }),
         tokenVersion: revoke ? row.tokenVersion + 1 : row.tokenVersion,
+        // what was handed out on their authority (draft links) ends with it: decisions §18
+        ...(revoke ? { grantGeneration: bumpedGrantGeneration } : {}),
         updatedAt: isoAt(clock),
       })
       .where(eq(users.id, row.id))

@@ -202,7 +202,20 @@ export interface ApiKeyAuthenticator {
 
 const invalidKey = () => new AppError(401, 'INVALID_API_KEY', 'The API key is not valid; create a new one in the console or with POST /api/auth/api-keys')
 
-export function createApiKeyAuthenticator(deps: ApiKeyDeps & { flushEveryMs?: number }): ApiKeyAuthenticator {
+/**
+ * Failed key authentication per client address (decisions §18), as login limits attempts: the app
+ * wires it to the rate limiter. `check` throws 429 RATE_LIMITED once an address has used up its
+ * failures (a good key from there is refused too, so guessing learns nothing); `failed` counts one.
+ */
+export interface KeyFailureLimit {
+  check(address: string): void
+  failed(address: string): void
+}
+
+/** The codes of a key that does not authenticate; a missing scope (403) is no failed authentication. */
+const authenticationFailures = new Set(['INVALID_API_KEY', 'API_KEY_REVOKED', 'API_KEY_EXPIRED', 'API_KEY_OWNER_DISABLED'])
+
+export function createApiKeyAuthenticator(deps: ApiKeyDeps & { flushEveryMs?: number; failures?: KeyFailureLimit }): ApiKeyAuthenticator {
   const { db, clock } = deps
   const pending = new Map<string, string>()
   const byHash = db
@@ -266,27 +279,37 @@ export function createApiKeyAuthenticator(deps: ApiKeyDeps & { flushEveryMs?: nu
     })
   }
 
-  return {
-    usage,
-    authenticate(key, scope, address) {
-      if (!keyPattern.test(key)) throw invalidKey()
-      const row = byHash.get({ keyHash: hashApiKey(key) })
-      if (!row) throw invalidKey()
-      if (row.revokedAt !== null) throw new AppError(401, 'API_KEY_REVOKED', `The API key ${row.prefix}… was revoked on ${row.revokedAt}; create a new one`)
-      const now = clock()
-      if (row.expiresAt !== null && Date.parse(row.expiresAt) <= now) {
-        throw new AppError(401, 'API_KEY_EXPIRED', `The API key ${row.prefix}… expired on ${row.expiresAt}; create a new one`)
-      }
-      if (row.status !== 'ACTIVE') throw new AppError(401, 'API_KEY_OWNER_DISABLED', `The account that owns API key ${row.prefix}… is disabled`)
-      pending.set(row.id, new Date(now).toISOString())
-      if (address !== null) noticeAddress(row, address)
-      const scopes = parseList(row.scopes) as ApiKeyScope[]
-      if (scope !== null && !scopes.includes(scope)) {
-        throw new AppError(403, 'SCOPE_REQUIRED', `This needs an API key with the "${scope}" scope; key ${row.prefix}… has ${scopes.map((s) => `"${s}"`).join(', ')}`)
-      }
-      const grant: ApiKeyGrant = { id: row.id, name: row.name, prefix: row.prefix, scopes, miniAppIds: parseList(row.miniAppIds) }
-      // An admin's key is no admin: keys reach only what membership grants (and never admin endpoints).
-      return { id: row.userId, email: row.email, displayName: row.displayName, role: 'USER', status: 'ACTIVE', apiKey: grant }
-    },
+  function authenticate(key: string, scope: ApiKeyScope | null, address: string | null): AuthUser {
+    if (address === null || !deps.failures) return verify(key, scope, address)
+    deps.failures.check(address)
+    try {
+      return verify(key, scope, address)
+    } catch (error) {
+      if (error instanceof AppError && authenticationFailures.has(error.code)) deps.failures.failed(address)
+      throw error
+    }
+  }
+
+  return { usage, authenticate }
+
+  function verify(key: string, scope: ApiKeyScope | null, address: string | null): AuthUser {
+    if (!keyPattern.test(key)) throw invalidKey()
+    const row = byHash.get({ keyHash: hashApiKey(key) })
+    if (!row) throw invalidKey()
+    if (row.revokedAt !== null) throw new AppError(401, 'API_KEY_REVOKED', `The API key ${row.prefix}… was revoked on ${row.revokedAt}; create a new one`)
+    const now = clock()
+    if (row.expiresAt !== null && Date.parse(row.expiresAt) <= now) {
+      throw new AppError(401, 'API_KEY_EXPIRED', `The API key ${row.prefix}… expired on ${row.expiresAt}; create a new one`)
+    }
+    if (row.status !== 'ACTIVE') throw new AppError(401, 'API_KEY_OWNER_DISABLED', `The account that owns API key ${row.prefix}… is disabled`)
+    pending.set(row.id, new Date(now).toISOString())
+    if (address !== null) noticeAddress(row, address)
+    const scopes = parseList(row.scopes) as ApiKeyScope[]
+    if (scope !== null && !scopes.includes(scope)) {
+      throw new AppError(403, 'SCOPE_REQUIRED', `This needs an API key with the "${scope}" scope; key ${row.prefix}… has ${scopes.map((s) => `"${s}"`).join(', ')}`)
+    }
+    const grant: ApiKeyGrant = { id: row.id, name: row.name, prefix: row.prefix, scopes, miniAppIds: parseList(row.miniAppIds) }
+    // An admin's key is no admin: keys reach only what membership grants (and never admin endpoints).
+    return { id: row.userId, email: row.email, displayName: row.displayName, role: 'USER', status: 'ACTIVE', apiKey: grant }
   }
 }

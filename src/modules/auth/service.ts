@@ -136,6 +136,7 @@ export async function createUser(db: Db, clock: Clock, input: NewUser, actor: Au
     role: input.role,
     status: input.status ?? 'ACTIVE',
     tokenVersion: 1,
+    grantGeneration: 0,
     createdAt: now,
     updatedAt: now,
   } satisfies UserRow

@@ -18,9 +18,20 @@ export interface DownloadClaims {
   purpose: 'download'
   /** the one version this token opens */
   vid: string
-  /** the user an unpublished version's link was handed to: it stops working when they are disabled */
+  /** the user an unpublished version's link was handed to (on whose authority): it stops working when that authority ends (auth/grants.ts) */
   uid?: string
+  /** that user's grant generation when it was issued (absent: 0, a token from before generations) */
+  ug?: number
+  /** the API key it was handed out through, if any */
+  kid?: string
   exp?: number
+}
+
+/** The grant a download token names (auth/grants.ts `Grant`). */
+export interface DownloadGrant {
+  userId: string
+  generation: number
+  keyId?: string
 }
 
 export type VerifyResult =
@@ -34,9 +45,9 @@ export interface TokenService {
   signAccess(user: { id: string; role: Role; tokenVersion: number }): Promise<string>
   /**
    * Without `expiresAt` the token never expires and is the same string for the same version (a
-   * published version's: no `issuedTo` either). `issuedTo` is the user a draft's link is handed to.
+   * published version's: no `issuedTo` either). `issuedTo` is the grant a draft's link is handed out on.
    */
-  signDownload(versionId: string, expiresAt: number | null, issuedTo?: string): Promise<string>
+  signDownload(versionId: string, expiresAt: number | null, issuedTo?: DownloadGrant): Promise<string>
   /**
    * The `token` of release-stable URLs (decisions §9): those are public, but every URL in install
    * info carries a token; this one names the miniapp, never expires and is the same string every time.
@@ -72,7 +83,10 @@ export function createTokenService(secret: Uint8Array, clock: Clock, accessTtlSe
     },
 
     async signDownload(versionId, expiresAt, issuedTo) {
-      const claims = issuedTo === undefined ? { purpose: 'download', vid: versionId } : { purpose: 'download', vid: versionId, uid: issuedTo }
+      const claims =
+        issuedTo === undefined
+          ? { purpose: 'download', vid: versionId }
+          : { purpose: 'download', vid: versionId, uid: issuedTo.userId, ug: issuedTo.generation, ...(issuedTo.keyId === undefined ? {} : { kid: issuedTo.keyId }) }
       const token = new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       if (expiresAt !== null) token.setExpirationTime(Math.floor(expiresAt / 1000))
       return token.sign(await key)
@@ -97,6 +111,8 @@ export function createTokenService(secret: Uint8Array, clock: Clock, accessTtlSe
       if (payload.purpose === 'download' && typeof payload.vid === 'string') {
         claims = { purpose: 'download', vid: payload.vid, exp: typeof payload.exp === 'number' ? payload.exp : undefined }
         if (typeof payload.uid === 'string') claims.uid = payload.uid
+        if (typeof payload.ug === 'number') claims.ug = payload.ug
+        if (typeof payload.kid === 'string') claims.kid = payload.kid
       } else if (
         typeof payload.sub === 'string' &&
         (payload.role === 'ADMIN' || payload.role === 'USER') &&

@@ -40,7 +40,8 @@ export function checkDeviceEvent(raw: unknown): DeviceEventInput | { field: stri
   if (event.platform !== 'ios' && event.platform !== 'android') return { field: 'platform', message: 'must be ios or android' }
   if (!deviceEvents.includes(event.event as DeviceEvent)) return { field: 'event', message: 'must be one of installed, launched, failed, rolled_back' }
   if (event.channel !== undefined && !(typeof event.channel === 'string' && channelPattern.test(event.channel))) return { field: 'channel', message: 'must be a channel name such as stable or beta' }
-  if (event.deviceId !== undefined && !text(event.deviceId, 1, 200)) return { field: 'deviceId', message: 'must be 1 to 200 characters' }
+  // its form (decisions §18) is judged by the caller, as INVALID_DEVICE_ID
+  if (event.deviceId !== undefined && typeof event.deviceId !== 'string') return { field: 'deviceId', message: 'must be a string' }
   if (event.hostVersion !== undefined && !text(event.hostVersion, 0, 64)) return { field: 'hostVersion', message: 'must be at most 64 characters' }
   if (event.message !== undefined && !text(event.message, 0, 8000)) return { field: 'message', message: 'must be text of at most 8000 characters' }
   if (event.at !== undefined && !(typeof event.at === 'string' && isoDateTime.test(event.at) && Number.isFinite(Date.parse(event.at)))) {

@@ -242,10 +242,12 @@ describe('device events', () => {
       [event({ event: 'exploded' }), 'events.1.event'],
       [event({ appId: undefined }), 'events.1.appId'],
       [event({ at: 'yesterday' }), 'events.1.at'],
-      [event({ deviceId: 'd'.repeat(201) }), 'events.1.deviceId'],
       [event({ versionId: undefined }), 'events.1.version'],
       [event({ channel: 'Not A Channel' }), 'events.1.channel'],
     ]
+    // a deviceId of the wrong form is refused with its own code (decisions §18)
+    const longId = await sendEvents(setup.context, [event(), event({ deviceId: 'd'.repeat(201) })])
+    expect(longId.body.errors).toEqual([{ index: 1, code: 'INVALID_DEVICE_ID', message: expect.stringMatching(/^events\.1\.deviceId/) }])
     for (const [bad, field] of refused) {
       const res = await sendEvents(setup.context, [event(), bad])
       expect({ field, status: res.status, body: res.body }).toEqual({ field, status: 202, body: { accepted: 1, rejected: 1, errors: [{ index: 1, code: 'VALIDATION_ERROR', message: expect.stringMatching(new RegExp(`^${field.replace('.', '\\.')}`)) }] } })

@@ -16,7 +16,8 @@ export const deviceEvent = t.Object({
   platform: t.Union([t.Literal('ios'), t.Literal('android')], { error: 'must be ios or android' }),
   event: t.Union([t.Literal('installed'), t.Literal('launched'), t.Literal('failed'), t.Literal('rolled_back')], { error: 'must be one of installed, launched, failed, rolled_back' }),
   channel: t.Optional(channelName),
-  deviceId: t.Optional(t.String({ minLength: 1, maxLength: 200, description: 'stored only as a keyed hash' })),
+  // checked by the service, which answers 400 INVALID_DEVICE_ID as every endpoint taking a deviceId does (decisions §18)
+  deviceId: t.Optional(t.String({ description: '1–200 characters of A-Z a-z 0-9 . _ : - (not "." or ".."); stored only as a keyed hash' })),
   hostVersion: t.Optional(t.String({ maxLength: 64 })),
   message: t.Optional(t.String({ maxLength: 8000, description: `kept for failures, cut to 500 characters` })),
   at: t.Optional(t.String({ format: 'date-time', error: 'must be an ISO 8601 date-time such as 2026-11-22T10:00:00Z' })),

@@ -1,6 +1,7 @@
 // Insight rules: writing the counters (one transaction per flush), device events, pruning, and the per-miniapp report.
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
+import { invalidDeviceId, isDeviceId } from '../../http/urls'
 import type { Clock } from '../../ids'
 import type { Caller } from '../miniapps/service'
 import { requireVisibleMiniApp } from '../miniapps/service'
@@ -216,6 +217,11 @@ export function createInsightsService(deps: InsightsDeps) {
       const event = checkDeviceEvent(raw)
       if ('field' in event) {
         errors.push({ index, code: 'VALIDATION_ERROR', message: `events.${index}${event.field ? `.${event.field}` : ''} ${event.message}` })
+        return
+      }
+      // decisions §18: a deviceId that could not be one refuses that event
+      if (event.deviceId !== undefined && !isDeviceId(event.deviceId)) {
+        errors.push({ index, code: 'INVALID_DEVICE_ID', message: invalidDeviceId(`events.${index}.deviceId`).message })
         return
       }
       let miniAppId = apps.get(event.appId)

@@ -4,6 +4,7 @@ import { miniApps, miniAppMembers, users, type MiniAppRow } from '../../db/schem
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
 import { recordAudit } from '../audit/service'
+import { bumpedGrantGeneration } from '../auth/grants'
 import { newId, isoAt, type Clock } from '../../ids'
 import { appIdPattern } from './model'
 
@@ -13,7 +14,7 @@ export interface Caller {
   email: string
   role: 'ADMIN' | 'USER'
   /** a caller with an API key restricted to some mini apps sees only those (the rest answer 404) */
-  apiKey?: { miniAppIds: readonly string[] | null }
+  apiKey?: { id?: string; miniAppIds: readonly string[] | null }
 }
 
 /** False when the caller's API key is restricted to other mini apps. */
@@ -330,6 +331,8 @@ export function removeMember(db: Db, clock: Clock, user: Caller, miniAppId: stri
         if (owners <= 1) throw new AppError(409, 'LAST_OWNER', `${member.email} is the last owner of ${row.appId}; add another owner first`)
       }
       tx.delete(miniAppMembers).where(and(eq(miniAppMembers.miniAppId, row.id), eq(miniAppMembers.userId, userId))).run()
+      // links handed out on their authority end with their membership (decisions §18)
+      tx.update(users).set({ grantGeneration: bumpedGrantGeneration }).where(eq(users.id, userId)).run()
       recordAudit(tx, clock, {
         actor: user,
         action: 'miniapp.member.remove',

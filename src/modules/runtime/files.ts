@@ -2,6 +2,7 @@
 import { statSync } from 'node:fs'
 import { AppError } from '../../http/errors'
 import { parseRange } from './range'
+import { idleTimeoutStream, readWithin, type ReadResult } from '../../storage/idle'
 import type { CountSubject } from '../insights/counters'
 import { fileKinds, type FileKind } from '../versions/file-kinds'
 
@@ -94,12 +95,11 @@ export function fileResponse(file: StoredFile, request: FileRequest, log: (line:
 
 /** Presigned download URLs live this long: enough to start a download, too short to share widely. */
 export const presignedSeconds = 300
-/** Waiting longer than this for a blob's first bytes from the bucket counts as storage down. */
-export const firstByteTimeoutMs = 10_000
-
 /** What a stored file in a bucket is answered with: a redirect to it, or its bytes streamed through. */
 export interface S3Source {
   mode: 'redirect' | 'proxy'
+  /** proxy: waiting longer than this for the first bytes is a 503; for the next ones, the end of the body with an error */
+  timeoutMs: number
   presign(sha256: string, expiresIn: number): string
   read(sha256: string): Blob
 }
@@ -143,7 +143,7 @@ export function s3FileResponse(file: StoredFile, request: FileRequest, source: S
   if (source.mode === 'redirect') return new Response(null, { status: 302, headers: redirectHeaders(source.presign(file.sha256, presignedSeconds)) })
   const blob = source.read(file.sha256)
   const body = range === 'ignore' ? blob : blob.slice(range.start, range.end + 1)
-  return firstChunk(body.stream(), file, log).then((stream) => new Response(stream, { status: range === 'ignore' ? 200 : 206, headers }))
+  return firstChunk(body.stream(), file, source.timeoutMs, log).then((stream) => new Response(stream, { status: range === 'ignore' ? 200 : 206, headers }))
 }
 
 /**
@@ -161,18 +161,17 @@ function redirectHeaders(location: string): Headers {
   return headers
 }
 
-/** Reads the first chunk (bounded in time), then hands back a stream that yields it and the rest. */
-async function firstChunk(stream: ReadableStream<Uint8Array>, file: StoredFile, log: (line: string) => void): Promise<ReadableStream<Uint8Array>> {
+/**
+ * Reads the first chunk (bounded in time), then hands back a stream that yields it and the rest.
+ * The headers are sent by then, so a bucket that stalls later can only end the body with an error
+ * (the connection is closed short of Content-Length, which every HTTP client reports as a failed
+ * download), after `timeoutMs` without bytes, rather than hold the phone's download open for ever.
+ */
+async function firstChunk(stream: ReadableStream<Uint8Array>, file: StoredFile, timeoutMs: number, log: (line: string) => void): Promise<ReadableStream<Uint8Array>> {
   const reader = stream.getReader()
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let first: Awaited<ReturnType<typeof reader.read>>
+  let first: ReadResult<Uint8Array>
   try {
-    first = await Promise.race([
-      reader.read(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(Object.assign(new Error('no bytes from the bucket in time'), { code: 'Timeout' })), firstByteTimeoutMs)
-      }),
-    ])
+    first = await readWithin(reader, timeoutMs)
   } catch (error) {
     void reader.cancel().catch(() => {})
     const code = String((error as { code?: unknown }).code ?? (error as Error).name)
@@ -181,21 +180,8 @@ async function firstChunk(stream: ReadableStream<Uint8Array>, file: StoredFile, 
       throw new AppError(500, 'STORED_FILE_MISSING', `The stored file ${fileKinds[file.kind].fileName} of this version is missing from the bucket; an operator should run \`miniship doctor\``)
     }
     throw new AppError(503, 'STORAGE_UNAVAILABLE', 'The object storage holding the stored files is not answering; try again shortly')
-  } finally {
-    clearTimeout(timer)
   }
-  let pending: Uint8Array | null = first.done ? null : first.value
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (pending) {
-        controller.enqueue(pending)
-        pending = null
-        return
-      }
-      const next = await reader.read()
-      if (next.done) controller.close()
-      else controller.enqueue(next.value)
-    },
-    cancel: (reason) => reader.cancel(reason),
-  })
+  const stalled = (error: Error) =>
+    log(JSON.stringify({ level: 'error', msg: 'object storage: a stored file stopped arriving mid-body; the download was ended', code: String((error as { code?: unknown }).code ?? error.name), kind: file.kind, sha256: file.sha256 }))
+  return idleTimeoutStream(reader, timeoutMs, first.done ? null : first.value, stalled)
 }

@@ -167,7 +167,7 @@ export function runtimeRoutes(deps: AppDeps) {
   const counters = deps.insights.counters
   // with S3 storage (issue 14) files are redirected to the bucket or streamed from it
   const blobs = deps.blobs
-  const s3Source: S3Source | null = isS3BlobStore(blobs) ? { mode: deps.config.s3Downloads, presign: blobs.presign, read: blobs.read } : null
+  const s3Source: S3Source | null = isS3BlobStore(blobs) ? { mode: deps.config.s3Downloads, timeoutMs: blobs.timeoutMs, presign: blobs.presign, read: blobs.read } : null
   /** The answer for a stored file, counted as a download when it is one (insights). */
   const storedResponse = (stored: StoredFile, request: Request, channel: string): Response | Promise<Response> => {
     const answer = s3Source ? s3FileResponse(stored, fileRequest(request), s3Source, deps.log) : fileResponse(stored, fileRequest(request), deps.log)

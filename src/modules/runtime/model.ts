@@ -36,7 +36,7 @@ export const installInfo = t.Object({
 /** Checked by the runtime service (its own messages); declared here for the OpenAPI document. */
 const device = {
   channel: t.Optional(t.String({ description: 'a channel name (default stable)' })),
-  deviceId: t.Optional(t.String({ description: 'a stable id of the device: decides its rollout bucket' })),
+  deviceId: t.Optional(t.String({ description: 'a stable id of the device, decides its rollout bucket: 1–200 characters of A-Z a-z 0-9 . _ : - (not "." or ".."; base64 ids as base64url), else 400 INVALID_DEVICE_ID' })),
   hostVersion: t.Optional(t.String({ description: "the host app's version: releases whose hostVersionRange it does not satisfy are skipped" })),
 }
 export const deviceQuery = t.Object({

@@ -7,6 +7,7 @@ import type { Config } from '../../config'
 import type { Clock } from '../../ids'
 import { AppError } from '../../http/errors'
 import { userFromAccessToken } from '../auth/access'
+import { createGrantCheck, grantOf, type Grant } from '../auth/grants'
 import type { BlobStore } from '../../storage'
 import type { DownloadClaims, TokenService } from '../auth/tokens'
 import { canSeeMiniApp, isValidAppId } from '../miniapps/service'
@@ -18,7 +19,7 @@ import { releaseCacheControl, type StoredFile } from './files'
 import type { FileKind } from '../versions/file-kinds'
 import { otherSubject, type CountSubject } from '../insights/counters'
 import type { SignatureInfo } from '../signing/service'
-import { downloadUrls, fileBase, releaseUrls, routeUrl, scopePath, type DownloadUrls, type Platform, isPlatform } from '../../http/urls'
+import { downloadUrls, fileBase, invalidDeviceId, isDeviceId, releaseUrls, routeUrl, scopePath, type DownloadUrls, type Platform, isPlatform } from '../../http/urls'
 
 export interface RuntimeDeps {
   db: Db
@@ -83,7 +84,6 @@ function prepareQueries(db: Db) {
     appByAppId: db.select(appColumns).from(miniApps).where(eq(miniApps.appId, sql.placeholder('appId'))).prepare(),
     filesOf: db.select({ kind: versionFiles.kind, sha256: versionFiles.sha256, size: versionFiles.size }).from(versionFiles).where(eq(versionFiles.versionId, sql.placeholder('id'))).prepare(),
     signatureOf: db.select({ keyId: versionSignatures.keyId, statement: versionSignatures.statement, value: versionSignatures.value }).from(versionSignatures).where(eq(versionSignatures.versionId, sql.placeholder('id'))).prepare(),
-    userStatus: db.$client.query<{ status: string }, [string]>('SELECT status FROM users WHERE id = ?'),
   }
 }
 
@@ -183,19 +183,13 @@ function invalid(field: string, message: string): AppError {
   return new AppError(400, 'VALIDATION_ERROR', `Invalid query: ${field} ${message}`, [{ field, message }])
 }
 
-/**
- * A deviceId is whatever the host app uses (a UUID, a hex Android id, a base64 token, …): any
- * characters but control ones (and lone surrogates, which have no UTF-8), up to 128. It reaches
- * answers only percent-encoded (urls.ts).
- */
-const deviceIdPattern = /^[^\u0000-\u001f\u007f-\u009f]{1,128}$/
-
 /** Checks the device's query parameters (decisions §10); the channel defaults to stable. */
 export function checkDeviceQuery(query: DeviceQuery): Required<Pick<DeviceQuery, 'channel'>> & DeviceQuery {
   const channel = query.channel || defaultChannel
   if (!isChannelName(channel)) throw invalid('channel', 'must be a channel name such as stable or beta')
-  const deviceId = query.deviceId || undefined
-  if (deviceId !== undefined && !(deviceIdPattern.test(deviceId) && deviceId.isWellFormed())) throw invalid('deviceId', 'must be 1–128 characters, none of them control characters')
+  // decisions §18: present means 1–200 of [A-Za-z0-9._:-], not "." or ".." (an empty one too is refused)
+  const deviceId = query.deviceId
+  if (deviceId !== undefined && !isDeviceId(deviceId)) throw invalidDeviceId()
   const hostVersion = query.hostVersion || undefined
   if (hostVersion !== undefined && (hostVersion.length > 64 || !versionPattern.test(hostVersion))) throw invalid('hostVersion', 'must be a version such as 2.3.0')
   return { channel, deviceId, hostVersion }
@@ -232,6 +226,8 @@ export function createRuntimeService(deps: RuntimeDeps) {
   const channelsByKey = new Map<string, ChannelFacts | null>()
   const downloadTokens = new Map<string, DownloadClaims>()
   const releaseTokens = new Map<string, MaybePromise<string>>()
+  /** whether the authority a draft link was handed out on still holds (decisions §18), from memory while nothing was written */
+  const grants = createGrantCheck(db, deps.writes)
   let factsAsOf = -1
 
   /** Drops the facts caches when the database changed since they were filled (asked only when a write may have happened). */
@@ -296,13 +292,8 @@ export function createRuntimeService(deps: RuntimeDeps) {
     if (token === undefined) return null
     const claims = downloadTokens.get(token)
     if (!claims || claims.vid !== versionId || (claims.exp !== undefined && claims.exp * 1000 <= clock())) return null
-    if (claims.uid !== undefined && !holderActive(claims.uid)) return null
+    if (grants.refusal(claims, clock()) !== null) return null
     return versionFacts(versionId)
-  }
-
-  /** Whether the user a draft's link was handed to is still active (read every time: status changes on its own). */
-  function holderActive(userId: string): boolean {
-    return queries.userStatus.get(userId)?.status === 'ACTIVE'
   }
 
   /**
@@ -312,10 +303,15 @@ export function createRuntimeService(deps: RuntimeDeps) {
    * version passes, and only where `anonymousRelease` allows it (the derived manifest paths).
    */
   async function authorise(versionId: string, token: string | undefined, anonymousRelease = false): Promise<VersionFacts> {
+    return (await authoriseCaller(versionId, token, anonymousRelease)).facts
+  }
+
+  /** `authorise`, with the grant a fresh draft link would be handed out on (a caller with an access token or an API key). */
+  async function authoriseCaller(versionId: string, token: string | undefined, anonymousRelease = false): Promise<{ facts: VersionFacts; grant?: Grant }> {
     if (token === undefined || token === '') {
       if (anonymousRelease) {
         const facts = versionFacts(versionId)
-        if (facts && facts.currentReleaseVersionId === facts.id) return facts
+        if (facts && facts.currentReleaseVersionId === facts.id) return { facts }
       }
       throw tokenRequired()
     }
@@ -323,7 +319,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
       const user = deps.apiKeys.authenticate(token, 'read', null)
       const facts = versionFacts(versionId)
       if (!facts || !canSeeMiniApp(db, user, facts.miniAppId)) throw versionNotFound(versionId)
-      return facts
+      return { facts, grant: facts.status === 'PUBLISHED' ? undefined : grantOf(db, user) }
     }
     const verified = await tokens.verify(token)
     if (!verified.ok) {
@@ -335,20 +331,19 @@ export function createRuntimeService(deps: RuntimeDeps) {
       if (verified.claims.vid !== versionId) {
         throw new AppError(403, 'TOKEN_WRONG_VERSION', `This download token is for another version, not ${versionId}`)
       }
-      if (verified.claims.uid !== undefined && !holderActive(verified.claims.uid)) {
-        throw new AppError(401, 'TOKEN_REVOKED', 'This download link was handed to an account that is no longer active; ask a member for a new link')
-      }
+      const ended = grants.refusal(verified.claims, clock())
+      if (ended) throw ended
       if (downloadTokens.size >= cacheLimit) downloadTokens.clear()
       downloadTokens.set(token, verified.claims)
       const facts = versionFacts(versionId)
       if (!facts) throw versionNotFound(versionId)
-      return facts
+      return { facts }
     }
     // user status, token version and membership change without a version changing: always read
     const user = await userFromAccessToken(db, tokens, token)
     const facts = versionFacts(versionId)
     if (!facts || !canSeeMiniApp(db, user, facts.miniAppId)) throw versionNotFound(versionId)
-    return facts
+    return { facts, grant: facts.status === 'PUBLISHED' ? undefined : grantOf(db, user) }
   }
 
   /**
@@ -356,7 +351,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
    * carry that same token rather than a fresh one: otherwise a link could renew itself forever, and
    * a removed member or a disabled user's tester would keep access to drafts by polling.
    */
-  async function buildInstallInfo(facts: VersionFacts, files: string, presented?: string, issuedTo?: string): Promise<InstallInfo> {
+  async function buildInstallInfo(facts: VersionFacts, files: string, presented?: string, issuedTo?: Grant): Promise<InstallInfo> {
     const published = facts.status === 'PUBLISHED'
     const token = published
       ? await tokens.signDownload(facts.id, null)
@@ -389,8 +384,8 @@ export function createRuntimeService(deps: RuntimeDeps) {
     return cached.json
   }
 
-  /** `issuedTo`: the user whose access token asked, named in a draft's fresh download token. */
-  async function installJson(facts: VersionFacts, files: string, presented?: string, issuedTo?: string): Promise<SerialisedJson> {
+  /** `issuedTo`: the grant of whoever asked (a user, or a user through an API key), named in a draft's fresh download token. */
+  async function installJson(facts: VersionFacts, files: string, presented?: string, issuedTo?: Grant): Promise<SerialisedJson> {
     const cached = cachedInstallJson(facts, files)
     if (cached) return cached
     const json = serialise(await buildInstallInfo(facts, files, presented, issuedTo))
@@ -498,10 +493,10 @@ export function createRuntimeService(deps: RuntimeDeps) {
       const facts = fastAuthorise(versionId, token)
       const cached = facts && cachedInstallJson(facts, files)
       if (cached) return cached
-      return authorise(versionId, token).then(async (found) => {
-        const verified = token ? await tokens.verify(token) : null
-        if (verified?.ok && verified.kind === 'download') return installJson(found, files, token)
-        return installJson(found, files, undefined, verified?.ok && verified.kind === 'access' ? verified.claims.sub : undefined)
+      return authoriseCaller(versionId, token).then(({ facts: found, grant }) => {
+        // a download token's own links carry that same token (and so its grant); see buildInstallInfo
+        if (grant === undefined && token !== undefined && !isApiKey(token)) return installJson(found, files, token)
+        return installJson(found, files, undefined, grant)
       })
     },
 
@@ -563,7 +558,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
       if (!canSeeMiniApp(db, user, app.id)) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${appId.slice(0, 64)} not found`)
       const facts = app.currentExperienceVersionId ? versionFacts(app.currentExperienceVersionId) : null
       if (!facts) throw new AppError(404, 'EXPERIENCE_NOT_FOUND', `Mini app ${appId} has no experience version yet; upload one`)
-      return installJson(facts, files, undefined, user.id)
+      return installJson(facts, files, undefined, facts.status === 'PUBLISHED' ? undefined : grantOf(db, user))
     },
 
     /** A file of the release a device gets (release-stable URLs, public): short-cached, revalidated by ETag. */

@@ -9,6 +9,7 @@ import { recordAudit } from '../audit/service'
 import { newId, isoAt, type Clock } from '../../ids'
 import { removeTemp, writeTempBytes, type BlobStore, type TempFile } from '../../storage'
 import type { TokenService } from '../auth/tokens'
+import { grantOf } from '../auth/grants'
 import { memberRole, miniAppRecord, requireVisibleMiniApp, toMiniAppRecord, userSummaries, type Caller, type MemberRole, type MiniAppRecord, type UserSummary } from '../miniapps/service'
 import { nextStatus, refusals, type VersionAction, type VersionStatus } from './lifecycle'
 import { checkAssetsArchive } from './archive'
@@ -604,11 +605,13 @@ export async function getWorkspace(
   const files = filesOfVersions(db, versionRows.map((row) => row.id))
   const signatures = signaturesOfVersions(db, app.id, versionRows.map((row) => row.id))
   const accessLinks: AccessLink[] = []
+  // drafts' links are handed out on the viewer's authority (and their API key's, if they came with one): decisions §18
+  const grant = grantOf(db, user)
   for (const row of versionRows) {
     // Published versions get the stable, non-expiring token a CDN can cache (decisions §6).
     const expiresAt = row.status === 'PUBLISHED' ? null : clock() + config.downloadTokenTtlSeconds * 1000
-    // a draft's link names the viewer it is handed to: it stops working when they are disabled
-    const token = await tokens.signDownload(row.id, expiresAt, expiresAt === null ? undefined : user.id)
+    // a draft's link names the grant it is handed out on: it stops working when that authority ends
+    const token = await tokens.signDownload(row.id, expiresAt, expiresAt === null ? undefined : grant)
     const install = installUrl(base, row.id, token)
     accessLinks.push({ versionId: row.id, version: row.version, installUrl: install, deepLink: deepLink(config, row.id, install), expiresAt: expiresAt === null ? null : new Date(Math.floor(expiresAt / 1000) * 1000).toISOString() })
   }
