@@ -28,6 +28,7 @@ import { apiKeyRoutes } from './modules/api-keys'
 import { createApiKeyAuthenticator, isApiKey } from './modules/api-keys/service'
 import { userFromAccessToken } from './modules/auth/access'
 import { channelRoutes } from './modules/channels'
+import { createReleaseGuard } from './modules/channels/guard'
 import { setupRoutes } from './modules/setup'
 import { createSetupGate, type SetupGate } from './modules/setup/service'
 import { createWriteWatch, watchingWrites } from './db/write-watch'
@@ -87,6 +88,18 @@ export function createApp(input: AppInput) {
   const log = input.log ?? ((line: string) => console.log(line))
   const blobs = input.blobs ?? createBlobStore(input.config, input.paths, log)
   const apiKeys = createApiKeyAuthenticator({ db: input.db, clock })
+  const insightsKey = readOrCreateInsightsKey(input.paths)
+  const insights = createInsightsService({
+    db: input.db,
+    clock,
+    key: insightsKey,
+    enabled: input.config.insights,
+    flushSeconds: input.config.insightsFlushSeconds,
+    log: input.log ?? ((line) => console.log(line)),
+  })
+  const releaseGuard = createReleaseGuard({ db: input.db, clock, key: insightsKey, log })
+  insights.observe(releaseGuard.observer)
+  // rollout.paused (decisions §16): the webhooks subscribe here, releaseGuard.onPaused((pause) => …)
   const deps: AppDeps = {
     config: input.config,
     db: input.db,
@@ -106,14 +119,8 @@ export function createApp(input: AppInput) {
     apiKeys,
     startedAt: clock(),
     writes: createWriteWatch(),
-    insights: createInsightsService({
-      db: input.db,
-      clock,
-      key: readOrCreateInsightsKey(input.paths),
-      enabled: input.config.insights,
-      flushSeconds: input.config.insightsFlushSeconds,
-      log: input.log ?? ((line) => console.log(line)),
-    }),
+    insights,
+    releaseGuard,
     requestMetrics: createRequestMetrics(),
     blobs,
     mirror: input.config.mirrorReleases && isS3BlobStore(blobs) ? createReleaseMirror({ db: input.db, config: input.config, tokens, blobs, log }) : null,
@@ -138,6 +145,8 @@ export function createApp(input: AppInput) {
     .use(setupRoutes({ ...deps, setup: input.setup ?? createSetupGate(input.db) }))
     // `serve` flushes the batched last-use times of API keys on shutdown
     .state('apiKeyUsage', apiKeys.usage)
+    // `serve` starts the guard's own timer when the insights flush is slower than its 60 s budget
+    .state('releaseGuard', releaseGuard)
   // every request that may write is counted while it runs (serve and the tests both call handle)
   app.handle = watchingWrites(app.handle, deps.writes)
   return app

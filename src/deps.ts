@@ -12,6 +12,7 @@ import type { ApiKeyAuthenticator } from './modules/api-keys/service'
 import type { InsightsService } from './modules/insights/service'
 import type { RequestMetrics } from './modules/system/metrics'
 import type { ReleaseMirror } from './modules/mirror/service'
+import type { ReleaseGuard } from './modules/channels/guard'
 
 /** Everything a feature module may use; services take the parts they need from it. */
 export interface AppDeps {
@@ -36,4 +37,6 @@ export interface AppDeps {
   blobs: BlobStore
   /** with --mirror-releases on: writes each channel's release to the bucket on every change */
   mirror: ReleaseMirror | null
+  /** decisions §15: counts failing devices of guarded channels' newest releases (fed by insights), pauses them */
+  releaseGuard: ReleaseGuard
 }

@@ -120,6 +120,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   setTimeout(() => void preloadUploadParsers(), 50).unref()
   // insight counters: flushed every few seconds, device sketches pruned now and daily
   const insightTimers = app.store.insights.start()
+  const guardTimer = app.store.releaseGuard.start(config.insightsFlushSeconds)
   const background = isS3BlobStore(blobs) ? afterStartWithBucket(blobs, db, app.store.mirror, (line) => process.stderr.write(`miniship: startup: ${line}\n`)) : Promise.resolve()
   let stopping: Promise<void> | null = null
   return {
@@ -135,6 +136,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         const finished = Promise.all([drained, background, app.store.mirror?.idle()])
         if ((await Promise.race([finished, timedOut])) === 'timeout') await server.stop(true)
         // after the last request, before the database closes: a clean stop loses no count
+        guardTimer.stop()
         insightTimers.stop()
         app.store.apiKeyUsage.stop()
         closeDatabase(db)

@@ -95,6 +95,13 @@ export interface InsightsReport {
   recentFailures: { versionId: string; version: string; platform: string; message: string; at: string }[]
 }
 
+/** Hears each accepted device event and each flush (the release guard, channels/guard.ts). */
+export interface InsightObserver {
+  event(version: { id: string; miniAppId: string }, channel: string, event: DeviceEvent, deviceId: string | undefined): void
+  /** after every flush tick, whether or not there was anything to write */
+  flushed(): void
+}
+
 export function createInsightsService(deps: InsightsDeps) {
   const { db, clock, log } = deps
   const statements = prepareStatements(db)
@@ -142,7 +149,14 @@ export function createInsightsService(deps: InsightsDeps) {
    * Writes everything counted so far in one transaction. On failure (a full disk, say) the counts
    * go back in memory and the next flush tries again; nothing is lost unless the process dies.
    */
+  const observers: InsightObserver[] = []
+
   function flush(): void {
+    writePending()
+    for (const observer of observers) observer.flushed()
+  }
+
+  function writePending(): void {
     if (!counters.pending()) return
     const batches = counters.drain()
     try {
@@ -204,6 +218,7 @@ export function createInsightsService(deps: InsightsDeps) {
         failure = { message: (event.message ?? '').slice(0, failureMessageLimit), at: new Date(at).toISOString() }
       }
       counters.countEvent(version, event.channel ?? 'stable', event.platform, event.event, event.deviceId, failure)
+      for (const observer of observers) observer.event(version, event.channel ?? 'stable', event.event, event.deviceId)
       accepted++
     }
     const rejected = events.length - accepted
@@ -327,6 +342,9 @@ export function createInsightsService(deps: InsightsDeps) {
   return {
     counters,
     flush,
+    observe(observer: InsightObserver): void {
+      observers.push(observer)
+    },
     prune,
     recordEvents,
     report,
