@@ -11,6 +11,7 @@ export interface GuardCount {
   totalDevices: number
   /** F / T (0 while T is 0) */
   failureRate: number
+  /** when the guard counted these numbers (the last flush that changed them) */
   at: string
 }
 

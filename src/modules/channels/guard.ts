@@ -169,7 +169,7 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
 
   const observer: InsightObserver = {
     event(version, channel, event, deviceId) {
-      if (deviceId === undefined || deviceId === '' || deviceId.length > deviceIdLimit) return
+      if (guarded.size === 0 || deviceId === undefined || deviceId === '' || deviceId.length > deviceIdLimit) return
       const channelKey = `${version.miniAppId}\u0000${channel}`
       if (!guarded.has(channelKey)) return
       const key = `${channelKey}\u0000${version.id}`
@@ -229,10 +229,13 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
         const watching = state !== 'paused' && state !== 'reverted'
         // paused or reverted it is not watched, and F as it stands is what a person who resumes it saw
         const resumedFailed = !watching ? failed : fresh ? null : row.resumedFailedDevices
-        db.update(channelGuards)
-          .set({ releaseId: newest.id, failedDevices: failed, totalDevices: total, checkedAt: now, resumedFailedDevices: resumedFailed })
-          .where(and(eq(channelGuards.miniAppId, row.miniAppId), eq(channelGuards.channel, row.channel)))
-          .run()
+        // written when something moved: a quiet channel costs no write per flush
+        if (fresh || failed !== row.failedDevices || total !== row.totalDevices || resumedFailed !== row.resumedFailedDevices) {
+          db.update(channelGuards)
+            .set({ releaseId: newest.id, failedDevices: failed, totalDevices: total, checkedAt: now, resumedFailedDevices: resumedFailed })
+            .where(and(eq(channelGuards.miniAppId, row.miniAppId), eq(channelGuards.channel, row.channel)))
+            .run()
+        }
         const over = total >= row.minDevices && failed / total > row.maxFailureRate
         // after a person resumed, only more failing devices (and a rate still over) pause it again
         if (watching && over && (resumedFailed === null || failed > resumedFailed)) trips.push({ row, releaseId: newest.id, versionId: newest.versionId, version: newest.version, failed, total })
