@@ -4,6 +4,7 @@ import { createTestContext, type TestContext } from '../../test-support'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
 import { createApp } from '../../app'
 import type { GuardPause } from './guard'
+import { guardPauseText } from './guard-text'
 
 let context: TestContext
 let owner: TestUser
@@ -97,7 +98,7 @@ describe('settings: PATCH …/channels/{channel} { guard }', () => {
       [admin.email, false, 1, 1],
     ])
     expect(entries[0]!.metadata.previous).toEqual({ enabled: true, maxFailureRate: 0.1, minDevices: 50 })
-    expect(entries.at(-1)!.summary).toBe(`${owner.email} set the release guard of ${target.appId} on stable on: pause above 5 % of devices failing once 20 devices reported`)
+    expect(entries.at(-1)!.summary).toBe(`${owner.email} set ${target.appId} stable's release guard on: pauses when more than 5 % of devices fail, once 20 devices reported`)
   })
 
   test('a developer of the miniapp is 403 OWNER_REQUIRED, a stranger 404, an unknown channel 404', async () => {
@@ -148,7 +149,8 @@ describe('the check: distinct devices of the newest release, paused as release-g
     const channel = await stable(target)
     expect(channel.state).toBe('paused')
     expect(channel.release).toMatchObject({ version: '1.1.0', rolloutPercent: 50, paused: true, pausedBy: 'release-guard', pauseReason: '12 of 140 devices failed (8.6 %), above the threshold of 5 %' })
-    // the console's badge reads these: "paused by the release guard: 12 of 140 devices failed (8.6 %) — threshold 5 %"
+    // the console's badge is made of these numbers
+    expect(guardPauseText(channel.guard.trip)).toBe('paused by the release guard: 12 of 140 devices failed (8.6 %) — threshold 5 %')
     expect(channel.guard.trip).toEqual({ failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, maxFailureRate: 0.05, at: expect.any(String) })
     expect(channel.guard.lastCheck).toEqual({ failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, at: channel.guard.trip.at })
     const entry = (await auditEntries('channel.pause')).find((candidate) => candidate.metadata.appId === target.appId)!

@@ -19,6 +19,7 @@ import type { DeviceEvent } from '../insights/counters'
 import type { InsightObserver } from '../insights/service'
 import { addDigest, countOf, emptySketch, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from '../insights/sketch'
 import { guardDefaults, rateOf } from './guard-record'
+import { failedText, guardStateText, percentText } from './guard-text'
 import { channelRecords, liveReleases, pauseRollout, releaseState, requireChannel, type ChannelRecord, type RolloutChange } from './service'
 
 /** Who the audit log and a paused release name when the guard acts. */
@@ -67,10 +68,6 @@ export function checkGuardSettings(input: unknown, current: GuardSettings): Guar
   return next
 }
 
-function percentText(rate: number): string {
-  return `${Number((rate * 100).toFixed(1))} %`
-}
-
 /** Owners of the miniapp and administrators change its guard; other members get 403. */
 function requireGuardOwner(db: Db, user: Caller, miniAppId: string): MiniAppRow {
   const app = requireVisibleMiniApp(db, user, miniAppId)
@@ -97,13 +94,12 @@ export function patchChannel(db: Db, clock: Clock, user: Caller, miniAppId: stri
         .values({ miniAppId: app.id, channel, ...after, updatedAt: now })
         .onConflictDoUpdate({ target: [channelGuards.miniAppId, channelGuards.channel], set: { ...after, updatedAt: now, ...restart } })
         .run()
-      const state = after.enabled ? `on: pause above ${percentText(after.maxFailureRate)} of devices failing once ${after.minDevices} devices reported` : 'off'
       recordAudit(tx, clock, {
         actor: user,
         action: 'channel.guard',
         targetType: 'miniapp',
         targetId: app.id,
-        summary: `${user.email} set the release guard of ${app.appId} on ${channel} ${state}`,
+        summary: `${user.email} set ${app.appId} ${channel}'s ${guardStateText(after)}`,
         metadata: { appId: app.appId, channel, ...after, previous: before },
       })
     },
@@ -249,7 +245,7 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
       let change: RolloutChange | null
       try {
         ;({ change } = pauseRollout(db, clock, guardActor, row.miniAppId, row.channel, {
-          reason: `${failed} of ${total} devices failed (${percentText(failureRate)}), above the threshold of ${percentText(row.maxFailureRate)}`,
+          reason: `${failedText({ failedDevices: failed, totalDevices: total, failureRate })}, above the threshold of ${percentText(row.maxFailureRate)}`,
           metadata: { failedDevices: failed, totalDevices: total, failureRate, maxFailureRate: row.maxFailureRate, minDevices: row.minDevices },
         }))
       } catch (error) {
