@@ -9,15 +9,16 @@ import { appPath } from '../router.ts'
 import { actionButton, completeRollout, haltRollout, raiseRollout, type ReleaseContext } from './release-actions.ts'
 import { historyLine } from './history.ts'
 import { showInstall } from './versions.ts'
+import { guardPart } from './guard.ts'
 
 function rolloutText(percent: number): string {
   return percent >= 100 ? 'All devices' : percent === 0 ? 'Rollout halted' : `${percent} % of devices`
 }
 
-function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean): HTMLElement {
+function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean, canGuard: boolean): HTMLElement {
   const release = channel.release
   if (!release) {
-    return h('article', { class: 'channel card', 'data-testid': `channel-${channel.name}` }, h('h3', null, channel.name), h('p', { class: 'muted' }, 'Nothing released on this channel.'))
+    return h('article', { class: 'channel card', 'data-testid': `channel-${channel.name}` }, h('h3', null, channel.name), h('p', { class: 'muted' }, 'Nothing released on this channel.'), guardPart(rc, channel, canGuard))
   }
   const controls = canRollout
     ? [
@@ -47,6 +48,7 @@ function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean):
     ),
     channel.previousRelease && release.rolloutPercent < 100 ? h('p', { class: 'muted small-text' }, `Others stay on ${channel.previousRelease.version}`) : null,
     controls.some(Boolean) ? h('div', { class: 'actions tight' }, controls) : null,
+    guardPart(rc, channel, canGuard),
   )
 }
 
@@ -99,7 +101,7 @@ export function overviewTab(options: OverviewOptions): HTMLElement {
   const label = (id: string | null | undefined) => (id ? (rc.versionLabel(id) ?? 'a version further down the list') : 'none')
 
   const channels = rc.channels
-    ? h('div', { class: 'channels', 'data-testid': 'channels' }, rc.channels.length ? rc.channels.map((c) => channelCard(rc, c, canRollout)) : h('p', { class: 'muted' }, 'No channels.'))
+    ? h('div', { class: 'channels', 'data-testid': 'channels' }, rc.channels.length ? rc.channels.map((c) => channelCard(rc, c, canRollout, workspace.viewer?.canManageMembers === true)) : h('p', { class: 'muted' }, 'No channels.'))
     : null
 
   /** Testers install the review and experience versions from here: the QR dialog, when the page has their link. */
