@@ -231,6 +231,38 @@ describe('the check: distinct devices of the newest release, paused as release-g
     expect(guardPauses.map((entry) => entry.metadata.failedDevices).reverse()).toEqual([10, 12])
   })
 
+  test('reverted and raised again by a person: held like a resume until more devices fail', async () => {
+    const target = await fleet('com.example.guard.revert', { enabled: true })
+    const rollout = (json: Record<string, unknown>) => context.call('PATCH', `/api/mini-apps/${target.miniAppId}/channels/stable/rollout`, { token: owner.token, json })
+    await report(target, names('ok', 90), 'launched')
+    expect((await rollout({ rolloutPercent: 0 })).body.state).toBe('reverted')
+    // a reverted release is not watched: failures now pause nothing
+    await report(target, names('bad', 10), 'failed')
+    flush()
+    expect(await stable(target)).toMatchObject({ state: 'reverted', guard: { lastCheck: { failedDevices: 10, totalDevices: 100 }, trip: null } })
+    expect((await rollout({ rolloutPercent: 20 })).body.state).toBe('rolling-out')
+    flush()
+    expect((await stable(target)).state).toBe('rolling-out')
+    await report(target, ['worse-0'], 'failed')
+    flush()
+    expect(await stable(target)).toMatchObject({ state: 'paused', guard: { trip: { failedDevices: 11, totalDevices: 101 } } })
+  })
+
+  test('switched off and on again: counting starts afresh', async () => {
+    const target = await fleet('com.example.guard.again', { enabled: true, minDevices: 1000 })
+    await report(target, names('bad', 5), 'failed')
+    flush()
+    expect((await stable(target)).guard.lastCheck).toMatchObject({ failedDevices: 5, totalDevices: 5 })
+    expect((await setGuard(target.miniAppId, { enabled: false })).body.guard).toMatchObject({ enabled: false, lastCheck: { failedDevices: 5 } })
+    flush()
+    // while off nothing is counted, and its sketches are gone
+    await report(target, names('ok', 5), 'launched')
+    expect((await setGuard(target.miniAppId, { enabled: true })).body.guard).toMatchObject({ enabled: true, lastCheck: null })
+    await report(target, ['ok-9'], 'launched')
+    flush()
+    expect((await stable(target)).guard.lastCheck).toMatchObject({ failedDevices: 0, totalDevices: 1 })
+  })
+
   test('the counts survive a restart (stored with the flush), and a new release starts from zero, its predecessor’s sketches removed', async () => {
     const target = await fleet('com.example.guard.restart', { enabled: true, minDevices: 1000 })
     await report(target, names('ok', 30), 'launched')
