@@ -263,6 +263,22 @@ describe('the check: distinct devices of the newest release, paused as release-g
     expect((await stable(target)).guard.lastCheck).toMatchObject({ failedDevices: 0, totalDevices: 1 })
   })
 
+  test('a check whose write fails loses no device: the next one counts them, once', async () => {
+    const target = await fleet('com.example.guard.disk', { enabled: true, minDevices: 1000 })
+    const client = context.dataDir.db.$client
+    client.exec("CREATE TRIGGER refuse_guard_sketch BEFORE INSERT ON guard_device_sketches BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+    try {
+      await report(target, names('bad', 3), 'failed')
+      flush()
+      expect(context.logs.some((line) => line.includes('release guard check failed') && line.includes('disk full'))).toBe(true)
+      await report(target, [...names('bad', 3), 'ok-0'], 'launched')
+    } finally {
+      client.exec('DROP TRIGGER refuse_guard_sketch')
+    }
+    flush()
+    expect((await stable(target)).guard.lastCheck).toMatchObject({ failedDevices: 3, totalDevices: 4 })
+  })
+
   test('the counts survive a restart (stored with the flush), and a new release starts from zero, its predecessor’s sketches removed', async () => {
     const target = await fleet('com.example.guard.restart', { enabled: true, minDevices: 1000 })
     await report(target, names('ok', 30), 'launched')

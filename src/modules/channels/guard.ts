@@ -156,7 +156,7 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
     'INSERT INTO guard_device_sketches (release_id, kind, hashes, registers) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (release_id, kind) DO UPDATE SET hashes = ?3, registers = ?4',
   )
 
-  function refreshGuarded(): typeof channelGuards.$inferSelect[] {
+  function refreshGuarded(): (typeof channelGuards.$inferSelect)[] {
     const rows = db.select().from(channelGuards).where(eq(channelGuards.enabled, true)).all()
     guarded = new Set(rows.map((row) => `${row.miniAppId}\u0000${row.channel}`))
     return rows
@@ -188,7 +188,7 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
     },
   }
 
-  /** Merges a release's pending devices into its stored sketches; answers F and T when anything was merged, else null. */
+  /** Merges a release's pending devices into its stored sketches (idempotent: a device merged twice counts once); answers F and T. */
   function mergePending(releaseId: string, add: Pending): { failed: number; total: number } {
     const stored: Record<'all' | 'failed', DeviceSketch> = { all: emptySketch(), failed: emptySketch() }
     for (const row of readSketch.all(releaseId)) stored[row.kind] = sketchFromRow(row.hashes, row.registers)
@@ -202,14 +202,45 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
     return { failed, total: Math.max(countOf(stored.all), failed) }
   }
 
+  type GuardRow = typeof channelGuards.$inferSelect
+  interface Trip {
+    row: GuardRow
+    releaseId: string
+    versionId: string
+    version: string
+    failed: number
+    total: number
+  }
+
   /** One pass over every guarded channel: merge what was counted, record F and T, pause where the rule says. */
   function check(): void {
     const batch = pending
     pending = new Map()
+    const now = isoAt(clock)
+    let trips: Trip[]
+    try {
+      trips = measure(batch, now)
+    } catch (error) {
+      // a failed write (a full disk) loses no device: the batch waits for the next check, merged with what came since
+      for (const [key, entry] of batch) {
+        const later = pending.get(key)
+        if (later) {
+          mergeInto(entry.all, later.all)
+          mergeInto(entry.failed, later.failed)
+          entry.lastAt = Math.max(entry.lastAt, later.lastAt)
+        }
+        pending.set(key, entry)
+      }
+      throw error
+    }
+    for (const trip of trips) pause(trip, now)
+  }
+
+  /** In one transaction: each guarded channel's newest release gets its pending devices, its F and T; answers the releases over the line. */
+  function measure(batch: Map<string, Pending>, now: string): Trip[] {
     const rows = refreshGuarded()
     const watched: string[] = []
-    const trips: { row: (typeof rows)[number]; releaseId: string; versionId: string; version: string; failed: number; total: number }[] = []
-    const now = isoAt(clock)
+    const trips: Trip[] = []
     client.transaction(() => {
       for (const row of rows) {
         const newest = liveReleases(db, row.miniAppId, row.channel)[0]
@@ -239,36 +270,38 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
       // bounded: only the releases the guard watches keep sketches
       db.delete(guardDeviceSketches).where(watched.length > 0 ? notInArray(guardDeviceSketches.releaseId, watched) : undefined).run()
     })()
-    // each pause is its own transaction (pauseRollout's), with its history row and audit entry
-    for (const { row, releaseId, versionId, version, failed, total } of trips) {
-      const failureRate = rateOf(failed, total)
-      let change: RolloutChange | null
+    return trips
+  }
+
+  /** Pauses one release as release-guard (pauseRollout's own transaction, history row and audit entry), records why, announces it. */
+  function pause({ row, releaseId, versionId, version, failed, total }: Trip, now: string): void {
+    const failureRate = rateOf(failed, total)
+    let change: RolloutChange | null
+    try {
+      ;({ change } = pauseRollout(db, clock, guardActor, row.miniAppId, row.channel, {
+        reason: `${failedText({ failedDevices: failed, totalDevices: total, failureRate })}, above the threshold of ${percentText(row.maxFailureRate)}`,
+        metadata: { failedDevices: failed, totalDevices: total, failureRate, maxFailureRate: row.maxFailureRate, minDevices: row.minDevices },
+      }))
+    } catch (error) {
+      // one channel that cannot be paused (its miniapp deleted a moment ago) leaves the others be
+      log(JSON.stringify({ level: 'error', msg: 'release guard could not pause a rollout', miniAppId: row.miniAppId, channel: row.channel, error: (error as Error).message }))
+      return
+    }
+    if (!change) return
+    db.update(channelGuards)
+      .set({ resumedFailedDevices: failed, tripReleaseId: releaseId, tripFailedDevices: failed, tripTotalDevices: total, tripMaxFailureRate: row.maxFailureRate, trippedAt: now })
+      .where(and(eq(channelGuards.miniAppId, row.miniAppId), eq(channelGuards.channel, row.channel)))
+      .run()
+    const paused: GuardPause = { miniAppId: row.miniAppId, appId: change.appId, channel: row.channel, versionId, version, failedDevices: failed, totalDevices: total, failureRate, threshold: row.maxFailureRate }
+    log(JSON.stringify({ level: 'warn', msg: 'release guard paused a rollout', ...paused }))
+    // rollout.paused (decisions §16), { channel, versionId, version, failedDevices, totalDevices,
+    // failureRate, threshold }: the one place the guard's pause is announced. The webhooks (branch
+    // `jobs`) subscribe in app.ts with releaseGuard.onPaused(...).
+    for (const listener of pauseListeners) {
       try {
-        ;({ change } = pauseRollout(db, clock, guardActor, row.miniAppId, row.channel, {
-          reason: `${failedText({ failedDevices: failed, totalDevices: total, failureRate })}, above the threshold of ${percentText(row.maxFailureRate)}`,
-          metadata: { failedDevices: failed, totalDevices: total, failureRate, maxFailureRate: row.maxFailureRate, minDevices: row.minDevices },
-        }))
+        listener(paused)
       } catch (error) {
-        // one channel that cannot be paused (its miniapp deleted a moment ago) leaves the others be
-        log(JSON.stringify({ level: 'error', msg: 'release guard could not pause a rollout', miniAppId: row.miniAppId, channel: row.channel, error: (error as Error).message }))
-        continue
-      }
-      if (!change) continue
-      db.update(channelGuards)
-        .set({ resumedFailedDevices: failed, tripReleaseId: releaseId, tripFailedDevices: failed, tripTotalDevices: total, tripMaxFailureRate: row.maxFailureRate, trippedAt: now })
-        .where(and(eq(channelGuards.miniAppId, row.miniAppId), eq(channelGuards.channel, row.channel)))
-        .run()
-      const pause: GuardPause = { miniAppId: row.miniAppId, appId: change.appId, channel: row.channel, versionId, version, failedDevices: failed, totalDevices: total, failureRate, threshold: row.maxFailureRate }
-      log(JSON.stringify({ level: 'warn', msg: 'release guard paused a rollout', ...pause }))
-      // rollout.paused (decisions §16), { channel, versionId, version, failedDevices, totalDevices,
-      // failureRate, threshold }: the one place the guard's pause is announced. The webhooks (branch
-      // `jobs`) subscribe in app.ts with releaseGuard.onPaused(...).
-      for (const listener of pauseListeners) {
-        try {
-          listener(pause)
-        } catch (error) {
-          log(JSON.stringify({ level: 'error', msg: 'a rollout.paused listener failed', error: (error as Error).message }))
-        }
+        log(JSON.stringify({ level: 'error', msg: 'a rollout.paused listener failed', error: (error as Error).message }))
       }
     }
   }
