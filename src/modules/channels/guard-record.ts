@@ -6,7 +6,7 @@ import type { Db } from '../../db/open'
 export const guardDefaults = { enabled: false, maxFailureRate: 0.05, minDevices: 20 } as const
 
 /** F and T of the channel's newest release as the guard last counted them. */
-export interface GuardCount {
+interface GuardCount {
   failedDevices: number
   totalDevices: number
   /** F / T (0 while T is 0) */

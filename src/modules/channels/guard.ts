@@ -23,15 +23,15 @@ import { failedText, guardStateText, percentText } from './guard-text'
 import { channelRecords, liveReleases, pauseRollout, releaseState, requireChannel, type ChannelRecord, type RolloutChange } from './service'
 
 /** Who the audit log and a paused release name when the guard acts. */
-export const guardActor = 'release-guard'
+const guardActor = 'release-guard'
 /** With a slower insights flush than this the guard keeps its own timer, so a pause comes within 60 s of the events (§15). */
-export const guardCheckSeconds = 30
+const guardCheckSeconds = 30
 /** Longer ids are not ids a runtime sends (as the insight counters) */
 const deviceIdLimit = 200
 
 // ---- settings: PATCH /api/mini-apps/{miniAppId}/channels/{channel} { guard }
 
-export interface GuardSettings {
+interface GuardSettings {
   enabled: boolean
   maxFailureRate: number
   minDevices: number
@@ -40,7 +40,7 @@ export interface GuardSettings {
 const settingNames = ['enabled', 'maxFailureRate', 'minDevices'] as const
 
 /** The settings after `input` (fields left out keep `current`); every problem is one `details` entry of a 400 VALIDATION_ERROR. */
-export function checkGuardSettings(input: unknown, current: GuardSettings): GuardSettings {
+function checkGuardSettings(input: unknown, current: GuardSettings): GuardSettings {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: guard must be an object such as {"enabled": true, "maxFailureRate": 0.05, "minDevices": 20}', [{ field: 'guard', message: 'must be an object' }])
   }
@@ -133,7 +133,7 @@ interface Pending {
   failed: DeviceSketch
 }
 
-export interface ReleaseGuardDeps {
+interface ReleaseGuardDeps {
   db: Db
   clock: Clock
   /** the data directory's HMAC key for device ids (insights.key): the same hashes as insights */
