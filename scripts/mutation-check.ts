@@ -585,6 +585,14 @@ const mutations: Mutation[] = [
     tests: ['src/modules/api-keys/key-guessing.test.ts'],
     why: 'API keys: each failed authentication counts against its address',
   },
+  // the release guard (decisions §15): the events endpoint is public, so devices are counted, not events
+  {
+    file: 'src/modules/channels/guard.ts',
+    find: 'const digest = keyedHasher.copy().update(deviceId).digest()',
+    replace: 'const digest = keyedHasher.copy().update(`${deviceId}:${Math.random()}`).digest()',
+    tests: ['src/modules/channels/guard.test.ts'],
+    why: "the guard's distinct-device count: one device sending 50 failed events counts once and cannot pause a rollout",
+  },
 ]
 
 const root = resolve(import.meta.dir, '..')

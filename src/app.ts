@@ -28,13 +28,14 @@ import { apiKeyRoutes } from './modules/api-keys'
 import { createApiKeyAuthenticator, isApiKey } from './modules/api-keys/service'
 import { userFromAccessToken } from './modules/auth/access'
 import { channelRoutes } from './modules/channels'
+import { createReleaseGuard } from './modules/channels/guard'
 import { setupRoutes } from './modules/setup'
 import { signingRoutes } from './modules/signing'
 import { createSetupGate, type SetupGate } from './modules/setup/service'
 import { createWriteWatch, watchingWrites } from './db/write-watch'
 import { createJobQueue, type JobQueueOptions } from './jobs/queue'
 import { webhookRoutes } from './modules/webhooks'
-import { registerWebhookDelivery } from './modules/webhooks/service'
+import { emitWebhookEvent, registerWebhookDelivery } from './modules/webhooks/service'
 
 export interface AppInput {
   config: Config
@@ -97,6 +98,33 @@ export function createApp(input: AppInput) {
   const keyFailures = { check: (address: string) => rateLimiter.check('api-key', address, input.config.rateLimits.apiKeyFailures), failed: (address: string) => rateLimiter.hit('api-key', address, Number.MAX_SAFE_INTEGER) }
   const apiKeys = createApiKeyAuthenticator({ db: input.db, clock, failures: keyFailures })
   const jobs = createJobQueue({ db: input.db, clock, log, ...input.jobs })
+  const insightsKey = readOrCreateInsightsKey(input.paths)
+  const insights = createInsightsService({
+    db: input.db,
+    clock,
+    key: insightsKey,
+    enabled: input.config.insights,
+    flushSeconds: input.config.insightsFlushSeconds,
+    log: input.log ?? ((line) => console.log(line)),
+  })
+  const mirror = input.config.mirrorReleases && isS3BlobStore(blobs) ? createReleaseMirror({ db: input.db, config: input.config, tokens, blobs, jobs }) : null
+  const releaseGuard = createReleaseGuard({ db: input.db, clock, key: insightsKey, log })
+  insights.observe(releaseGuard.observer)
+  // a pause by the guard is announced like any other (decisions §15, §16) and moves the mirror like a person's
+  releaseGuard.onPaused((pause) => {
+    mirror?.releaseChanged(pause.miniAppId, pause.channel)
+    emitWebhookEvent(input.db, clock, pause.miniAppId, 'rollout.paused', {
+      channel: pause.channel,
+      version: { id: pause.versionId, version: pause.version },
+      state: 'paused',
+      reason: 'release-guard',
+      failedDevices: pause.failedDevices,
+      totalDevices: pause.totalDevices,
+      failureRate: pause.failureRate,
+      threshold: pause.threshold,
+      by: { type: 'system', name: 'release-guard' },
+    })
+  })
   const deps: AppDeps = {
     config: input.config,
     db: input.db,
@@ -116,18 +144,12 @@ export function createApp(input: AppInput) {
     apiKeys,
     startedAt: clock(),
     writes: createWriteWatch(),
-    insights: createInsightsService({
-      db: input.db,
-      clock,
-      key: readOrCreateInsightsKey(input.paths),
-      enabled: input.config.insights,
-      flushSeconds: input.config.insightsFlushSeconds,
-      log: input.log ?? ((line) => console.log(line)),
-    }),
+    insights,
+    releaseGuard,
     requestMetrics: createRequestMetrics(),
     blobs,
     jobs,
-    mirror: input.config.mirrorReleases && isS3BlobStore(blobs) ? createReleaseMirror({ db: input.db, config: input.config, tokens, blobs, jobs }) : null,
+    mirror,
   }
   registerWebhookDelivery(jobs, { db: input.db, clock, log, allowPrivate: input.config.webhooksAllowPrivate })
   const api = new Elysia({ prefix: '/api' })
@@ -154,6 +176,8 @@ export function createApp(input: AppInput) {
     .use(setupRoutes({ ...deps, setup: input.setup ?? createSetupGate(input.db) }))
     // `serve` flushes the batched last-use times of API keys on shutdown
     .state('apiKeyUsage', apiKeys.usage)
+    // `serve` starts the guard's own timer when the insights flush is slower than its 60 s budget
+    .state('releaseGuard', releaseGuard)
   // every request that may write is counted while it runs (serve and the tests both call handle)
   app.handle = watchingWrites(app.handle, deps.writes)
   return app

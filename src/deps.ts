@@ -13,6 +13,7 @@ import type { InsightsService } from './modules/insights/service'
 import type { RequestMetrics } from './modules/system/metrics'
 import type { ReleaseMirror } from './modules/mirror/service'
 import type { JobQueue } from './jobs/queue'
+import type { ReleaseGuard } from './modules/channels/guard'
 
 /** Everything a feature module may use; services take the parts they need from it. */
 export interface AppDeps {
@@ -39,4 +40,6 @@ export interface AppDeps {
   jobs: JobQueue
   /** with --mirror-releases on: queues a write of each channel's release to the bucket on every change */
   mirror: ReleaseMirror | null
+  /** decisions §15: counts failing devices of guarded channels' newest releases (fed by insights), pauses them */
+  releaseGuard: ReleaseGuard
 }

@@ -123,6 +123,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const insightTimers = app.store.insights.start()
   // the durable queue (release mirror writes, webhook deliveries): jobs a previous process left run now
   app.store.jobs.start()
+  const guardTimer = app.store.releaseGuard.start(config.insightsFlushSeconds)
   const background = isS3BlobStore(blobs) ? afterStartWithBucket(blobs, db, app.store.mirror, (line) => process.stderr.write(`miniship: startup: ${line}\n`)) : Promise.resolve()
   let stopping: Promise<void> | null = null
   return {
@@ -141,6 +142,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         // unfinished one stays in the queue and runs again at the next start
         await app.store.jobs.stop(jobsGraceMs)
         // after the last request, before the database closes: a clean stop loses no count
+        guardTimer.stop()
         insightTimers.stop()
         app.store.apiKeyUsage.stop()
         closeDatabase(db)

@@ -7,7 +7,8 @@ import { statusCommand } from './status'
 import { keysCommand } from './keys'
 import { signCommand } from './sign'
 import { verifyCommand } from './verify'
+import { guardCommand } from './guard'
 
 export function clientCommands(): Command[] {
-  return [loginCommand(), logoutCommand(), whoamiCommand(), pushCommand(), appsCommand(), versionsCommand(), publishCommand(), rollbackCommand(), rolloutCommand(), statusCommand(), keysCommand(), signCommand(), verifyCommand()]
+  return [loginCommand(), logoutCommand(), whoamiCommand(), pushCommand(), appsCommand(), versionsCommand(), publishCommand(), rollbackCommand(), rolloutCommand(), statusCommand(), keysCommand(), signCommand(), verifyCommand(), guardCommand()]
 }

@@ -1,6 +1,6 @@
 // The drizzle tables; `npm run db:generate` turns changes here into SQL under migrations/.
 import { sql } from 'drizzle-orm'
-import { sqliteTable, text, integer, blob, primaryKey, index, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { sqliteTable, text, integer, real, blob, primaryKey, index, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export const users = sqliteTable('users', {
   id: text('id').primaryKey(),
@@ -384,6 +384,55 @@ export const webhookDeliveries = sqliteTable(
     updatedAt: text('updated_at').notNull(),
   },
   (table) => [index('webhook_deliveries_webhook').on(table.webhookId, table.createdAt)],
+)
+
+/**
+ * The release guard of a channel (decisions §15): its settings, and what it last saw of the
+ * channel's newest release (`releaseId`): F (`failedDevices`) and T (`totalDevices`) at `checkedAt`.
+ * `trip*` are the numbers with which it paused the release `tripReleaseId`; `resumedFailedDevices` is F as it last
+ * stood while the release was paused or reverted, so a person's resume is not undone for the same F.
+ * A row exists only once someone set the guard; `stable` has no `channels` row, hence no foreign key to it.
+ */
+export const channelGuards = sqliteTable(
+  'channel_guards',
+  {
+    miniAppId: text('mini_app_id')
+      .notNull()
+      .references(() => miniApps.id, { onDelete: 'cascade' }),
+    channel: text('channel').notNull(),
+    enabled: integer('enabled', { mode: 'boolean' }).notNull().default(false),
+    maxFailureRate: real('max_failure_rate').notNull().default(0.05),
+    minDevices: integer('min_devices').notNull().default(20),
+    updatedAt: text('updated_at').notNull(),
+    releaseId: text('release_id'),
+    failedDevices: integer('failed_devices'),
+    totalDevices: integer('total_devices'),
+    checkedAt: text('checked_at'),
+    resumedFailedDevices: integer('resumed_failed_devices'),
+    tripReleaseId: text('trip_release_id'),
+    tripFailedDevices: integer('trip_failed_devices'),
+    tripTotalDevices: integer('trip_total_devices'),
+    tripMaxFailureRate: real('trip_max_failure_rate'),
+    trippedAt: text('tripped_at'),
+  },
+  (table) => [primaryKey({ columns: [table.miniAppId, table.channel] })],
+)
+
+/**
+ * The release guard's devices of one watched release (a channel_releases id): `kind` 'all' (any
+ * event) or 'failed' (`failed` or `rolled_back`), as a sketch like insight_device_sketches (exact up
+ * to 2,048 hashes, HyperLogLog past). Only releases the guard watches have rows; the guard removes
+ * the others. No foreign key: the guard's flush must not fail because a release row went a moment ago.
+ */
+export const guardDeviceSketches = sqliteTable(
+  'guard_device_sketches',
+  {
+    releaseId: text('release_id').notNull(),
+    kind: text('kind', { enum: ['all', 'failed'] }).notNull(),
+    hashes: text('hashes'),
+    registers: blob('registers', { mode: 'buffer' }),
+  },
+  (table) => [primaryKey({ columns: [table.releaseId, table.kind] })],
 )
 
 export type UserRow = typeof users.$inferSelect

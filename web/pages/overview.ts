@@ -10,11 +10,12 @@ import { actionButton, completeRollout, pauseRollout, raiseRollout, resumeRollou
 import { channelDevicesText, channelState, stateText } from '../../src/modules/channels/words.ts'
 import { historyLine } from './history.ts'
 import { showInstall } from './versions.ts'
+import { guardPart } from './guard.ts'
 
-function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean): HTMLElement {
+function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean, canGuard: boolean): HTMLElement {
   const release = channel.release
   if (!release) {
-    return h('article', { class: 'channel card', 'data-testid': `channel-${channel.name}` }, h('h3', null, channel.name), h('p', { class: 'muted' }, 'Nothing released on this channel.'))
+    return h('article', { class: 'channel card', 'data-testid': `channel-${channel.name}` }, h('h3', null, channel.name), h('p', { class: 'muted' }, 'Nothing released on this channel.'), guardPart(rc, channel, canGuard))
   }
   const state = channelState(channel)!
   // the state's actions (decisions §13): pause keeps the devices that run it, revert sends everyone back
@@ -49,6 +50,7 @@ function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean):
       release.releasedBy ? ` by ${release.releasedBy.displayName || release.releasedBy.email}` : null,
     ),
     controls.some(Boolean) ? h('div', { class: 'actions tight' }, controls) : null,
+    guardPart(rc, channel, canGuard),
   )
 }
 
@@ -114,7 +116,7 @@ export function overviewTab(options: OverviewOptions): HTMLElement {
   const stableLive = stable ? (channelState(stable) === 'reverted' ? stable.previousRelease?.versionId : stable.release?.versionId) : miniApp.currentReleaseVersionId
 
   const channels = rc.channels
-    ? h('div', { class: 'channels', 'data-testid': 'channels' }, rc.channels.length ? rc.channels.map((c) => channelCard(rc, c, canRollout)) : h('p', { class: 'muted' }, 'No channels.'))
+    ? h('div', { class: 'channels', 'data-testid': 'channels' }, rc.channels.length ? rc.channels.map((c) => channelCard(rc, c, canRollout, workspace.viewer?.canManageMembers === true)) : h('p', { class: 'muted' }, 'No channels.'))
     : null
 
   /** Testers install the review and experience versions from here: the QR dialog, when the page has their link. */

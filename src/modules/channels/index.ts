@@ -1,9 +1,10 @@
 // Routes of channels: list, create, delete, and the rollout of a channel's newest release.
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../../deps'
-import { channelParams, channelRecord, channelsParams, createChannelBody, rolloutBody } from './model'
+import { channelParams, channelRecord, channelsParams, createChannelBody, patchChannelBody, rolloutBody } from './model'
 import { createChannel, deleteChannel, listChannels, patchRollout } from './service'
 import { actorOf, emitRolloutChange } from '../webhooks/service'
+import { patchChannel } from './guard'
 
 export function channelRoutes(deps: AppDeps) {
   const { db, clock } = deps
@@ -33,6 +34,17 @@ export function channelRoutes(deps: AppDeps) {
       auth: 'release',
       params: channelParams,
       detail: { summary: 'Delete a channel that serves no release (stable cannot be deleted)', tags: ['channels'] },
+    })
+    .patch('/:miniAppId/channels/:channel', ({ user, params, body }) => {
+      const record = patchChannel(db, clock, user, params.miniAppId, params.channel, body)
+      deps.releaseGuard.settingsChanged()
+      return record
+    }, {
+      auth: 'release',
+      params: channelParams,
+      body: patchChannelBody,
+      response: { 200: channelRecord },
+      detail: { summary: "Channel settings: the release guard { enabled, maxFailureRate, minDevices } pauses the newest release when too many devices fail (decisions §15; owners and admins)", tags: ['channels'] },
     })
     .patch('/:miniAppId/channels/:channel/rollout', ({ user, params, body }) => {
       const { record, change } = patchRollout(db, clock, user, params.miniAppId, params.channel, body)

@@ -27,6 +27,19 @@ const channelRelease = t.Object({
   pausedBy: t.Union([t.String(), t.Null()]),
   pauseReason: t.Union([t.String(), t.Null()]),
 })
+const guardCount = { failedDevices: t.Integer(), totalDevices: t.Integer(), failureRate: t.Number(), at: t.String() }
+/** decisions §15: the release guard of a channel (guard-record.ts) */
+export const guardRecord = t.Object({
+  enabled: t.Boolean(),
+  maxFailureRate: t.Number(),
+  minDevices: t.Integer(),
+  lastCheck: t.Union([t.Object(guardCount), t.Null()], { description: "F (devices that reported failed or rolled_back) and T (devices that reported anything) of the newest release, as last counted" }),
+  trip: t.Union([t.Object({ ...guardCount, maxFailureRate: t.Number() }), t.Null()], { description: 'the numbers with which the guard paused the newest release' }),
+})
+/** Checked by guard.ts, so that the ranges and their messages live in one place. */
+export const patchChannelBody = t.Object({
+  guard: t.Unknown({ description: '{ enabled, maxFailureRate (0–1, default 0.05), minDevices (whole number ≥ 1, default 20) }; fields left out keep their value' }),
+})
 export const channelRecord = t.Object({
   name: t.String(),
   createdAt: t.String(),
@@ -34,4 +47,5 @@ export const channelRecord = t.Object({
   release: t.Union([channelRelease, t.Null()]),
   previousRelease: t.Union([channelRelease, t.Null()]),
   defaultRelease: t.Union([channelRelease, t.Null()], { description: 'what a device that sends no deviceId gets' }),
+  guard: guardRecord,
 })

@@ -1,6 +1,6 @@
 // Channel rules (decisions §10): which channels exist, their live releases, publish/rollback into one, rollout changes.
 import { and, asc, desc, eq, gt, inArray, isNull, max, or } from 'drizzle-orm'
-import { channelReleases, channels, miniApps, releaseHistory, versions, type MiniAppRow } from '../../db/schema'
+import { channelGuards, channelReleases, channels, miniApps, releaseHistory, versions, type MiniAppRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
 import { recordAudit } from '../audit/service'
@@ -9,6 +9,7 @@ import { requireVisibleMiniApp, userSummaries, type Caller, type UserSummary } f
 import { isSemverRange } from './semver-range'
 import { decideRelease } from './decide'
 import type { ReleaseState } from './words'
+import { guardRows, toGuardRecord, type GuardRecord } from './guard-record'
 
 export const defaultChannel = 'stable'
 export const channelNamePattern = /^[a-z][a-z0-9-]{0,31}$/
@@ -43,6 +44,8 @@ export interface ChannelRecord {
   previousRelease: ChannelRelease | null
   /** what a device that sends no deviceId gets (the legacy release-stable URLs) */
   defaultRelease: ChannelRelease | null
+  /** the release guard's settings and what it last saw of `release` (decisions §15; guard.ts) */
+  guard: GuardRecord
 }
 
 /** The state of a release row: paused wins over its percent, which it keeps frozen. */
@@ -164,6 +167,7 @@ export function channelRecords(db: Db, app: MiniAppRow): ChannelRecord[] {
   // the same rule devices are answered by (decide.ts), for a device that tells nothing about itself
   const fallbacks = lives.map((rows) => decideRelease(app.appId, rows, {}).release ?? undefined)
   const people = userSummaries(db, [...lives.flatMap((rows) => rows.slice(0, 2)), ...fallbacks].map((row) => row?.createdBy ?? null))
+  const guards = guardRows(db, app.id)
   return all.map((channel, index) => {
     const rows = lives[index]!
     return {
@@ -173,6 +177,7 @@ export function channelRecords(db: Db, app: MiniAppRow): ChannelRecord[] {
       release: toChannelRelease(rows[0], people),
       previousRelease: toChannelRelease(rows[1], people),
       defaultRelease: toChannelRelease(fallbacks[index], people),
+      guard: toGuardRecord(guards.get(channel.name), rows[0]?.id ?? null),
     }
   })
 }
@@ -214,6 +219,8 @@ export function deleteChannel(db: Db, clock: Clock, user: Caller, miniAppId: str
         throw new AppError(409, 'CHANNEL_HAS_RELEASES', `Channel ${name} has releases; only a channel that never served one (or whose releases were all rolled back) can be deleted`)
       }
       tx.delete(channels).where(and(eq(channels.miniAppId, app.id), eq(channels.name, name))).run()
+      // a channel made again under this name starts with the guard off
+      tx.delete(channelGuards).where(and(eq(channelGuards.miniAppId, app.id), eq(channelGuards.channel, name))).run()
       recordAudit(tx, clock, { actor: user, action: 'channel.delete', targetType: 'miniapp', targetId: app.id, summary: `${user.email} deleted channel ${name} of ${app.appId}`, metadata: { appId: app.appId, channel: name } })
     },
     { behavior: 'immediate' },
@@ -398,7 +405,7 @@ function changeRollout(
   actor: RolloutActor,
   miniAppId: string,
   channel: string,
-  plan: (newest: LiveReleaseRow) => { action: RolloutChange['action']; set: Partial<typeof channelReleases.$inferInsert>; percent: number; paused: boolean; reason: string | null } | null,
+  plan: (newest: LiveReleaseRow) => { action: RolloutChange['action']; set: Partial<typeof channelReleases.$inferInsert>; percent: number; paused: boolean; reason: string | null; metadata?: Record<string, unknown> } | null,
 ): RolloutResult {
   const app = rolloutApp(db, actor, miniAppId)
   let change: RolloutChange | null = null
@@ -450,6 +457,7 @@ function changeRollout(
           actor: who,
           ...(key?.name ? { apiKey: { id: key.id, name: key.name } } : {}),
           ...(step.reason ? { reason: step.reason } : {}),
+          ...step.metadata,
         },
       })
     },
@@ -478,14 +486,14 @@ export function setRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId:
  * its frozen percent. Pausing a paused release changes nothing (`change: null`), so the release
  * guard may call it again; a reverted one (0 %) is 409 ROLLOUT_REVERTED: no device gets it.
  */
-export function pauseRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, details: { reason?: string | null } = {}): RolloutResult {
+export function pauseRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, details: { reason?: string | null; metadata?: Record<string, unknown> } = {}): RolloutResult {
   const reason = details.reason?.trim().slice(0, 500) || null
   return changeRollout(db, clock, actor, miniAppId, channel, (newest) => {
     if (newest.paused) return null
     if (newest.rolloutPercent === 0) {
       throw new AppError(409, 'ROLLOUT_REVERTED', `The rollout of ${newest.version} on ${channel} is reverted (0 %): no device gets it, so there is nothing to pause`)
     }
-    return { action: 'pause', set: { pausedAt: isoAt(clock), pausedBy: actorName(actor), pauseReason: reason }, percent: newest.rolloutPercent, paused: true, reason }
+    return { action: 'pause', set: { pausedAt: isoAt(clock), pausedBy: actorName(actor), pauseReason: reason }, percent: newest.rolloutPercent, paused: true, reason, metadata: details.metadata }
   })
 }
 

@@ -5,7 +5,7 @@ import { invalidDeviceId, isDeviceId } from '../../http/urls'
 import type { Clock } from '../../ids'
 import type { Caller } from '../miniapps/service'
 import { requireVisibleMiniApp } from '../miniapps/service'
-import { createInsightCounters, isOtherKey, otherPrefix, otherSubject, utcDay, type CountSubject, type DayBatch, type InsightCounters } from './counters'
+import { createInsightCounters, isOtherKey, otherPrefix, otherSubject, utcDay, type CountSubject, type DayBatch, type DeviceEvent, type InsightCounters } from './counters'
 import { checkDeviceEvent, type EventError } from './events'
 import { channelExists, defaultChannel } from '../channels/service'
 import { countOf, deviceHashLength, distinctDevices, emptySketch, exactLimit, hasDevices, isOversized, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from './sketch'
@@ -108,6 +108,13 @@ export interface InsightsReport {
   recentFailures: { versionId: string | null; version: string; platform: string; message: string; at: string }[]
 }
 
+/** Hears each accepted device event and each flush (the release guard, channels/guard.ts). */
+export interface InsightObserver {
+  event(version: { id: string; miniAppId: string }, channel: string, event: DeviceEvent, deviceId: string | undefined): void
+  /** after every flush tick, whether or not there was anything to write */
+  flushed(): void
+}
+
 export function createInsightsService(deps: InsightsDeps) {
   const { db, clock, log } = deps
   const statements = prepareStatements(db)
@@ -155,7 +162,14 @@ export function createInsightsService(deps: InsightsDeps) {
    * Writes everything counted so far in one transaction. On failure (a full disk, say) the counts
    * go back in memory and the next flush tries again; nothing is lost unless the process dies.
    */
+  const observers: InsightObserver[] = []
+
   function flush(): void {
+    writePending()
+    for (const observer of observers) observer.flushed()
+  }
+
+  function writePending(): void {
     if (!counters.pending()) return
     const batches = counters.drain()
     try {
@@ -255,6 +269,8 @@ export function createInsightsService(deps: InsightsDeps) {
         failure = { message: (event.message ?? '').slice(0, failureMessageLimit), at: new Date(at).toISOString() }
       }
       counters.countEvent(subject, channel, event.platform, event.event, event.deviceId, failure)
+      // the release guard (channels/guard.ts) counts devices of known releases only
+      if (subject.id !== otherSubject(subject.miniAppId).id) for (const observer of observers) observer.event(subject, channel, event.event, event.deviceId)
       accepted++
     })
     counters.countRejected(errors.length)
@@ -388,6 +404,9 @@ export function createInsightsService(deps: InsightsDeps) {
   return {
     counters,
     flush,
+    observe(observer: InsightObserver): void {
+      observers.push(observer)
+    },
     prune,
     recordEvents,
     report,

@@ -1,0 +1,109 @@
+// `miniship guard`: its flags, its lines, and a run against a served test app (set, then show as --json).
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createTestContext, type TestContext } from '../test-support'
+import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../test-fixtures'
+import { CliError } from './http'
+import { guardChanges, guardCommand, guardLines } from './guard'
+
+describe('guard flags', () => {
+  test('only what was given is sent', () => {
+    expect(guardChanges({})).toEqual({})
+    expect(guardChanges({ enable: true })).toEqual({ enabled: true })
+    expect(guardChanges({ disable: true, maxFailureRate: '0.1', minDevices: '50' })).toEqual({ enabled: false, maxFailureRate: 0.1, minDevices: 50 })
+    expect(guardChanges({ maxFailureRate: '1' })).toEqual({ maxFailureRate: 1 })
+  })
+  const bad: [string, Parameters<typeof guardChanges>[0], RegExp][] = [
+    ['both --enable and --disable', { enable: true, disable: true }, /cannot both/],
+    ['a rate of 0', { maxFailureRate: '0' }, /--max-failure-rate must be a number above 0 and at most 1/],
+    ['a rate above 1 (5 meaning 5 %)', { maxFailureRate: '5' }, /--max-failure-rate/],
+    ['a rate that is no number', { maxFailureRate: 'five' }, /--max-failure-rate/],
+    ['no devices', { minDevices: '0' }, /--min-devices must be a whole number of at least 1/],
+    ['a fraction of a device', { minDevices: '2.5' }, /--min-devices/],
+  ]
+  for (const [what, flags, message] of bad) {
+    test(`${what} is bad usage (exit 2)`, () => {
+      let error: unknown
+      try {
+        guardChanges(flags)
+      } catch (caught) {
+        error = caught
+      }
+      expect(error).toBeInstanceOf(CliError)
+      expect((error as CliError).exitCode).toBe(2)
+      expect((error as CliError).message).toMatch(message)
+    })
+  }
+
+  test('the lines use the console badge words', () => {
+    const guard = { enabled: true, maxFailureRate: 0.05, minDevices: 20, lastCheck: { failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, at: '2026-11-25T10:00:00.000Z' }, trip: { failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, maxFailureRate: 0.05, at: '2026-11-25T10:00:00.000Z' } }
+    expect(guardLines('com.example.shop', { name: 'stable', state: 'paused', release: { version: '1.1.0', paused: true, pausedBy: 'release-guard' }, guard })).toEqual([
+      'com.example.shop stable: release guard on: pauses when more than 5 % of devices fail, once 20 devices reported',
+      '  1.1.0: 12 of 140 devices failed (8.6 %), counted 2026-11-25T10:00:00.000Z',
+      '  1.1.0 paused by the release guard: 12 of 140 devices failed (8.6 %) — threshold 5 %; miniship rollout --resume resumes it',
+    ])
+    expect(guardLines('com.example.shop', { name: 'beta', state: null, release: null, guard: { ...guard, enabled: false, lastCheck: null, trip: null } })).toEqual(['com.example.shop beta: release guard off'])
+  })
+})
+
+describe('miniship guard against a server', () => {
+  let context: TestContext
+  let owner: TestUser
+  let server: ReturnType<typeof Bun.serve>
+  const appId = 'com.example.guard.cli'
+  const saved = { MINISHIP_SERVER: Bun.env.MINISHIP_SERVER, MINISHIP_TOKEN: Bun.env.MINISHIP_TOKEN, XDG_CONFIG_HOME: Bun.env.XDG_CONFIG_HOME }
+
+  beforeAll(async () => {
+    context = createTestContext()
+    owner = await createTestUser(context)
+    const miniAppId = (await createMiniApp(context, owner.token, appId)).id
+    const version = (await upload(context, owner.token, appId, uploadForm(appId, { version: '1.0.0' }))).body.id
+    await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${version}/publish`, { token: owner.token, json: {} })
+    server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => context.app.handle(request) })
+    Bun.env.MINISHIP_SERVER = `http://127.0.0.1:${server.port}`
+    Bun.env.MINISHIP_TOKEN = owner.token
+    Bun.env.XDG_CONFIG_HOME = context.config.dataDir
+  })
+  afterAll(() => {
+    server.stop(true)
+    context.close()
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete Bun.env[name]
+      else Bun.env[name] = value
+    }
+  })
+
+  /** Runs the command in this process and answers what it printed on stdout. */
+  async function run(args: string[]): Promise<string> {
+    const printed: string[] = []
+    const write = process.stdout.write
+    process.stdout.write = ((chunk: string) => {
+      printed.push(String(chunk))
+      return true
+    }) as typeof process.stdout.write
+    try {
+      await guardCommand().exitOverride().parseAsync(args, { from: 'user' })
+    } finally {
+      process.stdout.write = write
+    }
+    return printed.join('')
+  }
+
+  test('--enable with settings sets them; without flags it shows the guard, --json as one document', async () => {
+    const set = await run(['--app', appId, '--enable', '--max-failure-rate', '0.1', '--min-devices', '30'])
+    expect(set).toContain(`${appId} stable: release guard on: pauses when more than 10 % of devices fail, once 30 devices reported`)
+    expect(set).toContain('1.0.0: no device has reported since the guard started watching it')
+    context.app.store.insights.flush()
+    const shown = JSON.parse(await run(['--app', appId, '--json']))
+    expect(shown).toMatchObject({ appId, channel: 'stable', state: 'complete', version: '1.0.0', guard: { enabled: true, maxFailureRate: 0.1, minDevices: 30, lastCheck: { failedDevices: 0, totalDevices: 0 }, trip: null } })
+    const off = JSON.parse(await run(['--app', appId, '--channel', 'stable', '--disable', '--json']))
+    expect(off.guard).toMatchObject({ enabled: false, maxFailureRate: 0.1, minDevices: 30 })
+  })
+
+  test('--help has an example', () => {
+    expect(guardCommand().helpInformation() + '').toContain('--max-failure-rate')
+    let help = ''
+    const command = guardCommand().exitOverride().configureOutput({ writeOut: (text) => (help += text) })
+    expect(() => command.parse(['--help'], { from: 'user' })).toThrow()
+    expect(help).toContain('$ miniship guard --app com.example.shop --channel stable --enable --max-failure-rate 0.05 --min-devices 20')
+  })
+})

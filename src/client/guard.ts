@@ -1,0 +1,92 @@
+// `miniship guard`: show or set a channel's release guard (decisions §15), which pauses the newest release when too many devices fail.
+import { Command } from 'commander'
+import { connect, withClientOptions, type ClientFlags } from './config'
+import { CliError, createOutput, runClient } from './http'
+import { findMiniApp } from './publish'
+import type { ChannelRecord } from '../modules/channels/service'
+import { failedText, guardPauseText, guardStateText } from '../modules/channels/guard-text'
+
+interface GuardFlags extends ClientFlags {
+  app: string
+  channel: string
+  enable?: boolean
+  disable?: boolean
+  maxFailureRate?: string
+  minDevices?: string
+}
+
+type GuardedChannel = Pick<ChannelRecord, 'name' | 'state' | 'guard'> & { release: Pick<NonNullable<ChannelRecord['release']>, 'version' | 'paused' | 'pausedBy'> | null }
+
+/** The settings the flags change, checked here so a typo is exit 2 before anything is sent; {} shows the guard. */
+export function guardChanges(flags: Pick<GuardFlags, 'enable' | 'disable' | 'maxFailureRate' | 'minDevices'>): Record<string, unknown> {
+  if (flags.enable && flags.disable) throw new CliError(2, '--enable and --disable cannot both be given')
+  const changes: Record<string, unknown> = {}
+  if (flags.enable) changes.enabled = true
+  if (flags.disable) changes.enabled = false
+  if (flags.maxFailureRate !== undefined) {
+    const rate = Number(flags.maxFailureRate)
+    if (flags.maxFailureRate.trim() === '' || !Number.isFinite(rate) || rate <= 0 || rate > 1) throw new CliError(2, `--max-failure-rate must be a number above 0 and at most 1, such as 0.05 for 5 % (got "${flags.maxFailureRate}")`)
+    changes.maxFailureRate = rate
+  }
+  if (flags.minDevices !== undefined) {
+    const count = Number(flags.minDevices)
+    if (!/^\d+$/.test(flags.minDevices.trim()) || !Number.isSafeInteger(count) || count < 1) throw new CliError(2, `--min-devices must be a whole number of at least 1 (got "${flags.minDevices}")`)
+    changes.minDevices = count
+  }
+  return changes
+}
+
+/** The lines shown for a channel's guard: its state, the last count of the newest release, and why it paused it. */
+export function guardLines(appId: string, channel: GuardedChannel): string[] {
+  const { guard, release } = channel
+  const lines = [`${appId} ${channel.name}: ${guardStateText(guard)}`]
+  if (release && guard.lastCheck) lines.push(`  ${release.version}: ${failedText(guard.lastCheck)}, counted ${guard.lastCheck.at}`)
+  else if (release && guard.enabled) lines.push(`  ${release.version}: no device has reported since the guard started watching it`)
+  if (release?.paused && release.pausedBy === 'release-guard' && guard.trip) lines.push(`  ${release.version} ${guardPauseText(guard.trip)}; miniship rollout --resume resumes it`)
+  return lines
+}
+
+export function guardCommand(): Command {
+  return withClientOptions(new Command('guard'))
+    .description("show or set a channel's release guard: it pauses the channel's newest release when more than a share of its devices report failed or rolled_back")
+    .requiredOption('--app <appId>', 'the app id')
+    .option('--channel <name>', 'the channel', 'stable')
+    .option('--enable', 'turn the guard on')
+    .option('--disable', 'turn the guard off')
+    .option('--max-failure-rate <rate>', 'pause when more than this share of devices failed, above 0 and at most 1 (default 0.05)')
+    .option('--min-devices <n>', 'but only once at least this many devices reported (default 20)')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Devices are counted, not events: one device reporting 50 failures counts once. Without',
+        '--enable, --disable or a setting it shows the guard and its last count.',
+        '',
+        'Examples:',
+        '  $ miniship guard --app com.example.shop --channel stable --enable --max-failure-rate 0.05 --min-devices 20',
+        '  $ miniship guard --app com.example.shop --json',
+      ].join('\n'),
+    )
+    .action((flags: GuardFlags) =>
+      runClient(flags.json === true, async () => {
+        const out = createOutput(flags.json === true)
+        const changes = guardChanges(flags)
+        const setting = Object.keys(changes).length > 0
+        const api = connect(flags, { command: 'guard', scopes: setting ? ['read', 'release'] : ['read'] })
+        const app = await findMiniApp(api, flags.app)
+        const base = `/mini-apps/${encodeURIComponent(app.id)}/channels`
+        let channel: GuardedChannel
+        if (setting) {
+          channel = (await api.request<GuardedChannel>('PATCH', `${base}/${encodeURIComponent(flags.channel)}`, { json: { guard: changes } })).body
+        } else {
+          const { body } = await api.request<{ channels: GuardedChannel[] }>('GET', base)
+          const found = body.channels.find((candidate) => candidate.name === flags.channel)
+          if (!found) throw new CliError(1, `${flags.app} has no channel "${flags.channel}" (CHANNEL_NOT_FOUND); it has ${body.channels.map((candidate) => candidate.name).join(', ')}`, { statusCode: 404, code: 'CHANNEL_NOT_FOUND', message: `There is no channel "${flags.channel}"` })
+          channel = found
+        }
+        if (!channel.guard) throw new CliError(1, `${api.server} has no release guard (an older miniship); upgrade the server`)
+        for (const line of guardLines(flags.app, channel)) out.line(line)
+        out.result({ appId: flags.app, channel: channel.name, state: channel.state, version: channel.release?.version ?? null, guard: channel.guard })
+      }),
+    )
+}
