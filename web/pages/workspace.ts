@@ -9,6 +9,7 @@ import { overviewTab } from './overview.ts'
 import type { ReleaseContext } from './release-actions.ts'
 import { uploadTab } from './upload.ts'
 import { downloadsByVersion, PAGE_SIZE, versionsTab } from './versions.ts'
+import { webhooksSection } from './webhooks.ts'
 
 const TAB_LABEL: Record<Exclude<MiniAppTab, 'upload'>, string> = { overview: 'Overview', versions: 'Versions', history: 'History', settings: 'Settings', members: 'Members' }
 const STATUSES: VersionStatus[] = ['DRAFT', 'IN_REVIEW', 'PUBLISHED']
@@ -92,7 +93,7 @@ export async function workspacePage(ctx: PageContext, miniAppId: string, tab: Mi
       content = historyTab(workspace.releaseHistory, rc)
       break
     case 'settings':
-      content = settingsSection(ctx, base, miniApp)
+      content = h('div', null, settingsSection(ctx, base, miniApp), webhooksSection(base, workspace.viewer?.canManageMembers !== false))
       break
     case 'members':
       content = membersSection(ctx, base, membersResult!)
