@@ -8,7 +8,7 @@ import { isoAt, newId, type Clock } from '../../ids'
 import { enqueueJob, type JobQueue } from '../../jobs/queue'
 import { recordAudit } from '../audit/service'
 import { memberRole, requireVisibleMiniApp, type Caller } from '../miniapps/service'
-import { checkWebhookTarget, parseWebhookUrl, systemResolve, type Resolve } from './address'
+import { checkWebhookTarget, parseWebhookUrl, pinnedTarget, systemResolve, type Resolve } from './address'
 
 export const webhookEvents = ['version.uploaded', 'release.published', 'release.rolled_back', 'rollout.changed', 'rollout.paused'] as const
 export type WebhookEvent = (typeof webhookEvents)[number]
@@ -295,15 +295,19 @@ export function registerWebhookDelivery(jobs: JobQueue, deps: WebhookDeps & { lo
     let responseStatus: number | null = null
     try {
       const url = parseWebhookUrl(webhook.url)
+      let addresses: string[]
       try {
-        await checkWebhookTarget(url, deps.allowPrivate, deps.resolve ?? systemResolve)
+        addresses = await checkWebhookTarget(url, deps.allowPrivate, deps.resolve ?? systemResolve)
       } catch (error) {
         throw new Error(`refused: ${(error as Error).message}`)
       }
-      const response = await fetch(url, {
+      const target = pinnedTarget(url, addresses)
+      const response = await fetch(target.url, {
         method: 'POST',
         body: delivery.body,
+        ...(target.serverName !== null ? { tls: { serverName: target.serverName } } : {}),
         headers: {
+          host: target.host,
           'content-type': 'application/json',
           'user-agent': 'miniship-webhooks',
           'x-miniship-event': delivery.event,

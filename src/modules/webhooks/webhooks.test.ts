@@ -7,7 +7,7 @@ import { createApp } from '../../app'
 import { openDataDir } from '../../data-dir'
 import { createTestContext, type TestContext } from '../../test-support'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
-import { isPublicAddress } from './address'
+import { isPublicAddress, pinnedTarget } from './address'
 import { createTokenService } from '../auth/tokens'
 
 interface Received {
@@ -281,6 +281,20 @@ describe('deliveries to a real receiver (--webhooks-allow-private)', () => {
     const listed = await deliveries(hook.id)
     expect(listed).toHaveLength(6)
     expect(listed.every((delivery: { status: string; attempts: number; responseStatus: number }) => delivery.status === 'delivered' && delivery.attempts === 1 && delivery.responseStatus === 200)).toBe(true)
+  })
+
+  test('a name is resolved, checked, and the delivery goes to the address checked, with the URL\'s Host', async () => {
+    const hook = await create({ url: `http://localhost:${receiver.port}/by-name`, events: ['version.uploaded'] })
+    await uploadVersion(context, owner.token, appId, '1.9.0')
+    await context.app.store.jobs.drain()
+    expect(receiver.received.map((request) => [request.path, request.headers.get('host')])).toEqual([['/by-name', `localhost:${receiver.port}`]])
+    expect(await deliveries(hook.id)).toMatchObject([{ status: 'delivered', responseStatus: 200 }])
+  })
+
+  test('pinnedTarget: the checked address, the Host of the URL, the name for TLS', () => {
+    expect(pinnedTarget(new URL('https://hooks.example.com:8443/x?y=1'), ['2606:2800::1', '93.184.216.34'])).toEqual({ url: 'https://93.184.216.34:8443/x?y=1', host: 'hooks.example.com:8443', serverName: 'hooks.example.com' })
+    expect(pinnedTarget(new URL('https://hooks.example.com/x'), ['2606:2800::1'])).toEqual({ url: 'https://[2606:2800::1]/x', host: 'hooks.example.com', serverName: 'hooks.example.com' })
+    expect(pinnedTarget(new URL('http://93.184.216.34/x'), ['93.184.216.34'])).toEqual({ url: 'http://93.184.216.34/x', host: '93.184.216.34', serverName: null })
   })
 
   test('a webhook hears only the events it took', async () => {
