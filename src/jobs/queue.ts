@@ -291,6 +291,15 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         // a job that was running when the process died runs again, unless a newer one of its key waits
         client.run("DELETE FROM jobs WHERE state = 'running' AND dedupe_key IN (SELECT dedupe_key FROM jobs WHERE state = 'pending' AND dedupe_key IS NOT NULL)")
         client.query("UPDATE jobs SET state = 'pending', updated_at = ? WHERE state = 'running'").run(at)
+        // work of a kind this server does not do any more (the release mirror turned off) would wait forever
+        const kinds = [...handlers.keys()]
+        const orphaned = client
+          .query<{ kind: string; n: number }, string[]>(`SELECT kind, count(*) AS n FROM jobs WHERE state = 'pending' AND kind NOT IN (${kinds.map(() => '?').join(', ')}) GROUP BY kind`)
+          .all(...kinds)
+        for (const { kind, n } of orphaned) {
+          client.query("DELETE FROM jobs WHERE state = 'pending' AND kind = ?").run(kind)
+          log(JSON.stringify({ level: 'warn', msg: 'background jobs: dropped pending jobs of a kind this server does not run', kind, jobs: n }))
+        }
         // jobs that gave up a month ago have been seen (or never will be)
         client.query("DELETE FROM jobs WHERE state = 'failed' AND updated_at < ?").run(new Date(clock() - 30 * 24 * 3600_000).toISOString())
       })
