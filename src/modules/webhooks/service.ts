@@ -184,6 +184,32 @@ export function actorOf(user: Caller & { apiKey?: { miniAppIds: readonly string[
   return user.apiKey ? { type: 'api-key', id: user.apiKey.id ?? '', name: user.apiKey.name ?? '', ownerEmail: user.email } : { type: 'user', id: user.id, email: user.email }
 }
 
+/** The actor of what the server itself does: the release guard pausing a rollout (decisions §15). */
+export const releaseGuardActor: EventActor = { type: 'system', name: 'release-guard' }
+
+/**
+ * The data of `rollout.paused`, for the pause route and the release guard alike:
+ * `emitWebhookEvent(db, clock, miniAppId, 'rollout.paused', { channel, version: { id, version }, by, … } satisfies RolloutPausedData)`.
+ * The guard adds its figures (F, T, the rate and its threshold); a person's pause has none.
+ */
+export interface RolloutPausedData {
+  channel: string
+  version: { id: string; version: string }
+  rolloutPercent: number
+  by: EventActor
+  /** F: distinct devices that reported failed or rolled_back for the release */
+  failedDevices?: number
+  /** T: distinct devices that reported any event for it */
+  devices?: number
+  /** F / T */
+  failureRate?: number
+  /** the guard's threshold */
+  maxFailureRate?: number
+  [key: string]: unknown
+}
+
+const percentText = (rate: number) => `${(Math.round(rate * 1000) / 10).toLocaleString('en-US')} %`
+
 interface MiniAppSummary {
   id: string
   appId: string
@@ -221,8 +247,14 @@ export function slackText(miniApp: MiniAppSummary, event: string, data: Record<s
       const what = percent === 0 ? 'halted (reverted to the previous release)' : percent === 100 ? 'completed (100 %)' : `set to ${String(percent)} %`
       return `${app}: the rollout of ${version} on ${channel} was ${what}${by}`
     }
-    case 'rollout.paused':
-      return `${app}: the rollout of ${version} on ${channel} was paused${by}${typeof data.reason === 'string' ? `: ${data.reason}` : ''}`
+    case 'rollout.paused': {
+      const { failedDevices, devices, failureRate, maxFailureRate } = data as Partial<RolloutPausedData>
+      const figures =
+        typeof failedDevices === 'number' && typeof devices === 'number' && typeof failureRate === 'number'
+          ? `: ${failedDevices} of ${devices} devices failed (${percentText(failureRate)})${typeof maxFailureRate === 'number' ? ` — threshold ${percentText(maxFailureRate)}` : ''}`
+          : ''
+      return `${app}: the rollout of ${version} on ${channel} was paused${by}${figures}`
+    }
     case testEvent:
       return `${app}: a test delivery from miniship${by}`
     default:
