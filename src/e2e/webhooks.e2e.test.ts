@@ -92,3 +92,36 @@ test('refusals: a URL that is not http(s) exits 1 with the server\'s code, unkno
     expect(help.stdout).toContain('$ miniship webhooks')
   }
 }, 60_000)
+
+test('serve stops only after the delivery in flight has its answer, and the next start does not send it again', async () => {
+  const arrivals: number[] = []
+  const slow = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch() {
+      arrivals.push(Date.now())
+      await Bun.sleep(1500)
+      return new Response('ok')
+    },
+  })
+  const dataDir = join(dir, 'shutdown')
+  let running = await startBinary({ dataDir, args: ['--webhooks-allow-private'] })
+  try {
+    const owner = (await callApi(running.baseUrl, 'POST', '/api/auth/register', { json: { email: 'slow@example.test', password: 'slow-password', displayName: 'Slow' } })).body.accessToken
+    const app = (await callApi(running.baseUrl, 'POST', '/api/mini-apps', { token: owner, json: { appId: 'slow', name: 'Slow' } })).body
+    const hook = (await callApi(running.baseUrl, 'POST', `/api/mini-apps/${app.id}/webhooks`, { token: owner, json: { url: `http://127.0.0.1:${slow.port}/hook` } })).body
+    expect((await callApi(running.baseUrl, 'POST', `/api/mini-apps/${app.id}/webhooks/${hook.id}/test`, { token: owner })).status).toBe(200)
+    for (let i = 0; i < 100 && arrivals.length === 0; i++) await Bun.sleep(20)
+    expect(arrivals).toHaveLength(1)
+    // SIGTERM while the receiver is still answering: serve waits for it (bounded), then exits 0
+    expect(await running.stop()).toBe(0)
+    running = await startBinary({ dataDir, args: ['--webhooks-allow-private'] })
+    const deliveries = (await callApi(running.baseUrl, 'GET', `/api/mini-apps/${app.id}/webhooks/${hook.id}/deliveries`, { token: owner })).body.deliveries
+    expect(deliveries).toMatchObject([{ event: 'webhook.test', status: 'delivered', attempts: 1, responseStatus: 200 }])
+    await Bun.sleep(700)
+    expect(arrivals).toHaveLength(1)
+  } finally {
+    await running.stop()
+    slow.stop(true)
+  }
+}, 60_000)
