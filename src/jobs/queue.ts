@@ -169,7 +169,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       .query<Claimed, (string | number)[]>(
         `SELECT id, kind, payload, attempts, dedupe_key AS dedupeKey FROM jobs WHERE state = 'pending' AND run_after <= ? AND kind IN (${kinds.map(() => '?').join(', ')}) ORDER BY run_after, created_at LIMIT ?`,
       )
-      .all(clock(), ...kinds, limit + inFlight.size)
+      .all(clock(), ...kinds, Math.min(limit, 1000) + inFlight.size)
     const blocked = blockedKeys()
     const claimed: Claimed[] = []
     const at = new Date(clock()).toISOString()
