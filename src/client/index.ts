@@ -8,7 +8,8 @@ import { keysCommand } from './keys'
 import { signCommand } from './sign'
 import { verifyCommand } from './verify'
 import { guardCommand } from './guard'
+import { webhooksCommand } from './webhooks'
 
 export function clientCommands(): Command[] {
-  return [loginCommand(), logoutCommand(), whoamiCommand(), pushCommand(), appsCommand(), versionsCommand(), publishCommand(), rollbackCommand(), rolloutCommand(), statusCommand(), keysCommand(), signCommand(), verifyCommand(), guardCommand()]
+  return [loginCommand(), logoutCommand(), whoamiCommand(), pushCommand(), appsCommand(), versionsCommand(), publishCommand(), rollbackCommand(), rolloutCommand(), statusCommand(), keysCommand(), signCommand(), verifyCommand(), guardCommand(), webhooksCommand()]
 }

@@ -181,6 +181,17 @@ describe('the job queue', () => {
     expect(second.rows()).toEqual([])
   })
 
+  test('at start, pending jobs of a kind nobody registered (the mirror turned off) are dropped, with a log line', async () => {
+    const { queue, rows, dataDir, now, logs } = setUp()
+    enqueueJob(dataDir.db, () => now.value, 'release-mirror', { miniAppId: 'a', channel: 'stable' })
+    queue.register('count', handler(async () => {}))
+    queue.enqueue('count', { n: 1 }, { delayMs: 60_000 })
+    queue.start()
+    await queue.stop(1000)
+    expect(rows().map((row) => row.kind)).toEqual(['count'])
+    expect(logs.some((line) => line.includes('dropped pending jobs') && line.includes('release-mirror'))).toBe(true)
+  })
+
   test('the worker picks up a job enqueued in a transaction by another part of the program', async () => {
     const { queue, dataDir, now } = setUp()
     const seen: number[] = []

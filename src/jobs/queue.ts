@@ -169,7 +169,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       .query<Claimed, (string | number)[]>(
         `SELECT id, kind, payload, attempts, dedupe_key AS dedupeKey FROM jobs WHERE state = 'pending' AND run_after <= ? AND kind IN (${kinds.map(() => '?').join(', ')}) ORDER BY run_after, created_at LIMIT ?`,
       )
-      .all(clock(), ...kinds, limit + inFlight.size)
+      .all(clock(), ...kinds, Math.min(limit, 1000) + inFlight.size)
     const blocked = blockedKeys()
     const claimed: Claimed[] = []
     const at = new Date(clock()).toISOString()
@@ -291,6 +291,15 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         // a job that was running when the process died runs again, unless a newer one of its key waits
         client.run("DELETE FROM jobs WHERE state = 'running' AND dedupe_key IN (SELECT dedupe_key FROM jobs WHERE state = 'pending' AND dedupe_key IS NOT NULL)")
         client.query("UPDATE jobs SET state = 'pending', updated_at = ? WHERE state = 'running'").run(at)
+        // work of a kind this server does not do any more (the release mirror turned off) would wait forever
+        const kinds = [...handlers.keys()]
+        const orphaned = client
+          .query<{ kind: string; n: number }, string[]>(`SELECT kind, count(*) AS n FROM jobs WHERE state = 'pending' AND kind NOT IN (${kinds.map(() => '?').join(', ')}) GROUP BY kind`)
+          .all(...kinds)
+        for (const { kind, n } of orphaned) {
+          client.query("DELETE FROM jobs WHERE state = 'pending' AND kind = ?").run(kind)
+          log(JSON.stringify({ level: 'warn', msg: 'background jobs: dropped pending jobs of a kind this server does not run', kind, jobs: n }))
+        }
         // jobs that gave up a month ago have been seen (or never will be)
         client.query("DELETE FROM jobs WHERE state = 'failed' AND updated_at < ?").run(new Date(clock() - 30 * 24 * 3600_000).toISOString())
       })

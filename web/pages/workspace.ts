@@ -11,6 +11,7 @@ import { uploadTab } from './upload.ts'
 import { downloadsByVersion, PAGE_SIZE, versionsTab } from './versions.ts'
 import { signingSection, type KeysResult } from './signing.ts'
 import type { SigningKey } from '../api.ts'
+import { webhooksSection } from './webhooks.ts'
 
 const TAB_LABEL: Record<Exclude<MiniAppTab, 'upload'>, string> = { overview: 'Overview', versions: 'Versions', history: 'History', settings: 'Settings', members: 'Members' }
 const STATUSES: VersionStatus[] = ['DRAFT', 'IN_REVIEW', 'PUBLISHED']
@@ -102,7 +103,7 @@ export async function workspacePage(ctx: PageContext, miniAppId: string, tab: Mi
       content = historyTab(workspace.releaseHistory, rc)
       break
     case 'settings':
-      content = h('div', { class: 'stack' }, settingsSection(ctx, base, miniApp), keysResult ? signingSection(ctx, base, miniApp, keysResult, workspace.viewer?.canManageMembers !== false) : null)
+      content = h('div', { class: 'stack' }, settingsSection(ctx, base, miniApp), keysResult ? signingSection(ctx, base, miniApp, keysResult, workspace.viewer?.canManageMembers !== false) : null, webhooksSection(base, workspace.viewer?.canManageMembers !== false))
       break
     case 'members':
       content = membersSection(ctx, base, membersResult!)

@@ -88,8 +88,12 @@ describe('a frozen bucket', () => {
     const waiting = await backlog()
     expect(waiting).toMatchObject({ pending: 1, running: 0, failed: 0 })
     expect(waiting.oldestPendingSeconds).toBeGreaterThanOrEqual(60)
-    const plain = await context.call('GET', '/api/health')
-    expect(plain.body.jobs).toBeUndefined()
+    // a probe (no token) and a caller who is no administrator get the plain answer
+    for (const token of [undefined, owner.token, 'not-a-token']) {
+      const plain = await context.call('GET', '/api/health', { token })
+      expect(plain.status).toBe(200)
+      expect(plain.body.jobs).toBeUndefined()
+    }
     const metrics = (await context.call('GET', '/api/metrics', { token: admin.token })).text
     const gauge = (name: string) => Number(new RegExp(`^${name}\\{kind="release-mirror"\\} (\\d+)$`, 'm').exec(metrics)?.[1])
     expect(gauge('miniship_jobs_pending')).toBe(1)

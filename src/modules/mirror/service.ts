@@ -128,8 +128,9 @@ export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
 
   jobs.register<MirrorJob>(mirrorJobKind, {
     run: (job, { signal }) => write(job, signal),
-    // a channel's objects are a few MB; a bucket that takes longer is as good as down
-    timeoutMs: 60_000,
+    // a channel's objects are copied through this node (bundles up to the upload limit); past five
+    // minutes the bucket is as good as down, and the attempt is retried once the write has stopped
+    timeoutMs: 300_000,
     // the mirror must catch up whenever the bucket is back: keep trying for about a day (serve start tries again)
     retryDelaysMs: [5_000, 15_000, 60_000, 300_000, 900_000],
     maxAttempts: 100,

@@ -76,3 +76,15 @@ export async function checkWebhookTarget(url: URL, allowPrivate: boolean, resolv
   }
   return addresses
 }
+
+/**
+ * The request a delivery makes: to the address that was checked (so a DNS answer that changes
+ * between the check and the connection cannot lead elsewhere), with the URL's own Host header and,
+ * over https, its name for SNI and the certificate check. IPv4 is preferred when a name has both.
+ */
+export function pinnedTarget(url: URL, addresses: string[]): { url: string; host: string; serverName: string | null } {
+  const address = addresses.find((candidate) => !candidate.includes(':')) ?? addresses[0]!
+  const pinned = new URL(url.href)
+  pinned.hostname = address.includes(':') ? `[${address}]` : address
+  return { url: pinned.href, host: url.host, serverName: addressLiteral(url.hostname) === null ? url.hostname : null }
+}

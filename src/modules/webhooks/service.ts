@@ -8,7 +8,7 @@ import { isoAt, newId, type Clock } from '../../ids'
 import { enqueueJob, type JobQueue } from '../../jobs/queue'
 import { recordAudit } from '../audit/service'
 import { memberRole, requireVisibleMiniApp, type Caller } from '../miniapps/service'
-import { checkWebhookTarget, parseWebhookUrl, systemResolve, type Resolve } from './address'
+import { checkWebhookTarget, parseWebhookUrl, pinnedTarget, systemResolve, type Resolve } from './address'
 
 export const webhookEvents = ['version.uploaded', 'release.published', 'release.rolled_back', 'rollout.changed', 'rollout.paused'] as const
 export type WebhookEvent = (typeof webhookEvents)[number]
@@ -209,6 +209,32 @@ export function emitRolloutChange(
   })
 }
 
+/** The actor of what the server itself does: the release guard pausing a rollout (decisions §15). */
+export const releaseGuardActor: EventActor = { type: 'system', name: 'release-guard' }
+
+/**
+ * The data of `rollout.paused`, for the pause route and the release guard alike:
+ * `emitWebhookEvent(db, clock, miniAppId, 'rollout.paused', { channel, version: { id, version }, by, … } satisfies RolloutPausedData)`.
+ * The guard adds its figures (F, T, the rate and its threshold); a person's pause has none.
+ */
+export interface RolloutPausedData {
+  channel: string
+  version: { id: string; version: string }
+  rolloutPercent: number
+  by: EventActor
+  /** F: distinct devices that reported failed or rolled_back for the release */
+  failedDevices?: number
+  /** T: distinct devices that reported any event for it */
+  devices?: number
+  /** F / T */
+  failureRate?: number
+  /** the guard's threshold */
+  maxFailureRate?: number
+  [key: string]: unknown
+}
+
+const percentText = (rate: number) => `${(Math.round(rate * 1000) / 10).toLocaleString('en-US')} %`
+
 interface MiniAppSummary {
   id: string
   appId: string
@@ -246,8 +272,14 @@ export function slackText(miniApp: MiniAppSummary, event: string, data: Record<s
       const what = percent === 0 ? 'halted (reverted to the previous release)' : percent === 100 ? 'completed (100 %)' : `set to ${String(percent)} %`
       return `${app}: the rollout of ${version} on ${channel} was ${what}${by}`
     }
-    case 'rollout.paused':
-      return `${app}: the rollout of ${version} on ${channel} was paused${by}${typeof data.reason === 'string' ? `: ${data.reason}` : ''}`
+    case 'rollout.paused': {
+      const { failedDevices, devices, failureRate, maxFailureRate } = data as Partial<RolloutPausedData>
+      const figures =
+        typeof failedDevices === 'number' && typeof devices === 'number' && typeof failureRate === 'number'
+          ? `: ${failedDevices} of ${devices} devices failed (${percentText(failureRate)})${typeof maxFailureRate === 'number' ? ` — threshold ${percentText(maxFailureRate)}` : ''}`
+          : ''
+      return `${app}: the rollout of ${version} on ${channel} was paused${by}${figures}`
+    }
     case testEvent:
       return `${app}: a test delivery from miniship${by}`
     default:
@@ -320,15 +352,19 @@ export function registerWebhookDelivery(jobs: JobQueue, deps: WebhookDeps & { lo
     let responseStatus: number | null = null
     try {
       const url = parseWebhookUrl(webhook.url)
+      let addresses: string[]
       try {
-        await checkWebhookTarget(url, deps.allowPrivate, deps.resolve ?? systemResolve)
+        addresses = await checkWebhookTarget(url, deps.allowPrivate, deps.resolve ?? systemResolve)
       } catch (error) {
         throw new Error(`refused: ${(error as Error).message}`)
       }
-      const response = await fetch(url, {
+      const target = pinnedTarget(url, addresses)
+      const response = await fetch(target.url, {
         method: 'POST',
         body: delivery.body,
+        ...(target.serverName !== null ? { tls: { serverName: target.serverName } } : {}),
         headers: {
+          host: target.host,
           'content-type': 'application/json',
           'user-agent': 'miniship-webhooks',
           'x-miniship-event': delivery.event,

@@ -7,8 +7,9 @@ import { createApp } from '../../app'
 import { openDataDir } from '../../data-dir'
 import { createTestContext, type TestContext } from '../../test-support'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
-import { isPublicAddress } from './address'
+import { isPublicAddress, pinnedTarget } from './address'
 import { createTokenService } from '../auth/tokens'
+import { releaseGuardActor, slackText } from './service'
 
 interface Received {
   path: string
@@ -283,6 +284,20 @@ describe('deliveries to a real receiver (--webhooks-allow-private)', () => {
     expect(listed.every((delivery: { status: string; attempts: number; responseStatus: number }) => delivery.status === 'delivered' && delivery.attempts === 1 && delivery.responseStatus === 200)).toBe(true)
   })
 
+  test('a name is resolved, checked, and the delivery goes to the address checked, with the URL\'s Host', async () => {
+    const hook = await create({ url: `http://localhost:${receiver.port}/by-name`, events: ['version.uploaded'] })
+    await uploadVersion(context, owner.token, appId, '1.9.0')
+    await context.app.store.jobs.drain()
+    expect(receiver.received.map((request) => [request.path, request.headers.get('host')])).toEqual([['/by-name', `localhost:${receiver.port}`]])
+    expect(await deliveries(hook.id)).toMatchObject([{ status: 'delivered', responseStatus: 200 }])
+  })
+
+  test('pinnedTarget: the checked address, the Host of the URL, the name for TLS', () => {
+    expect(pinnedTarget(new URL('https://hooks.example.com:8443/x?y=1'), ['2606:2800::1', '93.184.216.34'])).toEqual({ url: 'https://93.184.216.34:8443/x?y=1', host: 'hooks.example.com:8443', serverName: 'hooks.example.com' })
+    expect(pinnedTarget(new URL('https://hooks.example.com/x'), ['2606:2800::1'])).toEqual({ url: 'https://[2606:2800::1]/x', host: 'hooks.example.com', serverName: 'hooks.example.com' })
+    expect(pinnedTarget(new URL('http://93.184.216.34/x'), ['93.184.216.34'])).toEqual({ url: 'http://93.184.216.34/x', host: '93.184.216.34', serverName: null })
+  })
+
   test('a webhook hears only the events it took', async () => {
     await create({ url: receiver.url(), events: ['rollout.paused'] })
     await uploadVersion(context, owner.token, appId, '2.0.0')
@@ -369,6 +384,21 @@ describe('deliveries to a real receiver (--webhooks-allow-private)', () => {
     expect(listed[0].createdAt >= listed[49].createdAt).toBe(true)
     expect(listed[0]).toMatchObject({ event: 'webhook.test', status: 'delivered', attempts: 1, responseStatus: 200 })
   })
+})
+
+test('slackText says what happened in one line, the release guard\'s figures included', () => {
+  const app = { id: 'x', appId: 'com.example.shop', name: 'Shop' }
+  const by = { type: 'user', id: 'u', email: 'dev@example.com' }
+  const version = { id: 'v', version: '1.4.0', buildNumber: 7 }
+  expect(slackText(app, 'version.uploaded', { version, by })).toBe('Shop (com.example.shop): version 1.4.0 (build 7) was uploaded by dev@example.com')
+  expect(slackText(app, 'release.published', { channel: 'beta', version, rolloutPercent: 100, mandatory: true, by })).toBe('Shop (com.example.shop): 1.4.0 was published on beta (mandatory) by dev@example.com')
+  expect(slackText(app, 'release.rolled_back', { channel: 'stable', version, by })).toBe('Shop (com.example.shop): stable was rolled back to 1.4.0 by dev@example.com')
+  expect(slackText(app, 'rollout.changed', { channel: 'stable', version, rolloutPercent: 0, by })).toBe('Shop (com.example.shop): the rollout of 1.4.0 on stable was halted (reverted to the previous release) by dev@example.com')
+  expect(slackText(app, 'rollout.changed', { channel: 'stable', version, rolloutPercent: 40, by: { type: 'api-key', id: 'k', name: 'ci', ownerEmail: 'dev@example.com' } })).toBe('Shop (com.example.shop): the rollout of 1.4.0 on stable was set to 40 % by the API key "ci" of dev@example.com')
+  expect(slackText(app, 'rollout.paused', { channel: 'stable', version, rolloutPercent: 30, by: releaseGuardActor, failedDevices: 12, devices: 140, failureRate: 12 / 140, maxFailureRate: 0.05 })).toBe(
+    'Shop (com.example.shop): the rollout of 1.4.0 on stable was paused by release-guard: 12 of 140 devices failed (8.6 %) — threshold 5 %',
+  )
+  expect(slackText(app, 'rollout.paused', { channel: 'stable', version, rolloutPercent: 30, by })).toBe('Shop (com.example.shop): the rollout of 1.4.0 on stable was paused by dev@example.com')
 })
 
 describe('deliveries survive a restart, and the address rule holds at delivery time', () => {
