@@ -1,0 +1,612 @@
+// miniship/sdk: the update client a host app runs (decisions §17). Checks the server's update endpoint,
+// downloads and verifies a miniapp version, switches to it atomically, rolls back a crash loop and
+// reports events. Imports nothing from the server and no Node built-in: it runs on Hermes as it is.
+import { resolveCrypto, type ResolvedCrypto, type UpdateCrypto } from './crypto'
+import { fromBase64 } from './encoding'
+import { storageError, UpdateError } from './errors'
+import { satisfiesRange } from './semver'
+import { parseStatement, utf8Bytes } from './statement'
+import type { UpdateStorage } from './storage'
+
+export { UpdateError, type UpdateErrorCode } from './errors'
+export { memoryStorage, type MemoryStorage, type StorageWriter, type UpdateStorage } from './storage'
+export type { Sha256Hasher, UpdateCrypto } from './crypto'
+
+export type Platform = 'ios' | 'android'
+
+/** What the library needs of a `fetch` answer: whatwg-fetch (React Native) and WHATWG fetch both fit. */
+export interface FetchResponse {
+  ok: boolean
+  status: number
+  /** null on React Native: the library then reads `arrayBuffer()` */
+  body?: { getReader(): { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel?(reason?: unknown): Promise<void> } } | null
+  arrayBuffer(): Promise<ArrayBuffer>
+  text(): Promise<string>
+}
+export type FetchLike = (url: string, init?: { method?: string; headers?: Record<string, string>; body?: string; signal?: unknown }) => Promise<FetchResponse>
+
+interface FileInfo {
+  size: number
+  sha256: string
+}
+export type FileKind = 'bundleIos' | 'bundleAndroid' | 'manifest' | 'assetsIos' | 'assetsAndroid'
+
+/** Install info as the server answers it (decisions §6, §10, §14); fields the library does not read are kept. */
+export interface InstallInfo {
+  appId: string
+  versionId: string
+  version: string
+  bundles: Record<Platform, string>
+  assetsUrl: Record<Platform, string>
+  manifestUrl: string
+  files: Record<FileKind, FileInfo>
+  /** a semver range the host app's version must satisfy; null or absent: any */
+  hostVersionRange?: string | null
+  /** present when the version is signed (§14) */
+  signature?: { algorithm: string; keyId: string; statement: string; value: string }
+  [field: string]: unknown
+}
+
+/** An update the server offers this device. */
+export interface Update {
+  version: string
+  versionId: string
+  /** the app should not let the user keep the running version (a release in between was mandatory) */
+  mandatory: boolean
+  install: InstallInfo
+}
+
+/** The files of the version to run, as the storage adapter's `uri()` names them. */
+export interface CurrentVersion {
+  versionId: string
+  version: string
+  channel: string
+  bundle: string
+  manifest: string
+  assets: string
+  /** true until `markReady()` confirms this version started well */
+  pending: boolean
+}
+
+export interface UpdaterOptions {
+  /** the API base, e.g. `https://apps.example.com/api` (a URL without a path gets `/api`) */
+  serverUrl: string
+  appId: string
+  platform: Platform
+  /** a stable id of the device (1–200 of `A-Za-z0-9._:-`): it decides the device's rollout bucket */
+  deviceId: string
+  /** default `stable` */
+  channel?: string
+  /** the host app's own version: the server skips releases whose hostVersionRange it does not satisfy */
+  hostVersion?: string
+  /** the miniapp version the host app ships with, sent as `currentVersion` while no update is installed (default `0.0.0`) */
+  embeddedVersion?: string
+  /** base64 Ed25519 public keys (32 bytes): when given, only updates signed by one of them are installed */
+  trustedKeys?: string[]
+  storage: UpdateStorage
+  /** default: the global fetch */
+  fetch?: FetchLike
+  /** launches without `markReady()` after which a new version is rolled back (default 2) */
+  crashLoopLimit?: number
+  /** native sha256/Ed25519; default WebCrypto where it has Ed25519, else @noble (pure JS) */
+  crypto?: UpdateCrypto
+  /** events kept while offline, oldest dropped first (default 500) */
+  maxPendingEvents?: number
+  /** milliseconds before the update check or an events request is given up (default 15000) */
+  timeoutMs?: number
+}
+
+export type UpdateEventName = 'installed' | 'launched' | 'failed' | 'rolled_back'
+
+/** What start() found and did. */
+export interface StartResult {
+  /** the version to run now; null: the one the host app ships with */
+  current: CurrentVersion | null
+  /** set when a crash loop was just rolled back */
+  rolledBack?: { versionId: string; version: string }
+  /** set when a version was dropped because the host app's version is outside its hostVersionRange */
+  dropped?: { versionId: string; version: string; hostVersionRange: string }
+}
+
+export interface Updater {
+  /** Call at every launch, before loading the miniapp: counts the launch, rolls back a crash loop, drops an update the new host app cannot run. */
+  start(): Promise<StartResult>
+  /** Asks the server; null when there is nothing new for this device. Sends pending events first. */
+  check(): Promise<Update | null>
+  /** Downloads, verifies and switches to `update`; the current version is untouched when it throws. */
+  download(update: Update, options?: { onProgress?: (received: number, total: number) => void }): Promise<CurrentVersion>
+  /** Tells the library the running version started well: it will not be rolled back. */
+  markReady(): Promise<void>
+  /** The version to run (after start() or download()); null: the one the host app ships with. */
+  current(): CurrentVersion | null
+  /** Sends the pending events; answers how many were sent and how many are still waiting. */
+  flushEvents(): Promise<{ sent: number; pending: number }>
+}
+
+interface InstalledVersion {
+  versionId: string
+  version: string
+  channel: string
+  /** directory under versions/ */
+  dir: string
+  hostVersion: string | null
+  hostVersionRange: string | null
+}
+
+interface State {
+  current: InstalledVersion | null
+  /** what a crash loop of `current` goes back to; null: the embedded version */
+  previous: InstalledVersion | null
+  pending: boolean
+  launches: number
+}
+
+interface DeviceEvent {
+  appId: string
+  versionId: string
+  platform: Platform
+  event: UpdateEventName
+  channel: string
+  deviceId: string
+  hostVersion?: string
+  message?: string
+  at: string
+}
+
+const statePath = 'state.json'
+const eventsPath = 'events.json'
+const fileNames = { bundle: 'bundle', manifest: 'manifest', assets: 'assets' } as const
+const emptyState: State = { current: null, previous: null, pending: false, launches: 0 }
+
+/** §12: the API base includes `/api`; a bare origin gets it, a trailing slash is dropped. */
+function apiBase(serverUrl: string): string {
+  const trimmed = serverUrl.replace(/\/+$/, '')
+  return /^[a-z][a-z0-9+.-]*:\/\/[^/]+$/i.test(trimmed) ? trimmed + '/api' : trimmed
+}
+
+function query(params: Record<string, string | undefined>): string {
+  const parts: string[] = []
+  for (const key in params) {
+    const value = params[key]
+    if (value !== undefined) parts.push(encodeURIComponent(key) + '=' + encodeURIComponent(value))
+  }
+  return parts.join('&')
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
+
+function isInstallInfo(value: unknown): value is InstallInfo {
+  if (!isRecord(value)) return false
+  const files = value.files
+  return (
+    typeof value.versionId === 'string' &&
+    typeof value.version === 'string' &&
+    isRecord(value.bundles) &&
+    isRecord(value.assetsUrl) &&
+    typeof value.manifestUrl === 'string' &&
+    isRecord(files) &&
+    isRecord(files.manifest)
+  )
+}
+
+function readState(text: string | null): State {
+  if (text === null) return emptyState
+  try {
+    const value = JSON.parse(text) as State
+    if (isRecord(value) && 'current' in value) return value
+  } catch {
+    // unreadable: start from what the host app ships with
+  }
+  return emptyState
+}
+
+/** Creates the update client of one miniapp on one device. */
+export function createUpdater(options: UpdaterOptions): Updater {
+  const base = apiBase(options.serverUrl)
+  const storage = options.storage
+  const channel = options.channel ?? 'stable'
+  const crashLoopLimit = options.crashLoopLimit ?? 2
+  const maxPendingEvents = options.maxPendingEvents ?? 500
+  const timeoutMs = options.timeoutMs ?? 15_000
+  const fetchImpl: FetchLike = options.fetch ?? ((url, init) => (globalThis as unknown as { fetch: FetchLike }).fetch(url, init))
+  const crypto: ResolvedCrypto = resolveCrypto(options.crypto)
+  const trustedKeys: Uint8Array[] = []
+  for (const key of options.trustedKeys ?? []) {
+    const raw = fromBase64(key)
+    if (!raw || raw.length !== 32) throw new UpdateError('SIGNATURE_INVALID', `trustedKeys: ${key.slice(0, 60)} is not the base64 of a 32-byte Ed25519 public key`)
+    trustedKeys.push(raw)
+  }
+
+  let state: State = emptyState
+  let loaded = false
+  /** pending events, each with a local sequence number so a flush removes exactly what it sent */
+  let events: Array<{ seq: number; event: DeviceEvent }> | null = null
+  let nextSeq = 1
+  let nonce = 0
+  /** version directories being downloaded into: not strays */
+  const downloading: string[] = []
+
+  // one storage mutation at a time: state and events files are read-modify-written
+  let queue: Promise<unknown> = Promise.resolve()
+  function exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = queue.then(work, work)
+    queue = run.then(
+      () => undefined,
+      () => undefined,
+    )
+    return run
+  }
+
+  async function load(): Promise<void> {
+    if (loaded) return
+    try {
+      state = readState(await storage.readText(statePath))
+    } catch (error) {
+      throw storageError('reading the update state', error)
+    }
+    loaded = true
+  }
+
+  /** The switch: the whole state in a temp file, then one rename over the old one. */
+  async function saveState(next: State): Promise<void> {
+    try {
+      await storage.writeText(statePath + '.tmp', JSON.stringify(next))
+      await storage.rename(statePath + '.tmp', statePath)
+    } catch (error) {
+      throw storageError('saving the update state', error)
+    }
+    state = next
+  }
+
+  function view(installed: InstalledVersion | null, pending: boolean): CurrentVersion | null {
+    if (!installed) return null
+    const path = (name: string) => storage.uri(`versions/${installed.dir}/${name}`)
+    return {
+      versionId: installed.versionId,
+      version: installed.version,
+      channel: installed.channel,
+      bundle: path(fileNames.bundle),
+      manifest: path(fileNames.manifest),
+      assets: path(fileNames.assets),
+      pending,
+    }
+  }
+
+  async function loadEvents(): Promise<Array<{ seq: number; event: DeviceEvent }>> {
+    if (events) return events
+    let kept: Array<{ seq: number; event: DeviceEvent }> = []
+    try {
+      const text = await storage.readText(eventsPath)
+      if (text !== null) {
+        const parsed = JSON.parse(text) as unknown
+        if (Array.isArray(parsed)) kept = parsed.filter((entry): entry is { seq: number; event: DeviceEvent } => isRecord(entry) && typeof entry.seq === 'number' && isRecord(entry.event))
+      }
+    } catch {
+      // unreadable events are dropped: they are reports, not state
+    }
+    for (const entry of kept) if (entry.seq >= nextSeq) nextSeq = entry.seq + 1
+    events = kept
+    return kept
+  }
+
+  /** Events are reports: a storage failure keeps them in memory and never fails the update. */
+  async function saveEvents(): Promise<void> {
+    try {
+      await storage.writeText(eventsPath + '.tmp', JSON.stringify(events))
+      await storage.rename(eventsPath + '.tmp', eventsPath)
+    } catch {
+      // kept in memory; written with the next event
+    }
+  }
+
+  async function record(name: UpdateEventName, installed: { versionId: string; channel?: string }, message?: string): Promise<void> {
+    const list = await loadEvents()
+    const event: DeviceEvent = { appId: options.appId, versionId: installed.versionId, platform: options.platform, event: name, channel: installed.channel ?? channel, deviceId: options.deviceId, at: new Date().toISOString() }
+    if (options.hostVersion !== undefined) event.hostVersion = options.hostVersion
+    if (message !== undefined) event.message = message.slice(0, 500)
+    list.push({ seq: nextSeq++, event })
+    if (list.length > maxPendingEvents) list.splice(0, list.length - maxPendingEvents)
+    await saveEvents()
+  }
+
+  async function request(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}, timeout = true): Promise<FetchResponse> {
+    const Controller = (globalThis as { AbortController?: new () => { signal: unknown; abort(): void } }).AbortController
+    const controller = timeout && Controller ? new Controller() : null
+    const timer = controller ? setTimeout(() => controller.abort(), timeoutMs) : null
+    try {
+      return await fetchImpl(url, controller ? { ...init, signal: controller.signal } : init)
+    } catch (error) {
+      throw new UpdateError('NETWORK', `${init.method ?? 'GET'} ${url.split('?')[0]} failed: ${messageOf(error)}`)
+    } finally {
+      if (timer !== null) clearTimeout(timer)
+    }
+  }
+
+  async function serverError(response: FetchResponse, what: string): Promise<UpdateError> {
+    let detail = ''
+    try {
+      const body = JSON.parse(await response.text()) as { code?: string; message?: string }
+      detail = `${body.code ?? ''} ${body.message ?? ''}`.trim()
+    } catch {
+      // not JSON
+    }
+    return new UpdateError('SERVER', `${what} answered ${response.status}${detail ? `: ${detail}` : ''}`, response.status)
+  }
+
+  /** Removes version directories the state does not name: leftovers of a download a crash cut short. */
+  async function removeStrays(): Promise<void> {
+    const keep = [state.current?.dir, state.previous?.dir, ...downloading]
+    let names: string[]
+    try {
+      names = await storage.list('versions')
+    } catch {
+      return
+    }
+    for (const name of names) if (keep.indexOf(name) === -1) await storage.remove(`versions/${name}`).catch(() => undefined)
+    await storage.remove(statePath + '.tmp').catch(() => undefined)
+  }
+
+  async function flush(): Promise<{ sent: number; pending: number }> {
+    const batch = await exclusive(async () => (await loadEvents()).slice(0, 100))
+    if (batch.length === 0) return { sent: 0, pending: 0 }
+    const response = await request(`${base}/mini-apps/access/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ events: batch.map((entry) => entry.event) }),
+    })
+    // 2xx: delivered. A 4xx other than 429 will never be accepted: drop it rather than block every later event.
+    const delivered = response.ok || (response.status >= 400 && response.status < 500 && response.status !== 429)
+    await response.text().catch(() => '')
+    if (!delivered) throw new UpdateError('SERVER', `sending events answered ${response.status}`, response.status)
+    const sentSeqs = batch.map((entry) => entry.seq)
+    return exclusive(async () => {
+      const list = await loadEvents()
+      events = list.filter((entry) => sentSeqs.indexOf(entry.seq) === -1)
+      await saveEvents()
+      return { sent: batch.length, pending: events.length }
+    })
+  }
+
+  async function flushAll(): Promise<{ sent: number; pending: number }> {
+    let sent = 0
+    for (;;) {
+      const round = await flush()
+      sent += round.sent
+      if (round.sent === 0 || round.pending === 0) return { sent, pending: round.pending }
+    }
+  }
+
+  async function verifySignature(update: Update, kinds: FileKind[]): Promise<void> {
+    const install = update.install
+    const signature = install.signature
+    if (trustedKeys.length === 0) return
+    if (!signature) throw new UpdateError('SIGNATURE_REQUIRED', `Version ${update.version} is not signed, and this app only installs versions signed by its trusted keys`)
+    if (signature.algorithm !== 'ed25519' || typeof signature.statement !== 'string' || typeof signature.value !== 'string') {
+      throw new UpdateError('SIGNATURE_INVALID', `Version ${update.version} carries a signature this library cannot read (algorithm ${String(signature.algorithm)})`)
+    }
+    const value = fromBase64(signature.value)
+    const message = utf8Bytes(signature.statement)
+    let valid = false
+    if (value && value.length === 64) {
+      for (const key of trustedKeys) {
+        if (await crypto.verifyEd25519(key, message, value)) {
+          valid = true
+          break
+        }
+      }
+    }
+    if (!valid) throw new UpdateError('SIGNATURE_INVALID', `The signature of version ${update.version} (key ${signature.keyId}) is not valid under any trusted key`)
+    const statement = parseStatement(signature.statement)
+    if (!statement || statement.appId !== options.appId || statement.version !== update.version || install.version !== update.version) {
+      throw new UpdateError('SIGNATURE_INVALID', `The signed statement does not name ${options.appId} ${update.version}`)
+    }
+    for (const kind of kinds) {
+      if (statement.files[kind] !== install.files[kind]!.sha256.toLowerCase()) throw new UpdateError('SIGNATURE_INVALID', `The signed statement does not vouch for the ${kind} that install info names`)
+    }
+  }
+
+  /** One file from `url` into `path`, hashed and counted as it arrives; throws on any difference. */
+  async function fetchFile(url: string, path: string, expected: FileInfo, kind: FileKind, progress: (bytes: number) => void): Promise<void> {
+    const response = await request(url, {}, false)
+    if (!response.ok) throw await serverError(response, `Downloading the ${kind}`)
+    const hasher = crypto.sha256()
+    let received = 0
+    let writer
+    try {
+      writer = await storage.openWrite(path)
+    } catch (error) {
+      throw storageError(`writing the ${kind}`, error)
+    }
+    const take = async (chunk: Uint8Array) => {
+      received += chunk.length
+      if (received > expected.size) throw new UpdateError('SIZE_MISMATCH', `The ${kind} is larger than the ${expected.size} bytes install info names`)
+      hasher.update(chunk)
+      try {
+        await writer.write(chunk)
+      } catch (error) {
+        throw storageError(`writing the ${kind}`, error)
+      }
+      progress(chunk.length)
+    }
+    const body = response.body
+    if (body && typeof body.getReader === 'function') {
+      const reader = body.getReader()
+      try {
+        for (;;) {
+          let step
+          try {
+            step = await reader.read()
+          } catch (error) {
+            throw new UpdateError('NETWORK', `Downloading the ${kind} failed: ${messageOf(error)}`)
+          }
+          if (step.done) break
+          if (step.value && step.value.length > 0) await take(step.value)
+        }
+      } catch (error) {
+        if (reader.cancel) reader.cancel().catch(() => undefined)
+        throw error
+      }
+    } else {
+      // React Native's fetch has no streaming body: one buffer, hashed and written once
+      let buffer: ArrayBuffer
+      try {
+        buffer = await response.arrayBuffer()
+      } catch (error) {
+        throw new UpdateError('NETWORK', `Downloading the ${kind} failed: ${messageOf(error)}`)
+      }
+      await take(new Uint8Array(buffer))
+    }
+    try {
+      await writer.close()
+    } catch (error) {
+      throw storageError(`writing the ${kind}`, error)
+    }
+    if (received !== expected.size) throw new UpdateError('SIZE_MISMATCH', `The ${kind} has ${received} bytes; install info names ${expected.size}`)
+    const digest = await hasher.digestHex()
+    if (digest !== expected.sha256.toLowerCase()) throw new UpdateError('SHA256_MISMATCH', `The ${kind} has sha256 ${digest}; install info names ${expected.sha256}`)
+  }
+
+  async function download(update: Update, downloadOptions: { onProgress?: (received: number, total: number) => void } = {}): Promise<CurrentVersion> {
+    await exclusive(load)
+    const install = update.install
+    const platform = options.platform
+    const bundleKind: FileKind = platform === 'ios' ? 'bundleIos' : 'bundleAndroid'
+    const assetsKind: FileKind = platform === 'ios' ? 'assetsIos' : 'assetsAndroid'
+    const plan: Array<{ kind: FileKind; url: string; name: string }> = [
+      { kind: bundleKind, url: install.bundles[platform], name: fileNames.bundle },
+      { kind: 'manifest', url: install.manifestUrl, name: fileNames.manifest },
+      { kind: assetsKind, url: install.assetsUrl[platform], name: fileNames.assets },
+    ]
+    const dir = `${update.versionId.replace(/[^A-Za-z0-9._-]/g, '_')}.${Date.now().toString(36)}${(nonce++).toString(36)}`
+    downloading.push(dir)
+    const done = () => void downloading.splice(downloading.indexOf(dir), 1)
+    // a refused download leaves the current version as it was, and is reported
+    const failed = async (error: unknown): Promise<never> => {
+      const wrapped = error instanceof UpdateError ? error : new UpdateError('STORAGE', messageOf(error))
+      done()
+      await storage.remove(`versions/${dir}`).catch(() => undefined)
+      await record('failed', { versionId: update.versionId }, `${wrapped.code}: ${wrapped.message}`).catch(() => undefined)
+      throw wrapped
+    }
+    try {
+      for (const step of plan) {
+        const info = install.files[step.kind]
+        if (!info || typeof step.url !== 'string') throw new UpdateError('SERVER', `Install info of ${update.version} names no ${step.kind}`)
+      }
+      await verifySignature(update, plan.map((step) => step.kind))
+      const total = plan.reduce((sum, step) => sum + install.files[step.kind].size, 0)
+      let received = 0
+      const progress = (bytes: number) => {
+        received += bytes
+        if (downloadOptions.onProgress) downloadOptions.onProgress(received, total)
+      }
+      for (const step of plan) {
+        const path = `versions/${dir}/${step.name}`
+        await fetchFile(step.url, path + '.part', install.files[step.kind], step.kind, progress)
+        try {
+          await storage.rename(path + '.part', path)
+        } catch (error) {
+          throw storageError(`keeping the ${step.kind}`, error)
+        }
+      }
+    } catch (error) {
+      return exclusive(() => failed(error))
+    }
+    const installed: InstalledVersion = {
+      versionId: update.versionId,
+      version: update.version,
+      channel,
+      dir,
+      hostVersion: options.hostVersion ?? null,
+      hostVersionRange: typeof install.hostVersionRange === 'string' && install.hostVersionRange !== '' ? install.hostVersionRange : null,
+    }
+    return exclusive(async () => {
+      // a crash loop goes back to the last version that started well, not to one never confirmed
+      const next: State = { current: installed, previous: state.pending ? state.previous : state.current, pending: true, launches: 0 }
+      try {
+        await saveState(next)
+      } catch (error) {
+        return failed(error)
+      }
+      done()
+      await record('installed', installed)
+      await removeStrays()
+      return view(installed, true)!
+    })
+  }
+
+  return {
+    start: () =>
+      exclusive(async () => {
+        loaded = false
+        await load()
+        await removeStrays()
+        const result: StartResult = { current: null }
+        let next = state
+        const current = state.current
+        // §17: an update installed for another host app must never run on this one
+        if (current && current.hostVersionRange !== null && options.hostVersion !== undefined && !satisfiesRange(options.hostVersion, current.hostVersionRange)) {
+          result.dropped = { versionId: current.versionId, version: current.version, hostVersionRange: current.hostVersionRange }
+          next = { current: null, previous: null, pending: false, launches: 0 }
+        } else if (current && state.pending && state.launches >= crashLoopLimit) {
+          result.rolledBack = { versionId: current.versionId, version: current.version }
+          next = { current: state.previous, previous: null, pending: false, launches: 0 }
+        } else if (current && state.pending) {
+          next = { ...state, launches: state.launches + 1 }
+        }
+        if (next !== state) await saveState(next)
+        if (result.rolledBack) {
+          await record('rolled_back', current!, `launched ${crashLoopLimit} times without markReady(); back to ${next.current ? next.current.version : 'the embedded version'}`)
+        }
+        if (next.current) await record('launched', next.current)
+        if (result.dropped || result.rolledBack) await removeStrays()
+        result.current = view(next.current, next.pending)
+        return result
+      }),
+
+    async check() {
+      await exclusive(load)
+      await flushAll().catch(() => undefined)
+      const url = `${base}/mini-apps/access/apps/${encodeURIComponent(options.appId)}/update?${query({
+        platform: options.platform,
+        currentVersion: state.current ? state.current.version : (options.embeddedVersion ?? '0.0.0'),
+        channel,
+        deviceId: options.deviceId,
+        hostVersion: options.hostVersion,
+      })}`
+      const response = await request(url)
+      let body: unknown
+      try {
+        body = JSON.parse(await response.text())
+      } catch {
+        throw new UpdateError('SERVER', `The update check answered ${response.status} without JSON`, response.status)
+      }
+      if (response.status === 404 && isRecord(body) && (body.code === 'RELEASE_NOT_FOUND' || body.code === 'NO_COMPATIBLE_RELEASE')) return null
+      if (!response.ok || !isRecord(body)) {
+        const detail = isRecord(body) ? `${String(body.code ?? '')} ${String(body.message ?? '')}`.trim() : ''
+        throw new UpdateError('SERVER', `The update check answered ${response.status}${detail ? `: ${detail}` : ''}`, response.status)
+      }
+      if (body.updateAvailable !== true) return null
+      if (!isInstallInfo(body.install)) throw new UpdateError('SERVER', 'The update check answered an update without usable install info')
+      return { version: body.install.version, versionId: body.install.versionId, mandatory: body.mandatory === true, install: body.install }
+    },
+
+    download,
+
+    markReady: () =>
+      exclusive(async () => {
+        await load()
+        if (!state.pending) return
+        await saveState({ current: state.current, previous: null, pending: false, launches: 0 })
+        await removeStrays()
+      }),
+
+    current: () => view(state.current, state.pending),
+
+    flushEvents: () => flushAll(),
+  }
+}
