@@ -155,7 +155,6 @@ interface DeviceEvent {
 
 const statePath = 'state.json'
 const eventsPath = 'events.json'
-const fileNames = { bundle: 'bundle', manifest: 'manifest', assets: 'assets' } as const
 const emptyState: State = { current: null, previous: null, pending: false, launches: 0 }
 
 /** §12: the API base includes `/api`; a bare origin gets it, a trailing slash is dropped. */
@@ -173,6 +172,8 @@ function query(params: Record<string, string | undefined>): string {
   return parts.join('&')
 }
 
+const noop = () => undefined
+
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
@@ -182,15 +183,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 function isInstallInfo(value: unknown): value is InstallInfo {
   if (!isRecord(value)) return false
   const files = value.files
-  return (
-    typeof value.versionId === 'string' &&
-    typeof value.version === 'string' &&
-    isRecord(value.bundles) &&
-    isRecord(value.assetsUrl) &&
-    typeof value.manifestUrl === 'string' &&
-    isRecord(files) &&
-    isRecord(files.manifest)
-  )
+  return typeof value.versionId === 'string' && typeof value.version === 'string' && isRecord(value.bundles) && isRecord(value.assetsUrl) && isRecord(files)
 }
 
 function readState(text: string | null): State {
@@ -217,7 +210,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
   const trustedKeys: Uint8Array[] = []
   for (const key of options.trustedKeys ?? []) {
     const raw = fromBase64(key)
-    if (!raw || raw.length !== 32) throw new UpdateError('SIGNATURE_INVALID', `trustedKeys: ${key.slice(0, 60)} is not the base64 of a 32-byte Ed25519 public key`)
+    if (!raw || raw.length !== 32) throw new UpdateError('SIGNATURE_INVALID', `trustedKeys: ${key.slice(0, 60)} is not a base64 Ed25519 public key`)
     trustedKeys.push(raw)
   }
 
@@ -269,9 +262,9 @@ export function createUpdater(options: UpdaterOptions): Updater {
       versionId: installed.versionId,
       version: installed.version,
       channel: installed.channel,
-      bundle: path(fileNames.bundle),
-      manifest: path(fileNames.manifest),
-      assets: path(fileNames.assets),
+      bundle: path('bundle'),
+      manifest: path('manifest'),
+      assets: path('assets'),
       pending,
     }
   }
@@ -326,15 +319,25 @@ export function createUpdater(options: UpdaterOptions): Updater {
     }
   }
 
-  async function serverError(response: FetchResponse, what: string): Promise<UpdateError> {
-    let detail = ''
+  /** The answer's JSON, undefined when it is not JSON; a body cut short is NETWORK. */
+  async function readJson(response: FetchResponse): Promise<unknown> {
+    let text: string
     try {
-      const body = JSON.parse(await response.text()) as { code?: string; message?: string }
-      detail = `${body.code ?? ''} ${body.message ?? ''}`.trim()
-    } catch {
-      // not JSON
+      text = await response.text()
+    } catch (error) {
+      throw new UpdateError('NETWORK', messageOf(error))
     }
-    return new UpdateError('SERVER', `${what} answered ${response.status}${detail ? `: ${detail}` : ''}`, response.status)
+    try {
+      return JSON.parse(text) as unknown
+    } catch {
+      return undefined
+    }
+  }
+
+  /** SERVER, with the server's own code and message when it sent them (§1's error body) */
+  function serverError(status: number, body: unknown, what: string): UpdateError {
+    const detail = isRecord(body) ? `${String(body.code ?? '')} ${String(body.message ?? '')}`.trim() : ''
+    return new UpdateError('SERVER', `${what} answered ${status}${detail ? `: ${detail}` : ''}`, status)
   }
 
   /** Removes version directories the state does not name: leftovers of a download a crash cut short. */
@@ -346,8 +349,8 @@ export function createUpdater(options: UpdaterOptions): Updater {
     } catch {
       return
     }
-    for (const name of names) if (keep.indexOf(name) === -1) await storage.remove(`versions/${name}`).catch(() => undefined)
-    await storage.remove(statePath + '.tmp').catch(() => undefined)
+    for (const name of names) if (keep.indexOf(name) === -1) await storage.remove(`versions/${name}`).catch(noop)
+    await storage.remove(statePath + '.tmp').catch(noop)
   }
 
   async function flush(): Promise<{ sent: number; pending: number }> {
@@ -384,9 +387,9 @@ export function createUpdater(options: UpdaterOptions): Updater {
     const install = update.install
     const signature = install.signature
     if (trustedKeys.length === 0) return
-    if (!signature) throw new UpdateError('SIGNATURE_REQUIRED', `Version ${update.version} is not signed, and this app only installs versions signed by its trusted keys`)
+    if (!signature) throw new UpdateError('SIGNATURE_REQUIRED', `${update.version} is not signed; trustedKeys require a signature`)
     if (signature.algorithm !== 'ed25519' || typeof signature.statement !== 'string' || typeof signature.value !== 'string') {
-      throw new UpdateError('SIGNATURE_INVALID', `Version ${update.version} carries a signature this library cannot read (algorithm ${String(signature.algorithm)})`)
+      throw new UpdateError('SIGNATURE_INVALID', `${update.version}: unknown signature algorithm ${String(signature.algorithm)}`)
     }
     const value = fromBase64(signature.value)
     const message = utf8Bytes(signature.statement)
@@ -399,20 +402,20 @@ export function createUpdater(options: UpdaterOptions): Updater {
         }
       }
     }
-    if (!valid) throw new UpdateError('SIGNATURE_INVALID', `The signature of version ${update.version} (key ${signature.keyId}) is not valid under any trusted key`)
+    if (!valid) throw new UpdateError('SIGNATURE_INVALID', `${update.version}: the signature (key ${signature.keyId}) is valid under no trusted key`)
     const statement = parseStatement(signature.statement)
     if (!statement || statement.appId !== options.appId || statement.version !== update.version || install.version !== update.version) {
-      throw new UpdateError('SIGNATURE_INVALID', `The signed statement does not name ${options.appId} ${update.version}`)
+      throw new UpdateError('SIGNATURE_INVALID', `${update.version}: the signed statement names another app or version`)
     }
     for (const kind of kinds) {
-      if (statement.files[kind] !== install.files[kind]!.sha256.toLowerCase()) throw new UpdateError('SIGNATURE_INVALID', `The signed statement does not vouch for the ${kind} that install info names`)
+      if (statement.files[kind] !== install.files[kind]!.sha256.toLowerCase()) throw new UpdateError('SIGNATURE_INVALID', `${update.version}: the ${kind} is not the signed one`)
     }
   }
 
   /** One file from `url` into `path`, hashed and counted as it arrives; throws on any difference. */
   async function fetchFile(url: string, path: string, expected: FileInfo, kind: FileKind, progress: (bytes: number) => void): Promise<void> {
     const response = await request(url, {}, false)
-    if (!response.ok) throw await serverError(response, `Downloading the ${kind}`)
+    if (!response.ok) throw serverError(response.status, await readJson(response), `Downloading the ${kind}`)
     const hasher = crypto.sha256()
     let received = 0
     let writer
@@ -423,7 +426,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
     }
     const take = async (chunk: Uint8Array) => {
       received += chunk.length
-      if (received > expected.size) throw new UpdateError('SIZE_MISMATCH', `The ${kind} is larger than the ${expected.size} bytes install info names`)
+      if (received > expected.size) throw new UpdateError('SIZE_MISMATCH', `The ${kind} exceeds ${expected.size} bytes`)
       hasher.update(chunk)
       try {
         await writer.write(chunk)
@@ -447,7 +450,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
           if (step.value && step.value.length > 0) await take(step.value)
         }
       } catch (error) {
-        if (reader.cancel) reader.cancel().catch(() => undefined)
+        if (reader.cancel) reader.cancel().catch(noop)
         throw error
       }
     } else {
@@ -465,9 +468,9 @@ export function createUpdater(options: UpdaterOptions): Updater {
     } catch (error) {
       throw storageError(`writing the ${kind}`, error)
     }
-    if (received !== expected.size) throw new UpdateError('SIZE_MISMATCH', `The ${kind} has ${received} bytes; install info names ${expected.size}`)
+    if (received !== expected.size) throw new UpdateError('SIZE_MISMATCH', `The ${kind} has ${received} bytes, not ${expected.size}`)
     const digest = await hasher.digestHex()
-    if (digest !== expected.sha256.toLowerCase()) throw new UpdateError('SHA256_MISMATCH', `The ${kind} has sha256 ${digest}; install info names ${expected.sha256}`)
+    if (digest !== expected.sha256.toLowerCase()) throw new UpdateError('SHA256_MISMATCH', `The ${kind} has sha256 ${digest}, not ${expected.sha256}`)
   }
 
   async function download(update: Update, downloadOptions: { onProgress?: (received: number, total: number) => void } = {}): Promise<CurrentVersion> {
@@ -477,9 +480,9 @@ export function createUpdater(options: UpdaterOptions): Updater {
     const bundleKind: FileKind = platform === 'ios' ? 'bundleIos' : 'bundleAndroid'
     const assetsKind: FileKind = platform === 'ios' ? 'assetsIos' : 'assetsAndroid'
     const plan: Array<{ kind: FileKind; url: string; name: string }> = [
-      { kind: bundleKind, url: install.bundles[platform], name: fileNames.bundle },
-      { kind: 'manifest', url: install.manifestUrl, name: fileNames.manifest },
-      { kind: assetsKind, url: install.assetsUrl[platform], name: fileNames.assets },
+      { kind: bundleKind, url: install.bundles[platform], name: 'bundle' },
+      { kind: 'manifest', url: install.manifestUrl, name: 'manifest' },
+      { kind: assetsKind, url: install.assetsUrl[platform], name: 'assets' },
     ]
     const dir = `${update.versionId.replace(/[^A-Za-z0-9._-]/g, '_')}.${Date.now().toString(36)}${(nonce++).toString(36)}`
     downloading.push(dir)
@@ -488,14 +491,14 @@ export function createUpdater(options: UpdaterOptions): Updater {
     const failed = async (error: unknown): Promise<never> => {
       const wrapped = error instanceof UpdateError ? error : new UpdateError('STORAGE', messageOf(error))
       done()
-      await storage.remove(`versions/${dir}`).catch(() => undefined)
-      await record('failed', { versionId: update.versionId }, `${wrapped.code}: ${wrapped.message}`).catch(() => undefined)
+      await storage.remove(`versions/${dir}`).catch(noop)
+      await record('failed', { versionId: update.versionId }, `${wrapped.code}: ${wrapped.message}`).catch(noop)
       throw wrapped
     }
     try {
       for (const step of plan) {
         const info = install.files[step.kind]
-        if (!info || typeof step.url !== 'string') throw new UpdateError('SERVER', `Install info of ${update.version} names no ${step.kind}`)
+        if (!info || typeof step.url !== 'string') throw new UpdateError('SERVER', `Install info lacks the ${step.kind}`)
       }
       await verifySignature(update, plan.map((step) => step.kind))
       const total = plan.reduce((sum, step) => sum + install.files[step.kind].size, 0)
@@ -551,7 +554,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
         // §17: an update installed for another host app must never run on this one
         if (current && current.hostVersionRange !== null && options.hostVersion !== undefined && !satisfiesRange(options.hostVersion, current.hostVersionRange)) {
           result.dropped = { versionId: current.versionId, version: current.version, hostVersionRange: current.hostVersionRange }
-          next = { current: null, previous: null, pending: false, launches: 0 }
+          next = emptyState
         } else if (current && state.pending && state.launches >= crashLoopLimit) {
           result.rolledBack = { versionId: current.versionId, version: current.version }
           next = { current: state.previous, previous: null, pending: false, launches: 0 }
@@ -560,7 +563,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
         }
         if (next !== state) await saveState(next)
         if (result.rolledBack) {
-          await record('rolled_back', current!, `launched ${crashLoopLimit} times without markReady(); back to ${next.current ? next.current.version : 'the embedded version'}`)
+          await record('rolled_back', current!, `no markReady() in ${crashLoopLimit} launches; back to ${next.current ? next.current.version : 'embedded'}`)
         }
         if (next.current) await record('launched', next.current)
         if (result.dropped || result.rolledBack) await removeStrays()
@@ -570,7 +573,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
 
     async check() {
       await exclusive(load)
-      await flushAll().catch(() => undefined)
+      await flushAll().catch(noop)
       const url = `${base}/mini-apps/access/apps/${encodeURIComponent(options.appId)}/update?${query({
         platform: options.platform,
         currentVersion: state.current ? state.current.version : (options.embeddedVersion ?? '0.0.0'),
@@ -579,19 +582,12 @@ export function createUpdater(options: UpdaterOptions): Updater {
         hostVersion: options.hostVersion,
       })}`
       const response = await request(url)
-      let body: unknown
-      try {
-        body = JSON.parse(await response.text())
-      } catch {
-        throw new UpdateError('SERVER', `The update check answered ${response.status} without JSON`, response.status)
-      }
+      const body = await readJson(response)
+      // nothing published on the channel, or nothing this host version can run: no update
       if (response.status === 404 && isRecord(body) && (body.code === 'RELEASE_NOT_FOUND' || body.code === 'NO_COMPATIBLE_RELEASE')) return null
-      if (!response.ok || !isRecord(body)) {
-        const detail = isRecord(body) ? `${String(body.code ?? '')} ${String(body.message ?? '')}`.trim() : ''
-        throw new UpdateError('SERVER', `The update check answered ${response.status}${detail ? `: ${detail}` : ''}`, response.status)
-      }
+      if (!response.ok || !isRecord(body)) throw serverError(response.status, body, 'The update check')
       if (body.updateAvailable !== true) return null
-      if (!isInstallInfo(body.install)) throw new UpdateError('SERVER', 'The update check answered an update without usable install info')
+      if (!isInstallInfo(body.install)) throw new UpdateError('SERVER', 'The update check answered no usable install info')
       return { version: body.install.version, versionId: body.install.versionId, mandatory: body.mandatory === true, install: body.install }
     },
 
