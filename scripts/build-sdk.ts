@@ -106,8 +106,8 @@ async function minifiedSize(external: string[]): Promise<{ bytes: number; gzip: 
 }
 const without = await minifiedSize([...noble.map((name) => `${name}/*`), ...noble])
 const withNoble = await minifiedSize([])
-const kB = (bytes: number) => `${(bytes / 1000).toFixed(1)} kB`
+const kB = (bytes: number) => `${bytes} bytes`
 const files = readdirSync(outdir).sort()
 console.log(`built ${relative(root, outdir) || outdir}: ${files.join(', ')}`)
-console.log(`minified size of miniship/sdk: ${kB(without.bytes)} (${kB(without.gzip)} gzipped) without the crypto fallback; ${kB(withNoble.bytes)} (${kB(withNoble.gzip)} gzipped) with @noble`)
+console.log(`minified size of miniship/sdk: ${kB(without.bytes)} (${kB(without.gzip)} gzipped) without the crypto fallback (goal: under 15000); ${kB(withNoble.bytes)} (${kB(withNoble.gzip)} gzipped) with @noble`)
 if (process.argv.includes('--json')) console.log(JSON.stringify({ outdir, files, minified: without.bytes, minifiedGzip: without.gzip, minifiedWithNoble: withNoble.bytes, minifiedWithNobleGzip: withNoble.gzip }))

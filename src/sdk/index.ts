@@ -111,7 +111,7 @@ export interface StartResult {
 export interface Updater {
   /** Call at every launch, before loading the miniapp: counts the launch, rolls back a crash loop, drops an update the new host app cannot run. */
   start(): Promise<StartResult>
-  /** Asks the server; null when there is nothing new for this device. Sends pending events first. */
+  /** Asks the server; null when there is nothing new for this device, or only a version that crash-looped here. Sends pending events first. */
   check(): Promise<Update | null>
   /** Downloads, verifies and switches to `update`; the current version is untouched when it throws. */
   download(update: Update, options?: { onProgress?: (received: number, total: number) => void }): Promise<CurrentVersion>
@@ -139,6 +139,8 @@ interface State {
   previous: InstalledVersion | null
   pending: boolean
   launches: number
+  /** versions rolled back after a crash loop: never offered again (the last 10) */
+  rejected?: string[]
 }
 
 interface DeviceEvent {
@@ -239,7 +241,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
     try {
       state = readState(await storage.readText(statePath))
     } catch (error) {
-      throw storageError('reading the update state', error)
+      throw storageError('reading state', error)
     }
     loaded = true
   }
@@ -250,7 +252,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
       await storage.writeText(statePath + '.tmp', JSON.stringify(next))
       await storage.rename(statePath + '.tmp', statePath)
     } catch (error) {
-      throw storageError('saving the update state', error)
+      throw storageError('saving state', error)
     }
     state = next
   }
@@ -313,7 +315,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
     try {
       return await fetchImpl(url, controller ? { ...init, signal: controller.signal } : init)
     } catch (error) {
-      throw new UpdateError('NETWORK', `${init.method ?? 'GET'} ${url.split('?')[0]} failed: ${messageOf(error)}`)
+      throw new UpdateError('NETWORK', `${url.split('?')[0]}: ${messageOf(error)}`)
     } finally {
       if (timer !== null) clearTimeout(timer)
     }
@@ -412,6 +414,8 @@ export function createUpdater(options: UpdaterOptions): Updater {
     }
   }
 
+  const cut = (kind: FileKind, error: unknown) => new UpdateError('NETWORK', `Downloading the ${kind}: ${messageOf(error)}`)
+
   /** One file from `url` into `path`, hashed and counted as it arrives; throws on any difference. */
   async function fetchFile(url: string, path: string, expected: FileInfo, kind: FileKind, progress: (bytes: number) => void): Promise<void> {
     const response = await request(url, {}, false)
@@ -444,7 +448,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
           try {
             step = await reader.read()
           } catch (error) {
-            throw new UpdateError('NETWORK', `Downloading the ${kind} failed: ${messageOf(error)}`)
+            throw cut(kind, error)
           }
           if (step.done) break
           if (step.value && step.value.length > 0) await take(step.value)
@@ -459,7 +463,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
       try {
         buffer = await response.arrayBuffer()
       } catch (error) {
-        throw new UpdateError('NETWORK', `Downloading the ${kind} failed: ${messageOf(error)}`)
+        throw cut(kind, error)
       }
       await take(new Uint8Array(buffer))
     }
@@ -513,7 +517,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
         try {
           await storage.rename(path + '.part', path)
         } catch (error) {
-          throw storageError(`keeping the ${step.kind}`, error)
+          throw storageError(`renaming the ${step.kind}`, error)
         }
       }
     } catch (error) {
@@ -529,7 +533,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
     }
     return exclusive(async () => {
       // a crash loop goes back to the last version that started well, not to one never confirmed
-      const next: State = { current: installed, previous: state.pending ? state.previous : state.current, pending: true, launches: 0 }
+      const next: State = { current: installed, previous: state.pending ? state.previous : state.current, pending: true, launches: 0, rejected: state.rejected }
       try {
         await saveState(next)
       } catch (error) {
@@ -554,10 +558,10 @@ export function createUpdater(options: UpdaterOptions): Updater {
         // §17: an update installed for another host app must never run on this one
         if (current && current.hostVersionRange !== null && options.hostVersion !== undefined && !satisfiesRange(options.hostVersion, current.hostVersionRange)) {
           result.dropped = { versionId: current.versionId, version: current.version, hostVersionRange: current.hostVersionRange }
-          next = emptyState
+          next = { ...emptyState, rejected: state.rejected }
         } else if (current && state.pending && state.launches >= crashLoopLimit) {
           result.rolledBack = { versionId: current.versionId, version: current.version }
-          next = { current: state.previous, previous: null, pending: false, launches: 0 }
+          next = { current: state.previous, previous: null, pending: false, launches: 0, rejected: (state.rejected ?? []).concat(current.versionId).slice(-10) }
         } else if (current && state.pending) {
           next = { ...state, launches: state.launches + 1 }
         }
@@ -587,7 +591,9 @@ export function createUpdater(options: UpdaterOptions): Updater {
       if (response.status === 404 && isRecord(body) && (body.code === 'RELEASE_NOT_FOUND' || body.code === 'NO_COMPATIBLE_RELEASE')) return null
       if (!response.ok || !isRecord(body)) throw serverError(response.status, body, 'The update check')
       if (body.updateAvailable !== true) return null
-      if (!isInstallInfo(body.install)) throw new UpdateError('SERVER', 'The update check answered no usable install info')
+      if (!isInstallInfo(body.install)) throw new UpdateError('SERVER', 'Unusable install info')
+      // a version that crash-looped here is not tried again
+      if ((state.rejected ?? []).indexOf(body.install.versionId) !== -1) return null
       return { version: body.install.version, versionId: body.install.versionId, mandatory: body.mandatory === true, install: body.install }
     },
 
@@ -597,7 +603,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
       exclusive(async () => {
         await load()
         if (!state.pending) return
-        await saveState({ current: state.current, previous: null, pending: false, launches: 0 })
+        await saveState({ ...state, previous: null, pending: false, launches: 0 })
         await removeStrays()
       }),
 

@@ -340,6 +340,8 @@ describe('the update client against the server', () => {
     // the events reach the server
     const sent = await updater(storage).flushEvents()
     expect(sent).toEqual({ sent: 5, pending: 0 })
+    // the version that crash-looped is not offered again on this device
+    expect(await updater(storage).check()).toBeNull()
   })
 
   test('markReady() keeps a version through later launches', async () => {
