@@ -156,6 +156,7 @@ interface DeviceEvent {
 }
 
 const statePath = 'state.json'
+const tmpPath = 'state.json.tmp'
 const eventsPath = 'events.json'
 const emptyState: State = { current: null, previous: null, pending: false, launches: 0 }
 
@@ -212,7 +213,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
   const trustedKeys: Uint8Array[] = []
   for (const key of options.trustedKeys ?? []) {
     const raw = fromBase64(key)
-    if (!raw || raw.length !== 32) throw new UpdateError('SIGNATURE_INVALID', `trustedKeys: ${key.slice(0, 60)} is not a base64 Ed25519 public key`)
+    if (!raw || raw.length !== 32) throw new UpdateError('SIGNATURE_INVALID', `Not an Ed25519 public key: ${key.slice(0, 60)}`)
     trustedKeys.push(raw)
   }
 
@@ -239,7 +240,12 @@ export function createUpdater(options: UpdaterOptions): Updater {
   async function load(): Promise<void> {
     if (loaded) return
     try {
-      state = readState(await storage.readText(statePath))
+      const text = await storage.readText(statePath)
+      // an adapter whose rename is "remove, then move" may have died in between: the temp file is whole then
+      // (it is renamed only once written), so it is the state
+      const recovered = text === null ? await storage.readText(tmpPath) : null
+      state = readState(text ?? recovered)
+      if (recovered !== null && state !== emptyState) await storage.rename(tmpPath, statePath)
     } catch (error) {
       throw storageError('reading state', error)
     }
@@ -249,8 +255,8 @@ export function createUpdater(options: UpdaterOptions): Updater {
   /** The switch: the whole state in a temp file, then one rename over the old one. */
   async function saveState(next: State): Promise<void> {
     try {
-      await storage.writeText(statePath + '.tmp', JSON.stringify(next))
-      await storage.rename(statePath + '.tmp', statePath)
+      await storage.writeText(tmpPath, JSON.stringify(next))
+      await storage.rename(tmpPath, statePath)
     } catch (error) {
       throw storageError('saving state', error)
     }
@@ -352,7 +358,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
       return
     }
     for (const name of names) if (keep.indexOf(name) === -1) await storage.remove(`versions/${name}`).catch(noop)
-    await storage.remove(statePath + '.tmp').catch(noop)
+    await storage.remove(tmpPath).catch(noop)
   }
 
   async function flush(): Promise<{ sent: number; pending: number }> {
@@ -481,21 +487,21 @@ export function createUpdater(options: UpdaterOptions): Updater {
     await exclusive(load)
     const install = update.install
     const platform = options.platform
-    const bundleKind: FileKind = platform === 'ios' ? 'bundleIos' : 'bundleAndroid'
-    const assetsKind: FileKind = platform === 'ios' ? 'assetsIos' : 'assetsAndroid'
+    const suffix = platform === 'ios' ? 'Ios' : 'Android'
     const plan: Array<{ kind: FileKind; url: string; name: string }> = [
-      { kind: bundleKind, url: install.bundles[platform], name: 'bundle' },
+      { kind: `bundle${suffix}`, url: install.bundles[platform], name: 'bundle' },
       { kind: 'manifest', url: install.manifestUrl, name: 'manifest' },
-      { kind: assetsKind, url: install.assetsUrl[platform], name: 'assets' },
+      { kind: `assets${suffix}`, url: install.assetsUrl[platform], name: 'assets' },
     ]
     const dir = `${update.versionId.replace(/[^A-Za-z0-9._-]/g, '_')}.${Date.now().toString(36)}${(nonce++).toString(36)}`
     downloading.push(dir)
     const done = () => void downloading.splice(downloading.indexOf(dir), 1)
     // a refused download leaves the current version as it was, and is reported
-    const failed = async (error: unknown): Promise<never> => {
+    const failed = async (error: unknown, saving?: boolean): Promise<never> => {
       const wrapped = error instanceof UpdateError ? error : new UpdateError('STORAGE', messageOf(error))
       done()
-      await storage.remove(`versions/${dir}`).catch(noop)
+      // a failed save may have taken effect after all (a rename that died half way): the next start() decides
+      if (!saving) await storage.remove(`versions/${dir}`).catch(noop)
       await record('failed', { versionId: update.versionId }, `${wrapped.code}: ${wrapped.message}`).catch(noop)
       throw wrapped
     }
@@ -537,7 +543,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
       try {
         await saveState(next)
       } catch (error) {
-        return failed(error)
+        return failed(error, true)
       }
       done()
       await record('installed', installed)
@@ -555,12 +561,14 @@ export function createUpdater(options: UpdaterOptions): Updater {
         const result: StartResult = { current: null }
         let next = state
         const current = state.current
+        const which = current && { versionId: current.versionId, version: current.version }
+        const range = current && current.hostVersionRange
         // §17: an update installed for another host app must never run on this one
-        if (current && current.hostVersionRange !== null && options.hostVersion !== undefined && !satisfiesRange(options.hostVersion, current.hostVersionRange)) {
-          result.dropped = { versionId: current.versionId, version: current.version, hostVersionRange: current.hostVersionRange }
+        if (range && options.hostVersion !== undefined && !satisfiesRange(options.hostVersion, range)) {
+          result.dropped = { ...which!, hostVersionRange: range }
           next = { ...emptyState, rejected: state.rejected }
         } else if (current && state.pending && state.launches >= crashLoopLimit) {
-          result.rolledBack = { versionId: current.versionId, version: current.version }
+          result.rolledBack = which!
           next = { current: state.previous, previous: null, pending: false, launches: 0, rejected: (state.rejected ?? []).concat(current.versionId).slice(-10) }
         } else if (current && state.pending) {
           next = { ...state, launches: state.launches + 1 }

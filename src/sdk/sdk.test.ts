@@ -87,8 +87,12 @@ function clone(storage: MemoryStorage): MemoryStorage {
   return copy
 }
 
-/** An adapter whose `failAt`-th write (writeText, chunk write, rename, remove) fails, half done where a write can be. */
-function failingStorage(inner: MemoryStorage, failAt: number): UpdateStorage & { writes: number } {
+/**
+ * An adapter whose `failAt`-th write (writeText, chunk write, rename, remove) fails, half done where a write
+ * can be. With `splitRename`, rename is two writes, "remove the target, then move" (as on file APIs whose
+ * move refuses an existing target), so a crash can fall in between.
+ */
+function failingStorage(inner: MemoryStorage, failAt: number, splitRename = false): UpdateStorage & { writes: number } {
   const state = { writes: 0 }
   const hit = () => ++state.writes === failAt
   const crash = () => new Error(`simulated crash at write ${failAt}`)
@@ -118,6 +122,10 @@ function failingStorage(inner: MemoryStorage, failAt: number): UpdateStorage & {
       }
     },
     async rename(from, to) {
+      if (splitRename) {
+        if (hit()) throw crash()
+        await inner.remove(to)
+      }
       if (hit()) throw crash()
       return inner.rename(from, to)
     },
@@ -288,11 +296,14 @@ describe('the update client against the server', () => {
     })
   })
 
-  test('a crash at any storage write leaves 1.0.0 or 1.1.0 whole, never a mix', async () => {
+  test.each([
+    ['an atomic rename', false],
+    ['a rename that removes the target first', true],
+  ])('a crash at any storage write leaves 1.0.0 or 1.1.0 whole, never a mix (%s)', async (_, splitRename) => {
     const outcomes = new Set<string>()
     for (let failAt = 1; ; failAt++) {
       const storage = clone(withV1)
-      const failing = failingStorage(storage, failAt)
+      const failing = failingStorage(storage, failAt, splitRename)
       const client = updater(failing)
       await client.start()
       const update = (await client.check())!
