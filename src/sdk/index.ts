@@ -314,16 +314,26 @@ export function createUpdater(options: UpdaterOptions): Updater {
     await saveEvents()
   }
 
-  async function request(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}, timeout = true): Promise<FetchResponse> {
+  /** Aborts a request when nothing arrives for timeoutMs: `touch()` on progress, `done()` at the end. */
+  function watchdog() {
     const Controller = (globalThis as { AbortController?: new () => { signal: unknown; abort(): void } }).AbortController
-    const controller = timeout && Controller ? new Controller() : null
-    const timer = controller ? setTimeout(() => controller.abort(), timeoutMs) : null
+    const controller = Controller ? new Controller() : null
+    let timer: ReturnType<typeof setTimeout> | undefined
+    // Hermes refuses clearTimeout(undefined)
+    const done = () => timer !== undefined && clearTimeout(timer)
+    const touch = () => {
+      done()
+      if (controller) timer = setTimeout(() => controller.abort(), timeoutMs)
+    }
+    touch()
+    return { signal: controller && controller.signal, touch, done }
+  }
+
+  async function request(url: string, dog: ReturnType<typeof watchdog>, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<FetchResponse> {
     try {
-      return await fetchImpl(url, controller ? { ...init, signal: controller.signal } : init)
+      return await fetchImpl(url, dog.signal ? { ...init, signal: dog.signal } : init)
     } catch (error) {
       throw new UpdateError('NETWORK', `${url.split('?')[0]}: ${messageOf(error)}`)
-    } finally {
-      if (timer !== null) clearTimeout(timer)
     }
   }
 
@@ -364,15 +374,22 @@ export function createUpdater(options: UpdaterOptions): Updater {
   async function flush(): Promise<{ sent: number; pending: number }> {
     const batch = await exclusive(async () => (await loadEvents()).slice(0, 100))
     if (batch.length === 0) return { sent: 0, pending: 0 }
-    const response = await request(`${base}/mini-apps/access/events`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ events: batch.map((entry) => entry.event) }),
-    })
+    const dog = watchdog()
+    let response
+    try {
+      response = await request(`${base}/mini-apps/access/events`, dog, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ events: batch.map((entry) => entry.event) }),
+      })
+      await response.text().catch(noop)
+    } finally {
+      dog.done()
+    }
     // 2xx: delivered. A 4xx other than 429 will never be accepted: drop it rather than block every later event.
-    const delivered = response.ok || (response.status >= 400 && response.status < 500 && response.status !== 429)
-    await response.text().catch(() => '')
-    if (!delivered) throw new UpdateError('SERVER', `sending events answered ${response.status}`, response.status)
+    const status = response.status
+    const delivered = response.ok || (status >= 400 && status < 500 && status !== 429)
+    if (!delivered) throw new UpdateError('SERVER', `Events answered ${status}`, status)
     const sentSeqs = batch.map((entry) => entry.seq)
     return exclusive(async () => {
       const list = await loadEvents()
@@ -397,7 +414,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
     if (trustedKeys.length === 0) return
     if (!signature) throw new UpdateError('SIGNATURE_REQUIRED', `${update.version} is not signed; trustedKeys require a signature`)
     if (signature.algorithm !== 'ed25519' || typeof signature.statement !== 'string' || typeof signature.value !== 'string') {
-      throw new UpdateError('SIGNATURE_INVALID', `${update.version}: unknown signature algorithm ${String(signature.algorithm)}`)
+      throw new UpdateError('SIGNATURE_INVALID', `${update.version}: unreadable signature`)
     }
     const value = fromBase64(signature.value)
     const message = utf8Bytes(signature.statement)
@@ -412,11 +429,11 @@ export function createUpdater(options: UpdaterOptions): Updater {
     }
     if (!valid) throw new UpdateError('SIGNATURE_INVALID', `${update.version}: the signature (key ${signature.keyId}) is valid under no trusted key`)
     const statement = parseStatement(signature.statement)
-    if (!statement || statement.appId !== options.appId || statement.version !== update.version || install.version !== update.version) {
-      throw new UpdateError('SIGNATURE_INVALID', `${update.version}: the signed statement names another app or version`)
+    if (!statement || statement.appId !== options.appId || statement.version !== install.version) {
+      throw new UpdateError('SIGNATURE_INVALID', `${update.version}: signed for another app or version`)
     }
     for (const kind of kinds) {
-      if (statement.files[kind] !== install.files[kind]!.sha256.toLowerCase()) throw new UpdateError('SIGNATURE_INVALID', `${update.version}: the ${kind} is not the signed one`)
+      if (statement.files[kind] !== install.files[kind]!.sha256.toLowerCase()) throw new UpdateError('SIGNATURE_INVALID', `${update.version}: ${kind} not signed`)
     }
   }
 
@@ -424,63 +441,72 @@ export function createUpdater(options: UpdaterOptions): Updater {
 
   /** One file from `url` into `path`, hashed and counted as it arrives; throws on any difference. */
   async function fetchFile(url: string, path: string, expected: FileInfo, kind: FileKind, progress: (bytes: number) => void): Promise<void> {
-    const response = await request(url, {}, false)
-    if (!response.ok) throw serverError(response.status, await readJson(response), `Downloading the ${kind}`)
-    const hasher = crypto.sha256()
-    let received = 0
-    let writer
+    const dog = watchdog()
+    const disk = (error: unknown) => storageError(`writing the ${kind}`, error)
     try {
-      writer = await storage.openWrite(path)
-    } catch (error) {
-      throw storageError(`writing the ${kind}`, error)
-    }
-    const take = async (chunk: Uint8Array) => {
-      received += chunk.length
-      if (received > expected.size) throw new UpdateError('SIZE_MISMATCH', `The ${kind} exceeds ${expected.size} bytes`)
-      hasher.update(chunk)
+      const response = await request(url, dog)
+      if (!response.ok) throw serverError(response.status, await readJson(response), `Downloading the ${kind}`)
+      const hasher = crypto.sha256()
+      let received = 0
+      let writer
       try {
-        await writer.write(chunk)
+        writer = await storage.openWrite(path)
       } catch (error) {
-        throw storageError(`writing the ${kind}`, error)
+        throw disk(error)
       }
-      progress(chunk.length)
-    }
-    const body = response.body
-    if (body && typeof body.getReader === 'function') {
-      const reader = body.getReader()
-      try {
-        for (;;) {
-          let step
-          try {
-            step = await reader.read()
-          } catch (error) {
-            throw cut(kind, error)
-          }
-          if (step.done) break
-          if (step.value && step.value.length > 0) await take(step.value)
+      const take = async (chunk: Uint8Array) => {
+        received += chunk.length
+        if (received > expected.size) throw new UpdateError('SIZE_MISMATCH', `The ${kind} exceeds ${expected.size} bytes`)
+        hasher.update(chunk)
+        try {
+          await writer.write(chunk)
+        } catch (error) {
+          throw disk(error)
         }
-      } catch (error) {
-        if (reader.cancel) reader.cancel().catch(noop)
-        throw error
+        progress(chunk.length)
+        dog.touch()
       }
-    } else {
-      // React Native's fetch has no streaming body: one buffer, hashed and written once
-      let buffer: ArrayBuffer
+      const body = response.body
+      if (body && typeof body.getReader === 'function') {
+        const reader = body.getReader()
+        try {
+          for (;;) {
+            let step
+            try {
+              step = await reader.read()
+            } catch (error) {
+              throw cut(kind, error)
+            }
+            if (step.done) break
+            if (step.value && step.value.length > 0) await take(step.value)
+          }
+        } catch (error) {
+          if (reader.cancel) reader.cancel().catch(noop)
+          throw error
+        }
+      } else {
+        // React Native's fetch has no streaming body: one buffer, hashed and written once. Its native
+        // networking has its own read timeouts; a whole-file deadline would fail large bundles on slow links
+        dog.done()
+        let buffer: ArrayBuffer
+        try {
+          buffer = await response.arrayBuffer()
+        } catch (error) {
+          throw cut(kind, error)
+        }
+        await take(new Uint8Array(buffer))
+      }
       try {
-        buffer = await response.arrayBuffer()
+        await writer.close()
       } catch (error) {
-        throw cut(kind, error)
+        throw disk(error)
       }
-      await take(new Uint8Array(buffer))
+      if (received !== expected.size) throw new UpdateError('SIZE_MISMATCH', `The ${kind} has ${received} bytes, not ${expected.size}`)
+      const digest = await hasher.digestHex()
+      if (digest !== expected.sha256.toLowerCase()) throw new UpdateError('SHA256_MISMATCH', `The ${kind} has sha256 ${digest}, not ${expected.sha256}`)
+    } finally {
+      dog.done()
     }
-    try {
-      await writer.close()
-    } catch (error) {
-      throw storageError(`writing the ${kind}`, error)
-    }
-    if (received !== expected.size) throw new UpdateError('SIZE_MISMATCH', `The ${kind} has ${received} bytes, not ${expected.size}`)
-    const digest = await hasher.digestHex()
-    if (digest !== expected.sha256.toLowerCase()) throw new UpdateError('SHA256_MISMATCH', `The ${kind} has sha256 ${digest}, not ${expected.sha256}`)
   }
 
   async function download(update: Update, downloadOptions: { onProgress?: (received: number, total: number) => void } = {}): Promise<CurrentVersion> {
@@ -531,7 +557,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
     }
     const installed: InstalledVersion = {
       versionId: update.versionId,
-      version: update.version,
+      version: install.version,
       channel,
       dir,
       hostVersion: options.hostVersion ?? null,
@@ -593,8 +619,14 @@ export function createUpdater(options: UpdaterOptions): Updater {
         deviceId: options.deviceId,
         hostVersion: options.hostVersion,
       })}`
-      const response = await request(url)
-      const body = await readJson(response)
+      const dog = watchdog()
+      let response, body
+      try {
+        response = await request(url, dog)
+        body = await readJson(response)
+      } finally {
+        dog.done()
+      }
       // nothing published on the channel, or nothing this host version can run: no update
       if (response.status === 404 && isRecord(body) && (body.code === 'RELEASE_NOT_FOUND' || body.code === 'NO_COMPATIBLE_RELEASE')) return null
       if (!response.ok || !isRecord(body)) throw serverError(response.status, body, 'The update check')

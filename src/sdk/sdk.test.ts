@@ -242,6 +242,25 @@ describe('the update client against the server', () => {
     }
   })
 
+  test('a download that stalls for timeoutMs is NETWORK; the running version stays', async () => {
+    const stalling: FetchLike = async (url, init) => {
+      if (!url.includes('/bundles/ios')) return serverFetch(setup.context)(url, init)
+      const signal = init!.signal as AbortSignal
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new Uint8Array([47, 42]))
+          // then nothing, until the client gives up
+          signal.addEventListener('abort', () => controller.error(new Error('aborted')))
+        },
+      })
+      return new Response(body, { status: 200 }) as unknown as FetchResponse
+    }
+    const client = updater(clone(withV1), { fetch: stalling, timeoutMs: 150 })
+    await client.start()
+    expect(await codeOf(client.download((await client.check())!))).toBe('NETWORK')
+    expect(client.current()!.version).toBe('1.0.0')
+  })
+
   describe('signatures (§14) with pinned keys', () => {
     const trusted = signer()
     const other = signer()
