@@ -6,8 +6,8 @@ import type { UpdateCrypto } from './crypto'
 import type { StorageWriter, UpdateStorage } from './storage'
 
 /**
- * Keeps the update client's files under `dir` (created when missing). Writes of the state file
- * are fsynced before the rename that publishes them, so a power cut leaves the old or the new one.
+ * Keeps the update client's files under `dir` (created when missing). Files are fsynced before the
+ * rename that publishes them and the directory after it, so a power cut leaves the old state or the new.
  */
 export function fileStorage(dir: string): UpdateStorage {
   const root = resolve(dir)
@@ -55,8 +55,18 @@ export function fileStorage(dir: string): UpdateStorage {
       }
     },
     async rename(from, to) {
-      await mkdir(dirname(full(to)), { recursive: true })
-      await rename(full(from), full(to))
+      const target = full(to)
+      await mkdir(dirname(target), { recursive: true })
+      await rename(full(from), target)
+      // the rename itself survives a power cut once its directory is synced
+      const directory = await open(dirname(target), 'r')
+      try {
+        await directory.sync()
+      } catch {
+        // some file systems cannot sync a directory; the rename stands
+      } finally {
+        await directory.close()
+      }
     },
     async remove(path) {
       await rm(full(path), { recursive: true, force: true })
