@@ -45,8 +45,25 @@ async function scenario(install: Update['install'], tamper: boolean): Promise<st
   }
 }
 
+/** Installs the signed release, then launches it crashLoopLimit + 1 times without markReady(). */
+async function crashLoop(): Promise<string> {
+  const storage = memoryStorage()
+  const make = () => createUpdater({ serverUrl: 'https://apps.example.com/api', appId: FIXTURE.appId, platform: 'android', deviceId: 'hermes-2', storage, trustedKeys: [FIXTURE.trustedKey], fetch: serve(FIXTURE.signed, false) })
+  const first = make()
+  await first.start()
+  await first.download((await first.check())!)
+  const launches: string[] = []
+  for (let i = 0; i < 3; i++) {
+    const started = await make().start()
+    launches.push(started.rolledBack ? `rolled back ${started.rolledBack.version}` : started.current ? started.current.version : 'embedded')
+  }
+  const events = JSON.parse((await storage.readText('events.json'))!) as Array<{ event: { event: string } }>
+  return launches.join(', ') + ' | ' + events.map((entry) => entry.event.event).join(',')
+}
+
 async function main(): Promise<void> {
   const result = {
+    crashLoop: await crashLoop(),
     signed: await scenario(FIXTURE.signed, false),
     tampered: await scenario(FIXTURE.signed, true),
     otherKey: await scenario(FIXTURE.otherKey, false),
