@@ -593,6 +593,49 @@ const mutations: Mutation[] = [
     tests: ['src/modules/channels/guard.test.ts'],
     why: "the guard's distinct-device count: one device sending 50 failed events counts once and cannot pause a rollout",
   },
+  // the update client on phones (src/sdk/index.ts): what it installs is what was published and signed
+  {
+    file: 'src/sdk/index.ts',
+    find: "if (digest !== expected.sha256.toLowerCase()) throw",
+    replace: 'if (false) throw',
+    tests: ['src/sdk/sdk.test.ts'],
+    why: 'update client: a file whose sha256 differs from install info is refused (SHA256_MISMATCH)',
+  },
+  {
+    file: 'src/sdk/index.ts',
+    find: 'if (received !== expected.size) throw',
+    replace: 'if (false) throw',
+    tests: ['src/sdk/sdk.test.ts'],
+    why: 'update client: a file shorter than install info says is refused (SIZE_MISMATCH)',
+  },
+  {
+    file: 'src/sdk/index.ts',
+    find: "if (!signature) throw new UpdateError('SIGNATURE_REQUIRED'",
+    replace: "if (!signature) return; if (false) throw new UpdateError('SIGNATURE_REQUIRED'",
+    tests: ['src/sdk/sdk.test.ts'],
+    why: 'update client: with pinned keys an unsigned update is refused (SIGNATURE_REQUIRED)',
+  },
+  {
+    file: 'src/sdk/index.ts',
+    find: "if (!valid) throw new UpdateError('SIGNATURE_INVALID'",
+    replace: "if (false) throw new UpdateError('SIGNATURE_INVALID'",
+    tests: ['src/sdk/sdk.test.ts'],
+    why: 'update client: a signature no pinned key made is refused (SIGNATURE_INVALID)',
+  },
+  {
+    file: 'src/sdk/index.ts',
+    find: 'statement.appId !== options.appId || ',
+    replace: '',
+    tests: ['src/sdk/sdk.test.ts'],
+    why: "update client: a signed statement of another app is refused",
+  },
+  {
+    file: 'src/sdk/index.ts',
+    find: "if (statement.files[kind] !== install.files[kind]!.sha256.toLowerCase()) throw",
+    replace: 'if (false) throw',
+    tests: ['src/sdk/sdk.test.ts'],
+    why: 'update client: install info must name the digests the signed statement lists',
+  },
 ]
 
 const root = resolve(import.meta.dir, '..')

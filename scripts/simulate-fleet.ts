@@ -1,35 +1,74 @@
-// A simulated fleet for insights (issue 13): devices send update checks and runtime events to a miniship on this machine.
-//
-//   node_modules/.bin/bun scripts/simulate-fleet.ts --server http://127.0.0.1:3001 --app com.example.shop \
-//     [--devices 2000] [--rounds 10] [--interval 3] [--start-version 1.0.0] [--channel stable] [--failure-rate 0.02]
-//
-// Each round every device asks the update check
-// (GET /api/mini-apps/access/apps/{appId}/update?platform=&currentVersion=&deviceId=&channel=) with a
-// probability of 0.5; a device offered an update fetches the bundle of its platform, then reports
-// `installed` and `launched` (or `failed` and `rolled_back`, at --failure-rate), and runs the new
-// version from then on. Devices that did not check report `launched` now and then. Events go in
-// batches of 100 to POST /api/mini-apps/access/events. Driving a staged rollout: publish with
-// rolloutPercent 10, run this, raise the rollout, run it again (or in another terminal) and watch
-// the insights page. The server must be 127.0.0.1/localhost; the run stops after --rounds and
-// prints what it did. Device ids are `sim-<n>`, so every run is the same fleet.
+// A simulated fleet on the update client (miniship/sdk): N devices, each its own storage dir, run rounds of
+// launch → markReady → update check → verified download against a miniship on this machine; a share of them
+// crash-loops on purpose, so rollouts, pauses, the release guard and insights can be watched end to end.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { createUpdater, UpdateError, type Platform, type Updater } from '../src/sdk/index'
+import { fileStorage, nodeCrypto } from '../src/sdk/node'
+
+const help = `Usage: bun scripts/simulate-fleet.ts --app <appId> [options]
+
+Runs a fleet of simulated devices on miniship/sdk against a running miniship (on this machine). Each round
+every device, with probability --check-share: launches (start(): counts the launch, rolls back a crash
+loop), confirms a healthy version (markReady()), asks the update check and downloads what it is offered,
+verifying size, sha256 and, with --trusted-key, the signature. A share of the devices (--fail-rate) never
+confirms a new version: it is rolled back after --crash-loop-limit launches and reported as rolled_back.
+Events go to the server with each check. Adoption per version is printed after every round.
+
+Options:
+  --server URL            the server (default http://127.0.0.1:3001; must be this machine)
+  --app ID                appId of a miniapp with a published release (required)
+  --devices N             devices (default 1000)
+  --rounds N              rounds (default 10)
+  --interval SECONDS      pause between rounds (default 3)
+  --start-version V       the version the host app ships with (default 1.0.0)
+  --channel NAME          channel (default stable)
+  --host-version V        the host app's version sent with each check (default: none)
+  --fail-rate R           share of devices that crash-loop every new version, 0–1 (default 0.02;
+                          --failure-rate is the same)
+  --crash-loop-limit N    launches without markReady() before a rollback (default 2)
+  --check-share R         chance that a device runs in a round, 0–1 (default 0.5)
+  --trusted-key BASE64    pin an Ed25519 public key: unsigned or badly signed versions are refused
+  --concurrency N         devices working at once (default 32)
+  --storage-dir DIR       where the devices keep their files (default: a temp dir, removed at the end)
+  --json                  print one JSON summary on stdout (progress goes to stderr)
+  --help                  this text
+
+Example:
+  bun scripts/simulate-fleet.ts --app com.example.shop --devices 1000 --rounds 5 --fail-rate 0.1
+`
 
 const { values } = parseArgs({
   options: {
     server: { type: 'string', default: 'http://127.0.0.1:3001' },
     app: { type: 'string' },
-    devices: { type: 'string', default: '2000' },
+    devices: { type: 'string', default: '1000' },
     rounds: { type: 'string', default: '10' },
     interval: { type: 'string', default: '3' },
     'start-version': { type: 'string', default: '1.0.0' },
     channel: { type: 'string', default: 'stable' },
-    'failure-rate': { type: 'string', default: '0.02' },
+    'host-version': { type: 'string' },
+    'fail-rate': { type: 'string' },
+    'failure-rate': { type: 'string' },
+    'crash-loop-limit': { type: 'string', default: '2' },
+    'check-share': { type: 'string', default: '0.5' },
+    'trusted-key': { type: 'string', multiple: true },
     concurrency: { type: 'string', default: '32' },
+    'storage-dir': { type: 'string' },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
   },
 })
 
+if (values.help) {
+  process.stdout.write(help)
+  process.exit(0)
+}
+
 function fail(message: string): never {
-  console.error(`simulate-fleet: ${message}`)
+  console.error(`simulate-fleet: ${message} (see --help)`)
   process.exit(2)
 }
 
@@ -41,39 +80,65 @@ const bounded = (name: string, text: string, min: number, max: number): number =
   if (!Number.isFinite(value) || value < min || value > max) fail(`--${name} must be a number from ${min} to ${max}`)
   return value
 }
-const deviceCount = bounded('devices', values.devices!, 1, 20_000)
-const rounds = bounded('rounds', values.rounds!, 1, 1000)
+const deviceCount = Math.floor(bounded('devices', values.devices!, 1, 20_000))
+const rounds = Math.floor(bounded('rounds', values.rounds!, 1, 1000))
 const intervalMs = bounded('interval', values.interval!, 0, 600) * 1000
-const failureRate = bounded('failure-rate', values['failure-rate']!, 0, 1)
-const concurrency = bounded('concurrency', values.concurrency!, 1, 256)
+const failRate = bounded('fail-rate', values['fail-rate'] ?? values['failure-rate'] ?? '0.02', 0, 1)
+const crashLoopLimit = Math.floor(bounded('crash-loop-limit', values['crash-loop-limit']!, 1, 100))
+const checkShare = bounded('check-share', values['check-share']!, 0, 1)
+const concurrency = Math.floor(bounded('concurrency', values.concurrency!, 1, 256))
 const appId = values.app
-const api = `${server.origin}/api`
+const startVersion = values['start-version']!
+const json = values.json!
+/** progress: stdout, or stderr when stdout carries the JSON summary */
+const say = (line: string) => (json ? console.error(line) : console.log(line))
+
+const storageRoot = values['storage-dir'] ?? mkdtempSync(join(tmpdir(), 'miniship-fleet-'))
+const removeStorage = values['storage-dir'] === undefined
 
 interface Device {
   id: string
-  platform: 'ios' | 'android'
-  version: string
-  versionId: string | null
+  platform: Platform
+  /** crash-loops every version it downloads */
+  failing: boolean
+  updater: Updater
 }
 
-interface DeviceEvent {
-  appId: string
-  versionId: string
-  platform: 'ios' | 'android'
-  event: 'installed' | 'launched' | 'failed' | 'rolled_back'
-  deviceId: string
-  channel: string
-  message?: string
-  at: string
-}
+const crypto = nodeCrypto()
+const devices: Device[] = Array.from({ length: deviceCount }, (_, index) => {
+  const id = `sim-${index}`
+  const platform: Platform = index % 3 === 0 ? 'android' : 'ios'
+  return {
+    id,
+    platform,
+    // a fixed share, spread evenly over the fleet: the same devices fail in every run
+    failing: Math.floor((index + 1) * failRate) > Math.floor(index * failRate),
+    updater: createUpdater({
+      serverUrl: `${server.origin}/api`,
+      appId,
+      platform,
+      deviceId: id,
+      channel: values.channel,
+      hostVersion: values['host-version'],
+      embeddedVersion: startVersion,
+      trustedKeys: values['trusted-key'],
+      storage: fileStorage(join(storageRoot, id)),
+      crashLoopLimit,
+      crypto,
+    }),
+  }
+})
 
-const devices: Device[] = Array.from({ length: deviceCount }, (_, index) => ({
-  id: `sim-${index}`,
-  platform: index % 3 === 0 ? 'android' : 'ios',
-  version: values['start-version']!,
-  versionId: null,
-}))
-const stats = { checks: 0, offered: 0, installed: 0, failed: 0, downloadBytes: 0, eventsAccepted: 0, eventsRejected: 0, errors: new Map<string, number>() }
+const stats = {
+  checks: 0,
+  offered: 0,
+  installed: 0,
+  rolledBack: 0,
+  refused: 0,
+  downloadBytes: 0,
+  errors: new Map<string, number>(),
+  checkMs: [] as number[],
+}
 const noteError = (what: string) => stats.errors.set(what, (stats.errors.get(what) ?? 0) + 1)
 
 /** Runs `work` over `items` with at most `concurrency` at a time. */
@@ -86,98 +151,99 @@ async function pool<T>(items: T[], work: (item: T) => Promise<void>): Promise<vo
   )
 }
 
-async function sendEvents(events: DeviceEvent[]): Promise<void> {
-  for (let start = 0; start < events.length; start += 100) {
-    const response = await fetch(`${api}/mini-apps/access/events`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ events: events.slice(start, start + 100) }),
-    })
-    if (response.status === 429) {
-      // the per-address budget: wait as told, then try this batch again
-      const seconds = Number(response.headers.get('retry-after') ?? '5')
-      console.error(`events rate-limited; waiting ${seconds} s (raise it with --rate-limits events=N)`)
-      await Bun.sleep(seconds * 1000)
-      start -= 100
-      continue
-    }
-    if (response.status !== 202) {
-      noteError(`events ${response.status}`)
-      continue
-    }
-    const answer = (await response.json()) as { accepted: number; rejected: number }
-    stats.eventsAccepted += answer.accepted
-    stats.eventsRejected += answer.rejected
+async function round(device: Device): Promise<void> {
+  const started = await device.updater.start()
+  if (started.rolledBack) stats.rolledBack++
+  // a healthy device confirms what it runs; a failing one never does, so a new version crash-loops
+  if (started.current?.pending && !device.failing) await device.updater.markReady()
+  const before = performance.now()
+  let update
+  try {
+    update = await device.updater.check()
+  } finally {
+    stats.checks++
+    stats.checkMs.push(performance.now() - before)
   }
-}
-
-async function checkForUpdate(device: Device, events: DeviceEvent[]): Promise<void> {
-  const query = new URLSearchParams({ platform: device.platform, currentVersion: device.version, deviceId: device.id, channel: values.channel! })
-  const response = await fetch(`${api}/mini-apps/access/apps/${encodeURIComponent(appId)}/update?${query}`)
-  stats.checks++
-  if (response.status !== 200) {
-    noteError(`update check ${response.status}`)
-    await response.arrayBuffer()
-    return
-  }
-  const answer = (await response.json()) as { updateAvailable: boolean; install?: { versionId: string; version: string; bundles: Record<string, string> } }
-  if (!answer.updateAvailable || !answer.install) {
-    if (device.versionId && Math.random() < 0.3) events.push(event(device, device.versionId, 'launched'))
-    return
-  }
+  if (!update) return
   stats.offered++
-  const bundle = await fetch(answer.install.bundles[device.platform]!)
-  const bytes = await bundle.arrayBuffer()
-  if (!bundle.ok) {
-    noteError(`bundle ${bundle.status}`)
-    return
+  try {
+    await device.updater.download(update, { onProgress: (received, total) => void (received === total && (stats.downloadBytes += total)) })
+    stats.installed++
+  } catch (error) {
+    if (error instanceof UpdateError && error.code !== 'NETWORK' && error.code !== 'SERVER' && error.code !== 'STORAGE') stats.refused++
+    throw error
   }
-  stats.downloadBytes += bytes.byteLength
-  if (Math.random() < failureRate) {
-    stats.failed++
-    events.push(event(device, answer.install.versionId, 'failed', `simulated crash on start of ${answer.install.version} (${device.platform})`))
-    if (device.versionId) events.push(event(device, device.versionId, 'rolled_back'))
-    return
-  }
-  stats.installed++
-  device.version = answer.install.version
-  device.versionId = answer.install.versionId
-  events.push(event(device, device.versionId, 'installed'), event(device, device.versionId, 'launched'))
 }
 
-function event(device: Device, versionId: string, name: DeviceEvent['event'], message?: string): DeviceEvent {
-  return { appId, versionId, platform: device.platform, event: name, deviceId: device.id, channel: values.channel!, ...(message ? { message } : {}), at: new Date().toISOString() }
+function adoption(): string {
+  const versions = new Map<string, number>()
+  for (const device of devices) {
+    const version = device.updater.current()?.version ?? `${startVersion} (embedded)`
+    versions.set(version, (versions.get(version) ?? 0) + 1)
+  }
+  return [...versions]
+    .sort(([a], [b]) => Bun.semver.order(a.split(' ')[0]!, b.split(' ')[0]!))
+    .map(([version, count]) => `${version}: ${((count / devices.length) * 100).toFixed(1)}%`)
+    .join(', ')
 }
 
-const started = Date.now()
-for (let round = 1; round <= rounds; round++) {
-  const events: DeviceEvent[] = []
-  const checking = devices.filter(() => Math.random() < 0.5)
-  await pool(checking, async (device) => {
+const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!)
+
+const startedAt = Date.now()
+let eventsPending = 0
+try {
+  for (let index = 1; index <= rounds; index++) {
+    const active = devices.filter(() => Math.random() < checkShare)
+    await pool(active, async (device) => {
+      try {
+        await round(device)
+      } catch (error) {
+        noteError(error instanceof UpdateError ? `${error.code}${error.status ? ` ${error.status}` : ''}` : (error as Error).message.slice(0, 80))
+      }
+    })
+    say(`round ${index}/${rounds}: ${active.length} devices ran; fleet runs ${adoption()}`)
+    if (index < rounds) await Bun.sleep(intervalMs)
+  }
+  // what the devices still hold goes out now
+  await pool(devices, async (device) => {
     try {
-      await checkForUpdate(device, events)
+      eventsPending += (await device.updater.flushEvents()).pending
     } catch (error) {
-      noteError((error as Error).message.slice(0, 80))
+      noteError(error instanceof UpdateError ? `events ${error.code}${error.status ? ` ${error.status}` : ''}` : 'events')
+      eventsPending++
     }
   })
-  await sendEvents(events)
-  const versions = new Map<string, number>()
-  for (const device of devices) versions.set(device.version, (versions.get(device.version) ?? 0) + 1)
-  const spread = [...versions].sort(([a], [b]) => Bun.semver.order(a, b)).map(([version, count]) => `${version}: ${((count / devices.length) * 100).toFixed(1)}%`)
-  console.log(`round ${round}/${rounds}: ${checking.length} checks, ${events.length} events; fleet runs ${spread.join(', ')}`)
-  if (round < rounds) await Bun.sleep(intervalMs)
+} finally {
+  if (removeStorage) rmSync(storageRoot, { recursive: true, force: true })
 }
-console.log(
-  JSON.stringify({
-    seconds: Math.round((Date.now() - started) / 1000),
-    devices: deviceCount,
-    updateChecks: stats.checks,
-    updatesOffered: stats.offered,
-    installed: stats.installed,
-    failed: stats.failed,
-    downloadBytes: stats.downloadBytes,
-    eventsAccepted: stats.eventsAccepted,
-    eventsRejected: stats.eventsRejected,
-    errors: Object.fromEntries(stats.errors),
-  }),
-)
+
+const sorted = stats.checkMs.sort((a, b) => a - b)
+const versions: Record<string, number> = {}
+for (const device of devices) {
+  const version = device.updater.current()?.version ?? startVersion
+  versions[version] = (versions[version] ?? 0) + 1
+}
+const summary = {
+  seconds: Math.round((Date.now() - startedAt) / 1000),
+  devices: deviceCount,
+  failingDevices: devices.filter((device) => device.failing).length,
+  updateChecks: stats.checks,
+  updatesOffered: stats.offered,
+  installed: stats.installed,
+  rolledBack: stats.rolledBack,
+  refused: stats.refused,
+  downloadBytes: stats.downloadBytes,
+  checkMs: { p50: Number(percentile(sorted, 0.5).toFixed(2)), p95: Number(percentile(sorted, 0.95).toFixed(2)), p99: Number(percentile(sorted, 0.99).toFixed(2)) },
+  versions,
+  eventsPending,
+  errors: Object.fromEntries(stats.errors),
+}
+if (json) console.log(JSON.stringify(summary))
+else {
+  console.log(
+    `${summary.devices} devices (${summary.failingDevices} crash-looping) in ${summary.seconds} s: ${summary.updateChecks} checks (p50 ${summary.checkMs.p50} ms, p95 ${summary.checkMs.p95} ms), ` +
+      `${summary.installed} installs, ${summary.rolledBack} rollbacks, ${summary.refused} refused downloads, ${summary.eventsPending} events not delivered`,
+  )
+  if (stats.errors.size > 0) console.log(`errors: ${[...stats.errors].map(([what, count]) => `${what} × ${count}`).join(', ')}`)
+  if ([...stats.errors.keys()].some((what) => what.includes('429'))) console.log('the server rate-limited: run it with --rate-limit off (or raise --rate-limits events=N)')
+}

@@ -1,0 +1,31 @@
+// UpdateError: the one error type the update client throws (decisions §17), with a code an app can switch on.
+
+export type UpdateErrorCode =
+  | 'SHA256_MISMATCH'
+  | 'SIZE_MISMATCH'
+  | 'SIGNATURE_REQUIRED'
+  | 'SIGNATURE_INVALID'
+  | 'NETWORK'
+  | 'SERVER'
+  /** the storage adapter failed (disk full, removed directory); the installed version is left as it was */
+  | 'STORAGE'
+
+export class UpdateError extends Error {
+  readonly code: UpdateErrorCode
+  /** the HTTP status, for `SERVER` */
+  readonly status?: number
+  constructor(code: UpdateErrorCode, message: string, status?: number) {
+    super(message)
+    // Babel-compiled classes extending Error lose their prototype on some engines (Hermes): set it back
+    Object.setPrototypeOf(this, UpdateError.prototype)
+    this.name = 'UpdateError'
+    this.code = code
+    if (status !== undefined) this.status = status
+  }
+}
+
+/** Wraps whatever a storage adapter threw, so nothing but UpdateError leaves the library. */
+export function storageError(what: string, error: unknown): UpdateError {
+  if (error instanceof UpdateError) return error
+  return new UpdateError('STORAGE', `${what}: ${error instanceof Error ? error.message : String(error)}`)
+}

@@ -1,0 +1,654 @@
+// miniship/sdk: the update client a host app runs (decisions §17). Checks the server's update endpoint,
+// downloads and verifies a miniapp version, switches to it atomically, rolls back a crash loop and
+// reports events. Imports nothing from the server and no Node built-in: it runs on Hermes as it is.
+import { resolveCrypto, type ResolvedCrypto, type UpdateCrypto } from './crypto'
+import { fromBase64 } from './encoding'
+import { storageError, UpdateError } from './errors'
+import { satisfiesRange } from './semver'
+import { parseStatement, utf8Bytes } from './statement'
+import type { UpdateStorage } from './storage'
+
+export { UpdateError, type UpdateErrorCode } from './errors'
+export { memoryStorage, type MemoryStorage, type StorageWriter, type UpdateStorage } from './storage'
+export type { Sha256Hasher, UpdateCrypto } from './crypto'
+
+export type Platform = 'ios' | 'android'
+
+/** What the library needs of a `fetch` answer: whatwg-fetch (React Native) and WHATWG fetch both fit. */
+export interface FetchResponse {
+  ok: boolean
+  status: number
+  /** null on React Native: the library then reads `arrayBuffer()` */
+  body?: { getReader(): { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel?(reason?: unknown): Promise<void> } } | null
+  arrayBuffer(): Promise<ArrayBuffer>
+  text(): Promise<string>
+}
+export type FetchLike = (url: string, init?: { method?: string; headers?: Record<string, string>; body?: string; signal?: unknown }) => Promise<FetchResponse>
+
+interface FileInfo {
+  size: number
+  sha256: string
+}
+export type FileKind = 'bundleIos' | 'bundleAndroid' | 'manifest' | 'assetsIos' | 'assetsAndroid'
+
+/** Install info as the server answers it (decisions §6, §10, §14); fields the library does not read are kept. */
+export interface InstallInfo {
+  appId: string
+  versionId: string
+  version: string
+  bundles: Record<Platform, string>
+  assetsUrl: Record<Platform, string>
+  manifestUrl: string
+  files: Record<FileKind, FileInfo>
+  /** a semver range the host app's version must satisfy; null or absent: any */
+  hostVersionRange?: string | null
+  /** present when the version is signed (§14) */
+  signature?: { algorithm: string; keyId: string; statement: string; value: string }
+  [field: string]: unknown
+}
+
+/** An update the server offers this device. */
+export interface Update {
+  version: string
+  versionId: string
+  /** the app should not let the user keep the running version (a release in between was mandatory) */
+  mandatory: boolean
+  install: InstallInfo
+}
+
+/** The files of the version to run, as the storage adapter's `uri()` names them. */
+export interface CurrentVersion {
+  versionId: string
+  version: string
+  channel: string
+  bundle: string
+  manifest: string
+  assets: string
+  /** true until `markReady()` confirms this version started well */
+  pending: boolean
+}
+
+export interface UpdaterOptions {
+  /** the API base, e.g. `https://apps.example.com/api` (a URL without a path gets `/api`) */
+  serverUrl: string
+  appId: string
+  platform: Platform
+  /** a stable id of the device (1–200 of `A-Za-z0-9._:-`): it decides the device's rollout bucket */
+  deviceId: string
+  /** default `stable` */
+  channel?: string
+  /** the host app's own version: the server skips releases whose hostVersionRange it does not satisfy */
+  hostVersion?: string
+  /** the miniapp version the host app ships with, sent as `currentVersion` while no update is installed (default `0.0.0`) */
+  embeddedVersion?: string
+  /** base64 Ed25519 public keys (32 bytes): when given, only updates signed by one of them are installed */
+  trustedKeys?: string[]
+  storage: UpdateStorage
+  /** default: the global fetch */
+  fetch?: FetchLike
+  /** launches without `markReady()` after which a new version is rolled back (default 2) */
+  crashLoopLimit?: number
+  /** native sha256/Ed25519; default WebCrypto where it has Ed25519, else @noble (pure JS) */
+  crypto?: UpdateCrypto
+  /** events kept while offline, oldest dropped first (default 500) */
+  maxPendingEvents?: number
+  /** milliseconds before the update check or an events request is given up (default 15000) */
+  timeoutMs?: number
+}
+
+export type UpdateEventName = 'installed' | 'launched' | 'failed' | 'rolled_back'
+
+/** What start() found and did. */
+export interface StartResult {
+  /** the version to run now; null: the one the host app ships with */
+  current: CurrentVersion | null
+  /** set when a crash loop was just rolled back */
+  rolledBack?: { versionId: string; version: string }
+  /** set when a version was dropped because the host app's version is outside its hostVersionRange */
+  dropped?: { versionId: string; version: string; hostVersionRange: string }
+}
+
+export interface Updater {
+  /** Call at every launch, before loading the miniapp: counts the launch, rolls back a crash loop, drops an update the new host app cannot run. */
+  start(): Promise<StartResult>
+  /** Asks the server; null when there is nothing new for this device, or only a version that crash-looped here. Sends pending events first. */
+  check(): Promise<Update | null>
+  /** Downloads, verifies and switches to `update`; the current version is untouched when it throws. */
+  download(update: Update, options?: { onProgress?: (received: number, total: number) => void }): Promise<CurrentVersion>
+  /** Tells the library the running version started well: it will not be rolled back. */
+  markReady(): Promise<void>
+  /** The version to run (after start() or download()); null: the one the host app ships with. */
+  current(): CurrentVersion | null
+  /** Sends the pending events; answers how many were sent and how many are still waiting. */
+  flushEvents(): Promise<{ sent: number; pending: number }>
+}
+
+interface InstalledVersion {
+  versionId: string
+  version: string
+  channel: string
+  /** directory under versions/ */
+  dir: string
+  hostVersion: string | null
+  hostVersionRange: string | null
+}
+
+interface State {
+  current: InstalledVersion | null
+  /** what a crash loop of `current` goes back to; null: the embedded version */
+  previous: InstalledVersion | null
+  pending: boolean
+  launches: number
+  /** versions rolled back after a crash loop: never offered again (the last 10) */
+  rejected?: string[]
+}
+
+interface DeviceEvent {
+  appId: string
+  versionId: string
+  platform: Platform
+  event: UpdateEventName
+  channel: string
+  deviceId: string
+  hostVersion?: string
+  message?: string
+  at: string
+}
+
+const statePath = 'state.json'
+const tmpPath = 'state.json.tmp'
+const eventsPath = 'events.json'
+const emptyState: State = { current: null, previous: null, pending: false, launches: 0 }
+
+/** §12: the API base includes `/api`; a bare origin gets it, a trailing slash is dropped. */
+function apiBase(serverUrl: string): string {
+  const trimmed = serverUrl.replace(/\/+$/, '')
+  return /^[a-z][a-z0-9+.-]*:\/\/[^/]+$/i.test(trimmed) ? trimmed + '/api' : trimmed
+}
+
+function query(params: Record<string, string | undefined>): string {
+  const parts: string[] = []
+  for (const key in params) {
+    const value = params[key]
+    if (value !== undefined) parts.push(encodeURIComponent(key) + '=' + encodeURIComponent(value))
+  }
+  return parts.join('&')
+}
+
+const noop = () => undefined
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
+
+function isInstallInfo(value: unknown): value is InstallInfo {
+  if (!isRecord(value)) return false
+  const files = value.files
+  return typeof value.versionId === 'string' && typeof value.version === 'string' && isRecord(value.bundles) && isRecord(value.assetsUrl) && isRecord(files)
+}
+
+function readState(text: string | null): State {
+  if (text === null) return emptyState
+  try {
+    const value = JSON.parse(text) as State
+    if (isRecord(value) && 'current' in value) return value
+  } catch {
+    // unreadable: start from what the host app ships with
+  }
+  return emptyState
+}
+
+/** Creates the update client of one miniapp on one device. */
+export function createUpdater(options: UpdaterOptions): Updater {
+  const base = apiBase(options.serverUrl)
+  const storage = options.storage
+  const channel = options.channel ?? 'stable'
+  const crashLoopLimit = options.crashLoopLimit ?? 2
+  const maxPendingEvents = options.maxPendingEvents ?? 500
+  const timeoutMs = options.timeoutMs ?? 15_000
+  const fetchImpl: FetchLike = options.fetch ?? ((url, init) => (globalThis as unknown as { fetch: FetchLike }).fetch(url, init))
+  const crypto: ResolvedCrypto = resolveCrypto(options.crypto)
+  const trustedKeys: Uint8Array[] = []
+  for (const key of options.trustedKeys ?? []) {
+    const raw = fromBase64(key)
+    if (!raw || raw.length !== 32) throw new UpdateError('SIGNATURE_INVALID', `Not an Ed25519 public key: ${key.slice(0, 60)}`)
+    trustedKeys.push(raw)
+  }
+
+  let state: State = emptyState
+  let loaded = false
+  /** pending events, each with a local sequence number so a flush removes exactly what it sent */
+  let events: Array<{ seq: number; event: DeviceEvent }> | null = null
+  let nextSeq = 1
+  let nonce = 0
+  /** version directories being downloaded into: not strays */
+  const downloading: string[] = []
+
+  // one storage mutation at a time: state and events files are read-modify-written
+  let queue: Promise<unknown> = Promise.resolve()
+  function exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = queue.then(work, work)
+    queue = run.then(
+      () => undefined,
+      () => undefined,
+    )
+    return run
+  }
+
+  async function load(): Promise<void> {
+    if (loaded) return
+    try {
+      const text = await storage.readText(statePath)
+      // an adapter whose rename is "remove, then move" may have died in between: the temp file is whole then
+      // (it is renamed only once written), so it is the state
+      const recovered = text === null ? await storage.readText(tmpPath) : null
+      state = readState(text ?? recovered)
+      if (recovered !== null && state !== emptyState) await storage.rename(tmpPath, statePath)
+    } catch (error) {
+      throw storageError('reading state', error)
+    }
+    loaded = true
+  }
+
+  /** The switch: the whole state in a temp file, then one rename over the old one. */
+  async function saveState(next: State): Promise<void> {
+    try {
+      await storage.writeText(tmpPath, JSON.stringify(next))
+      await storage.rename(tmpPath, statePath)
+    } catch (error) {
+      throw storageError('saving state', error)
+    }
+    state = next
+  }
+
+  function view(installed: InstalledVersion | null, pending: boolean): CurrentVersion | null {
+    if (!installed) return null
+    const path = (name: string) => storage.uri(`versions/${installed.dir}/${name}`)
+    return {
+      versionId: installed.versionId,
+      version: installed.version,
+      channel: installed.channel,
+      bundle: path('bundle'),
+      manifest: path('manifest'),
+      assets: path('assets'),
+      pending,
+    }
+  }
+
+  async function loadEvents(): Promise<Array<{ seq: number; event: DeviceEvent }>> {
+    if (events) return events
+    let kept: Array<{ seq: number; event: DeviceEvent }> = []
+    try {
+      const text = await storage.readText(eventsPath)
+      if (text !== null) {
+        const parsed = JSON.parse(text) as unknown
+        if (Array.isArray(parsed)) kept = parsed.filter((entry): entry is { seq: number; event: DeviceEvent } => isRecord(entry) && typeof entry.seq === 'number' && isRecord(entry.event))
+      }
+    } catch {
+      // unreadable events are dropped: they are reports, not state
+    }
+    for (const entry of kept) if (entry.seq >= nextSeq) nextSeq = entry.seq + 1
+    events = kept
+    return kept
+  }
+
+  /** Events are reports: a storage failure keeps them in memory and never fails the update. */
+  async function saveEvents(): Promise<void> {
+    try {
+      await storage.writeText(eventsPath + '.tmp', JSON.stringify(events))
+      await storage.rename(eventsPath + '.tmp', eventsPath)
+    } catch {
+      // kept in memory; written with the next event
+    }
+  }
+
+  async function record(name: UpdateEventName, installed: { versionId: string; channel?: string }, message?: string): Promise<void> {
+    const list = await loadEvents()
+    const event: DeviceEvent = { appId: options.appId, versionId: installed.versionId, platform: options.platform, event: name, channel: installed.channel ?? channel, deviceId: options.deviceId, at: new Date().toISOString() }
+    if (options.hostVersion !== undefined) event.hostVersion = options.hostVersion
+    if (message !== undefined) event.message = message.slice(0, 500)
+    list.push({ seq: nextSeq++, event })
+    if (list.length > maxPendingEvents) list.splice(0, list.length - maxPendingEvents)
+    await saveEvents()
+  }
+
+  /** Aborts a request when nothing arrives for timeoutMs: `touch()` on progress, `done()` at the end. */
+  function watchdog() {
+    const Controller = (globalThis as { AbortController?: new () => { signal: unknown; abort(): void } }).AbortController
+    const controller = Controller ? new Controller() : null
+    let timer: ReturnType<typeof setTimeout> | undefined
+    // Hermes refuses clearTimeout(undefined)
+    const done = () => timer !== undefined && clearTimeout(timer)
+    const touch = () => {
+      done()
+      if (controller) timer = setTimeout(() => controller.abort(), timeoutMs)
+    }
+    touch()
+    return { signal: controller && controller.signal, touch, done }
+  }
+
+  async function request(url: string, dog: ReturnType<typeof watchdog>, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<FetchResponse> {
+    try {
+      return await fetchImpl(url, dog.signal ? { ...init, signal: dog.signal } : init)
+    } catch (error) {
+      throw new UpdateError('NETWORK', `${url.split('?')[0]}: ${messageOf(error)}`)
+    }
+  }
+
+  /** The answer's JSON, undefined when it is not JSON; a body cut short is NETWORK. */
+  async function readJson(response: FetchResponse): Promise<unknown> {
+    let text: string
+    try {
+      text = await response.text()
+    } catch (error) {
+      throw new UpdateError('NETWORK', messageOf(error))
+    }
+    try {
+      return JSON.parse(text) as unknown
+    } catch {
+      return undefined
+    }
+  }
+
+  /** SERVER, with the server's own code and message when it sent them (§1's error body) */
+  function serverError(status: number, body: unknown, what: string): UpdateError {
+    const detail = isRecord(body) ? `${String(body.code ?? '')} ${String(body.message ?? '')}`.trim() : ''
+    return new UpdateError('SERVER', `${what} answered ${status}${detail ? `: ${detail}` : ''}`, status)
+  }
+
+  /** Removes version directories the state does not name: leftovers of a download a crash cut short. */
+  async function removeStrays(): Promise<void> {
+    const keep = [state.current?.dir, state.previous?.dir, ...downloading]
+    let names: string[]
+    try {
+      names = await storage.list('versions')
+    } catch {
+      return
+    }
+    for (const name of names) if (keep.indexOf(name) === -1) await storage.remove(`versions/${name}`).catch(noop)
+    await storage.remove(tmpPath).catch(noop)
+  }
+
+  async function flush(): Promise<{ sent: number; pending: number }> {
+    const batch = await exclusive(async () => (await loadEvents()).slice(0, 100))
+    if (batch.length === 0) return { sent: 0, pending: 0 }
+    const dog = watchdog()
+    let response
+    try {
+      response = await request(`${base}/mini-apps/access/events`, dog, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ events: batch.map((entry) => entry.event) }),
+      })
+      await response.text().catch(noop)
+    } finally {
+      dog.done()
+    }
+    // 2xx: delivered. A 4xx other than 429 will never be accepted: drop it rather than block every later event.
+    const status = response.status
+    const delivered = response.ok || (status >= 400 && status < 500 && status !== 429)
+    if (!delivered) throw new UpdateError('SERVER', `Events answered ${status}`, status)
+    const sentSeqs = batch.map((entry) => entry.seq)
+    return exclusive(async () => {
+      const list = await loadEvents()
+      events = list.filter((entry) => sentSeqs.indexOf(entry.seq) === -1)
+      await saveEvents()
+      return { sent: batch.length, pending: events.length }
+    })
+  }
+
+  async function flushAll(): Promise<{ sent: number; pending: number }> {
+    let sent = 0
+    for (;;) {
+      const round = await flush()
+      sent += round.sent
+      if (round.sent === 0 || round.pending === 0) return { sent, pending: round.pending }
+    }
+  }
+
+  async function verifySignature(update: Update, kinds: FileKind[]): Promise<void> {
+    const install = update.install
+    const signature = install.signature
+    if (trustedKeys.length === 0) return
+    if (!signature) throw new UpdateError('SIGNATURE_REQUIRED', `${update.version} is not signed; trustedKeys require a signature`)
+    if (signature.algorithm !== 'ed25519' || typeof signature.statement !== 'string' || typeof signature.value !== 'string') {
+      throw new UpdateError('SIGNATURE_INVALID', `${update.version}: unreadable signature`)
+    }
+    const value = fromBase64(signature.value)
+    const message = utf8Bytes(signature.statement)
+    let valid = false
+    if (value && value.length === 64) {
+      for (const key of trustedKeys) {
+        if (await crypto.verifyEd25519(key, message, value)) {
+          valid = true
+          break
+        }
+      }
+    }
+    if (!valid) throw new UpdateError('SIGNATURE_INVALID', `${update.version}: the signature (key ${signature.keyId}) is valid under no trusted key`)
+    const statement = parseStatement(signature.statement)
+    if (!statement || statement.appId !== options.appId || statement.version !== install.version) {
+      throw new UpdateError('SIGNATURE_INVALID', `${update.version}: signed for another app or version`)
+    }
+    for (const kind of kinds) {
+      if (statement.files[kind] !== install.files[kind]!.sha256.toLowerCase()) throw new UpdateError('SIGNATURE_INVALID', `${update.version}: ${kind} not signed`)
+    }
+  }
+
+  const cut = (kind: FileKind, error: unknown) => new UpdateError('NETWORK', `Downloading the ${kind}: ${messageOf(error)}`)
+
+  /** One file from `url` into `path`, hashed and counted as it arrives; throws on any difference. */
+  async function fetchFile(url: string, path: string, expected: FileInfo, kind: FileKind, progress: (bytes: number) => void): Promise<void> {
+    const dog = watchdog()
+    const disk = (error: unknown) => storageError(`writing the ${kind}`, error)
+    try {
+      const response = await request(url, dog)
+      if (!response.ok) throw serverError(response.status, await readJson(response), `Downloading the ${kind}`)
+      const hasher = crypto.sha256()
+      let received = 0
+      let writer
+      try {
+        writer = await storage.openWrite(path)
+      } catch (error) {
+        throw disk(error)
+      }
+      const take = async (chunk: Uint8Array) => {
+        received += chunk.length
+        if (received > expected.size) throw new UpdateError('SIZE_MISMATCH', `The ${kind} exceeds ${expected.size} bytes`)
+        hasher.update(chunk)
+        try {
+          await writer.write(chunk)
+        } catch (error) {
+          throw disk(error)
+        }
+        progress(chunk.length)
+        dog.touch()
+      }
+      const body = response.body
+      if (body && typeof body.getReader === 'function') {
+        const reader = body.getReader()
+        try {
+          for (;;) {
+            let step
+            try {
+              step = await reader.read()
+            } catch (error) {
+              throw cut(kind, error)
+            }
+            if (step.done) break
+            if (step.value && step.value.length > 0) await take(step.value)
+          }
+        } catch (error) {
+          if (reader.cancel) reader.cancel().catch(noop)
+          throw error
+        }
+      } else {
+        // React Native's fetch has no streaming body: one buffer, hashed and written once. Its native
+        // networking has its own read timeouts; a whole-file deadline would fail large bundles on slow links
+        dog.done()
+        let buffer: ArrayBuffer
+        try {
+          buffer = await response.arrayBuffer()
+        } catch (error) {
+          throw cut(kind, error)
+        }
+        await take(new Uint8Array(buffer))
+      }
+      try {
+        await writer.close()
+      } catch (error) {
+        throw disk(error)
+      }
+      if (received !== expected.size) throw new UpdateError('SIZE_MISMATCH', `The ${kind} has ${received} bytes, not ${expected.size}`)
+      const digest = await hasher.digestHex()
+      if (digest !== expected.sha256.toLowerCase()) throw new UpdateError('SHA256_MISMATCH', `The ${kind} has sha256 ${digest}, not ${expected.sha256}`)
+    } finally {
+      dog.done()
+    }
+  }
+
+  async function download(update: Update, downloadOptions: { onProgress?: (received: number, total: number) => void } = {}): Promise<CurrentVersion> {
+    await exclusive(load)
+    const install = update.install
+    const platform = options.platform
+    const suffix = platform === 'ios' ? 'Ios' : 'Android'
+    const plan: Array<{ kind: FileKind; url: string; name: string }> = [
+      { kind: `bundle${suffix}`, url: install.bundles[platform], name: 'bundle' },
+      { kind: 'manifest', url: install.manifestUrl, name: 'manifest' },
+      { kind: `assets${suffix}`, url: install.assetsUrl[platform], name: 'assets' },
+    ]
+    const dir = `${update.versionId.replace(/[^A-Za-z0-9._-]/g, '_')}.${Date.now().toString(36)}${(nonce++).toString(36)}`
+    downloading.push(dir)
+    const done = () => void downloading.splice(downloading.indexOf(dir), 1)
+    // a refused download leaves the current version as it was, and is reported
+    const failed = async (error: unknown, saving?: boolean): Promise<never> => {
+      const wrapped = error instanceof UpdateError ? error : new UpdateError('STORAGE', messageOf(error))
+      done()
+      // a failed save may have taken effect after all (a rename that died half way): the next start() decides
+      if (!saving) await storage.remove(`versions/${dir}`).catch(noop)
+      await record('failed', { versionId: update.versionId }, `${wrapped.code}: ${wrapped.message}`).catch(noop)
+      throw wrapped
+    }
+    try {
+      for (const step of plan) {
+        const info = install.files[step.kind]
+        if (!info || typeof step.url !== 'string') throw new UpdateError('SERVER', `Install info lacks the ${step.kind}`)
+      }
+      await verifySignature(update, plan.map((step) => step.kind))
+      const total = plan.reduce((sum, step) => sum + install.files[step.kind].size, 0)
+      let received = 0
+      const progress = (bytes: number) => {
+        received += bytes
+        if (downloadOptions.onProgress) downloadOptions.onProgress(received, total)
+      }
+      for (const step of plan) {
+        const path = `versions/${dir}/${step.name}`
+        await fetchFile(step.url, path + '.part', install.files[step.kind], step.kind, progress)
+        try {
+          await storage.rename(path + '.part', path)
+        } catch (error) {
+          throw storageError(`renaming the ${step.kind}`, error)
+        }
+      }
+    } catch (error) {
+      return exclusive(() => failed(error))
+    }
+    const installed: InstalledVersion = {
+      versionId: update.versionId,
+      version: install.version,
+      channel,
+      dir,
+      hostVersion: options.hostVersion ?? null,
+      hostVersionRange: typeof install.hostVersionRange === 'string' && install.hostVersionRange !== '' ? install.hostVersionRange : null,
+    }
+    return exclusive(async () => {
+      // a crash loop goes back to the last version that started well, not to one never confirmed
+      const next: State = { current: installed, previous: state.pending ? state.previous : state.current, pending: true, launches: 0, rejected: state.rejected }
+      try {
+        await saveState(next)
+      } catch (error) {
+        return failed(error, true)
+      }
+      done()
+      await record('installed', installed)
+      await removeStrays()
+      return view(installed, true)!
+    })
+  }
+
+  return {
+    start: () =>
+      exclusive(async () => {
+        loaded = false
+        await load()
+        await removeStrays()
+        const result: StartResult = { current: null }
+        let next = state
+        const current = state.current
+        const which = current && { versionId: current.versionId, version: current.version }
+        const range = current && current.hostVersionRange
+        // §17: an update installed for another host app must never run on this one
+        if (range && options.hostVersion !== undefined && !satisfiesRange(options.hostVersion, range)) {
+          result.dropped = { ...which!, hostVersionRange: range }
+          next = { ...emptyState, rejected: state.rejected }
+        } else if (current && state.pending && state.launches >= crashLoopLimit) {
+          result.rolledBack = which!
+          next = { current: state.previous, previous: null, pending: false, launches: 0, rejected: (state.rejected ?? []).concat(current.versionId).slice(-10) }
+        } else if (current && state.pending) {
+          next = { ...state, launches: state.launches + 1 }
+        }
+        if (next !== state) await saveState(next)
+        if (result.rolledBack) {
+          await record('rolled_back', current!, `no markReady() in ${crashLoopLimit} launches; back to ${next.current ? next.current.version : 'embedded'}`)
+        }
+        if (next.current) await record('launched', next.current)
+        if (result.dropped || result.rolledBack) await removeStrays()
+        result.current = view(next.current, next.pending)
+        return result
+      }),
+
+    async check() {
+      await exclusive(load)
+      await flushAll().catch(noop)
+      const url = `${base}/mini-apps/access/apps/${encodeURIComponent(options.appId)}/update?${query({
+        platform: options.platform,
+        currentVersion: state.current ? state.current.version : (options.embeddedVersion ?? '0.0.0'),
+        channel,
+        deviceId: options.deviceId,
+        hostVersion: options.hostVersion,
+      })}`
+      const dog = watchdog()
+      let response, body
+      try {
+        response = await request(url, dog)
+        body = await readJson(response)
+      } finally {
+        dog.done()
+      }
+      // nothing published on the channel, or nothing this host version can run: no update
+      if (response.status === 404 && isRecord(body) && (body.code === 'RELEASE_NOT_FOUND' || body.code === 'NO_COMPATIBLE_RELEASE')) return null
+      if (!response.ok || !isRecord(body)) throw serverError(response.status, body, 'The update check')
+      if (body.updateAvailable !== true) return null
+      if (!isInstallInfo(body.install)) throw new UpdateError('SERVER', 'Unusable install info')
+      // a version that crash-looped here is not tried again
+      if ((state.rejected ?? []).indexOf(body.install.versionId) !== -1) return null
+      return { version: body.install.version, versionId: body.install.versionId, mandatory: body.mandatory === true, install: body.install }
+    },
+
+    download,
+
+    markReady: () =>
+      exclusive(async () => {
+        await load()
+        if (!state.pending) return
+        await saveState({ ...state, previous: null, pending: false, launches: 0 })
+        await removeStrays()
+      }),
+
+    current: () => view(state.current, state.pending),
+
+    flushEvents: () => flushAll(),
+  }
+}

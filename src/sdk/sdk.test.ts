@@ -1,0 +1,519 @@
+// The update client against a real in-process server: check, verified download, atomic switch, crash loop, events, host range.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
+import { readdirSync, readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { createTestContext, tempDir, type TestContext } from '../test-support'
+import { fileStorage, nodeCrypto } from './node'
+import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../modules/versions/test-fixtures'
+import { createUpdater, memoryStorage, UpdateError, type FetchLike, type FetchResponse, type MemoryStorage, type Update, type UpdaterOptions, type UpdateStorage } from './index'
+import { buildStatement } from './statement'
+import { satisfiesRange } from './semver'
+
+interface Setup {
+  context: TestContext
+  owner: TestUser
+  miniAppId: string
+  appId: string
+  versions: Record<string, { id: string; files: Record<string, { size: number; sha256: string }>; ios: string }>
+}
+
+async function setUp(appId: string): Promise<Setup> {
+  const context = createTestContext()
+  const owner = await createTestUser(context)
+  const miniApp = await createMiniApp(context, owner.token, appId)
+  return { context, owner, miniAppId: miniApp.id, appId, versions: {} }
+}
+
+async function publishVersion(setup: Setup, version: string, options: { rolloutPercent?: number; hostVersionRange?: string } = {}) {
+  const ios = `/* ios ${version} */ ` + 'x'.repeat(100_000)
+  const uploaded = await upload(setup.context, setup.owner.token, setup.appId, uploadForm(setup.appId, { version, bundleIos: ios }))
+  if (uploaded.status !== 201) throw new Error(`upload failed: ${uploaded.status} ${uploaded.text}`)
+  const published = await setup.context.call('POST', `/api/mini-apps/${setup.miniAppId}/versions/${uploaded.body.id}/publish`, { token: setup.owner.token, json: options })
+  if (published.status !== 200) throw new Error(`publish failed: ${published.status} ${published.text}`)
+  setup.versions[version] = { id: uploaded.body.id, files: uploaded.body.files, ios }
+}
+
+/** fetch that goes to app.handle, as a phone's would go to the server */
+const serverFetch =
+  (context: TestContext): FetchLike =>
+  async (url, init) =>
+    context.app.handle(new Request(url, { method: init?.method, headers: init?.headers, body: init?.body })) as unknown as FetchResponse
+
+/** Rewrites the JSON answers of the update check (what a signing server, or an attacker, would send). */
+function rewriteUpdate(inner: FetchLike, change: (install: Record<string, unknown>) => void): FetchLike {
+  return async (url, init) => {
+    const response = await inner(url, init)
+    if (!url.includes('/update?')) return response
+    const body = JSON.parse(await response.text())
+    if (body.install) change(body.install)
+    return new Response(JSON.stringify(body), { status: response.status, headers: { 'content-type': 'application/json' } }) as unknown as FetchResponse
+  }
+}
+
+/** Changes the bytes of file downloads whose URL matches, as a broken or hostile CDN would. */
+function rewriteFiles(inner: FetchLike, matches: (url: string) => boolean, change: (bytes: Uint8Array) => Uint8Array): FetchLike {
+  return async (url, init) => {
+    const response = await inner(url, init)
+    if (!matches(url) || !response.ok) return response
+    const bytes = change(new Uint8Array(await response.arrayBuffer()))
+    return new Response(bytes as BodyInit, { status: 200 }) as unknown as FetchResponse
+  }
+}
+
+const flipFirstByte = (bytes: Uint8Array) => {
+  const copy = bytes.slice()
+  copy[0] = copy[0]! ^ 1
+  return copy
+}
+
+function signer() {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519')
+  const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url')
+  return { publicKey: raw.toString('base64'), keyId: createHash('sha256').update(raw).digest('hex').slice(0, 16), privateKey }
+}
+
+/** The §14 signature the server will put in install info, made here with node's crypto. */
+function signInstall(install: Record<string, unknown>, key: { keyId: string; privateKey: KeyObject }, appId = install.appId as string) {
+  const files = install.files as Record<string, { sha256: string }>
+  const digests = Object.fromEntries(Object.entries(files).map(([kind, info]) => [kind, info.sha256]))
+  const statement = buildStatement(appId, install.version as string, digests)
+  install.signature = { algorithm: 'ed25519', keyId: key.keyId, statement, value: sign(null, Buffer.from(statement), key.privateKey).toString('base64') }
+}
+
+function clone(storage: MemoryStorage): MemoryStorage {
+  const copy = memoryStorage()
+  for (const [path, bytes] of storage.files) copy.files.set(path, bytes.slice())
+  return copy
+}
+
+/**
+ * An adapter whose `failAt`-th write (writeText, chunk write, rename, remove) fails, half done where a write
+ * can be. With `splitRename`, rename is two writes, "remove the target, then move" (as on file APIs whose
+ * move refuses an existing target), so a crash can fall in between.
+ */
+function failingStorage(inner: MemoryStorage, failAt: number, splitRename = false): UpdateStorage & { writes: number } {
+  const state = { writes: 0 }
+  const hit = () => ++state.writes === failAt
+  const crash = () => new Error(`simulated crash at write ${failAt}`)
+  return {
+    get writes() {
+      return state.writes
+    },
+    readText: (path) => inner.readText(path),
+    async writeText(path, text) {
+      if (hit()) {
+        await inner.writeText(path, text.slice(0, text.length >> 1))
+        throw crash()
+      }
+      return inner.writeText(path, text)
+    },
+    async openWrite(path) {
+      const writer = await inner.openWrite(path)
+      return {
+        async write(chunk) {
+          if (hit()) {
+            await writer.write(chunk.subarray(0, chunk.length >> 1))
+            throw crash()
+          }
+          return writer.write(chunk)
+        },
+        close: () => writer.close(),
+      }
+    },
+    async rename(from, to) {
+      if (splitRename) {
+        if (hit()) throw crash()
+        await inner.remove(to)
+      }
+      if (hit()) throw crash()
+      return inner.rename(from, to)
+    },
+    async remove(path) {
+      if (hit()) throw crash()
+      return inner.remove(path)
+    },
+    list: (dir) => inner.list(dir),
+    uri: (path) => inner.uri(path),
+  }
+}
+
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise
+  } catch (error) {
+    expect(error).toBeInstanceOf(UpdateError)
+    return (error as UpdateError).code
+  }
+  return 'resolved'
+}
+
+describe('the update client against the server', () => {
+  let setup: Setup
+  const appId = 'com.example.sdk'
+  const updater = (storage: UpdateStorage, options: Partial<UpdaterOptions> = {}) =>
+    createUpdater({ serverUrl: 'http://localhost/api', appId, platform: 'ios', deviceId: 'device-1', storage, fetch: serverFetch(setup.context), ...options })
+  /** a storage with 1.0.0 installed and confirmed */
+  let withV1: MemoryStorage
+
+  beforeAll(async () => {
+    setup = await setUp(appId)
+  })
+  afterAll(() => setup.context.close())
+
+  test('no release yet: check() answers null; an unknown channel is SERVER; an unreachable server is NETWORK', async () => {
+    const client = updater(memoryStorage())
+    await client.start()
+    expect(await client.check()).toBeNull()
+    expect(await codeOf(updater(memoryStorage(), { channel: 'nope' }).check())).toBe('SERVER')
+    const offline: FetchLike = async () => {
+      throw new TypeError('fetch failed')
+    }
+    expect(await codeOf(updater(memoryStorage(), { fetch: offline }).check())).toBe('NETWORK')
+  })
+
+  test('check, download with progress, switch: current() names the new files, whole; the next check has nothing new', async () => {
+    await publishVersion(setup, '1.0.0')
+    const storage = memoryStorage()
+    const client = updater(storage)
+    expect((await client.start()).current).toBeNull()
+    const update = (await client.check())!
+    expect(update).toMatchObject({ version: '1.0.0', versionId: setup.versions['1.0.0']!.id, mandatory: false })
+    const progress: Array<[number, number]> = []
+    const current = await client.download(update, { onProgress: (received, total) => progress.push([received, total]) })
+    const files = setup.versions['1.0.0']!.files
+    const total = files.bundleIos!.size + files.manifest!.size + files.assetsIos!.size
+    expect(progress.length).toBeGreaterThan(2)
+    expect(progress[progress.length - 1]).toEqual([total, total])
+    expect(current).toMatchObject({ version: '1.0.0', pending: true })
+    expect(client.current()).toEqual(current)
+    const bundle = storage.files.get(current.bundle.replace('memory://', ''))!
+    expect(new TextDecoder().decode(bundle)).toBe(setup.versions['1.0.0']!.ios)
+    expect(sha256(storage.files.get(current.assets.replace('memory://', ''))!)).toBe(files.assetsIos!.sha256)
+    expect(sha256(storage.files.get(current.manifest.replace('memory://', ''))!)).toBe(files.manifest!.sha256)
+    expect(await client.check()).toBeNull()
+    // the next launch runs it; markReady confirms it
+    const relaunched = updater(storage)
+    expect((await relaunched.start()).current).toMatchObject({ version: '1.0.0', pending: true })
+    await relaunched.markReady()
+    expect(relaunched.current()!.pending).toBe(false)
+    withV1 = clone(storage)
+  })
+
+  test('without a streaming body (React Native) the answer is read whole and progress reported once per file', async () => {
+    const noStreams: FetchLike = async (url, init) => {
+      const response = await serverFetch(setup.context)(url, init)
+      return { ok: response.ok, status: response.status, body: null, arrayBuffer: () => response.arrayBuffer(), text: () => response.text() }
+    }
+    const storage = memoryStorage()
+    const client = updater(storage, { fetch: noStreams })
+    await client.start()
+    const progress: number[] = []
+    const current = await client.download((await client.check())!, { onProgress: (received) => progress.push(received) })
+    expect(progress).toHaveLength(3)
+    expect(new TextDecoder().decode(storage.files.get(current.bundle.replace('memory://', ''))!)).toBe(setup.versions['1.0.0']!.ios)
+  })
+
+  test('a flipped byte is SHA256_MISMATCH, a longer file SIZE_MISMATCH; the running version stays, nothing is left behind, failed is reported', async () => {
+    await publishVersion(setup, '1.1.0')
+    const isBundle = (url: string) => url.includes('/bundles/ios')
+    for (const [change, code] of [
+      [flipFirstByte, 'SHA256_MISMATCH'],
+      [(bytes: Uint8Array) => new Uint8Array([...bytes, 0x20]), 'SIZE_MISMATCH'],
+      [(bytes: Uint8Array) => bytes.subarray(1), 'SIZE_MISMATCH'],
+    ] as const) {
+      const storage = clone(withV1)
+      const client = updater(storage, { fetch: rewriteFiles(serverFetch(setup.context), isBundle, change) })
+      await client.start()
+      const update = (await client.check())!
+      expect(update.version).toBe('1.1.0')
+      expect(await codeOf(client.download(update))).toBe(code)
+      expect(client.current()!.version).toBe('1.0.0')
+      expect((await storage.list('versions')).length).toBe(1)
+      const events = JSON.parse((await storage.readText('events.json'))!) as Array<{ event: { event: string; versionId: string; message: string } }>
+      const failed = events.filter((entry) => entry.event.event === 'failed')
+      expect(failed).toHaveLength(1)
+      expect(failed[0]!.event).toMatchObject({ versionId: update.versionId })
+      expect(failed[0]!.event.message).toStartWith(`${code}:`)
+      // a new launch still runs 1.0.0, whole
+      expect((await updater(storage).start()).current!.version).toBe('1.0.0')
+    }
+  })
+
+  test('a download that stalls for timeoutMs is NETWORK; the running version stays', async () => {
+    const stalling: FetchLike = async (url, init) => {
+      if (!url.includes('/bundles/ios')) return serverFetch(setup.context)(url, init)
+      const signal = init!.signal as AbortSignal
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new Uint8Array([47, 42]))
+          // then nothing, until the client gives up
+          signal.addEventListener('abort', () => controller.error(new Error('aborted')))
+        },
+      })
+      return new Response(body, { status: 200 }) as unknown as FetchResponse
+    }
+    const client = updater(clone(withV1), { fetch: stalling, timeoutMs: 150 })
+    await client.start()
+    expect(await codeOf(client.download((await client.check())!))).toBe('NETWORK')
+    expect(client.current()!.version).toBe('1.0.0')
+  })
+
+  describe('signatures (§14) with pinned keys', () => {
+    const trusted = signer()
+    const other = signer()
+    const alsoTrusted = signer()
+    const pinned = (fetch: FetchLike) => updater(clone(withV1), { trustedKeys: [alsoTrusted.publicKey, trusted.publicKey], fetch })
+
+    test('a version signed by a trusted key installs', async () => {
+      const client = pinned(rewriteUpdate(serverFetch(setup.context), (install) => signInstall(install, trusted)))
+      await client.start()
+      expect((await client.download((await client.check())!)).version).toBe('1.1.0')
+    })
+
+    test('an unsigned version is SIGNATURE_REQUIRED, another key’s signature SIGNATURE_INVALID, before any download', async () => {
+      let downloads = 0
+      const counting: FetchLike = async (url, init) => {
+        if (!url.includes('/update?') && !url.includes('/events')) downloads++
+        return serverFetch(setup.context)(url, init)
+      }
+      const unsigned = pinned(counting)
+      await unsigned.start()
+      expect(await codeOf(unsigned.download((await unsigned.check())!))).toBe('SIGNATURE_REQUIRED')
+      const forged = pinned(rewriteUpdate(counting, (install) => signInstall(install, { keyId: trusted.keyId, privateKey: other.privateKey })))
+      await forged.start()
+      expect(await codeOf(forged.download((await forged.check())!))).toBe('SIGNATURE_INVALID')
+      expect(forged.current()!.version).toBe('1.0.0')
+      expect(downloads).toBe(0)
+    })
+
+    test('a valid signature over another app’s statement, or one install info contradicts, is SIGNATURE_INVALID', async () => {
+      const otherApp = pinned(rewriteUpdate(serverFetch(setup.context), (install) => signInstall(install, trusted, 'com.example.other')))
+      await otherApp.start()
+      expect(await codeOf(otherApp.download((await otherApp.check())!))).toBe('SIGNATURE_INVALID')
+      const swapped = pinned(
+        rewriteUpdate(serverFetch(setup.context), (install) => {
+          signInstall(install, trusted)
+          const files = install.files as Record<string, { sha256: string }>
+          files.bundleIos!.sha256 = 'a'.repeat(64)
+        }),
+      )
+      await swapped.start()
+      expect(await codeOf(swapped.download((await swapped.check())!))).toBe('SIGNATURE_INVALID')
+    })
+
+    test('a signed bundle changed on the way is SHA256_MISMATCH', async () => {
+      const client = pinned(rewriteFiles(rewriteUpdate(serverFetch(setup.context), (install) => signInstall(install, trusted)), (url) => url.includes('/bundles/ios'), flipFirstByte))
+      await client.start()
+      expect(await codeOf(client.download((await client.check())!))).toBe('SHA256_MISMATCH')
+    })
+
+    test('a trusted key that is not 32 bytes of base64 is refused at createUpdater', () => {
+      expect(() => updater(memoryStorage(), { trustedKeys: ['not-a-key'] })).toThrow(UpdateError)
+    })
+  })
+
+  test.each([
+    ['an atomic rename', false],
+    ['a rename that removes the target first', true],
+  ])('a crash at any storage write leaves 1.0.0 or 1.1.0 whole, never a mix (%s)', async (_, splitRename) => {
+    const outcomes = new Set<string>()
+    for (let failAt = 1; ; failAt++) {
+      const storage = clone(withV1)
+      const failing = failingStorage(storage, failAt, splitRename)
+      const client = updater(failing)
+      await client.start()
+      const update = (await client.check())!
+      let finished = false
+      try {
+        await client.download(update)
+        finished = true
+      } catch (error) {
+        expect(error).toBeInstanceOf(UpdateError)
+      }
+      // the process dies here; the next launch reads what is on storage
+      const next = updater(storage)
+      const { current } = await next.start()
+      expect(current).not.toBeNull()
+      const version = current!.version
+      outcomes.add(version)
+      const expected = version === '1.0.0' ? setup.versions['1.0.0']! : setup.versions['1.1.0']!
+      expect(sha256(storage.files.get(current!.bundle.replace('memory://', ''))!)).toBe(expected.files.bundleIos!.sha256)
+      expect(sha256(storage.files.get(current!.manifest.replace('memory://', ''))!)).toBe(expected.files.manifest!.sha256)
+      expect(sha256(storage.files.get(current!.assets.replace('memory://', ''))!)).toBe(expected.files.assetsIos!.sha256)
+      // no half download is left behind
+      expect((await storage.list('versions')).length).toBeLessThanOrEqual(2)
+      if (finished && failing.writes < failAt) break
+      expect(failAt).toBeLessThan(200)
+    }
+    expect([...outcomes].sort()).toEqual(['1.0.0', '1.1.0'])
+  })
+
+  test('launched crashLoopLimit times without markReady(): rolled back to the previous version and reported as rolled_back', async () => {
+    const storage = clone(withV1)
+    const launch = () => updater(storage, { crashLoopLimit: 2 }).start()
+    const first = updater(storage)
+    await first.start()
+    const installed = await first.download((await first.check())!)
+    expect(installed.version).toBe('1.1.0')
+    expect((await launch()).current!.version).toBe('1.1.0')
+    expect((await launch()).current!.version).toBe('1.1.0')
+    const third = await launch()
+    expect(third.rolledBack).toEqual({ versionId: setup.versions['1.1.0']!.id, version: '1.1.0' })
+    expect(third.current).toMatchObject({ version: '1.0.0', pending: false })
+    expect(await storage.list('versions')).toHaveLength(1)
+    const events = JSON.parse((await storage.readText('events.json'))!) as Array<{ event: { event: string; versionId: string } }>
+    expect(events.map((entry) => entry.event.event)).toEqual(['installed', 'launched', 'launched', 'rolled_back', 'launched'])
+    expect(events[3]!.event.versionId).toBe(setup.versions['1.1.0']!.id)
+    // the events reach the server
+    const sent = await updater(storage).flushEvents()
+    expect(sent).toEqual({ sent: 5, pending: 0 })
+    // the version that crash-looped is not offered again on this device
+    expect(await updater(storage).check()).toBeNull()
+  })
+
+  test('markReady() keeps a version through later launches', async () => {
+    const storage = clone(withV1)
+    const first = updater(storage)
+    await first.start()
+    await first.download((await first.check())!)
+    const launched = updater(storage)
+    await launched.start()
+    await launched.markReady()
+    for (let i = 0; i < 4; i++) expect((await updater(storage).start()).current).toMatchObject({ version: '1.1.0', pending: false })
+    expect(await storage.list('versions')).toHaveLength(1)
+  })
+
+  test('events wait on storage while offline (bounded), survive a restart, and are sent by flushEvents() and the next check()', async () => {
+    const storage = clone(withV1)
+    const posted: Array<{ events: unknown[]; status: number; answer: { accepted: number } }> = []
+    let online = false
+    const network: FetchLike = async (url, init) => {
+      if (!online) throw new TypeError('Network request failed')
+      const response = await serverFetch(setup.context)(url, init)
+      if (url.endsWith('/mini-apps/access/events')) {
+        const answer = JSON.parse(await response.text())
+        posted.push({ events: JSON.parse(init!.body!).events, status: response.status, answer })
+        return new Response(JSON.stringify(answer), { status: response.status }) as unknown as FetchResponse
+      }
+      return response
+    }
+    for (let i = 0; i < 5; i++) await updater(storage, { fetch: network, maxPendingEvents: 3 }).start()
+    expect(await codeOf(updater(storage, { fetch: network }).flushEvents())).toBe('NETWORK')
+    expect(await codeOf(updater(storage, { fetch: network }).check())).toBe('NETWORK')
+    online = true
+    const client = updater(storage, { fetch: network })
+    expect(await client.flushEvents()).toEqual({ sent: 3, pending: 0 })
+    expect(posted).toHaveLength(1)
+    expect(posted[0]!.status).toBe(202)
+    expect(posted[0]!.answer.accepted).toBe(3)
+    expect(posted[0]!.events[0]).toMatchObject({ appId, versionId: setup.versions['1.0.0']!.id, platform: 'ios', event: 'launched', channel: 'stable', deviceId: 'device-1' })
+    // a new event goes out with the next check
+    await client.start()
+    await client.check()
+    expect(posted).toHaveLength(2)
+    expect(await client.flushEvents()).toEqual({ sent: 0, pending: 0 })
+  })
+
+  test('fileStorage and nodeCrypto (miniship/sdk/node): the files on disk, a refused bundle leaves no directory behind', async () => {
+    const dir = tempDir('miniship-sdk-files-')
+    try {
+      const client = updater(fileStorage(dir), { crypto: nodeCrypto(), embeddedVersion: '0.9.0' })
+      await client.start()
+      const current = await client.download((await client.check())!)
+      expect(current.bundle).toBe(join(dir, 'versions', current.bundle.split('/').slice(-2)[0]!, 'bundle'))
+      expect(readFileSync(current.bundle, 'utf8')).toBe(setup.versions['1.1.0']!.ios)
+      expect(JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')).current.version).toBe('1.1.0')
+      const tampered = updater(fileStorage(dir), { crypto: nodeCrypto(), fetch: rewriteFiles(serverFetch(setup.context), (url) => url.includes('/assets/ios'), flipFirstByte), embeddedVersion: '0.9.0' })
+      const { current: running } = await tampered.start()
+      const refused = await codeOf(tampered.download({ ...(await updater(memoryStorage()).check())!, version: '1.1.0' }))
+      expect(refused).toBe('SHA256_MISMATCH')
+      expect(readdirSync(join(dir, 'versions'))).toEqual([running!.bundle.split('/').slice(-2)[0]!])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('a host app updated outside the release’s hostVersionRange drops the update at start(); the next check asks afresh', async () => {
+    await publishVersion(setup, '1.2.0', { hostVersionRange: '>=2.0.0 <3' })
+    // until install info carries hostVersionRange (§17), the wrapping fetch adds what was published
+    const withRange = rewriteUpdate(serverFetch(setup.context), (install) => {
+      if (!('hostVersionRange' in install)) install.hostVersionRange = install.version === '1.2.0' ? '>=2.0.0 <3' : null
+    })
+    const storage = clone(withV1)
+    const onTwo = updater(storage, { hostVersion: '2.1.0', fetch: withRange })
+    await onTwo.start()
+    const update = (await onTwo.check())!
+    expect(update.version).toBe('1.2.0')
+    await onTwo.download(update)
+    expect((await updater(storage, { hostVersion: '2.9.0', fetch: withRange }).start()).current!.version).toBe('1.2.0')
+    const onThree = updater(storage, { hostVersion: '3.0.0', fetch: withRange })
+    const started = await onThree.start()
+    expect(started.dropped).toEqual({ versionId: setup.versions['1.2.0']!.id, version: '1.2.0', hostVersionRange: '>=2.0.0 <3' })
+    expect(started.current).toBeNull()
+    expect(await storage.list('versions')).toEqual([])
+    // the server offers host 3.0.0 the newest release it can run
+    const next = (await onThree.check())!
+    expect(next.version).toBe('1.1.0')
+  })
+})
+
+describe('a staged rollout decides what the update client gets', () => {
+  test('a device outside a 1 % rollout gets nothing new; at 100 % it updates', async () => {
+    const setup = await setUp('com.example.rollout')
+    try {
+      await publishVersion(setup, '1.0.0')
+      await publishVersion(setup, '2.0.0', { rolloutPercent: 1 })
+      const storage = memoryStorage()
+      // a device whose bucket for 2.0.0 is not 0
+      let deviceId = ''
+      for (let i = 0; ; i++) {
+        deviceId = `d-${i}`
+        const digest = createHash('sha256').update(`${setup.appId}:${setup.versions['2.0.0']!.id}:${deviceId}`).digest()
+        if (digest.readUInt32BE(0) % 100 !== 0) break
+      }
+      const client = createUpdater({ serverUrl: 'http://localhost', appId: setup.appId, platform: 'android', deviceId, storage, fetch: serverFetch(setup.context), embeddedVersion: '1.0.0' })
+      await client.start()
+      expect(await client.check()).toBeNull()
+      const raised = await setup.context.call('PATCH', `/api/mini-apps/${setup.miniAppId}/channels/stable/rollout`, { token: setup.owner.token, json: { rolloutPercent: 100 } })
+      expect(raised.status).toBe(200)
+      const update = (await client.check()) as Update
+      expect(update.version).toBe('2.0.0')
+      const current = await client.download(update)
+      expect(new TextDecoder().decode(storage.files.get(current.bundle.replace('memory://', ''))!)).toBe('console.log("android 2.0.0")')
+    } finally {
+      setup.context.close()
+    }
+  })
+})
+
+describe('host version ranges without Bun.semver (for phones)', () => {
+  const cases: Array<[string, string]> = [
+    ['2.3.0', '>=2.3.0 <3'],
+    ['3.0.0', '>=2.3.0 <3'],
+    ['2.2.9', '>=2.3.0 <3'],
+    ['1.2.5', '^1.2'],
+    ['2.0.0', '^1.2'],
+    ['0.2.5', '^0.2.3'],
+    ['0.3.0', '^0.2.3'],
+    ['1.2.9', '~1.2.3'],
+    ['1.3.0', '~1.2'],
+    ['1.9.0', '1.x'],
+    ['2.0.0', '1.x || >=3'],
+    ['3.1.0', '1.x || >=3'],
+    ['1.5.0', '1.0.0 - 2.0.0'],
+    ['2.0.1', '1.0.0 - 2.0.0'],
+    ['2.0.9', '1.0.0 - 2.0'],
+    ['2.1.0', '>2.0'],
+    ['2.0.5', '>2.0'],
+    ['2.0.5', '<=2.0'],
+    ['1.0.0', '*'],
+    ['1.0.0-beta.1', '>=1.0.0'],
+    ['5.0.0', '>= 4.2'],
+  ]
+  test.each(cases)('%s in %s agrees with Bun.semver', (version, range) => {
+    expect(satisfiesRange(version, range)).toBe(Bun.semver.satisfies(version, range))
+  })
+})
