@@ -30,7 +30,7 @@ import { Database } from 'bun:sqlite'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { buildZip } from '../../src/modules/versions/test-fixtures'
+import { buildZip } from '../../src/test-fixtures'
 import { startTestS3, type TestS3 } from '../../src/storage/test-s3'
 import { call, freePort, median, waitForHealth, wrkLoad, wrkReport, type Load } from './support'
 
