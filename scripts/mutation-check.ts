@@ -141,6 +141,28 @@ const mutations: Mutation[] = [
     why: 'experience install with an access token: members and admins only, others 404',
   },
 
+  // device ids (decisions §18, src/http/urls.ts, src/modules/insights/service.ts)
+  {
+    file: 'src/http/urls.ts',
+    find: "return deviceIdPattern.test(value) && value !== '.' && value !== '..'",
+    replace: "return value !== ''",
+    tests: ['src/modules/runtime/device-id.test.ts', 'src/http/urls.test.ts'],
+    why: 'device ids: only 1–200 of [A-Za-z0-9._:-], never "." or "..", on every endpoint (400 INVALID_DEVICE_ID)',
+  },
+  {
+    file: 'src/http/urls.ts',
+    find: "&& value !== '.' && value !== '..'",
+    replace: '',
+    tests: ['src/modules/runtime/device-id.test.ts', 'src/http/urls.test.ts'],
+    why: 'device ids: "." and ".." would make device-scoped URLs resolve to another path',
+  },
+  {
+    file: 'src/modules/insights/service.ts',
+    find: 'if (event.deviceId !== undefined && !isDeviceId(event.deviceId)) throw invalidDeviceId(`events.${index}.deviceId`)',
+    replace: '',
+    tests: ['src/modules/runtime/device-id.test.ts'],
+    why: 'device ids: events with a bad deviceId are refused (400 INVALID_DEVICE_ID)',
+  },
   // grants that end (decisions §18, src/modules/auth/grants.ts): a draft link dies with the authority it was handed out on
   {
     file: 'src/modules/auth/grants.ts',

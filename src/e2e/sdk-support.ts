@@ -1,6 +1,6 @@
 // Shared by the update-client e2e tests: a running binary with an administrator, a miniapp, and versions to publish.
 import { join } from 'node:path'
-import { buildZip } from '../modules/versions/test-fixtures'
+import { buildZip } from '../test-fixtures'
 import { callApi, runBinary, startBinary, type RunningBinary } from './support'
 
 export interface Publisher {

@@ -61,3 +61,33 @@ describe('guessing API keys', () => {
     expect(keyId).not.toBe(res.body.id)
   })
 })
+
+describe('guessing API keys as a download token (?token=)', () => {
+  const runtime = createTestContext({ rateLimit: true, trustProxy: true })
+  afterAll(() => runtime.close())
+  let versionId: string
+  let key: string
+  beforeAll(async () => {
+    const member = await createUser(runtime, { email: 'runtime-keys@example.test' })
+    const { createMiniApp, upload, uploadForm } = await import('../../test-fixtures')
+    await createMiniApp(runtime, member.token, 'com.example.keyguess')
+    versionId = (await upload(runtime, member.token, 'com.example.keyguess', uploadForm('com.example.keyguess', { version: '1.0.0' }))).body.id
+    key = (await runtime.call('POST', '/api/auth/api-keys', { token: member.token, json: { name: 'runtime', scopes: ['read'] } })).body.key
+  })
+  const fetchWith = (token: string, address: string, path = 'install') =>
+    runtime.call('GET', `/api/mini-apps/access/versions/${versionId}/${path}?token=${token}`, { headers: { 'x-forwarded-for': address } })
+
+  test(`install info and files count failed keys per address too: ${limit} then 429 with Retry-After; other addresses unaffected`, async () => {
+    for (let n = 0; n < limit; n++) {
+      const res = await fetchWith(guess(n), '203.0.113.50', n % 2 === 0 ? 'install' : 'manifest')
+      expect({ n, status: res.status, code: res.body.code }).toEqual({ n, status: 401, code: 'INVALID_API_KEY' })
+    }
+    for (const path of ['install', 'manifest', 'bundles/ios']) {
+      const refused = await fetchWith(key, '203.0.113.50', path)
+      expect({ path, status: refused.status, code: refused.body.code }).toEqual({ path, status: 429, code: 'RATE_LIMITED' })
+      expect(refused.headers.get('retry-after')).not.toBeNull()
+    }
+    expect((await fetchWith(key, '198.51.100.50')).status).toBe(200)
+    expect((await fetchWith(key, '198.51.100.50', 'manifest')).status).toBe(200)
+  })
+})

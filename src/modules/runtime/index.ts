@@ -7,6 +7,8 @@ import type { FileKind } from '../versions/file-kinds'
 import { isS3BlobStore } from '../../storage/s3'
 import { createRuntimeService, then, type DeviceQuery, type RuntimeService, type SerialisedJson } from './service'
 import { apiBase, isPlatform, servedApiBase, type Platform } from '../../http/urls'
+import { clientAddress } from '../../http/client'
+import { isApiKey } from '../api-keys/service'
 import { appParams, bundleQuery, deviceQuery, installInfo, platformParams, tokenQuery, updateAnswer, updateQuery, versionParams } from './model'
 
 const bundleKinds: Record<Platform, FileKind> = { ios: 'bundleIos', android: 'bundleAndroid' }
@@ -113,7 +115,7 @@ export interface InstallAnswers {
    * `url` is given by serve's native routes: the `request.url` Bun built for a served request, read
    * once; its host stands for the Host header (servedApiBase), so no header is read.
    */
-  versionInstall(request: Request, versionId: string, token: string | undefined, url?: string): Response | Promise<Response>
+  versionInstall(request: Request, versionId: string, token: string | undefined, url?: string, server?: AddressSource): Response | Promise<Response>
   releaseInstall(request: Request, appId: string, query: DeviceQuery & { currentVersion?: string }, url?: string): Response | Promise<Response>
   update(request: Request, appId: string, query: DeviceQuery & { platform?: string; currentVersion?: string }, url?: string): Response | Promise<Response>
 }
@@ -127,7 +129,20 @@ const pinnedChannel = 'stable'
  * every device makes (with S3 redirects these are the hottest small answers, issue 14).
  */
 export interface FileAnswers {
-  file(request: Request, versionId: string, path: string, token: string | undefined): Response | Promise<Response>
+  /** `server` tells the client's address (an API key sent as the token counts its failures against it) */
+  file(request: Request, versionId: string, path: string, token: string | undefined, server?: AddressSource): Response | Promise<Response>
+}
+
+/** What knows a request's peer address: the server that received it. */
+type AddressSource = Parameters<typeof clientAddress>[1]
+
+/**
+ * An API key sent as `?token=` is authenticated here first, with the client's address, so that its
+ * failures count against that address and an address past the limit is refused (429), exactly as
+ * with the Authorization header (decisions §18); the runtime rules then authenticate it as before.
+ */
+function checkKeyToken(deps: AppDeps, request: Request, server: AddressSource, token: string | undefined): void {
+  if (token !== undefined && isApiKey(token)) deps.apiKeys.authenticate(token, null, clientAddress(request, server, deps.config))
 }
 
 /** The API base of an answer: from the URL Bun built when serve's native routes pass it, else from the headers. */
@@ -136,11 +151,13 @@ const baseOf = (request: Request, config: AppDeps['config'], url: string | undef
 function installAnswers(runtime: RuntimeService, deps: AppDeps): InstallAnswers {
   const counters = deps.insights.counters
   return {
-    versionInstall: (request, versionId, token, url) =>
-      then(runtime.versionInstallJson(versionId, token, baseOf(request, deps.config, url)), (json) => {
+    versionInstall: (request, versionId, token, url, server) => {
+      checkKeyToken(deps, request, server, token)
+      return then(runtime.versionInstallJson(versionId, token, baseOf(request, deps.config, url)), (json) => {
         if (json.version) counters.countInstall(json.version, pinnedChannel)
         return jsonResponse(json, 'private, no-cache')
-      }),
+      })
+    },
     releaseInstall: (request, appId, query, url) =>
       then(runtime.releaseInstallJson(appId, query, baseOf(request, deps.config, url)), (json) => {
         if (json.version) counters.countInstall(json.version, query.channel ?? 'stable', 'unknown', query.deviceId)
@@ -177,7 +194,8 @@ export function runtimeRoutes(deps: AppDeps) {
     })
   }
 
-  function answerFile(request: Request, versionId: string, target: Target, token: string | undefined): Promise<Response> | Response {
+  function answerFile(request: Request, versionId: string, target: Target, token: string | undefined, server?: AddressSource): Promise<Response> | Response {
+    checkKeyToken(deps, request, server, token)
     const answer = then<StoredFile, Response | Promise<Response>>(runtime.file(versionId, token, target.kind, { anonymousRelease: target.anonymousRelease }), (stored) => storedResponse(stored, request, pinnedChannel))
     // a promise of a promise flattens when awaited; the type says so
     return answer as Response | Promise<Response>
@@ -191,8 +209,8 @@ export function runtimeRoutes(deps: AppDeps) {
 
   const fileHandler =
     (targetOf: (params: Record<string, string>, query: Query) => Target) =>
-    ({ request, params, query }: { request: Request; params: Record<string, string>; query: Query }) =>
-      answerFile(request, params.versionId!, targetOf(params, query), query.token)
+    ({ request, params, query, server }: { request: Request; params: Record<string, string>; query: Query; server: AddressSource }) =>
+      answerFile(request, params.versionId!, targetOf(params, query), query.token, server)
 
   const described = (summary: string) => ({ detail: { summary: `${summary}; HEAD answers the same headers without the body`, tags: ['runtime'] } })
   const failed = (error: unknown) => errorResponse(toAppError('UNKNOWN', error, deps.log))
@@ -204,7 +222,7 @@ export function runtimeRoutes(deps: AppDeps) {
       // megabytes to send none, so HEAD on the file paths is answered here, before routing. The hook
       // runs for every request of the app, so it stays synchronous (an async hook would make Elysia
       // await on every request) and hands back a promise only for HEAD, one that never rejects.
-      .onRequest(({ request }) => {
+      .onRequest(({ request, server }) => {
         if (request.method !== 'HEAD') return
         const url = new URL(request.url)
         const platform = url.searchParams.get('platform') ?? undefined
@@ -214,7 +232,7 @@ export function runtimeRoutes(deps: AppDeps) {
             const target = fileOf(match[2]!, platform)
             const versionId = decoded(match[1]!)
             if (!target || versionId === null) return
-            return Promise.resolve(answerFile(request, versionId, target, url.searchParams.get('token') ?? undefined)).catch(failed)
+            return Promise.resolve(answerFile(request, versionId, target, url.searchParams.get('token') ?? undefined, server)).catch(failed)
           }
           const app = appHeadPath.exec(url.pathname)
           const appId = app && decoded(app[1]!)
@@ -227,14 +245,14 @@ export function runtimeRoutes(deps: AppDeps) {
       // `serve` also answers install info and the update check from Bun's native router (native-routes.ts)
       .state('installAnswers', answers)
       .state('fileAnswers', {
-        file: (request, versionId, path, token) => {
+        file: (request, versionId, path, token, server) => {
           // `bundles/app.json` arrives here too (the platform route matches it): the derived manifest rule applies
           const target = fileOf(path, undefined)
           if (!target) throw new AppError(404, 'ROUTE_NOT_FOUND', `There is nothing at ${new URL(request.url).pathname.slice(0, 200)}`)
-          return answerFile(request, versionId, target, token)
+          return answerFile(request, versionId, target, token, server)
         },
       } satisfies FileAnswers)
-      .get('/versions/:versionId/install', ({ request, params, query }) => answers.versionInstall(request, params.versionId, query.token), {
+      .get('/versions/:versionId/install', ({ request, params, query, server }) => answers.versionInstall(request, params.versionId, query.token, undefined, server), {
         params: versionParams,
         query: tokenQuery,
         response: { 200: installInfo },
@@ -255,7 +273,10 @@ export function runtimeRoutes(deps: AppDeps) {
         response: { 200: updateAnswer },
         detail: { summary: 'The update check (public): whether the device should update from currentVersion, whether it is mandatory, and the install info', tags: ['runtime'] },
       })
-      .get('/apps/:appId/experience/install', async ({ request, params, query }) => jsonResponse(await runtime.experienceInstallJson(params.appId, query.token, apiBase(request, deps.config)), 'private, no-cache'), {
+      .get('/apps/:appId/experience/install', async ({ request, params, query, server }) => {
+        checkKeyToken(deps, request, server, query.token)
+        return jsonResponse(await runtime.experienceInstallJson(params.appId, query.token, apiBase(request, deps.config)), 'private, no-cache')
+      }, {
         params: appParams,
         query: tokenQuery,
         response: { 200: installInfo },

@@ -61,8 +61,8 @@ export function nativeInstallRoutes(
   // each handler uses the URL the request log read: Bun builds the string anew on every access
   return {
     '/api/mini-apps/access/versions/:versionId/install': {
-      GET: wrap((request: BunRequest, _server, url) => {
-        return guarded(() => answers.versionInstall(request, (request.params as { versionId: string }).versionId, queryValue(url, 'token'), url), log)
+      GET: wrap((request: BunRequest, server, url) => {
+        return guarded(() => answers.versionInstall(request, (request.params as { versionId: string }).versionId, queryValue(url, 'token'), url, server), log)
       }, 'install_info'),
     },
     '/api/mini-apps/access/apps/:appId/release/install': {
@@ -75,10 +75,10 @@ export function nativeInstallRoutes(
       ['bundles/:platform', 'assets/:platform', 'manifest'].map((path) => [
         `/api/mini-apps/access/versions/:versionId/${path}`,
         {
-          GET: wrap((request: BunRequest, _server, url) => {
+          GET: wrap((request: BunRequest, server, url) => {
             const params = request.params as { versionId: string; platform?: string }
             const file = params.platform === undefined ? 'manifest' : `${path.split('/')[0]}/${params.platform}`
-            return guarded(() => answers.file(request, params.versionId, file, queryValue(url, 'token')), log)
+            return guarded(() => answers.file(request, params.versionId, file, queryValue(url, 'token'), server), log)
           }, 'version_file'),
         },
       ]),
