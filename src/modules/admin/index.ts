@@ -1,6 +1,6 @@
 // Routes of user administration (decisions §7): admins only, every change audited.
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../../deps'
+import type { AppDeps } from '../deps'
 import { AppError } from '../../http/errors'
 import { bearerToken } from '../../http/guards'
 import { userFromAccessToken } from '../auth/access'

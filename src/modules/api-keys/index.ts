@@ -1,6 +1,6 @@
 // Routes of API keys: /api/auth/api-keys (the caller's own) and /api/admin/api-keys (every key, admins).
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../../deps'
+import type { AppDeps } from '../deps'
 import { adminApiKeyList, apiKeyIdParams, apiKeyList, createApiKeyBody, createdApiKey, revokedApiKey } from './model'
 import { createApiKey, listAllApiKeys, listApiKeys, revokeApiKey } from './service'
 

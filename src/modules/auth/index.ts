@@ -1,6 +1,6 @@
 // Routes of the account endpoints: register, login, me (the device flow lives in cli-sessions/).
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../../deps'
+import type { AppDeps } from '../deps'
 import { clientAddress } from '../../http/client'
 import { LoginFailureTracker, login, register } from './service'
 import { loginBody, loginResponse, meResponse, registerBody, registerResponse } from './model'

@@ -1,6 +1,6 @@
 // Routes of channels: list, create, delete, and the rollout of a channel's newest release.
 import { Elysia, t } from 'elysia'
-import type { AppDeps } from '../../deps'
+import type { AppDeps } from '../deps'
 import { channelParams, channelRecord, channelsParams, createChannelBody, patchChannelBody, rolloutBody } from './model'
 import { createChannel, deleteChannel, listChannels, patchRollout } from './service'
 import { actorOf, emitRolloutChange } from '../webhooks/service'

@@ -1,6 +1,6 @@
 // Routes of the CLI device flow: create a session, poll it, see who asks, approve or deny it (decisions §4).
 import { Elysia, t } from 'elysia'
-import type { AppDeps } from '../../deps'
+import type { AppDeps } from '../deps'
 import { clientAddress, publicOrigin } from '../../http/client'
 import { personSchema } from '../auth/model'
 import { approveCliSession, cliSessionDetails, createCliSession, denyCliSession, pollCliSession, verificationUrl } from './service'

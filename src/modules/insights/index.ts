@@ -1,6 +1,6 @@
 // Routes of insights: device events (public) and the per-miniapp report (members).
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../../deps'
+import type { AppDeps } from '../deps'
 import { clientAddress } from '../../http/client'
 import { eventsAnswer, eventsBody, insightsAnswer, insightsParams, insightsQuery } from './model'
 

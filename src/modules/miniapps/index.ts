@@ -2,7 +2,7 @@
 import { Elysia } from 'elysia'
 import { AppError } from '../../http/errors'
 import { clientAddress } from '../../http/client'
-import type { AppDeps } from '../../deps'
+import type { AppDeps } from '../deps'
 import { addMemberBody, createMiniAppBody, memberParams, miniAppIdParams, updateMiniAppBody } from './model'
 import { addMember, createMiniApp, listMembers, listMiniApps, miniAppRecord, removeMember, requireVisibleMiniApp, updateMiniApp } from './service'
 

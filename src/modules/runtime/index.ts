@@ -1,6 +1,6 @@
 // Routes of the runtime download contract: install info, bundles, manifest, assets (all `?token=`), and the public release install.
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../../deps'
+import type { AppDeps } from '../deps'
 import { AppError, errorResponse, toAppError } from '../../http/errors'
 import { fileResponse, s3FileResponse, type S3Source, type StoredFile } from './files'
 import type { FileKind } from '../versions/file-kinds'

@@ -1,6 +1,6 @@
 // GET/POST /setup: the one-time page that creates the first administrator (plain HTML, no script, the console's security headers).
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../../deps'
+import type { AppDeps } from '../deps'
 import { AppError } from '../../http/errors'
 import { htmlSecurityHeaders } from '../../http/console-routes'
 import { createFirstAdmin, hasActiveAdmin, type SetupGate } from './service'

@@ -1,6 +1,6 @@
 // Routes of a miniapp's trusted signing keys (decisions §14): /api/mini-apps/{miniAppId}/signing-keys.
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../../deps'
+import type { AppDeps } from '../deps'
 import { addSigningKeyBody, miniAppIdParams, signingKeyParams } from './model'
 import { addSigningKey, listSigningKeys, revokeSigningKey } from './service'
 

@@ -1,6 +1,6 @@
 // Health, metrics and the OpenAPI document.
 import { Elysia, t } from 'elysia'
-import type { AppDeps } from '../../deps'
+import type { AppDeps } from '../deps'
 import { openApiDocument } from '../../http/openapi'
 import { canWrite } from '../../db/open'
 import { productVersion } from '../../version'

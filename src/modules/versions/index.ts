@@ -1,6 +1,6 @@
 // Routes of versions: upload (multipart, streamed), review, publish, rollback, delete, and the workspace.
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../../deps'
+import type { AppDeps } from '../deps'
 import { requireVisibleMiniAppByAppId } from '../miniapps/service'
 import { miniAppIdParams, publishBody, rollbackBody, uploadParams, versionParams, workspaceQuery } from './model'
 import { apiBase } from '../../http/urls'

@@ -1,6 +1,6 @@
 // Routes of webhooks: /api/mini-apps/{miniAppId}/webhooks — create, list, delete, test, deliveries (owners and admins).
 import { Elysia, t } from 'elysia'
-import type { AppDeps } from '../../deps'
+import type { AppDeps } from '../deps'
 import { createdWebhook, createWebhookBody, deliveryRecord, webhookParams, webhookRecord, webhooksParams } from './model'
 import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, testWebhook } from './service'
 
