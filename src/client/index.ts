@@ -4,7 +4,8 @@ import { loginCommand, logoutCommand, whoamiCommand } from './login'
 import { pushCommand } from './push'
 import { appsCommand, publishCommand, rollbackCommand, rolloutCommand, versionsCommand } from './publish'
 import { statusCommand } from './status'
+import { channelsCommand } from './channels'
 
 export function clientCommands(): Command[] {
-  return [loginCommand(), logoutCommand(), whoamiCommand(), pushCommand(), appsCommand(), versionsCommand(), publishCommand(), rollbackCommand(), rolloutCommand(), statusCommand()]
+  return [loginCommand(), logoutCommand(), whoamiCommand(), pushCommand(), appsCommand(), versionsCommand(), publishCommand(), rollbackCommand(), rolloutCommand(), channelsCommand(), statusCommand()]
 }

@@ -12,6 +12,7 @@ import { connect, withClientOptions, type ClientFlags } from './config'
 import { CliError, createOutput, runClient } from './http'
 import { formatBytes, transferBar } from './progress'
 import { publishBody, publishVersion, withReleaseOptions, type ReleaseFlags, type VersionSummary } from './publish'
+import { createChannelHint } from './channels'
 
 /** The upload's five file fields and the conventional file names a build writes (the contract's). */
 export const artifactNames = {
@@ -283,6 +284,12 @@ Examples:
               chunks: body.chunks,
               onBytes: (count) => bar.advance(count),
             }))
+          } catch (error) {
+            // a channel the app does not have yet: say how to make it (decisions §13, issue 26)
+            if (error instanceof CliError && error.body?.code === 'CHANNEL_NOT_FOUND' && flags.channel !== undefined) {
+              throw new CliError(error.exitCode, `${appId} has no channel "${flags.channel}"; create it first: ${createChannelHint(flags.channel, appId)}`, error.body)
+            }
+            throw error
           } finally {
             bar.done()
           }
