@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { binaryPath, callApi, cleanEnv, freePort, runBinary, startBinary, tempDir, type ApiCallOptions, type RunningBinary, type RunResult } from './support'
+import { binaryPath, callApi, cleanEnv, freePort, runBinary, setUpFirstAdmin, startBinary, tempDir, type ApiCallOptions, type RunningBinary, type RunResult } from './support'
 import { buildZip } from '../test-fixtures'
 
 const mb = 1024 * 1024
@@ -42,6 +42,7 @@ const cli = (args: string[], env: Record<string, string>, stdin?: string): Promi
 beforeAll(async () => {
   dir = tempDir('miniship-cli-e2e-')
   server = await startBinary({ dataDir: join(dir, 'data') })
+  await setUpFirstAdmin(server)
   const registered = await api('POST', '/api/auth/register', { json: { email: 'dev@example.test', password: 'dev-password', displayName: 'Dev' } })
   token = registered.body.accessToken
   shopId = (await api('POST', '/api/mini-apps', { token, json: { appId: 'shop', name: 'Shop' } })).body.id
