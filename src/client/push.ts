@@ -9,7 +9,7 @@ import { checkManifest, type UploadWarning } from '../modules/versions/manifest'
 import { AppError } from '../http/app-error'
 import { releaseTypes, versionPattern } from '../modules/versions/version-rules'
 import { connect, withClientOptions, type ClientFlags } from './config'
-import { CliError, createOutput, runClient } from './http'
+import { CliError, createOutput, runClient, type ApiClient } from './http'
 import { formatBytes, transferBar } from './progress'
 import { publishBody, publishVersion, withReleaseOptions, type ReleaseFlags, type VersionSummary } from './publish'
 import { createChannelHint } from './channels'
@@ -229,6 +229,16 @@ interface PushFlags extends ClientFlags, ReleaseFlags {
   publish?: boolean
 }
 
+/** The server's upload limit in bytes (GET /api/info), or null from a server that does not say. */
+async function uploadLimit(api: ApiClient): Promise<number | null> {
+  try {
+    const { body } = await api.request<{ uploadLimitBytes?: unknown }>('GET', '/info')
+    return typeof body?.uploadLimitBytes === 'number' ? body.uploadLimitBytes : null
+  } catch {
+    return null
+  }
+}
+
 export function pushCommand(): Command {
   return withReleaseOptions(withClientOptions(new Command('push')))
     .description('upload a build (the five artifacts in DIR) as a version of a mini app, and optionally publish it')
@@ -273,9 +283,18 @@ Examples:
           if (releaseType !== undefined) fields.releaseType = releaseType
           if (flags.channel !== undefined) fields.channel = flags.channel
           const total = artifacts.reduce((sum, a) => sum + a.size, 0)
+          const body = multipartFromDisk(fields, artifacts)
+          // refused before a byte is sent, rather than after the whole upload
+          const limit = await uploadLimit(api)
+          if (limit !== null && body.length > limit) {
+            throw new CliError(1, `the upload is ${formatBytes(body.length)}, over the ${formatBytes(limit)} ${api.server} takes, so nothing was sent; an operator raises the limit with --upload-limit-mb (env MINISHIP_UPLOAD_LIMIT_MB)`, {
+              statusCode: 413,
+              code: 'PAYLOAD_TOO_LARGE',
+              message: `The upload is larger than the limit of ${formatBytes(limit)}`,
+            })
+          }
           out.note(`Uploading ${appId} ${version}: ${artifacts.length} files, ${formatBytes(total)}`)
           const bar = transferBar(total)
-          const body = multipartFromDisk(fields, artifacts)
           let uploaded: VersionSummary & { miniAppId: string; warnings?: Warning[] }
           try {
             ;({ body: uploaded } = await api.send<VersionSummary & { miniAppId: string; warnings?: Warning[] }>('POST', `/mini-apps/by-app-id/${encodeURIComponent(appId)}/versions/upload`, {

@@ -391,6 +391,39 @@ describe('refusals, each with its exit code and message', () => {
     expect(result.stderr).toContain('VERSION_ALREADY_PUBLISHED, HTTP 409')
   })
 
+  test('a too-big upload is refused before it is sent, and the message names --upload-limit-mb', async () => {
+    const small = await startBinary({ dataDir: join(dir, 'small'), args: ['--upload-limit-mb', '1'] })
+    try {
+      await setUpFirstAdmin(small)
+      const smallToken = (await callApi(small.baseUrl, 'POST', '/api/auth/register', { json: { email: 'small@example.test', password: 'dev-password' } })).body.accessToken
+      expect((await callApi(small.baseUrl, 'POST', '/api/mini-apps', { token: smallToken, json: { appId: 'shop', name: 'Shop' } })).status).toBe(201)
+      const result = await cli(['push', buildFolder('too-big', { iosBundleBytes: 2 * mb }), '--app', 'shop', '--version', '5.0.0', '--server', small.baseUrl, '--json'], clientEnv(join(dir, 'config-small'), { MINISHIP_TOKEN: smallToken }))
+      expect(result.exitCode).toBe(1)
+      expect(result.stderr).toContain('over the 1.0 MB')
+      expect(result.stderr).toContain('nothing was sent')
+      expect(result.stderr).toContain('--upload-limit-mb')
+      expect(JSON.parse(result.stdout).error.code).toBe('PAYLOAD_TOO_LARGE')
+      expect(small.output().stdout.split('\n').filter((line) => line.includes('/versions/upload'))).toEqual([])
+    } finally {
+      await small.stop()
+    }
+  }, 60_000)
+
+  test('a mistyped flag is named as such, with the one meant (not "required option --app")', async () => {
+    const result = await cli(['push', '--ap', 'shop', '--version', '1.0.0'], env())
+    expect(result.exitCode).toBe(2)
+    expect(result.stderr).toContain("unknown option '--ap' (Did you mean --app?)")
+    expect(result.stderr).not.toContain('required option')
+  })
+
+  test('--server naming the console (…/apps) says to use the /api URL, not "r.find is not a function"', async () => {
+    const result = await cli(['versions', 'ls', 'shop', '--server', `${server.baseUrl}/apps`], clientEnv(join(dir, 'config-none'), { MINISHIP_TOKEN: token }))
+    expect(result.exitCode).toBe(1)
+    expect(result.stderr).toContain('is not a miniship API URL')
+    expect(result.stderr).toContain(`${server.baseUrl}/api`)
+    expect(result.stderr).not.toContain('is not a function')
+  })
+
   test('bad usage: exit 2 (bad version, bad rollout, unknown option, bad server URL)', async () => {
     for (const args of [
       ['push', '.', '--app', 'shop', '--version', 'one'],
