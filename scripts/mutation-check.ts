@@ -65,6 +65,20 @@ const mutations: Mutation[] = [
 
   {
     file: 'src/modules/auth/service.ts',
+    find: 'if (!hasActiveAdmin(db)) {',
+    replace: 'if (false) {',
+    tests: ['src/modules/auth/setup-required.test.ts'],
+    why: 'no open door: register is 403 SETUP_REQUIRED until an administrator exists (decisions §13)',
+  },
+  {
+    file: 'src/modules/auth/service.ts',
+    find: 'const password = requirePassword(input.password, input.passwordMinLength)',
+    replace: 'const password = requirePassword(input.password)',
+    tests: ['src/modules/auth/setup-required.test.ts'],
+    why: 'the operator\'s --password-min-length applies to every new account (decisions §13)',
+  },
+  {
+    file: 'src/modules/auth/service.ts',
     find: 'if (!row || !matches) {',
     replace: 'if (!row) {',
     tests: ['src/modules/auth/auth.test.ts'],

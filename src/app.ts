@@ -14,6 +14,7 @@ import { authRoutes } from './modules/auth'
 import { cliSessionRoutes } from './modules/cli-sessions'
 import { adminRoutes } from './modules/admin'
 import { miniAppRoutes } from './modules/miniapps'
+import { miniAppIdOf } from './modules/miniapps/service'
 import { versionRoutes } from './modules/versions'
 import { runtimeRoutes } from './modules/runtime'
 import { insightRoutes } from './modules/insights'
@@ -74,7 +75,7 @@ export function checkRequestBody(request: Request, config: Config): void {
   // device events come from phones in the field: a small body, refused early when it is not
   const limit = isUpload ? config.uploadLimitBytes : pathname === eventsPath ? eventsBodyLimitBytes : config.jsonLimitBytes
   if (declared !== null && Number(declared) > limit) {
-    throw new AppError(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${sizeText(limit)}`)
+    throw new AppError(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${sizeText(limit)}${isUpload ? '; an operator raises it with --upload-limit-mb (env MINISHIP_UPLOAD_LIMIT_MB)' : ''}`)
   }
   const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
   // the setup page is a plain HTML form (no script may run there)
@@ -138,6 +139,7 @@ export function createApp(input: AppInput) {
         isApiKey,
         accessToken: (token) => userFromAccessToken(input.db, tokens, token),
         apiKey: (key, scope, address) => apiKeys.authenticate(key, scope, address),
+        miniAppIdOf: (idOrAppId) => miniAppIdOf(input.db, idOrAppId),
       },
       input.config,
     ),

@@ -39,6 +39,8 @@ export interface Config {
   /** base URL for file downloads (a CDN in front of /api), without trailing slash */
   cdnUrl: string | null
   registration: 'open' | 'closed'
+  /** decisions §13: the shortest password register, create-admin, admin-made users and password changes take (6–128, default 6) */
+  passwordMinLength: number
   uploadLimitBytes: number
   tokenTtlSeconds: number
   downloadTokenTtlSeconds: number
@@ -107,6 +109,7 @@ export interface ConfigFlags {
   publicUrl?: string
   cdnUrl?: string
   registration?: string
+  passwordMinLength?: string
   uploadLimitMb?: string
   tokenTtl?: string
   rateLimit?: string
@@ -138,6 +141,7 @@ const settings = {
   publicUrl: { env: 'MINISHIP_PUBLIC_URL', flag: '--public-url', fallback: '' },
   cdnUrl: { env: 'MINISHIP_CDN_URL', flag: '--cdn-url', fallback: '' },
   registration: { env: 'MINISHIP_REGISTRATION', flag: '--registration', fallback: 'open' },
+  passwordMinLength: { env: 'MINISHIP_PASSWORD_MIN_LENGTH', flag: '--password-min-length', fallback: '6' },
   uploadLimitMb: { env: 'MINISHIP_UPLOAD_LIMIT_MB', flag: '--upload-limit-mb', fallback: '512' },
   tokenTtl: { env: 'MINISHIP_TOKEN_TTL', flag: '--token-ttl', fallback: '30d' },
   rateLimit: { env: 'MINISHIP_RATE_LIMIT', flag: '--rate-limit', fallback: 'on' },
@@ -268,6 +272,11 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
     throw new ConfigError(`${registration.name} must be "open" or "closed", got "${registration.value}"`)
   }
 
+  const passwordMin = pick('passwordMinLength')
+  const passwordMinLength = Number(passwordMin.value)
+  if (!/^\d{1,3}$/.test(passwordMin.value) || passwordMinLength < 6 || passwordMinLength > 128) {
+    throw new ConfigError(`${passwordMin.name} must be a whole number of characters from 6 to 128 (8 or more is recommended, NIST SP 800-63B), got "${passwordMin.value}"`)
+  }
   const uploadLimit = pick('uploadLimitMb')
   const uploadLimitMb = Number(uploadLimit.value)
   if (!/^\d+$/.test(uploadLimit.value) || uploadLimitMb < 1 || uploadLimitMb > 1024 * 1024) {
@@ -327,6 +336,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
     publicUrl: baseUrl(publicUrl.name, publicUrl.value),
     cdnUrl: baseUrl(cdnUrl.name, cdnUrl.value, 'https://cdn.example.com'),
     registration: registration.value,
+    passwordMinLength,
     uploadLimitBytes: uploadLimitMb * 1024 * 1024,
     tokenTtlSeconds,
     downloadTokenTtlSeconds: 7 * 86400,

@@ -25,6 +25,24 @@ for (const command of allCommands(program)) {
     .exitOverride((error) => {
       process.exit(error.exitCode === 0 ? 0 : 2)
     })
+  if (command.commands.length === 0) reportUnknownOptionsFirst(command)
+}
+
+/**
+ * Commander checks required options before unknown ones, so a mistyped `--ap` was reported as
+ * "required option '--app' not specified". A leaf command reports the unknown option first, with
+ * commander's own suggestion ("Did you mean --app?").
+ */
+function reportUnknownOptionsFirst(command: Command): void {
+  const parseOptions = command.parseOptions.bind(command)
+  command.parseOptions = (args) => {
+    const parsed = parseOptions(args)
+    const first = parsed.unknown[0]
+    // help is answered from the unknown arguments, after this: it still wins
+    const asksHelp = parsed.unknown.some((arg) => arg === '--help' || arg === '-h')
+    if (!asksHelp && first !== undefined && first.length > 1 && first.startsWith('-')) (command as Command & { unknownOption(flag: string): never }).unknownOption(first)
+    return parsed
+  }
 }
 
 /** "apps create " for a nested command, "" for the program itself. */

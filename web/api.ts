@@ -262,6 +262,10 @@ export interface AuditLog {
   targetId?: string | null
   summary?: string | null
   metadata?: unknown
+  /** who in words (an API key by name and owner); absent from older servers */
+  actorName?: string | null
+  /** the target by name; absent from older servers, null when the record is gone */
+  targetName?: string | null
   createdAt: string
 }
 

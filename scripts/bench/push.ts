@@ -9,6 +9,7 @@
 // files and fields (wall time). Every upload is a new version number; the server keeps one copy of
 // the identical bundle (content-addressed), so disk use stays flat. Targets: client peak RSS ≤ 60 MB,
 // throughput ≥ 0.7× curl's.
+import { createBenchAdmin } from './support'
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -102,6 +103,7 @@ try {
     if (tries > 200) throw new Error('the server did not start')
     await Bun.sleep(50)
   }
+  createBenchAdmin([miniship], join(work, 'data'))
   const { accessToken } = (await call(base, 'POST', '/api/auth/register', { json: { email: 'bench@example.test', password: 'bench-password' } })) as { accessToken: string }
   await call(base, 'POST', '/api/mini-apps', { token: accessToken, json: { appId: 'bench', name: 'Bench' } })
   const { key } = (await call(base, 'POST', '/api/auth/api-keys', { token: accessToken, json: { name: 'bench', scopes: ['upload'] } })) as { key: string }

@@ -32,7 +32,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { buildZip } from '../../src/test-fixtures'
 import { startTestS3, type TestS3 } from '../../src/storage/test-s3'
-import { call, freePort, median, waitForHealth, wrkLoad, wrkReport, type Load } from './support'
+import { call, freePort, median, waitForHealth, wrkLoad, wrkReport, type Load, createBenchAdmin } from './support'
 
 const root = join(import.meta.dir, '..', '..')
 
@@ -174,6 +174,7 @@ try {
   await waitForHealth(base, 20_000)
 
   // a user, a miniapp, a published version with a 5 MB bundle, through the API
+  createBenchAdmin([process.execPath, join(root, 'src', 'main.ts')], dataDir)
   const { accessToken } = await call(base, 'POST', '/api/auth/register', { json: { email: 'bench@example.com', password: 'bench-password' } })
   const miniApp = await call(base, 'POST', '/api/mini-apps', { token: accessToken, json: { appId: 'com.example.bench', name: 'Bench' } })
   const bundle = new Uint8Array(5 * 1024 * 1024)

@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { Database } from 'bun:sqlite'
 import { buildZip } from '../../src/test-fixtures'
-import { call, freePort, waitForHealth } from './support'
+import { call, freePort, waitForHealth, createBenchAdmin } from './support'
 
 const root = join(import.meta.dir, '..', '..')
 const { values: options } = parseArgs({
@@ -76,6 +76,7 @@ async function prepare(name: string, seed: (dataDir: string) => Promise<void> | 
   const dataDir = join(work, name)
   // init the directory (schema) with a short-lived server, seed it while nothing runs, then serve it
   const first = await startServer(dataDir)
+  createBenchAdmin([process.execPath, join(root, 'src', 'main.ts')], dataDir)
   const { accessToken } = await call(first, 'POST', '/api/auth/register', { json: { email: `bench-${name}@example.com`, password: 'bench-password' } })
   const miniApp = await call(first, 'POST', '/api/mini-apps', { token: accessToken, json: { appId: 'com.example.scale', name: 'Scale' } })
   const version = await call(first, 'POST', '/api/mini-apps/by-app-id/com.example.scale/versions/upload', { token: accessToken, body: form('0.0.1') })

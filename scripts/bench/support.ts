@@ -64,3 +64,18 @@ export const median = (values: number[]) => {
   const middle = Math.floor(sorted.length / 2)
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
 }
+
+/**
+ * Decisions §13: nobody registers before an administrator exists. A bench makes one with
+ * `create-admin` (`command`: how to run miniship, e.g. [bun, src/main.ts] or [the binary]) on the
+ * data directory, which a running server does not prevent.
+ */
+export function createBenchAdmin(command: string[], dataDir: string): void {
+  const made = Bun.spawnSync([...command, 'create-admin', '--data-dir', dataDir, '--email', 'bench-admin@example.test', '--password-stdin'], {
+    stdin: new TextEncoder().encode('bench-admin-password\n'),
+    stdout: 'ignore',
+    stderr: 'pipe',
+    env: { ...process.env, MINISHIP_DATA_DIR: '' },
+  })
+  if (made.exitCode !== 0 && !made.stderr.toString().includes('already exists')) throw new Error(`create-admin failed: ${made.stderr.toString()}`)
+}

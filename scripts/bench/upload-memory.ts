@@ -6,6 +6,7 @@
 // Each server runs in a process of its own and the uploads come from a third process, so the
 // figures are the server's alone: VmRSS when idle, then VmHWM (the kernel's peak resident set)
 // after the load, with the peak reset just before the load starts (/proc/<pid>/clear_refs).
+import { createBenchAdmin } from './support'
 import { mkdtempSync, rmSync, readFileSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -198,6 +199,7 @@ async function benchMiniship(filesDir: string, s3: TestS3 | null): Promise<Measu
   const baseUrl = `http://127.0.0.1:${port}`
   try {
     await waitFor(`${baseUrl}/api/health`, server)
+    createBenchAdmin([process.execPath, join(root, 'src', 'main.ts')], dataDir)
     const registered = await json(
       await fetch(`${baseUrl}/api/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.test', password: 'bench-password' }) }),
     )

@@ -7,7 +7,7 @@ import { openDataDir } from '../data-dir'
 import { NewerSchemaError } from '../db/open'
 import { AppError } from '../http/errors'
 import { systemClock } from '../ids'
-import { createUser, findUserByEmail, normaliseEmail, passwordMinLength, requireDisplayName, requirePassword } from '../modules/auth/service'
+import { createUser, findUserByEmail, normaliseEmail, requireDisplayName, requirePassword } from '../modules/auth/service'
 
 /** Everything the command touches outside the data directory, so a test can stand in for the terminal. */
 export interface CreateAdminIo {
@@ -44,6 +44,7 @@ interface CreateAdminFlags {
   displayName?: string
   passwordStdin?: boolean
   dataDir?: string
+  passwordMinLength?: string
 }
 
 async function readPassword(flags: CreateAdminFlags, io: CreateAdminIo): Promise<string> {
@@ -66,14 +67,15 @@ async function createAdmin(flags: CreateAdminFlags, io: CreateAdminIo): Promise<
   if (!flags.passwordStdin && !io.stdinIsTTY()) {
     throw new CommandFailure(2, 'no terminal to ask for the password on: pipe it in with --password-stdin')
   }
-  const config = loadConfig({ dataDir: flags.dataDir })
+  const config = loadConfig({ dataDir: flags.dataDir, passwordMinLength: flags.passwordMinLength })
+  const passwordMinLength = config.passwordMinLength
   const { db } = openDataDir(config.dataDir)
   try {
     if (findUserByEmail(db, email)) throw new CommandFailure(1, `a user with the email ${email} already exists; nothing was created`)
     const password = await readPassword(flags, io)
     if (password.length < passwordMinLength) throw new CommandFailure(1, `the password must be at least ${passwordMinLength} characters; nothing was created`)
-    requirePassword(password)
-    const user = await createUser(db, systemClock, { email, displayName, password, role: 'ADMIN', status: 'ACTIVE' }, null, 'cli')
+    requirePassword(password, passwordMinLength)
+    const user = await createUser(db, systemClock, { email, displayName, password, role: 'ADMIN', status: 'ACTIVE', passwordMinLength }, null, 'cli')
     io.out(`Created admin ${user.email} (id ${user.id}) in ${config.dataDir}`)
   } finally {
     db.$client.close()
@@ -86,6 +88,7 @@ export function createAdminCommand(io: CreateAdminIo = processIo): Command {
     .requiredOption('--email <email>', 'email address of the new administrator')
     .option('--display-name <name>', 'display name (default: the part of the email before @)')
     .option('--password-stdin', 'read the password from stdin (one trailing newline is dropped)')
+    .option('--password-min-length <n>', 'shortest password accepted, 6-128 (env MINISHIP_PASSWORD_MIN_LENGTH, default 6)')
     .addHelpText('after', '\nExample:\n  $ miniship create-admin --email admin@example.com --password-stdin < pw.txt')
     .action(async (flags: CreateAdminFlags) => {
       try {

@@ -280,3 +280,23 @@ describe('https uploads', () => {
     }
   })
 })
+
+describe('a server URL that is not the API', () => {
+  // what a miniship server answers at /apps/…: the console's HTML page, 200
+  const site = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('<!doctype html><title>miniship</title>', { headers: { 'content-type': 'text/html; charset=utf-8' } }) })
+  afterAll(() => site.stop(true))
+
+  test('--server https://host/apps: says which URL to use instead of "r.find is not a function"', async () => {
+    const server = `http://127.0.0.1:${site.port}/apps`
+    const api = createApiClient(server, 'a-token')
+    const failure = await api.request('GET', '/mini-apps').then(
+      () => null,
+      (error: unknown) => error,
+    )
+    expect(failure).toBeInstanceOf(CliError)
+    const message = (failure as CliError).message
+    expect(message).toContain(`${server}/mini-apps answered HTTP 200 with text/html, not miniship's JSON`)
+    expect(message).toContain(`ends in /api: http://127.0.0.1:${site.port}/api`)
+    expect((failure as CliError).exitCode).toBe(1)
+  })
+})

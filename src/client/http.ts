@@ -43,15 +43,34 @@ export interface ApiClient {
   send<T = unknown>(method: string, path: string, body: StreamBody): Promise<ApiResponse<T>>
 }
 
+/** A server URL that reaches a web page, not miniship's API: say which URL to use instead. */
+function notTheApi(server: string, path: string, status: number, headers: Headers): CliError {
+  let suggestion = ''
+  try {
+    const url = new URL(server)
+    if (!url.pathname.replace(/\/+$/, '').endsWith('/api')) suggestion = ` Use the API's URL, which ends in /api: ${url.origin}/api (or ${url.origin}${url.pathname.replace(/\/+$/, '')}/api if miniship is served under ${url.pathname})`
+  } catch {
+    // the server URL was checked when it was given
+  }
+  const type = headers.get('content-type')?.split(';')[0] ?? 'no content type'
+  return new CliError(1, `${server}${path} answered HTTP ${status} with ${type}, not miniship's JSON: ${server} is not a miniship API URL.${suggestion}`)
+}
+
 /** The answer as the CLI wants it: the parsed body when accepted, else a CliError with the server's message and code. */
 function answer<T>(server: string, path: string, status: number, headers: Headers, text: string, accept: number[] = []): ApiResponse<T> {
   let parsed: unknown = text
+  let json = text === ''
   try {
     parsed = text === '' ? null : JSON.parse(text)
+    json = true
   } catch {
     // not JSON; refused below unless accepted
   }
-  if ((status >= 200 && status < 300) || accept.includes(status)) return { status, headers, body: parsed as T }
+  if ((status >= 200 && status < 300) || accept.includes(status)) {
+    // a 200 that is not JSON is some other page at that URL (the console answers /apps/… with HTML)
+    if (!json) throw notTheApi(server, path, status, headers)
+    return { status, headers, body: parsed as T }
+  }
   const error = parsed as { code?: unknown; message?: unknown } | null
   if (error && typeof error === 'object' && typeof error.code === 'string' && typeof error.message === 'string') {
     throw new CliError(1, `${error.message} (${error.code}, HTTP ${status})`, { statusCode: status, code: error.code, message: error.message })

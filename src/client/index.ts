@@ -9,7 +9,8 @@ import { signCommand } from './sign'
 import { verifyCommand } from './verify'
 import { guardCommand } from './guard'
 import { webhooksCommand } from './webhooks'
+import { channelsCommand } from './channels'
 
 export function clientCommands(): Command[] {
-  return [loginCommand(), logoutCommand(), whoamiCommand(), pushCommand(), appsCommand(), versionsCommand(), publishCommand(), rollbackCommand(), rolloutCommand(), statusCommand(), keysCommand(), signCommand(), verifyCommand(), guardCommand(), webhooksCommand()]
+  return [loginCommand(), logoutCommand(), whoamiCommand(), pushCommand(), appsCommand(), versionsCommand(), publishCommand(), rollbackCommand(), rolloutCommand(), channelsCommand(), statusCommand(), keysCommand(), signCommand(), verifyCommand(), guardCommand(), webhooksCommand()]
 }

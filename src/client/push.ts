@@ -9,10 +9,11 @@ import { checkManifest, type UploadWarning } from '../modules/versions/manifest'
 import { AppError } from '../http/app-error'
 import { releaseTypes, versionPattern } from '../modules/versions/version-rules'
 import { connect, withClientOptions, type ClientFlags } from './config'
-import { CliError, createOutput, runClient } from './http'
+import { CliError, createOutput, runClient, type ApiClient } from './http'
 import { formatBytes, transferBar } from './progress'
 import { publishBody, publishVersion, withReleaseOptions, type ReleaseFlags, type VersionSummary } from './publish'
 import { explainKeyRefusal, signArtifacts, signingKeyFrom } from './sign'
+import { createChannelHint } from './channels'
 
 /** The upload's five file fields and the conventional file names a build writes (the contract's). */
 export const artifactNames = {
@@ -230,6 +231,16 @@ interface PushFlags extends ClientFlags, ReleaseFlags {
   signKey?: string
 }
 
+/** The server's upload limit in bytes (GET /api/info), or null from a server that does not say. */
+async function uploadLimit(api: ApiClient): Promise<number | null> {
+  try {
+    const { body } = await api.request<{ uploadLimitBytes?: unknown }>('GET', '/info')
+    return typeof body?.uploadLimitBytes === 'number' ? body.uploadLimitBytes : null
+  } catch {
+    return null
+  }
+}
+
 export function pushCommand(): Command {
   return withReleaseOptions(withClientOptions(new Command('push')))
     .description('upload a build (the five artifacts in DIR) as a version of a mini app, and optionally publish it')
@@ -284,9 +295,18 @@ Examples:
             out.note(`Signing with the key ${signingKey.keyId}`)
           }
           const total = artifacts.reduce((sum, a) => sum + a.size, 0)
+          const body = multipartFromDisk(fields, artifacts)
+          // refused before a byte is sent, rather than after the whole upload
+          const limit = await uploadLimit(api)
+          if (limit !== null && body.length > limit) {
+            throw new CliError(1, `the upload is ${formatBytes(body.length)}, over the ${formatBytes(limit)} ${api.server} takes, so nothing was sent; an operator raises the limit with --upload-limit-mb (env MINISHIP_UPLOAD_LIMIT_MB)`, {
+              statusCode: 413,
+              code: 'PAYLOAD_TOO_LARGE',
+              message: `The upload is larger than the limit of ${formatBytes(limit)}`,
+            })
+          }
           out.note(`Uploading ${appId} ${version}: ${artifacts.length} files, ${formatBytes(total)}`)
           const bar = transferBar(total)
-          const body = multipartFromDisk(fields, artifacts)
           let uploaded: VersionSummary & { miniAppId: string; warnings?: Warning[] }
           try {
             ;({ body: uploaded } = await api.send<VersionSummary & { miniAppId: string; warnings?: Warning[] }>('POST', `/mini-apps/by-app-id/${encodeURIComponent(appId)}/versions/upload`, {
@@ -295,6 +315,12 @@ Examples:
               chunks: body.chunks,
               onBytes: (count) => bar.advance(count),
             }).catch((error: unknown) => (signingKey ? explainKeyRefusal(error, appId, signingKey, flags.signKey ?? Bun.env.MINISHIP_SIGNING_KEY_FILE!) : Promise.reject(error))))
+          } catch (error) {
+            // a channel the app does not have yet: say how to make it (decisions §13, issue 26)
+            if (error instanceof CliError && error.body?.code === 'CHANNEL_NOT_FOUND' && flags.channel !== undefined) {
+              throw new CliError(error.exitCode, `${appId} has no channel "${flags.channel}"; create it first: ${createChannelHint(flags.channel, appId)}`, error.body)
+            }
+            throw error
           } finally {
             bar.done()
           }

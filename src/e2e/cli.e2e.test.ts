@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { binaryPath, callApi, cleanEnv, freePort, runBinary, startBinary, tempDir, type ApiCallOptions, type RunningBinary, type RunResult } from './support'
+import { binaryPath, callApi, cleanEnv, freePort, runBinary, setUpFirstAdmin, startBinary, tempDir, type ApiCallOptions, type RunningBinary, type RunResult } from './support'
 import { buildZip } from '../test-fixtures'
 
 const mb = 1024 * 1024
@@ -42,6 +42,7 @@ const cli = (args: string[], env: Record<string, string>, stdin?: string): Promi
 beforeAll(async () => {
   dir = tempDir('miniship-cli-e2e-')
   server = await startBinary({ dataDir: join(dir, 'data') })
+  await setUpFirstAdmin(server)
   const registered = await api('POST', '/api/auth/register', { json: { email: 'dev@example.test', password: 'dev-password', displayName: 'Dev' } })
   token = registered.body.accessToken
   shopId = (await api('POST', '/api/mini-apps', { token, json: { appId: 'shop', name: 'Shop' } })).body.id
@@ -162,6 +163,35 @@ describe('a developer at a terminal', () => {
     const missing = await cli(['rollout', 'shop', '--channel', 'nope', '--percent', '50'], env())
     expect(missing.exitCode).toBe(1)
     expect(missing.stderr).toContain('CHANNEL_NOT_FOUND, HTTP 404')
+  }, 60_000)
+
+  test('channels ls|create|rm; push to a channel the app lacks says how to create it', async () => {
+    const nightly = await cli(['push', buildFolder('build-1.4.0-n'), '--app', 'shop', '--version', '1.4.0-nightly.1', '--channel', 'nightly'], env())
+    expect(nightly.exitCode).toBe(1)
+    expect(nightly.stderr).toContain('shop has no channel "nightly"; create it first: miniship channels create nightly --app shop')
+    const created = await cli(['channels', 'create', 'nightly', '--app', 'shop'], env())
+    expect(created.exitCode).toBe(0)
+    expect(created.stdout).toContain('Created channel nightly of shop')
+    const again = await cli(['channels', 'create', 'nightly', '--app', 'shop', '--json'], env())
+    expect(again.exitCode).toBe(1)
+    expect(JSON.parse(again.stdout).error.code).toBe('CHANNEL_EXISTS')
+    const listed = await cli(['channels', 'ls', '--app', 'shop'], env())
+    expect(listed.exitCode).toBe(0)
+    expect(listed.stdout).toMatch(/stable\s+1\.2\.0 complete 100 %/)
+    expect(listed.stdout).toMatch(/beta\s+1\.3\.0-beta\.1 complete 100 %/)
+    expect(listed.stdout).toMatch(/nightly\s+nothing released/)
+    const json = JSON.parse((await cli(['channels', 'ls', '--app', 'shop', '--json'], env())).stdout)
+    expect(json.channels.map((c: { name: string; state: string | null }) => [c.name, c.state])).toEqual([['stable', 'complete'], ['beta', 'complete'], ['nightly', null]])
+    const removed = await cli(['channels', 'rm', 'nightly', '--app', 'shop'], env())
+    expect(removed.exitCode).toBe(0)
+    expect(removed.stdout).toContain('Removed channel nightly of shop')
+    const stable = await cli(['channels', 'rm', 'stable', '--app', 'shop'], env())
+    expect(stable.exitCode).toBe(1)
+    expect(stable.stderr).toContain('CHANNEL_IS_DEFAULT')
+    const help = await cli(['channels', '--help'], env())
+    expect(help.stdout).toContain('$ miniship channels create beta --app com.example.shop')
+    const createHelp = await cli(['channels', 'create', '--help'], env())
+    expect(createHelp.stdout).toContain('Example:')
   }, 60_000)
 
   test('apps create makes a mini app', async () => {
@@ -359,6 +389,39 @@ describe('refusals, each with its exit code and message', () => {
     const result = await cli(['push', buildFolder('again'), '--app', 'shop', '--version', '1.0.0'], env())
     expect(result.exitCode).toBe(1)
     expect(result.stderr).toContain('VERSION_ALREADY_PUBLISHED, HTTP 409')
+  })
+
+  test('a too-big upload is refused before it is sent, and the message names --upload-limit-mb', async () => {
+    const small = await startBinary({ dataDir: join(dir, 'small'), args: ['--upload-limit-mb', '1'] })
+    try {
+      await setUpFirstAdmin(small)
+      const smallToken = (await callApi(small.baseUrl, 'POST', '/api/auth/register', { json: { email: 'small@example.test', password: 'dev-password' } })).body.accessToken
+      expect((await callApi(small.baseUrl, 'POST', '/api/mini-apps', { token: smallToken, json: { appId: 'shop', name: 'Shop' } })).status).toBe(201)
+      const result = await cli(['push', buildFolder('too-big', { iosBundleBytes: 2 * mb }), '--app', 'shop', '--version', '5.0.0', '--server', small.baseUrl, '--json'], clientEnv(join(dir, 'config-small'), { MINISHIP_TOKEN: smallToken }))
+      expect(result.exitCode).toBe(1)
+      expect(result.stderr).toContain('over the 1.0 MB')
+      expect(result.stderr).toContain('nothing was sent')
+      expect(result.stderr).toContain('--upload-limit-mb')
+      expect(JSON.parse(result.stdout).error.code).toBe('PAYLOAD_TOO_LARGE')
+      expect(small.output().stdout.split('\n').filter((line) => line.includes('/versions/upload'))).toEqual([])
+    } finally {
+      await small.stop()
+    }
+  }, 60_000)
+
+  test('a mistyped flag is named as such, with the one meant (not "required option --app")', async () => {
+    const result = await cli(['push', '--ap', 'shop', '--version', '1.0.0'], env())
+    expect(result.exitCode).toBe(2)
+    expect(result.stderr).toContain("unknown option '--ap' (Did you mean --app?)")
+    expect(result.stderr).not.toContain('required option')
+  })
+
+  test('--server naming the console (…/apps) says to use the /api URL, not "r.find is not a function"', async () => {
+    const result = await cli(['versions', 'ls', 'shop', '--server', `${server.baseUrl}/apps`], clientEnv(join(dir, 'config-none'), { MINISHIP_TOKEN: token }))
+    expect(result.exitCode).toBe(1)
+    expect(result.stderr).toContain('is not a miniship API URL')
+    expect(result.stderr).toContain(`${server.baseUrl}/api`)
+    expect(result.stderr).not.toContain('is not a function')
   })
 
   test('bad usage: exit 2 (bad version, bad rollout, unknown option, bad server URL)', async () => {

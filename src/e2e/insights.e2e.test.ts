@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { Database } from 'bun:sqlite'
 import { buildZip } from '../test-fixtures'
 import { parsePrometheusText } from '../modules/system/test-prometheus'
-import { binaryPath, callApi, startBinary, tempDir } from './support'
+import { binaryPath, callApi, startBinary, tempDir, setUpFirstAdmin } from './support'
 
 let dir: string
 let binary: string
@@ -27,6 +27,7 @@ test('SIGTERM right after the requests loses no count; a restarted server report
   const server = await startBinary({ dataDir, cwd: dir, binary, args })
   let stopped = false
   try {
+    await setUpFirstAdmin(server)
     const registered = await callApi(server.baseUrl, 'POST', '/api/auth/register', { json: { email: 'dev@example.com', password: 'insights password' } })
     expect(registered.status).toBe(201)
     const token = registered.body.accessToken as string

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Server } from 'bun'
-import { callApi, runBinary, startBinary, tempDir, type RunningBinary } from './support'
+import { callApi, runBinary, setUpFirstAdmin, startBinary, tempDir, type RunningBinary } from './support'
 import { buildZip } from '../test-fixtures'
 import { derivedManifestUrl, installFiles, sha256Hex, type InstallInfo } from '../modules/runtime/test-runtime'
 import { startTestS3, testCredentials, type TestS3 } from '../storage/test-s3'
@@ -34,6 +34,7 @@ function uploadForm(appId: string, version: string): FormData {
 /** An owner, a miniapp and two uploaded versions on a running server. */
 async function populate(server: RunningBinary, appId: string) {
   const api = (method: string, path: string, options = {}) => callApi(server.baseUrl, method, path, options)
+  await setUpFirstAdmin(server)
   const token = (await api('POST', '/api/auth/register', { json: { email: `${appId}@example.test`, password: 'dev-password' } })).body.accessToken as string
   const miniAppId = (await api('POST', '/api/mini-apps', { token, json: { appId, name: 'Shop' } })).body.id as string
   const ids: Record<string, string> = {}

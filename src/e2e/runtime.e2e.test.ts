@@ -6,7 +6,7 @@ import { dirname, join, resolve as resolvePath, sep } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import yauzl from 'yauzl'
 import type { Server } from 'bun'
-import { callApi, startBinary, tempDir, type ApiCallOptions, type RunningBinary } from './support'
+import { callApi, setUpFirstAdmin, startBinary, tempDir, type ApiCallOptions, type RunningBinary } from './support'
 import { buildZip } from '../test-fixtures'
 import { derivedManifestUrl, resolveUrl, sha256Hex, type InstallInfo as RuntimeInstallInfo } from '../modules/runtime/test-runtime'
 
@@ -183,6 +183,7 @@ for (const configuration of configurations) {
       const serverBaseUrl = configuration.mode === 'public' ? `http://127.0.0.1:${proxy!.server.port}/api` : `${server.baseUrl}/api`
       runtime = new Runtime(serverBaseUrl, join(dir, 'device'))
 
+      await setUpFirstAdmin(server)
       token = (await api('POST', '/api/auth/register', { json: { email: 'dev@example.test', password: 'dev-password' } })).body.accessToken
       miniAppId = (await api('POST', '/api/mini-apps', { token, json: { appId, name: 'Runtime shop' } })).body.id
       for (const version of ['1.0.0', '1.1.0']) {

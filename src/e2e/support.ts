@@ -164,3 +164,24 @@ export async function rawHttp(port: number, request: string): Promise<string> {
   })
   return promise
 }
+
+/**
+ * Decisions §13: nobody registers before an administrator exists. Creates one through the setup
+ * link the server printed at start (when it printed one: a server with an admin prints none), so
+ * a test can then register developers as a user would.
+ */
+export async function setUpFirstAdmin(server: RunningBinary, admin: { email: string; password: string } = { email: 'first-admin@example.test', password: 'first-admin-password' }): Promise<void> {
+  const info = (await (await fetch(`${server.baseUrl}/api/info`)).json()) as { setupRequired?: boolean }
+  if (!info.setupRequired) return
+  for (let tries = 0; tries < 300; tries++) {
+    const { stderr } = server.output()
+    const link = /\/setup\?token=([A-Za-z0-9_-]+)/.exec(stderr)
+    if (link) {
+      const response = await fetch(`${server.baseUrl}/setup`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: link[1]!, email: admin.email, password: admin.password }) })
+      if (response.status !== 201 && response.status !== 409) throw new Error(`the setup link answered ${response.status}: ${await response.text()}`)
+      return
+    }
+    await Bun.sleep(10)
+  }
+  throw new Error(`the server printed no setup link:\n${server.output().stderr}`)
+}

@@ -9,6 +9,8 @@ afterAll(() => context.close())
 let user: TestUser
 beforeAll(async () => {
   user = await createUser(context, { email: 'csrf@example.test' })
+  // register is open only once an administrator exists (decisions §13)
+  await createUser(context, { email: 'admin@example.test', role: 'ADMIN' })
 })
 
 describe('cross-site requests', () => {

@@ -63,6 +63,8 @@ export interface CallerVerifiers {
   accessToken(token: string): Promise<AuthUser>
   /** the caller a key stands for, or an AppError: 401 for a bad key, 403 SCOPE_REQUIRED when it lacks `scope` */
   apiKey(key: string, scope: ApiKeyScope | null, address: string | null): AuthUser
+  /** the UUID of a miniapp named by UUID or appId (null: none), so `:miniAppId` in a path takes either */
+  miniAppIdOf?(idOrAppId: string): string | null
 }
 
 export function createGuard(verify: CallerVerifiers, config: Pick<Config, 'trustProxy'>) {
@@ -92,7 +94,11 @@ export function createGuard(verify: CallerVerifiers, config: Pick<Config, 'trust
   return new Elysia({ name: 'guard' }).macro({
     auth: (access: Access) => ({
       detail: { security: [{ bearer: [] }], ...(access === true ? {} : { description: access === 'any-key' ? 'API keys may call this too' : `API keys with the "${access}" scope may call this too` }) },
-      transform: ({ request, server }: { request: Request; server: AddressSource }) => authenticate(request, server, access, false),
+      transform: ({ request, server, params }: { request: Request; server: AddressSource; params?: Record<string, string> }) => {
+        // `/mini-apps/com.example.shop/…` is `/mini-apps/<its UUID>/…` for every route below (console URLs use either)
+        if (params?.miniAppId !== undefined && verify.miniAppIdOf) params.miniAppId = verify.miniAppIdOf(params.miniAppId) ?? params.miniAppId
+        return authenticate(request, server, access, false)
+      },
       resolve: ({ request }: { request: Request }) => ({ user: userOf(request) }),
     }),
     admin: {

@@ -80,6 +80,8 @@ describe('the client address survives a rebuilt request', () => {
     const { createTestContext } = await import('../test-support')
     const context = createTestContext({ rateLimit: true, rateLimits: { ...defaultRateLimits, login: 10, register: 1, cliSessionCreate: 10, cliSessionPoll: 60 } })
     try {
+      // registration is open once an administrator exists (decisions §13)
+      await (await import('../test-fixtures')).createTestUser(context, { role: 'ADMIN' })
       const addresses = new Map<Request, string>()
       context.app.server = { requestIP: (request: Request) => (addresses.has(request) ? { address: addresses.get(request)! } : null) } as unknown as typeof context.app.server
       const register = async (address: string, email: string) => {

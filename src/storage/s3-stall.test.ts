@@ -191,6 +191,9 @@ describe('a proxied download whose bucket stalls mid-body', () => {
       const base = `http://127.0.0.1:${server.server.port}/api`
       const post = async (route: string, init: RequestInit) => (await fetch(`${base}${route}`, { method: 'POST', ...init })).json() as Promise<Record<string, string>>
       const json = (body: unknown, token?: string) => ({ body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) } })
+      // register opens once the first administrator exists (decisions §13): made through the setup link
+      const setup = await fetch(`http://127.0.0.1:${server.server.port}/setup`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: server.setupToken!, email: 'admin@example.test', password: 'correct horse battery' }).toString() })
+      expect(setup.status).toBeLessThan(400)
       const { accessToken } = await post('/auth/register', json({ email: 'stall@example.test', password: 'correct horse battery', displayName: 'Stall' }))
       await post('/mini-apps', json({ appId: 'com.example.stallhttp', name: 'Stall' }, accessToken))
       const version = await post('/mini-apps/by-app-id/com.example.stallhttp/versions/upload', { body: uploadForm('com.example.stallhttp', { bundleIos: bundle }), headers: { authorization: `Bearer ${accessToken}` } })

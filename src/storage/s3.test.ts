@@ -477,6 +477,9 @@ describe('a prefix belongs to the data directory that filled it (serve, against 
   /** An owner, a miniapp and one version uploaded over HTTP; answers the token, the version id and its file hashes. */
   async function populateOver(base: string, appId: string) {
     const post = (path: string, init: RequestInit) => fetch(`${base}${path}`, { method: 'POST', ...init })
+    // nobody registers before the first administrator exists (decisions §13): made through the setup link
+    const setupToken = running.find((server) => `http://127.0.0.1:${server.server.port}` === base)?.setupToken
+    if (setupToken) await post('/setup', { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: setupToken, email: `admin.${appId}@example.test`, password: 'admin-password' }) })
     const token = ((await (await post('/api/auth/register', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: `${appId}@example.test`, password: 'dev-password' }) })).json()) as { accessToken: string }).accessToken
     const auth = { authorization: `Bearer ${token}` }
     expect((await post('/api/mini-apps', { headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ appId, name: 'Shop' }) })).status).toBe(201)

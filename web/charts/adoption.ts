@@ -67,7 +67,7 @@ export function adoptionChart(report: AdoptionReport, options: { width?: number;
   figure.className = 'chart adoption-chart'
   figure.setAttribute('data-testid', 'adoption-chart')
   const caption = document.createElement('figcaption')
-  caption.textContent = 'Adoption: share of the distinct devices seen each day, per version'
+  caption.textContent = 'Adoption: share of devices per version'
   figure.append(caption)
   if (series.empty) {
     const empty = document.createElement('p')

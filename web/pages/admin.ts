@@ -207,13 +207,14 @@ function createUserSection(ctx: PageContext): HTMLElement {
 }
 
 function auditRow(entry: AuditLog): HTMLElement {
-  const target = [entry.targetType, entry.targetId].filter(Boolean).join(' ')
+  // names people know (an appId, "com.example.shop 1.2.0", an email); the raw id only for a record that is gone
+  const target = entry.targetName ? `${entry.targetType ?? ''} ${entry.targetName}`.trim() : [entry.targetType, entry.targetId].filter(Boolean).join(' ')
   const hasMetadata = entry.metadata !== null && entry.metadata !== undefined && !(typeof entry.metadata === 'object' && Object.keys(entry.metadata as object).length === 0)
   return h(
     'tr',
     { 'data-testid': 'audit-entry', 'data-action': entry.action },
     h('td', { 'data-label': 'When' }, time(entry.createdAt)),
-    h('td', { 'data-label': 'Who' }, entry.actorEmail || (entry.actorId ? entry.actorId : 'system')),
+    h('td', { 'data-label': 'Who', 'data-testid': 'audit-actor' }, entry.actorName || entry.actorEmail || (entry.actorId ? entry.actorId : 'system')),
     h('td', { 'data-label': 'Action' }, h('code', null, entry.action)),
     h('td', { 'data-label': 'Target' }, target || '—'),
     h(

@@ -7,6 +7,39 @@ interface LoginAnswer {
   accessToken: string
 }
 
+/** GET /api/info (servers before it answer 404: then nothing is said). */
+interface ServerInfo {
+  setupRequired: boolean
+  passwordMinLength: number
+}
+
+let info: Promise<ServerInfo | null> | null = null
+function serverInfo(): Promise<ServerInfo | null> {
+  info ??= api<ServerInfo>('GET', '/api/info', undefined, { auth: false }).catch(() => {
+    info = null
+    return null
+  })
+  return info
+}
+
+/** Decisions §13: until an administrator exists nobody can register; the sign-in page says how to finish set-up. */
+function setupNotice(): HTMLElement {
+  return h(
+    'div',
+    { class: 'notice setup-required', role: 'status', 'data-testid': 'setup-required' },
+    h('p', null, h('strong', null, 'Finish setting up this server first.'), ' It has no administrator yet, so nobody can sign in or register.'),
+    h(
+      'p',
+      null,
+      'Open the one-time setup link miniship printed in its log when it started (it ends in ',
+      h('code', null, '/setup?token=…'),
+      '), or run ',
+      h('code', null, 'miniship create-admin --email you@example.com'),
+      ' on the server. Then sign in here.',
+    ),
+  )
+}
+
 /** On: the token is kept for every tab and after a restart; off: this tab only, gone when it closes. */
 function keepSignedIn(): HTMLElement {
   return h(
@@ -24,6 +57,14 @@ function keepSignedIn(): HTMLElement {
  */
 export function authPanel(onSignedIn: (me: Me) => void, intro: string, heading: 'h1' | 'h2' = 'h1'): HTMLElement {
   const panel = h('section', { class: 'card auth', 'aria-labelledby': 'auth-title' })
+  let passwordMin = 6
+  let setupRequired = false
+  void serverInfo().then((known) => {
+    if (!known) return
+    passwordMin = known.passwordMinLength
+    setupRequired = known.setupRequired
+    if (setupRequired && panel.querySelector('[data-testid="signin-form"]')) showSignIn()
+  })
 
   function showSignIn(): void {
     const form = h(
@@ -40,11 +81,14 @@ export function authPanel(onSignedIn: (me: Me) => void, intro: string, heading: 
       hideError()
       onSignedIn(me)
     })
-    panel.replaceChildren(
+    const parts: (HTMLElement | null)[] = [
       h(heading, { id: 'auth-title', tabindex: -1 }, 'Sign in'),
+      setupRequired ? setupNotice() : null,
       h('p', null, intro),
       form,
-      registrationClosed()
+      setupRequired
+        ? null
+        : registrationClosed()
         ? h('p', { class: 'hint', 'data-testid': 'registration-closed' }, 'New accounts are created by an administrator on this server. Ask one to create an account for you.')
         : h(
             'p',
@@ -52,7 +96,8 @@ export function authPanel(onSignedIn: (me: Me) => void, intro: string, heading: 
             'No account yet? ',
             h('button', { type: 'button', class: 'link', 'data-testid': 'show-register', on: { click: showRegister } }, 'Create an account'),
           ),
-    )
+    ]
+    panel.replaceChildren(...parts.filter((part): part is HTMLElement => part !== null))
   }
 
   function showRegister(): void {
@@ -64,8 +109,8 @@ export function authPanel(onSignedIn: (me: Me) => void, intro: string, heading: 
       field('Email', h('input', { name: 'email', type: 'email', autocomplete: 'username', required: true })),
       field(
         'Password',
-        h('input', { name: 'password', type: 'password', autocomplete: 'new-password', required: true, minlength: 6 }),
-        'At least 6 characters.',
+        h('input', { name: 'password', type: 'password', autocomplete: 'new-password', required: true, minlength: passwordMin }),
+        `At least ${passwordMin} characters.`,
       ),
       keepSignedIn(),
       h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary', 'data-testid': 'register-submit' }, 'Create account')),

@@ -15,7 +15,7 @@ export function historyLine(entry: ReleaseHistoryEntry, rc: Pick<ReleaseContext,
       // pause and resume are rollout entries whose notes say so (the history's actions are the contract's three)
       if (entry.notes?.startsWith('paused by ')) return `Paused the rollout of ${entry.version}${on} at ${entry.rolloutPercent ?? '?'} %`
       if (entry.notes?.startsWith('resumed by ')) return `Resumed the rollout of ${entry.version}${on} at ${entry.rolloutPercent ?? '?'} %`
-      return entry.rolloutPercent === 0 ? `Reverted ${entry.version}${on}: every device gets the previous release` : entry.rolloutPercent === 100 ? `Completed the rollout of ${entry.version}${on}` : `Rollout of ${entry.version}${on} set to ${entry.rolloutPercent ?? '?'} %`
+      return entry.rolloutPercent === 0 ? `Reverted ${entry.version}${on}` : entry.rolloutPercent === 100 ? `Completed the rollout of ${entry.version}${on}` : `Rollout of ${entry.version}${on} set to ${entry.rolloutPercent ?? '?'} %`
     default:
       return `Published ${entry.version}${on}${at}${previous ? ` (replacing ${previous})` : ''}`
   }

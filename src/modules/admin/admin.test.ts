@@ -128,7 +128,7 @@ describe('listing', () => {
     expect(logs.length).toBeGreaterThan(5)
     for (let i = 1; i < logs.length; i++) expect(logs[i - 1]!.createdAt >= logs[i]!.createdAt).toBe(true)
     expect(typeof logs[0]!.metadata).toBe('object')
-    expect(Object.keys(logs[0]!).sort()).toEqual(['action', 'actorEmail', 'actorId', 'createdAt', 'id', 'metadata', 'summary', 'targetId', 'targetType'])
+    expect(Object.keys(logs[0]!).sort()).toEqual(['action', 'actorEmail', 'actorId', 'actorName', 'createdAt', 'id', 'metadata', 'summary', 'targetId', 'targetName', 'targetType'])
   })
 
   test('auditLimit and auditBefore page through the log', async () => {

@@ -28,13 +28,13 @@ export function adminRoutes(deps: AppDeps) {
       .post(
         '/users',
         async ({ body, user, set }) => {
-          const created = await createUser(deps.db, deps.clock, { ...body, role: body.role ?? 'USER', status: 'ACTIVE' }, { id: user.id, email: user.email }, 'admin')
+          const created = await createUser(deps.db, deps.clock, { ...body, role: body.role ?? 'USER', status: 'ACTIVE', passwordMinLength: deps.config.passwordMinLength }, { id: user.id, email: user.email }, 'admin')
           set.status = 201
           return created
         },
         { admin: true, body: createUserBody, response: { 201: userSchema }, detail: { summary: 'Create a user', tags: ['admin'] } },
       )
-      .patch('/users/:userId', ({ params, body, user }) => updateUser(deps.db, deps.clock, { id: user.id, email: user.email }, params.userId, body), {
+      .patch('/users/:userId', ({ params, body, user }) => updateUser(deps.db, deps.clock, { id: user.id, email: user.email }, params.userId, body, deps.config.passwordMinLength), {
         admin: true,
         params: userIdParams,
         body: updateUserBody,

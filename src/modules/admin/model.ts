@@ -41,6 +41,8 @@ export const auditLogSchema = t.Object({
   summary: t.String(),
   metadata: t.Unknown(),
   createdAt: t.String(),
+  actorName: t.Nullable(t.String({ description: 'who, in words: the email, or API key "name" of its owner' })),
+  targetName: t.Nullable(t.String({ description: 'the target by the name people know: an appId, "appId 1.2.0", an email, a key; null when it is gone' })),
 })
 
 export const listResponse = t.Object({ users: t.Array(userSchema), usersNextCursor: t.Union([t.String(), t.Null()]), auditLogs: t.Array(auditLogSchema) })

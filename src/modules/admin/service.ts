@@ -73,14 +73,15 @@ export interface UserPatch {
  * change. A role change, a disable and a password reset bump the token version, so the user's
  * existing tokens stop working at once. The last active admin cannot lose that standing (409).
  */
-export async function updateUser(db: Db, clock: Clock, actor: AuditActor, userId: string, patch: UserPatch): Promise<UserRecord> {
+/** `passwordMinLength`: the server's --password-min-length, which a new password must meet (an existing one keeps working). */
+export async function updateUser(db: Db, clock: Clock, actor: AuditActor, userId: string, patch: UserPatch, passwordMinLength?: number): Promise<UserRecord> {
   if (patch.displayName === undefined && patch.role === undefined && patch.status === undefined && patch.password === undefined) {
     throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: send at least one of displayName, role, status, password', [
       { field: 'body', message: 'must contain at least one of displayName, role, status, password' },
     ])
   }
   const displayName = patch.displayName === undefined ? undefined : requireDisplayName(patch.displayName)
-  const password = patch.password === undefined ? undefined : requirePassword(patch.password)
+  const password = patch.password === undefined ? undefined : requirePassword(patch.password, passwordMinLength)
   if (!db.select({ id: users.id }).from(users).where(eq(users.id, userId)).get()) throw userNotFound(userId)
   // Hashing is slow and async: done before the (synchronous) transaction, used only if it commits.
   const passwordHash = password === undefined ? undefined : await hashPassword(password)

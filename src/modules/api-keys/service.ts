@@ -96,8 +96,8 @@ export function createApiKey(deps: ApiKeyDeps, owner: Actor, input: CreateApiKey
   const scopes = apiKeyScopes.filter((scope) => input.scopes.includes(scope))
   let miniAppIds: string[] | null = null
   if (input.miniAppIds) {
-    miniAppIds = [...new Set(input.miniAppIds)]
-    for (const miniAppId of miniAppIds) requireVisibleMiniApp(db, { id: owner.id, email: owner.email, role: 'USER' }, miniAppId)
+    // the appId users know is taken as well as the UUID; the key keeps the UUID
+    miniAppIds = [...new Set(input.miniAppIds.map((miniAppId) => requireVisibleMiniApp(db, { id: owner.id, email: owner.email, role: 'USER' }, miniAppId).id))]
   }
   let expiresAt: string | null = null
   if (input.expiresAt) {

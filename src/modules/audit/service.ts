@@ -1,12 +1,12 @@
 // The audit log: who did what to which record, one line each (decisions §2, §7).
-import { and, desc, eq, lt, or } from 'drizzle-orm'
-import { auditLogs } from '../../db/schema'
+import { and, desc, eq, inArray, lt, or } from 'drizzle-orm'
+import { apiKeys, auditLogs, miniApps, users, versions } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { newId, isoAt, type Clock } from '../../ids'
 
 export interface AuditEntry {
   /** null for the system itself (e.g. a burst of failed logins by an unknown caller) */
-  actor: { id: string; email: string } | null
+  actor: { id: string; email: string; /** set when the change was made with an API key: it is named in the log */ apiKey?: { id?: string; name?: string } } | null
   action: string
   targetType: string
   targetId: string | null
@@ -16,6 +16,9 @@ export interface AuditEntry {
 
 /** Writes one entry; call it inside the transaction of the change it describes. */
 export function recordAudit(db: Pick<Db, 'insert'>, clock: Clock, entry: AuditEntry): void {
+  // a change made with an API key names the key (and its owner, the actor): CI is told apart from its owner at a keyboard
+  const key = entry.actor?.apiKey
+  const metadata = key?.name && !(entry.metadata && 'apiKey' in entry.metadata) ? { ...entry.metadata, apiKey: { id: key.id ?? null, name: key.name } } : entry.metadata
   db.insert(auditLogs)
     .values({
       id: newId(),
@@ -25,7 +28,7 @@ export function recordAudit(db: Pick<Db, 'insert'>, clock: Clock, entry: AuditEn
       targetType: entry.targetType,
       targetId: entry.targetId,
       summary: entry.summary,
-      metadata: JSON.stringify(entry.metadata ?? {}),
+      metadata: JSON.stringify(metadata ?? {}),
       createdAt: isoAt(clock),
     })
     .run()
@@ -41,6 +44,10 @@ export interface AuditLogRecord {
   summary: string
   metadata: unknown
   createdAt: string
+  /** who, in words: the email, or `API key "ci" of owner@example.com` */
+  actorName: string | null
+  /** the target by the name people know (an appId, "appId 1.2.0", an email, a key's name); null when it is gone */
+  targetName: string | null
 }
 
 function parseMetadata(text: string): unknown {
@@ -70,5 +77,31 @@ export function listAuditLogs(db: Db, options: { limit: number; before?: string;
     .orderBy(desc(auditLogs.createdAt), desc(auditLogs.id))
     .limit(options.limit)
     .all()
-  return rows.map((row) => ({ ...row, metadata: parseMetadata(row.metadata) }))
+  const names = targetNames(db, rows)
+  return rows.map((row) => {
+    const metadata = parseMetadata(row.metadata)
+    const key = (metadata as { apiKey?: { name?: unknown } } | null)?.apiKey
+    const actorName = typeof key?.name === 'string' ? `API key "${key.name}" of ${row.actorEmail ?? 'a deleted user'}` : row.actorEmail
+    return { ...row, metadata, actorName, targetName: row.targetId === null ? null : (names.get(`${row.targetType}\u0000${row.targetId}`) ?? null) }
+  })
+}
+
+/** The names of a page's targets, one query per kind of target. */
+function targetNames(db: Db, rows: { targetType: string; targetId: string | null }[]): Map<string, string> {
+  const ids = (type: string) => [...new Set(rows.filter((row) => row.targetType === type && row.targetId !== null).map((row) => row.targetId!))]
+  const names = new Map<string, string>()
+  const put = (type: string, id: string, name: string) => names.set(`${type}\u0000${id}`, name)
+  const apps = ids('miniapp')
+  if (apps.length) for (const row of db.select({ id: miniApps.id, appId: miniApps.appId }).from(miniApps).where(inArray(miniApps.id, apps)).all()) put('miniapp', row.id, row.appId)
+  const versionIds = ids('version')
+  if (versionIds.length) {
+    for (const row of db.select({ id: versions.id, version: versions.version, appId: miniApps.appId }).from(versions).innerJoin(miniApps, eq(miniApps.id, versions.miniAppId)).where(inArray(versions.id, versionIds)).all()) {
+      put('version', row.id, `${row.appId} ${row.version}`)
+    }
+  }
+  const userIds = ids('user')
+  if (userIds.length) for (const row of db.select({ id: users.id, email: users.email }).from(users).where(inArray(users.id, userIds)).all()) put('user', row.id, row.email)
+  const keyIds = ids('api_key')
+  if (keyIds.length) for (const row of db.select({ id: apiKeys.id, name: apiKeys.name, prefix: apiKeys.prefix }).from(apiKeys).where(inArray(apiKeys.id, keyIds)).all()) put('api_key', row.id, `API key "${row.name}" (${row.prefix}…)`)
+  return names
 }

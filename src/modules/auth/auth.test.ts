@@ -1,16 +1,25 @@
 // HTTP tests of register, login and me: the rules of decisions §3 and every bad input of issue 3.
-import { describe, expect, test, afterAll } from 'bun:test'
+import { describe, expect, test, afterAll, beforeAll } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { createTestContext, createUser, loginToken } from '../../test-support'
+import { createTestContext, createUser, loginToken, type TestContext } from '../../test-support'
 import { auditLogs, users } from '../../db/schema'
 import { createTokenService } from './tokens'
 import { displayNameFromEmail, normaliseEmail } from './service'
-import { defaultRateLimits } from '../../config'
+import { defaultRateLimits, type Config } from '../../config'
+import { createTestUser } from '../../test-fixtures'
 
-const context = createTestContext()
+/** A server that is set up: an administrator exists, so registration is open (decisions §13). */
+function setUpContext(overrides: Partial<Config> = {}) {
+  const made = createTestContext(overrides)
+  const ready = createTestUser(made, { role: 'ADMIN', email: 'first-admin@example.test' })
+  return Object.assign(made, { ready })
+}
+
+const context = setUpContext()
+beforeAll(() => context.ready)
 afterAll(() => context.close())
 
-function auditActions(ctx = context): string[] {
+function auditActions(ctx: TestContext = context): string[] {
   return ctx.dataDir.db.select().from(auditLogs).all().map((entry) => entry.action)
 }
 
@@ -260,12 +269,13 @@ describe('bearer tokens', () => {
 
 describe('registration closed', () => {
   test('register answers 403 REGISTRATION_CLOSED and creates nothing', async () => {
-    const closed = createTestContext({ registration: 'closed' })
+    const closed = setUpContext({ registration: 'closed' })
     try {
+      await closed.ready
       const res = await closed.call('POST', '/api/auth/register', { json: { email: 'eve@example.com', password: 'secret1' } })
       expect(res.status).toBe(403)
       expect(res.body.code).toBe('REGISTRATION_CLOSED')
-      expect(closed.dataDir.db.select().from(users).all()).toEqual([])
+      expect(closed.dataDir.db.select().from(users).all().map((user) => user.email)).toEqual(['first-admin@example.test'])
     } finally {
       closed.close()
     }
@@ -273,7 +283,8 @@ describe('registration closed', () => {
 })
 
 describe('rate limits (decisions §3)', () => {
-  const limited = createTestContext({ rateLimit: true, trustProxy: true, rateLimits: { ...defaultRateLimits, login: 3, register: 2, cliSessionCreate: 10, cliSessionPoll: 60 } })
+  const limited = setUpContext({ rateLimit: true, trustProxy: true, rateLimits: { ...defaultRateLimits, login: 3, register: 2, cliSessionCreate: 10, cliSessionPoll: 60 } })
+  beforeAll(() => limited.ready)
   afterAll(() => limited.close())
   const from = (address: string) => ({ 'x-forwarded-for': address })
 

@@ -1,5 +1,5 @@
 // Accounts: creating users (register, admin, create-admin), signing in, and the user records others read.
-import { eq } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import { users, type UserRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import type { Config } from '../../config'
@@ -53,8 +53,9 @@ export function requireEmail(raw: string): string {
   return email
 }
 
-export function requirePassword(password: string): string {
-  if (password.length < passwordMinLength) throw invalidField('password', `must be at least ${passwordMinLength} characters`)
+/** `minLength`: the server's --password-min-length (decisions §13); the contract's 6 by default. */
+export function requirePassword(password: string, minLength = passwordMinLength): string {
+  if (password.length < minLength) throw invalidField('password', `must be at least ${minLength} characters`)
   if (password.length > passwordMaxLength) throw invalidField('password', `must be at most ${passwordMaxLength} characters`)
   return password
 }
@@ -104,6 +105,8 @@ export interface NewUser {
   password: string
   role: Role
   status?: UserStatus
+  /** the server's --password-min-length; 6 when absent */
+  passwordMinLength?: number
 }
 
 /** Who asked for the account: self-registration, an admin, or the `create-admin` command. */
@@ -123,7 +126,7 @@ const creationSummary: Record<UserOrigin, (user: UserRecord) => string> = {
 export async function createUser(db: Db, clock: Clock, input: NewUser, actor: AuditActor | null, origin: UserOrigin = actor ? 'admin' : 'cli'): Promise<UserRecord> {
   const email = requireEmail(input.email)
   const displayName = input.displayName === undefined ? displayNameFromEmail(email) : requireDisplayName(input.displayName)
-  const password = requirePassword(input.password)
+  const password = requirePassword(input.password, input.passwordMinLength)
   // Checked before hashing so that a duplicate costs no argon2 time; checked again in the transaction.
   if (findUserByEmail(db, email)) throw emailTaken(email)
   const passwordHash = await hashPassword(password)
@@ -169,12 +172,27 @@ export interface Registration {
   user: { id: string; email: string; displayName: string; role: Role }
 }
 
-/** Self-registration: an ACTIVE USER (never an admin, even on an empty instance), signed in at once. */
-export async function register(db: Db, clock: Clock, tokens: TokenService, config: Pick<Config, 'registration'>, input: { email: string; password: string; displayName?: string }): Promise<Registration> {
+export function hasActiveAdmin(db: Db): boolean {
+  return db.select({ id: users.id }).from(users).where(and(eq(users.role, 'ADMIN'), eq(users.status, 'ACTIVE'))).limit(1).get() !== undefined
+}
+
+/**
+ * Self-registration: an ACTIVE USER (never an admin), signed in at once. Until an administrator
+ * exists the door is shut (decisions §13): 403 SETUP_REQUIRED, so a fresh server is not open to
+ * whoever finds it first.
+ */
+export async function register(db: Db, clock: Clock, tokens: TokenService, config: Pick<Config, 'registration' | 'passwordMinLength'>, input: { email: string; password: string; displayName?: string }): Promise<Registration> {
+  if (!hasActiveAdmin(db)) {
+    throw new AppError(
+      403,
+      'SETUP_REQUIRED',
+      'This server has no administrator yet, so nobody can register: open the one-time setup link miniship printed when it started (/setup?token=…), or run miniship create-admin --email you@example.com on the server',
+    )
+  }
   if (config.registration === 'closed') {
     throw new AppError(403, 'REGISTRATION_CLOSED', 'Registration is closed on this server; ask an administrator for an account')
   }
-  const user = await createUser(db, clock, { ...input, role: 'USER', status: 'ACTIVE' }, null, 'register')
+  const user = await createUser(db, clock, { ...input, role: 'USER', status: 'ACTIVE', passwordMinLength: config.passwordMinLength }, null, 'register')
   const accessToken = await issueAccessToken(tokens, { id: user.id, role: user.role, tokenVersion: 1 })
   // both shapes: register's own, and login's `{ accessToken, user }` (decisions §9)
   return { id: user.id, email: user.email, accessToken, displayName: user.displayName, user: { id: user.id, email: user.email, displayName: user.displayName, role: user.role } }

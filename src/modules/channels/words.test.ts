@@ -32,9 +32,9 @@ describe('a version is live only where some device can get it', () => {
     ['newest, rolling out', channel('rolling-out', 30), '1.1.0', 'live on stable, rolling-out 30 %'],
     ['previous, rolling out', channel('rolling-out', 30), '1.0.0', 'live on stable for the devices outside the rollout of 1.1.0'],
     ['newest, paused', channel('paused', 30), '1.1.0', 'live on stable, paused 30 %'],
-    ['previous, paused', channel('paused', 30), '1.0.0', 'live on stable for the devices outside the rollout of 1.1.0'],
+    ['previous, paused', channel('paused', 30), '1.0.0', 'live on stable for the devices that do not run 1.1.0'],
     ['newest, reverted', channel('reverted', 0), '1.1.0', 'reverted on stable'],
-    ['previous, reverted', channel('reverted', 0), '1.0.0', 'live on stable for the devices outside the rollout of 1.1.0'],
+    ['previous, reverted', channel('reverted', 0), '1.0.0', 'live on stable (1.1.0 is reverted)'],
     ['previous, complete', channel('complete', 100), '1.0.0', 'replaced on stable'],
     ['not in the channel', channel('complete', 100), '0.9.0', 'replaced'],
   ]

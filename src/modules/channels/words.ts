@@ -94,11 +94,14 @@ export function versionStandings(versionId: string, channels: readonly ChannelVi
           : { channel: channel.name, live: true, text: `live on ${channel.name}, ${stateText(state, channel.release.rolloutPercent)}` },
       )
     } else if (channel.previousRelease?.versionId === versionId && state) {
-      standings.push(
-        state === 'complete'
-          ? { channel: channel.name, live: false, text: `replaced on ${channel.name}` }
-          : { channel: channel.name, live: true, text: `live on ${channel.name} for the devices outside the rollout of ${channel.release!.version}` },
-      )
+      const newest = channel.release!.version
+      const text: Record<ReleaseState, string> = {
+        complete: `replaced on ${channel.name}`,
+        'rolling-out': `live on ${channel.name} for the devices outside the rollout of ${newest}`,
+        paused: `live on ${channel.name} for the devices that do not run ${newest}`,
+        reverted: `live on ${channel.name} (${newest} is reverted)`,
+      }
+      standings.push({ channel: channel.name, live: state !== 'complete', text: text[state] })
     }
   }
   return standings

@@ -119,4 +119,6 @@ test('the report counts known, unknown and withdrawn versions on every channel, 
   // one denominator for the day's shares: the distinct devices seen
   expect(report.days.at(-1).devices).toBe(report.totals.activeDevices)
   expect(report.adoption.devices).toBe(report.days.at(-1).devices)
+  // and the metrics gauge of today's devices counts the same ones, the `other` row's included
+  expect(sample(metrics, 'miniship_active_devices', `app_id="${appId}"`)).toBe(report.totals.activeDevices)
 })

@@ -1,15 +1,11 @@
 // The first administrator of a fresh instance: a one-time setup link printed at start while no admin exists.
 import { randomBytes, timingSafeEqual } from 'node:crypto'
-import { and, eq } from 'drizzle-orm'
-import { users } from '../../db/schema'
 import type { Db } from '../../db/open'
 import type { Clock } from '../../ids'
 import { AppError } from '../../http/errors'
-import { createUser, type UserRecord } from '../auth/service'
+import { createUser, hasActiveAdmin, type UserRecord } from '../auth/service'
 
-export function hasActiveAdmin(db: Db): boolean {
-  return db.select({ id: users.id }).from(users).where(and(eq(users.role, 'ADMIN'), eq(users.status, 'ACTIVE'))).limit(1).get() !== undefined
-}
+export { hasActiveAdmin }
 
 /**
  * The setup token: random, held in memory only (a restart prints a new one), made only while the
@@ -41,7 +37,7 @@ export function createSetupGate(db: Db) {
 export type SetupGate = ReturnType<typeof createSetupGate>
 
 /** 403 for a wrong or spent token, 409 once an administrator exists; else the new admin. */
-export async function createFirstAdmin(db: Db, clock: Clock, gate: SetupGate, input: { token: unknown; email: unknown; displayName: unknown; password: unknown }): Promise<UserRecord> {
+export async function createFirstAdmin(db: Db, clock: Clock, gate: SetupGate, input: { token: unknown; email: unknown; displayName: unknown; password: unknown }, passwordMinLength?: number): Promise<UserRecord> {
   if (hasActiveAdmin(db)) throw new AppError(409, 'ADMIN_EXISTS', 'An administrator exists already; sign in to the console instead')
   if (!gate.matches(input.token)) throw new AppError(403, 'SETUP_TOKEN_INVALID', 'This setup link is not valid: it works once, and only the link the running server printed')
   const token = gate.token!
@@ -49,7 +45,7 @@ export async function createFirstAdmin(db: Db, clock: Clock, gate: SetupGate, in
   gate.spend()
   try {
     const displayName = typeof input.displayName === 'string' && input.displayName.trim() !== '' ? input.displayName : undefined
-    return await createUser(db, clock, { email: String(input.email ?? ''), displayName, password: String(input.password ?? ''), role: 'ADMIN', status: 'ACTIVE' }, null, 'setup')
+    return await createUser(db, clock, { email: String(input.email ?? ''), displayName, password: String(input.password ?? ''), role: 'ADMIN', status: 'ACTIVE', passwordMinLength }, null, 'setup')
   } catch (error) {
     // a typo in the form: the link stays usable
     gate.restore(token)

@@ -5,6 +5,7 @@ import { openApiDocument } from '../../http/openapi'
 import { canWrite } from '../../db/open'
 import { productVersion } from '../../version'
 import { authoriseScrape, renderMetrics } from './metrics'
+import { hasActiveAdmin } from '../auth/service'
 
 interface HasRoutes {
   routes: readonly { method: string; path: string; hooks?: Record<string, unknown> }[]
@@ -62,6 +63,13 @@ function healthWithDetail(deps: AppDeps, request?: Request): Response | Promise<
     () => healthResponse(deps),
   )
 }
+const serverInfo = t.Object({
+  version: t.String(),
+  setupRequired: t.Boolean({ description: 'no administrator exists yet: register answers 403 SETUP_REQUIRED' }),
+  registration: t.Union([t.Literal('open'), t.Literal('closed')]),
+  passwordMinLength: t.Integer(),
+  uploadLimitBytes: t.Integer({ description: 'the largest upload request (--upload-limit-mb)' }),
+})
 
 export function systemRoutes(deps: AppDeps, api: HasRoutes) {
   let document: Record<string, unknown> | null = null
@@ -92,6 +100,22 @@ export function systemRoutes(deps: AppDeps, api: HasRoutes) {
         return new Response(text, { headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'cache-control': 'no-store' } })
       },
       { detail: { summary: 'Prometheus metrics (text format 0.0.4): Bearer of an administrator or the --metrics-token', tags: ['system'], security: [{ bearer: [] }] } },
+    )
+    .get(
+      '/info',
+      () => ({
+        version: productVersion,
+        // decisions §13: until an administrator exists nobody can register; the console's sign-in page says how to finish set-up
+        setupRequired: !hasActiveAdmin(deps.db),
+        registration: deps.config.registration,
+        passwordMinLength: deps.config.passwordMinLength,
+        // the CLI refuses a bigger push before sending it
+        uploadLimitBytes: deps.config.uploadLimitBytes,
+      }),
+      {
+        response: { 200: serverInfo },
+        detail: { summary: 'What clients need to know before they act (public): set-up state, registration, password length, upload limit', tags: ['system'] },
+      },
     )
     .get(
       '/openapi.json',

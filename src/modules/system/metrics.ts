@@ -11,7 +11,7 @@ import { userFromAccessToken } from '../auth/access'
 import { pathStartOf } from '../../http/request-log'
 import type { TokenService } from '../auth/tokens'
 import { fileKindNames } from '../versions/file-kinds'
-import { deviceEvents, utcDay, type Totals } from '../insights/counters'
+import { deviceEvents, otherPrefix, utcDay, type Totals } from '../insights/counters'
 import { distinctDevices, sketchFromRow, type DeviceSketch } from '../insights/sketch'
 
 /** Route groups: few and fixed, so that every label set exists from the start and costs an array slot. */
@@ -155,11 +155,14 @@ export function renderMetrics(deps: MetricsDeps): string {
   const today = utcDay(deps.clock())
   // a miniapp's devices today: the union of its versions' sketches
   const sketches = new Map<string, DeviceSketch[]>()
+  // and the devices of its `other` row (versions unknown or withdrawn, decisions §13), as the insights report counts them
   for (const row of client
-    .query<{ appId: string; hashes: string | null; registers: Uint8Array | null }, [string]>(
-      'SELECT m.app_id AS appId, d.hashes, d.registers FROM versions v JOIN insight_device_sketches d ON d.version_id = v.id AND d.day = ? JOIN mini_apps m ON m.id = v.mini_app_id ORDER BY m.app_id',
+    .query<{ appId: string; hashes: string | null; registers: Uint8Array | null }, [string, string]>(
+      `SELECT m.app_id AS appId, d.hashes, d.registers FROM versions v JOIN insight_device_sketches d ON d.version_id = v.id AND d.day = ? JOIN mini_apps m ON m.id = v.mini_app_id
+       UNION ALL SELECT m.app_id AS appId, d.hashes, d.registers FROM insight_device_sketches d JOIN mini_apps m ON d.version_id = '${otherPrefix}' || m.id WHERE d.day = ?
+       ORDER BY appId`,
     )
-    .all(today)) {
+    .all(today, today)) {
     const ofApp = sketches.get(row.appId)
     if (ofApp === undefined) sketches.set(row.appId, [sketchFromRow(row.hashes, row.registers)])
     else ofApp.push(sketchFromRow(row.hashes, row.registers))

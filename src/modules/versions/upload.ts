@@ -18,7 +18,7 @@ const isFileField = (name: string): name is FileField => (fileFields as readonly
 
 function tooLarge(limitBytes: number): AppError {
   const limit = limitBytes >= 1024 * 1024 ? `${Math.floor(limitBytes / 1024 / 1024)} MB` : `${Math.floor(limitBytes / 1024)} KB`
-  return new AppError(413, 'PAYLOAD_TOO_LARGE', `The upload is larger than the limit of ${limit}`)
+  return new AppError(413, 'PAYLOAD_TOO_LARGE', `The upload is larger than the limit of ${limit}; an operator raises it with --upload-limit-mb (env MINISHIP_UPLOAD_LIMIT_MB)`)
 }
 
 /**

@@ -1,0 +1,86 @@
+// `miniship channels ls|create|rm`: a mini app's release channels, in the state words of decisions §13.
+import { Command } from 'commander'
+import { connect, withClientOptions, type ClientFlags } from './config'
+import { createOutput, runClient } from './http'
+import { findMiniApp, type Channel } from './publish'
+import { channelText } from '../modules/channels/words'
+
+interface ChannelFlags extends ClientFlags {
+  app: string
+}
+
+/** The command that creates a channel, as the CLI suggests it wherever a channel is missing. */
+export function createChannelHint(channel: string, appId: string): string {
+  return `miniship channels create ${channel} --app ${appId}`
+}
+
+function channelPath(miniAppId: string, channel?: string): string {
+  return `/mini-apps/${encodeURIComponent(miniAppId)}/channels${channel === undefined ? '' : `/${encodeURIComponent(channel)}`}`
+}
+
+export function channelsCommand(): Command {
+  const channels = new Command('channels')
+    .description("a mini app's release channels: list, create, remove")
+    .addHelpText(
+      'after',
+      `
+Devices ask for a channel (stable unless they say otherwise); each channel has its own release.
+
+Examples:
+  $ miniship channels ls --app com.example.shop
+  $ miniship channels create beta --app com.example.shop
+  $ miniship push build --app com.example.shop --version 1.3.0-beta.1 --channel beta --publish
+  $ miniship channels rm beta --app com.example.shop`,
+    )
+  const list = withClientOptions(new Command('ls'))
+    .description('list the channels with what each serves (complete, rolling-out, paused or reverted)')
+    .requiredOption('--app <appId>', 'the app id, e.g. com.example.shop')
+    .addHelpText('after', '\nExamples:\n  $ miniship channels ls --app com.example.shop\n  $ miniship channels ls --app com.example.shop --json')
+    .action((flags: ChannelFlags) =>
+      runClient(flags.json === true, async () => {
+        const out = createOutput(flags.json === true)
+        const api = connect(flags, { command: 'channels ls', scopes: ['read'] })
+        const app = await findMiniApp(api, flags.app)
+        const { body } = await api.request<{ channels: Channel[] }>('GET', channelPath(app.id))
+        for (const channel of body.channels) {
+          const others = channel.previousRelease && channel.state !== 'complete' ? `; the others get ${channel.previousRelease.version}` : ''
+          out.line(`${channel.name.padEnd(16)} ${channelText(channel)}${others}`)
+        }
+        out.result({ miniApp: app, channels: body.channels })
+      }),
+    )
+  const create = withClientOptions(new Command('create'))
+    .description('create a channel (names like beta or qa-team: a lower-case letter, then letters, digits or "-", up to 32)')
+    .argument('<name>', 'the channel name')
+    .requiredOption('--app <appId>', 'the app id, e.g. com.example.shop')
+    .addHelpText('after', '\nExample:\n  $ miniship channels create beta --app com.example.shop')
+    .action((name: string, flags: ChannelFlags) =>
+      runClient(flags.json === true, async () => {
+        const out = createOutput(flags.json === true)
+        const api = connect(flags, { command: 'channels create', scopes: ['read', 'release'] })
+        const app = await findMiniApp(api, flags.app)
+        const { body } = await api.request<Channel>('POST', channelPath(app.id), { json: { name } })
+        out.line(`Created channel ${body.name} of ${app.appId}. Publish to it with: miniship publish ${app.appId} VERSION --channel ${body.name}`)
+        out.result(body)
+      }),
+    )
+  const remove = withClientOptions(new Command('rm'))
+    .description('remove a channel that serves no release (stable cannot be removed)')
+    .argument('<name>', 'the channel name')
+    .requiredOption('--app <appId>', 'the app id, e.g. com.example.shop')
+    .addHelpText('after', '\nExample:\n  $ miniship channels rm qa-team --app com.example.shop')
+    .action((name: string, flags: ChannelFlags) =>
+      runClient(flags.json === true, async () => {
+        const out = createOutput(flags.json === true)
+        const api = connect(flags, { command: 'channels rm', scopes: ['read', 'release'] })
+        const app = await findMiniApp(api, flags.app)
+        const { body } = await api.request<{ success: true; name: string }>('DELETE', channelPath(app.id, name))
+        out.line(`Removed channel ${body.name} of ${app.appId}.`)
+        out.result(body)
+      }),
+    )
+  channels.addCommand(list, { isDefault: true })
+  channels.addCommand(create)
+  channels.addCommand(remove)
+  return channels
+}
