@@ -126,7 +126,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
   }
   // Handlers read the client address through Elysia's context `server`.
   app.server = server
-  setTimeout(() => void preloadUploadParsers(), 50).unref()
+  // a second after start: loading the multipart parser blocks the event loop for a while, and the
+  // first requests (health probes, phones) come first; an upload sooner just loads it itself
+  setTimeout(() => void preloadUploadParsers(), 1000).unref()
   // insight counters: flushed every few seconds, device sketches pruned now and daily
   const insightTimers = app.store.insights.start()
   const background = isS3BlobStore(blobs) ? afterStartWithBucket(blobs, db, app.store.mirror, (line) => process.stderr.write(`miniship: startup: ${line}\n`)) : Promise.resolve()
