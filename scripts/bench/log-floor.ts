@@ -17,7 +17,9 @@
 //   redirect  a constant 302 to a presigned-length URL (what --s3-downloads redirect answers) on the
 //             bundle download's route, through the same request log.
 // Before the HTTP rounds, each part is timed alone in this process (ns per request, the best of
-// many rounds: steadier than requests per second on a shared machine).
+// many rounds: steadier than requests per second on a shared machine). Beside the ratios of the
+// medians and of the best rounds prints the ratio of CPU time per request (raw's over the side's):
+// waiting for a core on a busy machine does not count there.
 // A miniship answer that does anything besides logging costs more than `logged` (or `redirect`), so
 // these ratios are about the best runtime.ts can print against raw constant JSON. The sides
 // alternate over the rounds; medians and ratios print.
@@ -175,14 +177,20 @@ try {
   reader.releaseLock()
   const sides = ['raw', 'id', 'time', 'format', 'logged', 'redirect'] as const
   const urlOf = (side: (typeof sides)[number]) => `http://127.0.0.1:${ports[side]}${side === 'redirect' ? bundlePath : updatePath}`
-  const measure = async (side: (typeof sides)[number]) => (await wrkLoad({ wrk, seconds, script }, urlOf(side), 32)).requestsPerSecond
+  const measure = (side: (typeof sides)[number]) => wrkLoad({ wrk, seconds, script, pid: servers.pid }, urlOf(side), 32)
   // warm every side (JIT)
   for (const side of sides) await wrkLoad({ wrk, seconds: 1, script }, urlOf(side), 32)
   const results = Object.fromEntries(sides.map((side) => [side, [] as number[]])) as Record<(typeof sides)[number], number[]>
+  // the servers' CPU time per request (all sides live in one process; only the measured one is busy)
+  const cpu = Object.fromEntries(sides.map((side) => [side, [] as number[]])) as Record<(typeof sides)[number], number[]>
   for (let round = 1; round <= rounds; round++) {
     // each round starts with another side
     const order = [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)]
-    for (const side of order) results[side].push(await measure(side))
+    for (const side of order) {
+      const load = await measure(side)
+      results[side].push(load.requestsPerSecond)
+      if (load.cpuNsPerRequest !== null) cpu[side].push(load.cpuNsPerRequest)
+    }
     console.error(`round ${round}/${rounds} done`)
   }
   const raw = median(results.raw)
@@ -195,9 +203,10 @@ try {
   for (const side of ['id', 'time', 'format', 'logged', 'redirect'] as const) {
     const label = labels[side]
     const best = Math.max(...results[side])
-    console.log(`  ${label.padEnd(38)} ${median(results[side]).toFixed(0)} req/s (${best.toFixed(0)})   ratio ${(median(results[side]) / raw).toFixed(2)} (best rounds ${(best / rawBest).toFixed(2)})`)
+    const cpuRatio = cpu[side].length === rounds && cpu.raw.length === rounds ? ` cpu ${(median(cpu.raw) / median(cpu[side])).toFixed(2)}` : ''
+    console.log(`  ${label.padEnd(38)} ${median(results[side]).toFixed(0)} req/s (${best.toFixed(0)})   ratio ${(median(results[side]) / raw).toFixed(2)} (best rounds ${(best / rawBest).toFixed(2)}${cpuRatio})`)
   }
-  for (const side of sides) console.log(`    per round ${side}: ${results[side].map((value) => value.toFixed(0)).join(', ')}`)
+  for (const side of sides) console.log(`    per round ${side}: ${results[side].map((value) => value.toFixed(0)).join(', ')} req/s; ${cpu[side].map((value) => (value / 1000).toFixed(1)).join(', ')} µs cpu per request`)
 } finally {
   cleanUp()
 }
