@@ -54,6 +54,14 @@ describe('configuration precedence: flags > MINISHIP_* environment > defaults', 
     for (const host of ['127.0.0.1', '0.0.0.0', '255.255.255.255', '::1', '::', 'localhost', 'nas.local', 'host-1']) expect(loadConfig({ host }, {}).host).toBe(host)
   })
 
+  test('access log: all by default, writes or off from the environment or a flag; anything else names the setting', () => {
+    expect(loadConfig({}, {}).accessLog).toBe('all')
+    expect(loadConfig({}, { MINISHIP_ACCESS_LOG: 'writes' }).accessLog).toBe('writes')
+    expect(loadConfig({ accessLog: 'off' }, { MINISHIP_ACCESS_LOG: 'writes' }).accessLog).toBe('off')
+    expect(() => loadConfig({}, { MINISHIP_ACCESS_LOG: 'none' })).toThrow(new ConfigError('MINISHIP_ACCESS_LOG must be "all", "writes" (only requests other than GET and HEAD) or "off", got "none"'))
+    expect(() => loadConfig({ accessLog: 'quiet' }, {})).toThrow('--access-log must be "all", "writes"')
+  })
+
   test('an empty environment variable counts as unset', () => {
     expect(loadConfig({}, { MINISHIP_PORT: '' }).port).toBe(3001)
   })

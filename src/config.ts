@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { isIPv4 } from 'node:net'
+import { accessLogModes, type AccessLogMode } from './http/request-log'
 
 
 /** What an assets archive may hold (checked at upload, versions/archive.ts); the settings' defaults. */
@@ -50,6 +51,8 @@ export interface Config {
   rateLimits: RateLimits
   routeScheme: string
   trustProxy: boolean
+  /** which requests get a line on stdout: all, writes (not GET/HEAD), off; /api/metrics counts every one */
+  accessLog: AccessLogMode
   /** bytes of JSON accepted by non-upload routes */
   jsonLimitBytes: number
   /** count install info, update checks, downloads and device events (off: for benchmarks only) */
@@ -116,6 +119,7 @@ export interface ConfigFlags {
   rateLimits?: string
   routeScheme?: string
   trustProxy?: string
+  accessLog?: string
   insights?: string
   insightsFlush?: string
   metricsToken?: string
@@ -148,6 +152,7 @@ const settings = {
   rateLimits: { env: 'MINISHIP_RATE_LIMITS', flag: '--rate-limits', fallback: '' },
   routeScheme: { env: 'MINISHIP_ROUTE_SCHEME', flag: '--route-scheme', fallback: 'miniapp' },
   trustProxy: { env: 'MINISHIP_TRUST_PROXY', flag: '--trust-proxy', fallback: 'off' },
+  accessLog: { env: 'MINISHIP_ACCESS_LOG', flag: '--access-log', fallback: 'all' },
   insights: { env: 'MINISHIP_INSIGHTS', flag: '--insights', fallback: 'on' },
   insightsFlush: { env: 'MINISHIP_INSIGHTS_FLUSH', flag: '--insights-flush', fallback: '5s' },
   metricsToken: { env: 'MINISHIP_METRICS_TOKEN', flag: '--metrics-token', fallback: '' },
@@ -303,6 +308,10 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   const publicUrl = pick('publicUrl')
   const cdnUrl = pick('cdnUrl')
   const insights = pick('insights')
+  const accessLog = pick('accessLog')
+  if (!(accessLogModes as readonly string[]).includes(accessLog.value)) {
+    throw new ConfigError(`${accessLog.name} must be "all", "writes" (only requests other than GET and HEAD) or "off", got "${accessLog.value}"`)
+  }
 
   const insightsFlush = pick('insightsFlush')
   const insightsFlushSeconds = parseDuration(insightsFlush.value)
@@ -346,6 +355,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
     rateLimits: parseRateLimits(rateLimits.name, rateLimits.value),
     routeScheme: routeScheme.value,
     trustProxy: onOff(trustProxy.name, trustProxy.value),
+    accessLog: accessLog.value as AccessLogMode,
     jsonLimitBytes: 1024 * 1024,
     insights: onOff(insights.name, insights.value),
     insightsFlushSeconds,

@@ -1,10 +1,13 @@
 // The `miniship` executable: the operator's subcommands (one per file in cli/) and the developer's (client/).
 import { Command } from 'commander'
 import { productVersion } from './version'
-import { clientCommands } from './client'
-import { serverCommands } from './cli'
 
-const commands = [...serverCommands(), ...clientCommands()]
+// `serve` loads its own command only: the others' modules (archives for backup and restore, the
+// developer's CLI) would be evaluated for nothing on every start (issue 30: start to first 200)
+const commands =
+  process.argv[2] === 'serve'
+    ? [(await import('./cli/serve')).serveCommand()]
+    : [...(await import('./cli')).serverCommands(), ...(await import('./client')).clientCommands()]
 
 const program = new Command('miniship')
   .description('Self-hosted server for React Native miniapps: upload, review, publish, roll back and download them.')

@@ -1,4 +1,5 @@
-// Shared by the benchmarks: a free port, a JSON API call, waiting for a server's health, a wrk run, a median.
+// Shared by the benchmarks: a free port, a JSON API call, waiting for a server's health, a wrk run with the server's CPU time, a median.
+import { readdirSync, readFileSync } from 'node:fs'
 
 export async function freePort(): Promise<number> {
   const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response() })
@@ -34,6 +35,31 @@ export async function waitForHealth(base: string, timeoutMs = 20_000): Promise<v
 export interface Load {
   requestsPerSecond: number
   bytesPerSecond: number
+  /** CPU time the server process spent per request (all its threads), when its pid was given and /proc has it */
+  cpuNsPerRequest: number | null
+  /** the same per byte answered */
+  cpuNsPerByte: number | null
+}
+
+/**
+ * The CPU time a process has run so far, all its threads, in ns (Linux: /proc/<pid>/task/<tid>/schedstat);
+ * null where there is no /proc. On a shared machine this is steadier than requests per second: time
+ * spent waiting for a core is not counted.
+ */
+export function cpuTimeOf(pid: number): number | null {
+  try {
+    let total = 0
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0])
+      } catch {
+        // a thread that ended between the listing and the read
+      }
+    }
+    return total
+  } catch {
+    return null
+  }
 }
 
 /** wrk's own end-of-run hook, printing the summary as one JSON line (write it to the script wrkLoad runs). */
@@ -45,7 +71,8 @@ end
 `
 
 /** One wrk run against `url` (one thread, `connections` connections, a script ending in wrkReport); refuses a run with errors or non-2xx answers. */
-export async function wrkLoad(options: { wrk: string; seconds: number; script: string }, url: string, connections: number): Promise<Load> {
+export async function wrkLoad(options: { wrk: string; seconds: number; script: string; pid?: number }, url: string, connections: number): Promise<Load> {
+  const cpuBefore = options.pid === undefined ? null : cpuTimeOf(options.pid)
   const child = Bun.spawn([options.wrk, '-t1', `-c${connections}`, `-d${options.seconds}s`, '-s', options.script, url], { stdout: 'pipe', stderr: 'pipe' })
   const [output, errors] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()])
   await child.exited
@@ -55,8 +82,15 @@ export async function wrkLoad(options: { wrk: string; seconds: number; script: s
   if (result.errors > 0 || result.non2xx > 0) {
     throw new Error(`${url.replace(/token=[^&]+/, 'token=…')}: ${result.errors} socket errors, ${result.non2xx} non-2xx answers`)
   }
+  const cpuAfter = options.pid === undefined ? null : cpuTimeOf(options.pid)
+  const cpu = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore
   const elapsed = result.micros / 1e6
-  return { requestsPerSecond: result.requests / elapsed, bytesPerSecond: result.bytes / elapsed }
+  return {
+    requestsPerSecond: result.requests / elapsed,
+    bytesPerSecond: result.bytes / elapsed,
+    cpuNsPerRequest: cpu === null ? null : cpu / result.requests,
+    cpuNsPerByte: cpu === null ? null : cpu / result.bytes,
+  }
 }
 
 export const median = (values: number[]) => {
@@ -70,12 +104,12 @@ export const median = (values: number[]) => {
  * `create-admin` (`command`: how to run miniship, e.g. [bun, src/main.ts] or [the binary]) on the
  * data directory, which a running server does not prevent.
  */
-export function createBenchAdmin(command: string[], dataDir: string): void {
+export function createBenchAdmin(command: string[], dataDir: string, env: Record<string, string> = {}): void {
   const made = Bun.spawnSync([...command, 'create-admin', '--data-dir', dataDir, '--email', 'bench-admin@example.test', '--password-stdin'], {
     stdin: new TextEncoder().encode('bench-admin-password\n'),
     stdout: 'ignore',
     stderr: 'pipe',
-    env: { ...process.env, MINISHIP_DATA_DIR: '' },
+    env: { ...process.env, MINISHIP_DATA_DIR: '', ...env },
   })
   if (made.exitCode !== 0 && !made.stderr.toString().includes('already exists')) throw new Error(`create-admin failed: ${made.stderr.toString()}`)
 }

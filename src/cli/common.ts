@@ -25,6 +25,7 @@ export function withServerOptions(command: Command): Command {
     .option('--archive-max-unpacked-mb <n>', 'most MB an uploaded assets archive unpacks to (env MINISHIP_ARCHIVE_MAX_UNPACKED_MB, default 1024)')
     .option('--archive-max-ratio <n>', 'largest unpacked:packed ratio of one archive entry of 1 MB or more (env MINISHIP_ARCHIVE_MAX_RATIO, default 200)')
     .addOption(new Option('--trust-proxy <mode>', 'trust X-Forwarded-* headers from a reverse proxy (env MINISHIP_TRUST_PROXY, default off)').choices(['on', 'off']))
+    .addOption(new Option('--access-log <mode>', 'request lines on stdout: all, writes (not GET/HEAD) or off; /api/metrics counts every request (env MINISHIP_ACCESS_LOG, default all)').choices(['all', 'writes', 'off']))
     .addOption(new Option('--insights <mode>', 'count installs, update checks, downloads and device events (env MINISHIP_INSIGHTS, default on)').choices(['on', 'off']))
     .option('--insights-flush <duration>', 'how often insight counters are written to the database, e.g. 5s (env MINISHIP_INSIGHTS_FLUSH, default 5s)')
     .option('--metrics-token <token>', 'Bearer token a Prometheus scraper may use for /api/metrics (env MINISHIP_METRICS_TOKEN)')

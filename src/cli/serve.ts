@@ -11,7 +11,7 @@ import { errorResponse, toAppError } from '../http/errors'
 import { prepareRequest } from '../http/prepare-request'
 import { nativeInstallRoutes } from '../modules/runtime/native-routes'
 import { preloadUploadParsers } from '../modules/versions/upload'
-import { createLogSink, withRequestLog } from '../http/request-log'
+import { createLogSink, fdWriter, withRequestLog } from '../http/request-log'
 import { consoleRoutes } from '../http/console-routes'
 import { createSetupGate } from '../modules/setup/service'
 import { firstAdminAdvice, publicUrlWarning } from './startup-notes'
@@ -60,7 +60,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
   }
   // With the lock held no upload is in flight: blobs without a row are a crash's leftovers.
   collectGarbage(paths, db.$client, (line) => process.stderr.write(`miniship: startup: ${line}\n`))
-  const logSink = createLogSink((chunk) => process.stdout.write(chunk))
+  // written synchronously: what was flushed is on stdout, even when the process exits right after
+  const logSink = createLogSink(fdWriter(1, process.stdout))
+  // a crash loses at most the last flush interval's lines (100 ms), not what an orderly exit reaches
+  process.once('exit', logSink.flush)
   const log = logSink.log
   const setup = createSetupGate(db)
   const app = createApp({ config, db, paths, secret, log, setup, blobs })
@@ -74,7 +77,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
           (error: unknown) => errorResponse(toAppError('UNKNOWN', error, log)),
         )
       : app.handle(prepared)
-  }, logSink, undefined, observe)
+  }, logSink, { observe, lines: config.accessLog })
   let server: Server<undefined>
   try {
     server = Bun.serve({
@@ -87,12 +90,18 @@ export async function startServer(config: Config): Promise<RunningServer> {
       // Bun would refuse large bodies with an empty 413; we answer the limit ourselves, as JSON.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       routes: {
-        ...consoleRoutes(consolePage, consolePagePaths, (handler) => withRequestLog<Server<undefined>>(handler, logSink, undefined, observe)),
-        '/api/health': { GET: withRequestLog<Server<undefined>, BunRequest>(app.store.health, logSink, undefined, observe) },
+        ...consoleRoutes(consolePage, consolePagePaths, (handler) => withRequestLog<Server<undefined>>(handler, logSink, { observe, lines: config.accessLog })),
+        '/api/health': { GET: withRequestLog<Server<undefined>, BunRequest>(app.store.health, logSink, { observe, lines: config.accessLog }) },
         ...nativeInstallRoutes(
           { ...app.store.installAnswers, ...app.store.fileAnswers },
-          // file answers read Range and If-None-Match, so the caller's request id costs nothing more there
-          (handler, group) => withRequestLog<Server<undefined>, BunRequest>(handler, logSink, undefined, app.store.requestMetrics.observerOf(group), group === 'version_file'),
+          // file answers read Range and If-None-Match, so the caller's request id costs nothing more
+          // there; install info and the update check keep it only from a trusted proxy
+          (handler, group) =>
+            withRequestLog<Server<undefined>, BunRequest>(handler, logSink, {
+              observe: app.store.requestMetrics.observerOf(group),
+              keepIncomingId: group === 'version_file' || config.trustProxy,
+              lines: config.accessLog,
+            }),
           log,
         ),
       },
@@ -118,7 +127,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
   }
   // Handlers read the client address through Elysia's context `server`.
   app.server = server
-  setTimeout(() => void preloadUploadParsers(), 50).unref()
+  // a second after start: loading the multipart parser blocks the event loop for a while, and the
+  // first requests (health probes, phones) come first; an upload sooner just loads it itself
+  setTimeout(() => void preloadUploadParsers(), 1000).unref()
   // insight counters: flushed every few seconds, device sketches pruned now and daily
   const insightTimers = app.store.insights.start()
   // the durable queue (release mirror writes, webhook deliveries): jobs a previous process left run now
@@ -148,6 +159,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         closeDatabase(db)
         releaseLock()
         logSink.flush()
+        process.removeListener('exit', logSink.flush)
       })()
       return stopping
     },

@@ -1,5 +1,11 @@
 import { expect, test } from 'bun:test'
-import { createLogSink, redactedPath, withRequestLog } from './request-log'
+import { createLogSink, redactedPath, withRequestLog, type LogSink } from './request-log'
+
+/** A sink whose chunks are kept as text (copied: the sink reuses its buffer). */
+function textSink(flushMs?: number): { sink: LogSink; writes: string[] } {
+  const writes: string[] = []
+  return { sink: createLogSink((chunk) => writes.push(Buffer.from(chunk).toString()), flushMs), writes }
+}
 
 test('query strings are redacted', () => {
   const table: [string, string][] = [
@@ -49,8 +55,7 @@ test('a sane incoming X-Request-Id is kept, a hostile one replaced', async () =>
 })
 
 test('the log sink writes whole lines in batches and everything on flush', async () => {
-  const writes: string[] = []
-  const sink = createLogSink((chunk) => writes.push(chunk), 10)
+  const { sink, writes } = textSink(10)
   sink.log('one')
   sink.log('two')
   expect(writes).toEqual([])
@@ -63,14 +68,13 @@ test('the log sink writes whole lines in batches and everything on flush', async
   expect(writes).toHaveLength(3)
 })
 
-test('through a sink, request lines are formatted when written: the same line, in order with the other lines', async () => {
+test('through a sink, request lines are the same lines, in order with the other lines', async () => {
   const direct: string[] = []
-  const writes: string[] = []
-  const sink = createLogSink((chunk) => writes.push(chunk), 10)
+  const { sink, writes } = textSink(10)
   const clock = () => Date.UTC(2026, 10, 23, 8, 30, 0, 250)
   const answer = () => new Response('hello', { status: 201, headers: { 'content-length': '5' } })
-  const viaFunction = withRequestLog(answer, (line) => direct.push(line), clock)
-  const viaSink = withRequestLog(answer, sink, clock)
+  const viaFunction = withRequestLog(answer, (line) => direct.push(line), { clock })
+  const viaSink = withRequestLog(answer, sink, { clock })
   const request = () => new Request('http://x/api/thing?token=eyJ.secret.value', { headers: { 'x-request-id': 'same-id' } })
   await viaFunction(request(), null)
   sink.log('before')
@@ -89,4 +93,75 @@ test('through a sink, request lines are formatted when written: the same line, i
   expect(withoutDuration(lines[1]!)).toBe(withoutDuration(direct[0]!))
   expect(JSON.parse(lines[1]!)).toMatchObject({ time: '2026-11-23T08:30:00.250Z', method: 'GET', path: '/api/thing?token=[redacted]', status: 201, bytes: 5, requestId: 'same-id' })
   expect(writes[0]).not.toContain('secret')
+})
+
+test('lines formatted in place in the buffer are the string lines byte for byte, valid JSON, for any URL', () => {
+  const { sink, writes } = textSink()
+  const at = Date.UTC(2026, 10, 25, 9, 0, 0, 7)
+  const urls = [
+    'http://x/api/health',
+    'http://x',
+    'http://x/',
+    '/api/mini-apps/access/apps/a/update?platform=ios&currentVersion=1.0.0&deviceId=dev-1',
+    'http://x:3001/a?token=secret',
+    'http://x/a?flag&token=eyJ.a.b',
+    'http://x/a?',
+    'http://x/a?&',
+    'http://x/a?&b',
+    'http://x/a?a&&b=1&',
+    'http://x/a?a==b&c=d=e',
+    'http://x/a?token=s#frag',
+    'http://x/a#f?token=s',
+    'http://x/a?x=%22&y=ü',
+    'http://x/api/auth/cli/sessions/ABCD-1234/approve?x=1',
+    'http://x/p"q\\r?k"ey=v',
+    'http://x/p\u0001?a=\u0002',
+    'http://x/ünïcode/\u2028?ä=1',
+    'http://x/\u007f',
+    `http://x/long?${'k'.repeat(2000)}=v&token=${'t'.repeat(3000)}`,
+    `http://x/${'p'.repeat(1020)}?a=b`,
+  ]
+  const durations = [0, 0.004, 0.005, 0.1, 0.12, 0.125, 1, 9.999, 10.5, 123456.78]
+  const expected: string[] = []
+  for (const [index, url] of urls.entries()) {
+    const durationMs = durations[index % durations.length]!
+    const bytes = index % 3 === 0 ? null : index * 1000
+    sink.request(at, index % 4 === 0 ? 'POST' : 'GET', url, 200 + index, bytes, durationMs, `id-${index}`)
+    // the same fields through the string form
+    const line = `{"time":"${new Date(at).toISOString()}","method":"${index % 4 === 0 ? 'POST' : 'GET'}","path":${JSON.stringify(redactedPath(url))},"status":${200 + index},"bytes":${bytes},"durationMs":${Math.round(durationMs * 100) / 100},"requestId":"id-${index}"}`
+    expected.push(line)
+  }
+  sink.flush()
+  const lines = writes.join('').split('\n')
+  expect(lines.pop()).toBe('')
+  expect(lines).toEqual(expected)
+  for (const line of lines) expect(typeof JSON.parse(line).path).toBe('string')
+  expect(lines.join('\n')).not.toContain('secret')
+  expect(lines.join('\n')).not.toContain('ABCD-1234')
+})
+
+test('the sink writes once 64 KiB gather, and every line whole', () => {
+  const { sink, writes } = textSink(60_000)
+  let count = 0
+  while (writes.length === 0) sink.request(0, 'GET', `http://x/api/mini-apps/access/apps/a/update?platform=ios&deviceId=${count}`, 200, 2680, 0.1, `id-${count++}`)
+  expect(Buffer.byteLength(writes[0]!)).toBeGreaterThanOrEqual(64 * 1024)
+  expect(writes[0]!.endsWith('\n')).toBe(true)
+  expect(writes[0]!.split('\n')).toHaveLength(count + 1)
+  sink.request(0, 'GET', 'http://x/after', 200, 1, 0.1, 'after')
+  sink.flush()
+  expect(writes[1]).toContain('"requestId":"after"')
+})
+
+test('--access-log writes logs only requests other than GET and HEAD, off none; every request is observed and gets an id', async () => {
+  for (const [lines, expected] of [['all', ['GET', 'HEAD', 'POST', 'DELETE']], ['writes', ['POST', 'DELETE']], ['off', []]] as const) {
+    const logged: string[] = []
+    let observed = 0
+    const handler = withRequestLog(() => new Response('ok'), (line) => logged.push(JSON.parse(line).method), { lines, observe: () => observed++ })
+    for (const method of ['GET', 'HEAD', 'POST', 'DELETE']) {
+      const response = await handler(new Request('http://x/api/thing', { method }), null)
+      expect(response.headers.get('x-request-id')).toBeTruthy()
+    }
+    expect({ lines, logged }).toEqual({ lines, logged: [...expected] })
+    expect(observed).toBe(4)
+  }
 })

@@ -1,9 +1,14 @@
-// One JSON line per request on stdout, with the query redacted and an X-Request-Id on every response.
+// One JSON line per request on stdout (decisions §8), with the query redacted and an X-Request-Id on every response: formatted straight into one buffer, written in large chunks.
+import { writeSync } from 'node:fs'
 import type { Clock } from '../ids'
 
 export type FetchHandler<S, R extends Request = Request> = (request: R, server: S) => Response | Promise<Response>
 /** A handler under the request log: it also gets the request's URL the log read (Bun builds the string anew on every read of `request.url`). */
 export type LoggedHandler<S, R extends Request = Request> = (request: R, server: S, url: string) => Response | Promise<Response>
+
+/** Which requests get a log line (`--access-log`): every one, only those that may change something (not GET or HEAD), none. */
+export type AccessLogMode = 'all' | 'writes' | 'off'
+export const accessLogModes: readonly AccessLogMode[] = ['all', 'writes', 'off']
 
 const deviceSessionPath = '/api/auth/cli/sessions/'
 
@@ -14,8 +19,8 @@ export function pathStartOf(url: string): number {
 
 /**
  * The path of a request URL with every query value (and a device-flow code) redacted: "/a?token=abc&x=1" →
- * "/a?token=[redacted]&x=[redacted]" (tokens travel in query strings). String work instead of
- * `new URL`, since this runs on every request.
+ * "/a?token=[redacted]&x=[redacted]" (tokens travel in query strings). The log writes the same
+ * thing byte by byte (`writeRedactedPath`); this string form serves the lines that need escaping.
  */
 export function redactedPath(url: string): string {
   const pathStart = pathStartOf(url)
@@ -39,35 +44,32 @@ export function redactedPath(url: string): string {
   return redacted
 }
 
-/** A request's log line as its parts: the sink formats it when it writes, in a batch. */
-export interface RequestRecord {
-  /** milliseconds since the epoch, when the answer was ready */
-  at: number
-  method: string
-  url: string
-  status: number
-  bytes: number | null
-  durationMs: number
-  requestId: string
-}
-
 export interface LogSink {
+  /** a line of its own (an error report, say), kept in order with the request lines */
   log(line: string): void
-  /** a request's line, formatted when the batch is written (the same line `withRequestLog` would log) */
-  request(record: RequestRecord): void
+  /** a request's line, formatted at once into the buffer: the same line `requestLine` makes */
+  request(at: number, method: string, url: string, status: number, bytes: number | null, durationMs: number, requestId: string): void
   /** writes what is buffered; call before exiting */
   flush(): void
 }
 
+/** A batch is written once this much gathers (nginx's `access_log … buffer=64k`). */
+const flushBytes = 64 * 1024
+/** URLs up to this long are formatted in place; a longer one (rare: a hand-made request) as a string. */
+const inPlaceUrlLength = 1024
+/** Room behind `flushBytes` for the longest line formatted in place: the URL with every pair redacted and the other fields. */
+const lineRoom = 12 * inPlaceUrlLength + 512
+
 /**
- * Buffers log lines and writes them in batches (at most `flushMs` late, or once about 64 KB
- * gather): one write per request was a large part of a small request's cost, and so was building
- * each request's line while answering it, so request lines are kept as their parts and formatted
- * together when written. A crash can lose the last `flushMs` of lines, never a line's middle.
+ * Gathers log lines in one buffer and hands it to `write` when 64 KiB gather, `flushMs` after the
+ * first line of a batch, and on `flush()` (shutdown). Request lines are formatted straight into the
+ * buffer, byte by byte, with the time string cached per millisecond: no string or object per field
+ * or per line. `write` must be done with the bytes when it returns (the buffer is reused). A crash
+ * loses at most the last `flushMs` of lines, never a line's middle.
  */
-export function createLogSink(write: (chunk: string) => void, flushMs = 50): LogSink {
-  let pending: (string | RequestRecord)[] = []
-  let size = 0
+export function createLogSink(write: (chunk: Uint8Array) => void, flushMs = 100): LogSink {
+  const buffer = Buffer.allocUnsafe(flushBytes + lineRoom)
+  let used = 0
   let timer: ReturnType<typeof setTimeout> | null = null
   const isoOf = isoTimeOf()
   const flush = () => {
@@ -75,39 +77,159 @@ export function createLogSink(write: (chunk: string) => void, flushMs = 50): Log
       clearTimeout(timer)
       timer = null
     }
-    if (pending.length === 0) return
-    const lines = pending
-    pending = []
-    size = 0
-    for (let index = 0; index < lines.length; index++) {
-      const entry = lines[index]!
-      if (typeof entry !== 'string') lines[index] = requestLine(entry, isoOf(entry.at))
-    }
-    write(lines.join('\n') + '\n')
+    if (used === 0) return
+    const length = used
+    used = 0
+    write(buffer.subarray(0, length))
   }
-  const added = (length: number) => {
-    size += length
-    if (size >= 64 * 1024) flush()
-    else if (timer === null) timer = setTimeout(flush, flushMs)
+  const added = () => {
+    if (used >= flushBytes) flush()
+    else if (timer === null) {
+      timer = setTimeout(flush, flushMs)
+      // the log never keeps a process alive: serve flushes on its way out
+      timer.unref?.()
+    }
+  }
+  /** A line as text (the rare ones): after what is buffered, so the order holds. */
+  const text = (line: string) => {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit
+    if (used + line.length * 3 + 1 > buffer.length) flush()
+    if (line.length * 3 + 1 > buffer.length) write(Buffer.from(line + '\n'))
+    else {
+      used += buffer.write(line, used)
+      buffer[used++] = 0x0a
+    }
+    added()
   }
   return {
-    log(line) {
-      pending.push(line)
-      added(line.length + 1)
-    },
-    request(record) {
-      pending.push(record)
-      // the line's length, near enough: the URL and about 150 characters of fields
-      added(record.url.length + 150)
+    log: text,
+    request(at, method, url, status, bytes, durationMs, requestId) {
+      const methodText = methodJson.get(method)
+      if (methodText === undefined || url.length > inPlaceUrlLength) return text(requestLine(isoOf(at), method, url, status, bytes, durationMs, requestId))
+      if (used + lineRoom > buffer.length) flush()
+      let position = ascii(buffer, used, '{"time":"')
+      position = ascii(buffer, position, isoOf(at))
+      position = ascii(buffer, position, '","method":')
+      position = ascii(buffer, position, methodText)
+      position = ascii(buffer, position, ',"path":')
+      position = writeRedactedPath(buffer, position, url)
+      // something in the path needs escaping (or is a device code): the string form, as a whole line
+      if (position === -1) return text(requestLine(isoOf(at), method, url, status, bytes, durationMs, requestId))
+      position = ascii(buffer, position, ',"status":')
+      position = integer(buffer, position, status)
+      position = ascii(buffer, position, ',"bytes":')
+      position = bytes === null ? ascii(buffer, position, 'null') : integer(buffer, position, bytes)
+      position = ascii(buffer, position, ',"durationMs":')
+      position = hundredths(buffer, position, durationMs)
+      position = ascii(buffer, position, ',"requestId":"')
+      position = ascii(buffer, position, requestId)
+      position = ascii(buffer, position, '"}\n')
+      used = position
+      added()
     },
     flush,
   }
 }
 
-/** The JSON line of a request; a template rather than JSON.stringify of an object: the same line at a fraction of the cost. */
-function requestLine(record: RequestRecord, iso: string): string {
+/**
+ * Writes every byte of a chunk to a file descriptor (stdout) before returning: a line handed over
+ * is a line written, so an exit right after `flush()` (SIGTERM) loses none. A descriptor that
+ * would block (a non-blocking pipe whose reader lags) gets the rest through the stream instead.
+ */
+export function fdWriter(fd: number, stream: { write(chunk: Uint8Array): unknown }): (chunk: Uint8Array) => void {
+  return (chunk) => {
+    let written = 0
+    try {
+      while (written < chunk.length) written += writeSync(fd, chunk, written, chunk.length - written)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error
+      stream.write(Buffer.from(chunk.subarray(written)))
+    }
+  }
+}
+
+/** The JSON line of a request as a string: what the sink writes in place, for the rare lines it cannot. */
+function requestLine(iso: string, method: string, url: string, status: number, bytes: number | null, durationMs: number, requestId: string): string {
   // Only the path (and an unusual method) can hold characters JSON must escape; the id matched requestIdPattern.
-  return `{"time":"${iso}","method":${methodJson.get(record.method) ?? jsonString(record.method)},"path":${jsonString(redactedPath(record.url))},"status":${record.status},"bytes":${record.bytes},"durationMs":${record.durationMs},"requestId":"${record.requestId}"}`
+  return `{"time":"${iso}","method":${methodJson.get(method) ?? jsonString(method)},"path":${jsonString(redactedPath(url))},"status":${status},"bytes":${bytes},"durationMs":${Math.round(durationMs * 100) / 100},"requestId":"${requestId}"}`
+}
+
+/** ASCII text into the buffer at `position`; answers the position after it. */
+function ascii(buffer: Buffer, position: number, value: string): number {
+  for (let index = 0; index < value.length; index++) buffer[position++] = value.charCodeAt(index)
+  return position
+}
+
+/** A non-negative integer in decimal, as String() writes it. */
+function integer(buffer: Buffer, position: number, value: number): number {
+  if (value < 10) {
+    buffer[position] = 0x30 + value
+    return position + 1
+  }
+  let digits = 1
+  for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++
+  for (let index = position + digits - 1, rest = value; index >= position; index--, rest = Math.floor(rest / 10)) buffer[index] = 0x30 + (rest % 10)
+  return position + digits
+}
+
+/** Milliseconds rounded to hundredths, as String(Math.round(x * 100) / 100) writes them ("0.5", "12.34", "3"). */
+function hundredths(buffer: Buffer, position: number, value: number): number {
+  const total = Math.round(value * 100)
+  position = integer(buffer, position, Math.floor(total / 100))
+  const fraction = total % 100
+  if (fraction === 0) return position
+  buffer[position++] = 0x2e
+  buffer[position++] = 0x30 + Math.floor(fraction / 10)
+  if (fraction % 10 !== 0) buffer[position++] = 0x30 + (fraction % 10)
+  return position
+}
+
+const redactedValue = '=[redacted]'
+
+/**
+ * `redactedPath(url)` as a JSON string literal, written byte by byte at `position`; -1 when the
+ * path or a query key holds anything but printable ASCII other than `"` and `\` (the caller then
+ * escapes the string form), or is a device-flow path. Values are skipped unread.
+ */
+function writeRedactedPath(buffer: Buffer, position: number, url: string): number {
+  let index = pathStartOf(url)
+  buffer[position++] = 0x22
+  if (index === -1) {
+    buffer[position++] = 0x2f
+    buffer[position++] = 0x22
+    return position
+  }
+  if (url.startsWith(deviceSessionPath, index)) return -1
+  let end = url.indexOf('#', index)
+  if (end === -1) end = url.length
+  for (; index < end; index++) {
+    const code = url.charCodeAt(index)
+    if (code === 0x3f) break
+    if (code < 0x20 || code > 0x7e || code === 0x22 || code === 0x5c) return -1
+    buffer[position++] = code
+  }
+  // a query: each pair's key, every value redacted
+  if (index + 1 < end) {
+    buffer[position++] = 0x3f
+    const queryStart = index + 1
+    // each turn starts at a pair and ends on the '&' after it (or at the end)
+    for (index++; index < end; index++) {
+      if (index !== queryStart) buffer[position++] = 0x26
+      for (; index < end; index++) {
+        const code = url.charCodeAt(index)
+        if (code === 0x3d || code === 0x26) break
+        if (code < 0x20 || code > 0x7e || code === 0x22 || code === 0x5c) return -1
+        buffer[position++] = code
+      }
+      position = ascii(buffer, position, redactedValue)
+      if (index < end && url.charCodeAt(index) === 0x3d) {
+        const pairEnd = url.indexOf('&', index)
+        index = pairEnd === -1 || pairEnd > end ? end : pairEnd
+      }
+    }
+  }
+  buffer[position++] = 0x22
+  return position
 }
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,64}$/
@@ -116,7 +238,7 @@ const requestIdPattern = /^[A-Za-z0-9._:-]{1,64}$/
 // surrogate range in the class the test costs several times as much on every request.
 const needsEscape = /["\\\u0000-\u001f\u007f-\u009f\u2028\u2029]/
 
-/** A JSON string literal; JSON.stringify only when something needs escaping (it rarely does, and it costs per request). */
+/** A JSON string literal; JSON.stringify only when something needs escaping. */
 function jsonString(text: string): string {
   return needsEscape.test(text) ? JSON.stringify(text) : `"${text}"`
 }
@@ -127,10 +249,10 @@ const methodJson = new Map(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OP
 /** Request ids: a random prefix per process and a counter; unique, cheap, not secret. */
 const requestIdPrefix = Bun.randomUUIDv7().slice(-12)
 let requestCounter = 0
-const nextRequestId = () => `${requestIdPrefix}-${(++requestCounter).toString(36)}`
+export const nextRequestId = () => `${requestIdPrefix}-${(++requestCounter).toString(36)}`
 
 /** The ISO time of a millisecond, reused while lines of the same one follow each other. */
-function isoTimeOf(): (ms: number) => string {
+export function isoTimeOf(): (ms: number) => string {
   let lastMs = -1
   let lastIso = ''
   return (ms) => {
@@ -142,28 +264,39 @@ function isoTimeOf(): (ms: number) => string {
   }
 }
 
+export interface RequestLogOptions {
+  /** the lines' time (tests fix it) */
+  clock?: Clock
+  /** told of every answered request, logged or not (the metrics' counts and latencies); must be cheap */
+  observe?: (request: Request, url: string, status: number, seconds: number) => void
+  /**
+   * Keep a sane `X-Request-Id` the caller sent. serve's native runtime routes keep it only behind a
+   * trusted proxy: reading one header makes Bun build all of them, a cost on every install-info
+   * answer and update check (their answers still carry an id, the one logged).
+   */
+  keepIncomingId?: boolean
+  /** which requests get a line (default all); every request still gets an id and is observed */
+  lines?: AccessLogMode
+}
+
 /**
- * Wraps a fetch handler: the response gets `X-Request-Id` (the caller's own when it is sane) and
- * one JSON line is logged. This runs on every request, so it avoids what costs: URL parsing,
- * random ids, a date per request, a closure per request.
+ * Wraps a fetch handler: the response gets `X-Request-Id` (the caller's own when it is sane and
+ * kept) and one JSON line is logged. This runs on every request, so it avoids what costs: URL
+ * parsing, random ids, a date per request, a closure per request.
  */
 export function withRequestLog<S, R extends Request = Request>(
   handler: LoggedHandler<S, R>,
-  /** a line at a time, or a sink that formats request lines when it writes them (serve) */
+  /** a line at a time, or the sink that formats request lines into its buffer (serve) */
   log: ((line: string) => void) | LogSink,
-  clock: Clock = Date.now,
-  /** told of every answered request (the metrics' counts and latencies); must be cheap */
-  observe?: (request: Request, url: string, status: number, seconds: number) => void,
-  /**
-   * Keep a sane `X-Request-Id` the caller sent. serve's native runtime routes turn this off: reading
-   * one header makes Bun build all of them, a cost on every install-info answer and update check
-   * (their answers still carry an id, the one logged).
-   */
-  keepIncomingId = true,
+  options: RequestLogOptions = {},
 ): FetchHandler<S, R> {
+  const { clock = Date.now, observe, keepIncomingId = true, lines = 'all' } = options
   const isoOf = isoTimeOf()
-  // the line's time is the record's: one clock read per request
-  const emit = typeof log === 'function' ? (record: RequestRecord) => log(requestLine(record, isoOf(record.at))) : (record: RequestRecord) => log.request(record)
+  const emit =
+    typeof log === 'function'
+      ? (at: number, method: string, url: string, status: number, bytes: number | null, durationMs: number, requestId: string) => log(requestLine(isoOf(at), method, url, status, bytes, durationMs, requestId))
+      : log.request
+  const logs = lines === 'all' ? () => true : lines === 'off' ? () => false : (method: string) => method !== 'GET' && method !== 'HEAD'
 
   function finish(request: Request, url: string, response: Response, length: string | null, requestId: string, started: number): Response {
     try {
@@ -173,8 +306,13 @@ export function withRequestLog<S, R extends Request = Request>(
       response.headers.set('x-request-id', requestId)
     }
     const elapsed = performance.now() - started
-    observe?.(request, url, response.status, elapsed / 1000)
-    emit({ at: clock(), method: request.method, url, status: response.status, bytes: length === null ? null : Number(length), durationMs: Math.round(elapsed * 100) / 100, requestId })
+    const status = response.status
+    observe?.(request, url, status, elapsed / 1000)
+    const method = request.method
+    if (logs(method)) {
+      const bytes = length === null ? null : Number(length)
+      emit(clock(), method, url, status, bytes !== null && Number.isSafeInteger(bytes) && bytes >= 0 ? bytes : null, elapsed, requestId)
+    }
     return response
   }
 

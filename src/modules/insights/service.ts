@@ -419,8 +419,10 @@ export function createInsightsService(deps: InsightsDeps) {
           log(JSON.stringify({ level: 'error', msg: `insights ${what} failed`, error: (error as Error).message }))
         }
       }
-      safely(prune, 'prune')()
-      timers = [setInterval(flush, deps.flushSeconds * 1000), setInterval(safely(prune, 'prune'), dayMs)]
+      // the first prune a few seconds after start, not on the way to the first answer: it deletes
+      // across every version's rows, a while on a large database (issue 30)
+      const firstPrune = setTimeout(safely(prune, 'prune'), 5000)
+      timers = [firstPrune, setInterval(flush, deps.flushSeconds * 1000), setInterval(safely(prune, 'prune'), dayMs)]
       for (const timer of timers) timer.unref()
       return {
         stop() {

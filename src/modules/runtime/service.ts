@@ -158,8 +158,8 @@ interface ReleaseTemplate {
   byteParts: number
   /** the answer for the unscoped stable paths, built once */
   plain: SerialisedJson | null
-  /** the update check's answers around it, by mandatory and percent (`fillUpdate`) */
-  updates: Map<number, { parts: string[]; byteParts: number }>
+  /** the update check's answers around it, by mandatory and percent (`fillUpdate`); `plain` joined once for requests without a scope */
+  updates: Map<number, { parts: string[]; byteParts: number; plain: string | null }>
 }
 
 const scopeMarker = '@@scope@@'
@@ -480,9 +480,11 @@ export function createRuntimeService(deps: RuntimeDeps) {
       const parts = [...template.parts]
       parts[0] = head + parts[0]
       parts[parts.length - 1] += '}'
-      update = { parts, byteParts: template.byteParts + head.length + 1 }
+      update = { parts, byteParts: template.byteParts + head.length + 1, plain: null }
       template.updates.set(key, update)
     }
+    // a check without deviceId, channel or hostVersion gets the same bytes as every other one
+    if (scope === '') return { text: (update.plain ??= update.parts.join('')), bytes: update.byteParts, version: running }
     return { text: update.parts.join(scope), bytes: update.byteParts + scope.length * (update.parts.length - 1), version: running }
   }
 
