@@ -22,6 +22,10 @@
 // (a new deviceId per request, as above); target: counting on ≥ 0.95× off. `--part insights` runs
 // only this comparison.
 //
+// Signing (issue 27): the same two releases of another miniapp, signed, against these unsigned ones,
+// on install info, release install and the update check (scripts/bench/runtime-signing.ts); target:
+// a ratio of about 1.00. `--part signing` runs only this comparison.
+//
 // The load generator is Debian's wrk (`apt-get install -y wrk`), one thread. autocannon was tried
 // first: its node client receives large bodies at about 30 MB/s here while wrk takes 790 MB/s from
 // the same raw server, so with autocannon both sides of the bundle comparison measure the client.
@@ -30,7 +34,8 @@ import { Database } from 'bun:sqlite'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { buildZip } from '../../src/modules/versions/test-fixtures'
+import { buildZip } from '../../src/test-fixtures'
+import { benchSigning } from './runtime-signing'
 import { startTestS3, type TestS3 } from '../../src/storage/test-s3'
 import { call, freePort, median, waitForHealth, wrkLoad, wrkReport, type Load } from './support'
 
@@ -72,7 +77,7 @@ const { values: options } = parseArgs({
     's3-downloads': { type: 'string', default: 'redirect' },
   },
 })
-if (options.part !== 'all' && options.part !== 'insights') throw new Error('--part is all or insights')
+if (options.part !== 'all' && options.part !== 'insights' && options.part !== 'signing') throw new Error('--part is all, insights or signing')
 const rounds = Number(options.rounds)
 const seconds = Number(options.seconds)
 const storage = options.storage === 's3' ? 's3' : 'local'
@@ -293,6 +298,15 @@ try {
     console.log(`    per round: miniship ${rps(results.update)}; raw ${rps(results.rawJson3)} req/s`)
     const bareRatio = median(results.bareInstall) / median(results.rawJson)
     console.log(`  diagnosis: install info through Elysia's router without the request log (what serve's native route avoids) ${median(results.bareInstall).toFixed(0)} req/s, ratio ${bareRatio.toFixed(2)}`)
+  }
+
+  if (options.part === 'all' || options.part === 'signing') {
+    const unsignedInstall = `${base}/api/mini-apps/access/versions/${version.id}/install?token=${downloadToken}`
+    await benchSigning({ base, accessToken, form, rounds, seconds, load, unsigned: { install: unsignedInstall, release: releaseUrl, update: updateUrl } })
+    if (options.part === 'signing') {
+      cleanUp()
+      process.exit(0)
+    }
   }
 
   // ---- insights: counting on against --insights off, on copies of the same data directory ----
