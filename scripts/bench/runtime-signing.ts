@@ -3,6 +3,7 @@
 // signature once; install info and the update check only copy them, so the ratio should be 1.00.
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
 import { buildStatement } from '../../src/sdk/statement'
+import { readFileSync } from 'node:fs'
 import { call, median, type Load } from './support'
 
 export interface SigningSideInput {
@@ -15,6 +16,14 @@ export interface SigningSideInput {
   load(url: string, connections: number, script?: string): Promise<Load>
   /** the unsigned app's URLs: per-version install info, release install, update check (deviceId appended per request) */
   unsigned: { install: string; release: string; update: string }
+  /** the server's process id: its CPU time per request is measured too, which other load on the machine shakes less than req/s */
+  serverPid: number
+}
+
+/** User + system CPU time of a process in seconds (Linux /proc; clock ticks of 1/100 s). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
 async function sha256(blob: Blob): Promise<string> {
@@ -64,10 +73,15 @@ export async function benchSigning(input: SigningSideInput): Promise<void> {
     await load(side.signed, 16, side.script)
     await load(side.unsigned, 16, side.script)
   }
-  const results = sides.map(() => ({ signed: [] as number[], unsigned: [] as number[] }))
+  const results = sides.map(() => ({ signed: [] as number[], unsigned: [] as number[], signedCpu: [] as number[], unsignedCpu: [] as number[] }))
   for (let round = 1; round <= input.rounds; round++) {
     for (const [index, side] of sides.entries()) {
-      const measure = async (which: 'signed' | 'unsigned') => void results[index]![which].push((await load(side[which], 32, side.script)).requestsPerSecond)
+      const measure = async (which: 'signed' | 'unsigned') => {
+        const before = cpuSeconds(input.serverPid)
+        const run = await load(side[which], 32, side.script)
+        results[index]![which].push(run.requestsPerSecond)
+        results[index]![`${which}Cpu`].push(((cpuSeconds(input.serverPid) - before) * 1e6) / (run.requestsPerSecond * input.seconds))
+      }
       if (round % 2) {
         await measure('signed')
         await measure('unsigned')
@@ -85,5 +99,7 @@ export async function benchSigning(input: SigningSideInput): Promise<void> {
     const paired = median(on.map((value, round) => value / off[round]!))
     console.log(`  ${side.name}  signed ${median(on).toFixed(0)} req/s   unsigned ${median(off).toFixed(0)} req/s   ratio ${(median(on) / median(off)).toFixed(2)}, median of per-round ratios ${paired.toFixed(2)} (target ≈ 1.00)`)
     console.log(`    per round: signed ${on.map((value) => value.toFixed(0)).join(', ')}; unsigned ${off.map((value) => value.toFixed(0)).join(', ')} req/s`)
+    const { signedCpu, unsignedCpu } = results[index]!
+    console.log(`    server CPU per request: signed ${median(signedCpu).toFixed(1)} µs   unsigned ${median(unsignedCpu).toFixed(1)} µs   ratio ${(median(signedCpu) / median(unsignedCpu)).toFixed(2)}`)
   }
 }
