@@ -13,7 +13,7 @@ import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { buildZip } from '../../src/modules/versions/test-fixtures'
+import { buildZip } from '../../src/test-fixtures'
 
 const root = join(import.meta.dir, '..', '..')
 const { values: options } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, mb: { type: 'string', default: '200' } } })

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { Database } from 'bun:sqlite'
-import { buildZip } from '../../src/modules/versions/test-fixtures'
+import { buildZip } from '../../src/test-fixtures'
 import { call, freePort, waitForHealth } from './support'
 
 const root = join(import.meta.dir, '..', '..')
