@@ -18,6 +18,53 @@ export interface SigningSideInput {
   unsigned: { install: string; release: string; update: string }
   /** the server's process id: its CPU time per request is measured too, which other load on the machine shakes less than req/s */
   serverPid: number
+  /** the server's data directory: the same answers are also timed in this process, through app.handle */
+  dataDir: string
+}
+
+/**
+ * The same answers timed in this process through app.handle on a second connection to the data
+ * directory (WAL; nothing here writes), in small alternating batches: drift in the machine's load
+ * falls on both sides alike, which wrk's seconds-long runs cannot promise on a shared machine.
+ */
+async function inProcess(dataDir: string, sides: { name: string; signed: string; unsigned: string }[]): Promise<void> {
+  const { loadConfig } = await import('../../src/config')
+  const { openDataDir } = await import('../../src/data-dir')
+  const { createApp } = await import('../../src/app')
+  const config = loadConfig({ dataDir, host: '127.0.0.1' }, {})
+  const { db, paths, secret } = openDataDir(dataDir, { sweepTmp: false })
+  const app = createApp({ config, db, paths, secret, log: () => {} })
+  let device = 0
+  // the update URLs end in `deviceId=bench-device-`: a new device per request, as wrk's script does
+  const url = (base: string) => (base.endsWith('-') ? `${base}${++device}` : base)
+  const batch = async (base: string, count: number) => {
+    const started = performance.now()
+    for (let i = 0; i < count; i++) await (await app.handle(new Request(url(base)))).text()
+    return performance.now() - started
+  }
+  console.log('  in process (app.handle, 200 alternating batches of 200 requests per side; "A/A" times the unsigned answer against itself: the noise floor)')
+  for (const side of sides.flatMap((side) => [side, { name: `${side.name}, A/A`, signed: side.unsigned, unsigned: side.unsigned }])) {
+    for (const which of [side.signed, side.unsigned]) {
+      const answer = await app.handle(new Request(url(which)))
+      if (answer.status !== 200) throw new Error(`${which} answered ${answer.status}`)
+      await batch(which, 2000)
+    }
+    let signed = 0
+    let unsigned = 0
+    for (let round = 0; round < 200; round++) {
+      if (round % 2) {
+        signed += await batch(side.signed, 200)
+        unsigned += await batch(side.unsigned, 200)
+      } else {
+        unsigned += await batch(side.unsigned, 200)
+        signed += await batch(side.signed, 200)
+      }
+    }
+    const perRequest = (ms: number) => ((ms * 1000) / 40_000).toFixed(1)
+    const [a, b] = side.signed === side.unsigned ? ['unsigned (slot 1)', 'unsigned (slot 2)'] : ['signed', 'unsigned']
+    console.log(`    ${side.name}  ${a} ${perRequest(signed)} µs   ${b} ${perRequest(unsigned)} µs per request   ratio ${(signed / unsigned).toFixed(2)}${side.signed === side.unsigned ? '' : ' (target ≈ 1.00)'}`)
+  }
+  db.$client.close()
 }
 
 /** User + system CPU time of a process in seconds (Linux /proc; clock ticks of 1/100 s). */
@@ -102,4 +149,5 @@ export async function benchSigning(input: SigningSideInput): Promise<void> {
     const { signedCpu, unsignedCpu } = results[index]!
     console.log(`    server CPU per request: signed ${median(signedCpu).toFixed(1)} µs   unsigned ${median(unsignedCpu).toFixed(1)} µs   ratio ${(median(signedCpu) / median(unsignedCpu)).toFixed(2)}`)
   }
+  await inProcess(input.dataDir, sides)
 }

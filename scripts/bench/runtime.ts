@@ -302,7 +302,7 @@ try {
 
   if (options.part === 'all' || options.part === 'signing') {
     const unsignedInstall = `${base}/api/mini-apps/access/versions/${version.id}/install?token=${downloadToken}`
-    await benchSigning({ base, accessToken, form, rounds, seconds, load, unsigned: { install: unsignedInstall, release: releaseUrl, update: updateUrl }, serverPid: server.pid })
+    await benchSigning({ base, accessToken, form, rounds, seconds, load, unsigned: { install: unsignedInstall, release: releaseUrl, update: updateUrl }, serverPid: server.pid, dataDir })
     if (options.part === 'signing') {
       cleanUp()
       process.exit(0)
