@@ -27,6 +27,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { buildZip } from '../../src/test-fixtures'
 import { startTestS3, type TestS3 } from '../../src/storage/test-s3'
+import { benchSigning } from './runtime-signing'
 import { call, createBenchAdmin, freePort, median, waitForHealth, wrkLoad, wrkReport, type Load } from './support'
 
 const root = join(import.meta.dir, '..', '..')
@@ -42,7 +43,7 @@ if (process.argv[2] === '--raw-servers') {
 }
 
 // ---- mode 1: the benchmark ----
-const { values: options } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, seconds: { type: 'string', default: '3' } } })
+const { values: options } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, seconds: { type: 'string', default: '3' }, signing: { type: 'string', default: 'on' } } })
 const rounds = Number(options.rounds)
 const seconds = Number(options.seconds)
 const wrk = Bun.which('wrk')
@@ -116,6 +117,8 @@ async function publishBench(base: string, bundle: Uint8Array) {
   await call(base, 'POST', `/api/mini-apps/${miniApp.id}/versions/${next.id}/publish`, { token: accessToken, json: { rolloutPercent: 25 } })
   return {
     info,
+    accessToken,
+    form,
     installUrl: `${base}/api/mini-apps/access/versions/${version.id}/install?token=${downloadToken}`,
     bundleUrl: new URL(info.bundleUrl, base).toString(),
     releaseUrl: `${base}/api/mini-apps/access/apps/com.example.bench/release/install`,
@@ -231,6 +234,10 @@ try {
     const perUnit = (load: Load) => ((unit === 'MB/s' ? (load.cpuNsPerByte ?? NaN) * 1024 * 1024 / 1e6 : (load.cpuNsPerRequest ?? NaN) / 1000).toFixed(unit === 'MB/s' ? 2 : 1))
     console.log(`    ${label}: miniship ${results.ours.map((load) => shown(unit, rate(unit)(load))).join(', ')}; baseline ${results.theirs.map((load) => shown(unit, rate(unit)(load))).join(', ')} ${unit}`)
     console.log(`      cpu ${unit === 'MB/s' ? 'ms per MB' : 'µs per request'}: miniship ${results.ours.map(perUnit).join(', ')}; baseline ${results.theirs.map(perUnit).join(', ')}`)
+  }
+  // Signing (issue 27): the same releases of another miniapp, signed, against these unsigned ones (--signing off skips it)
+  if (options.signing !== 'off') {
+    await benchSigning({ base, accessToken: local.accessToken, form: local.form, rounds, seconds, load: (url, connections, script) => load(url, connections, script, pid), unsigned: { install: local.installUrl, release: local.releaseUrl, update: local.updateUrl }, serverPid: pid, dataDir })
   }
 } finally {
   cleanUp()

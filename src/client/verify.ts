@@ -86,6 +86,7 @@ export async function verifyRelease(info: InstallInfo, publicKey: { publicKey: s
 }
 
 interface VerifyFlags extends ClientFlags {
+  installUrl?: string
   app: string
   channel?: string
   publicKey: string
@@ -99,6 +100,7 @@ export function verifyCommand(): Command {
     .requiredOption('--public-key <key>', 'the public key the host app trusts: base64, or a file (PEM or base64)')
     .option('--channel <name>', 'the channel (default stable)')
     .option('--platform <platform>', 'ios or android (default both)')
+    .option('--install-url <url>', "read install info here instead of the server's release install: the release mirror's install.json on a CDN, say")
     .addHelpText(
       'after',
       `
@@ -106,7 +108,8 @@ No sign-in needed: it asks what a device asks. Exit 1 names every check that fai
 
 Examples:
   $ miniship verify --app com.example.shop --public-key release.pub.pem
-  $ miniship verify --app com.example.shop --channel beta --platform ios --public-key SqaHDz0TqEC6uCM1DQhnVH9hf3maJrtzgZKnVQEMhJQ= --json`,
+  $ miniship verify --app com.example.shop --channel beta --platform ios --public-key SqaHDz0TqEC6uCM1DQhnVH9hf3maJrtzgZKnVQEMhJQ= --json
+  $ miniship verify --app com.example.shop --public-key release.pem --install-url https://cdn.example.com/releases/com.example.shop/stable/install.json`,
     )
     .action((flags: VerifyFlags) =>
       runClient(flags.json === true, async () => {
@@ -114,16 +117,24 @@ Examples:
         if (flags.platform !== undefined && flags.platform !== 'ios' && flags.platform !== 'android') throw new CliError(2, `--platform must be ios or android (got ${JSON.stringify(flags.platform)})`)
         const platforms: Platform[] = flags.platform ? [flags.platform as Platform] : ['ios', 'android']
         const publicKey = readPublicKey(flags.publicKey)
-        const { server } = resolveTarget(flags)
+        let installUrl: string
+        if (flags.installUrl !== undefined) {
+          if (!/^https?:\/\//.test(flags.installUrl)) throw new CliError(2, `--install-url must be an http(s) URL (got ${JSON.stringify(flags.installUrl)})`)
+          installUrl = flags.installUrl
+        } else {
+          const query = flags.channel ? `?channel=${encodeURIComponent(flags.channel)}` : ''
+          installUrl = `${resolveTarget(flags).server}/mini-apps/access/apps/${encodeURIComponent(flags.app)}/release/install${query}`
+        }
+        const origin = new URL(installUrl).origin
+        // file URLs are resolved against install info's own address, as a device resolves them
         const get = async (url: string): Promise<Response> => {
           try {
-            return await fetch(new URL(url, server), { headers: { 'user-agent': 'miniship-cli' } })
+            return await fetch(new URL(url, installUrl), { headers: { 'user-agent': 'miniship-cli' } })
           } catch (error) {
-            throw unreachable(server, error)
+            throw unreachable(origin, error)
           }
         }
-        const query = flags.channel ? `?channel=${encodeURIComponent(flags.channel)}` : ''
-        const answer = await get(`${server}/mini-apps/access/apps/${encodeURIComponent(flags.app)}/release/install${query}`)
+        const answer = await get(installUrl)
         const text = await answer.text()
         if (!answer.ok) {
           let error: { code?: string; message?: string } = {}

@@ -86,6 +86,10 @@ describe('signed releases with the miniship CLI', () => {
     const report = JSON.parse(verified.stdout)
     expect(report.ok).toBe(true)
     expect(report.checks.map((check: { check: string }) => check.check)).toEqual(['signature', 'statement', 'bundleIos', 'bundleAndroid', 'manifest', 'assetsIos', 'assetsAndroid'])
+    // install info read from a given address (a CDN's install.json), without naming a server
+    const fromUrl = await runBinary(['verify', '--app', 'shop', '--public-key', publicKey, '--install-url', `${server.baseUrl}/api/mini-apps/access/apps/shop/release/install`, '--json'], { env: { XDG_CONFIG_HOME: join(dir, 'config') }, cwd: dir })
+    expect(fromUrl.exitCode).toBe(0)
+    expect(JSON.parse(fromUrl.stdout).ok).toBe(true)
     const human = await cli(['verify', '--app', 'shop', '--public-key', keyFile(), '--platform', 'ios'])
     expect(human.exitCode).toBe(0)
     expect(human.stdout).toContain('Verified')
