@@ -158,7 +158,7 @@ describe('the check: distinct devices of the newest release, paused as release-g
     expect(entry.metadata).toMatchObject({ actor: 'release-guard', channel: 'stable', version: '1.1.0', failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, maxFailureRate: 0.05, minDevices: 20 })
     expect(entry.summary).toBe(`release-guard paused the rollout of ${target.appId} 1.1.0 on stable at 50 % (was rolling-out 50 %): 12 of 140 devices failed (8.6 %), above the threshold of 5 %`)
     expect(pauses.filter((pause) => pause.appId === target.appId)).toEqual([
-      { miniAppId: target.miniAppId, appId: target.appId, channel: 'stable', versionId: target.versionId, version: '1.1.0', failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, threshold: 0.05 },
+      { miniAppId: target.miniAppId, appId: target.appId, channel: 'stable', versionId: target.versionId, version: '1.1.0', failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, threshold: 0.05, rolloutPercent: 50 },
     ])
     // later checks of a paused release change nothing and announce nothing
     await report(target, names('late', 5), 'failed')
