@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Server } from 'bun'
 import { uploadForm } from '../test-fixtures'
-import { callApi, startBinary, tempDir, type RunningBinary } from './support'
+import { callApi, runBinary, startBinary, tempDir, type RunningBinary } from './support'
 
 const simulator = join(import.meta.dir, '..', '..', 'scripts', 'simulate-fleet.ts')
 
@@ -28,11 +28,15 @@ beforeAll(async () => {
       return new Response('ok')
     },
   })
+  // an administrator made as an operator does (a fresh server takes no self-registration before one exists)
+  const dataDir = join(dir, 'data')
+  const created = await runBinary(['create-admin', '--data-dir', dataDir, '--email', 'owner@example.test', '--password-stdin'], { stdin: 'owner-password\n' })
+  expect(created.exitCode).toBe(0)
   // insights flush every second so the guard checks quickly; webhooks may go to 127.0.0.1; 600 devices from one address
-  server = await startBinary({ dataDir: join(dir, 'data'), args: ['--insights-flush', '1s', '--webhooks-allow-private', '--rate-limit', 'off'] })
-  const registered = await callApi(server.baseUrl, 'POST', '/api/auth/register', { json: { email: 'owner@example.test', password: 'owner-password', displayName: 'Owner' } })
-  expect(registered.status).toBe(201)
-  token = registered.body.accessToken
+  server = await startBinary({ dataDir, args: ['--insights-flush', '1s', '--webhooks-allow-private', '--rate-limit', 'off'] })
+  const login = await callApi(server.baseUrl, 'POST', '/api/auth/login', { json: { email: 'owner@example.test', password: 'owner-password' } })
+  expect(login.status).toBe(200)
+  token = login.body.accessToken
 }, 120_000)
 
 afterAll(async () => {

@@ -68,10 +68,14 @@ let other: { file: string; publicKey: string }
 
 beforeAll(async () => {
   dir = tempDir('miniship-sdk-signing-e2e-')
-  server = await startBinary({ dataDir: join(dir, 'data'), args: ['--rate-limit', 'off'] })
-  const registered = await callApi(server.baseUrl, 'POST', '/api/auth/register', { json: { email: 'signer@example.test', password: 'signer-password', displayName: 'Signer' } })
-  expect(registered.status).toBe(201)
-  token = registered.body.accessToken
+  // an administrator made as an operator does (a fresh server takes no self-registration before one exists)
+  const dataDir = join(dir, 'data')
+  const created = await runBinary(['create-admin', '--data-dir', dataDir, '--email', 'signer@example.test', '--password-stdin'], { stdin: 'signer-password\n' })
+  expect(created.exitCode).toBe(0)
+  server = await startBinary({ dataDir, args: ['--rate-limit', 'off'] })
+  const login = await callApi(server.baseUrl, 'POST', '/api/auth/login', { json: { email: 'signer@example.test', password: 'signer-password' } })
+  expect(login.status).toBe(200)
+  token = login.body.accessToken
   shopId = (await callApi(server.baseUrl, 'POST', '/api/mini-apps', { token, json: { appId, name: 'Shop' } })).body.id
   env = { XDG_CONFIG_HOME: join(dir, 'config'), MINISHIP_SERVER: server.baseUrl, MINISHIP_TOKEN: token }
   trusted = keyPair('release')
