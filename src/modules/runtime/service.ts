@@ -95,6 +95,8 @@ type AppFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['appByA
 /** A live release of a channel with the facts of its version. */
 export interface ReleaseFacts extends LiveRelease {
   facts: VersionFacts
+  /** its install-info template's key (version and host range), made on first use */
+  templateKey?: string
 }
 
 /** A channel as the runtime serves it: its live releases newest first, read once per database change. */
@@ -439,7 +441,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
   function releaseTemplate(found: DeviceRelease, files: string): MaybePromise<ReleaseTemplate> {
     const facts = found.release.facts
     // the same version may be released with another host range (another channel, a republish)
-    const key = found.release.hostVersionRange === null ? facts.id : `${facts.id}\u0000${found.release.hostVersionRange}`
+    const key = (found.release.templateKey ??= found.release.hostVersionRange === null ? facts.id : `${facts.id}\u0000${found.release.hostVersionRange}`)
     let templates = releaseTemplates.get(files)
     if (templates === undefined) {
       if (releaseTemplates.size >= installCacheLimit) releaseTemplates.clear()
