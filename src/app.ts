@@ -36,7 +36,7 @@ import { createSetupGate, type SetupGate } from './modules/setup/service'
 import { createWriteWatch, watchingWrites } from './db/write-watch'
 import { createJobQueue, type JobQueueOptions } from './jobs/queue'
 import { webhookRoutes } from './modules/webhooks'
-import { emitWebhookEvent, registerWebhookDelivery } from './modules/webhooks/service'
+import { emitWebhookEvent, registerWebhookDelivery, releaseGuardActor, type RolloutPausedData } from './modules/webhooks/service'
 
 export interface AppInput {
   config: Config
@@ -111,20 +111,22 @@ export function createApp(input: AppInput) {
   const mirror = input.config.mirrorReleases && isS3BlobStore(blobs) ? createReleaseMirror({ db: input.db, config: input.config, tokens, blobs, jobs }) : null
   const releaseGuard = createReleaseGuard({ db: input.db, clock, key: insightsKey, log })
   insights.observe(releaseGuard.observer)
-  // a pause by the guard is announced like any other (decisions §15, §16) and moves the mirror like a person's
+  // a pause by the guard is announced like any other (decisions §15, §16) and moves the mirror like a person's;
+  // its data has the names docs/webhooks.md and the Slack text use (RolloutPausedData)
   releaseGuard.onPaused((pause) => {
     mirror?.releaseChanged(pause.miniAppId, pause.channel)
     emitWebhookEvent(input.db, clock, pause.miniAppId, 'rollout.paused', {
       channel: pause.channel,
       version: { id: pause.versionId, version: pause.version },
+      rolloutPercent: pause.rolloutPercent,
       state: 'paused',
       reason: 'release-guard',
       failedDevices: pause.failedDevices,
-      totalDevices: pause.totalDevices,
+      devices: pause.totalDevices,
       failureRate: pause.failureRate,
-      threshold: pause.threshold,
-      by: { type: 'system', name: 'release-guard' },
-    })
+      maxFailureRate: pause.threshold,
+      by: releaseGuardActor,
+    } satisfies RolloutPausedData)
   })
   const deps: AppDeps = {
     config: input.config,

@@ -438,18 +438,16 @@ describe('the update client against the server', () => {
 
   test('a host app updated outside the release’s hostVersionRange drops the update at start(); the next check asks afresh', async () => {
     await publishVersion(setup, '1.2.0', { hostVersionRange: '>=2.0.0 <3' })
-    // until install info carries hostVersionRange (§17), the wrapping fetch adds what was published
-    const withRange = rewriteUpdate(serverFetch(setup.context), (install) => {
-      if (!('hostVersionRange' in install)) install.hostVersionRange = install.version === '1.2.0' ? '>=2.0.0 <3' : null
-    })
+    // the range comes from the server's own install info (§17), nothing added on the way
     const storage = clone(withV1)
-    const onTwo = updater(storage, { hostVersion: '2.1.0', fetch: withRange })
+    const onTwo = updater(storage, { hostVersion: '2.1.0' })
     await onTwo.start()
     const update = (await onTwo.check())!
     expect(update.version).toBe('1.2.0')
+    expect(update.install.hostVersionRange).toBe('>=2.0.0 <3')
     await onTwo.download(update)
-    expect((await updater(storage, { hostVersion: '2.9.0', fetch: withRange }).start()).current!.version).toBe('1.2.0')
-    const onThree = updater(storage, { hostVersion: '3.0.0', fetch: withRange })
+    expect((await updater(storage, { hostVersion: '2.9.0' }).start()).current!.version).toBe('1.2.0')
+    const onThree = updater(storage, { hostVersion: '3.0.0' })
     const started = await onThree.start()
     expect(started.dropped).toEqual({ versionId: setup.versions['1.2.0']!.id, version: '1.2.0', hostVersionRange: '>=2.0.0 <3' })
     expect(started.current).toBeNull()
@@ -457,6 +455,66 @@ describe('the update client against the server', () => {
     // the server offers host 3.0.0 the newest release it can run
     const next = (await onThree.check())!
     expect(next.version).toBe('1.1.0')
+  })
+})
+
+describe('signatures the server itself serves (§14): a version uploaded signed with a key the miniapp trusts', () => {
+  let setup: Setup
+  const trusted = signer()
+  const other = signer()
+  const client = (storage: UpdateStorage, trustedKeys: string[]) =>
+    createUpdater({ serverUrl: 'http://localhost/api', appId: setup.appId, platform: 'ios', deviceId: 'device-signed', storage, fetch: serverFetch(setup.context), trustedKeys })
+
+  /** Uploads `version` signed by `key` over its own files' digests, and publishes it. */
+  async function publishSigned(version: string, key: { keyId: string; privateKey: KeyObject }) {
+    const form = uploadForm(setup.appId, { version })
+    const digests: Record<string, string> = {}
+    for (const [name, value] of form.entries()) if (typeof value !== 'string') digests[name] = sha256(new Uint8Array(await (value as Blob).arrayBuffer()))
+    const statement = buildStatement(setup.appId, version, digests)
+    form.append('signatureKeyId', key.keyId)
+    form.append('signature', sign(null, Buffer.from(statement), key.privateKey).toString('base64'))
+    const uploaded = await upload(setup.context, setup.owner.token, setup.appId, form)
+    if (uploaded.status !== 201) throw new Error(`signed upload failed: ${uploaded.status} ${uploaded.text}`)
+    const published = await setup.context.call('POST', `/api/mini-apps/${setup.miniAppId}/versions/${uploaded.body.id}/publish`, { token: setup.owner.token, json: {} })
+    if (published.status !== 200) throw new Error(`publish failed: ${published.status} ${published.text}`)
+  }
+
+  beforeAll(async () => {
+    setup = await setUp('com.example.sdk-signed')
+    const added = await setup.context.call('POST', `/api/mini-apps/${setup.miniAppId}/signing-keys`, { token: setup.owner.token, json: { name: 'release laptop', publicKey: trusted.publicKey } })
+    expect(added.status).toBe(201)
+  })
+  afterAll(() => setup.context.close())
+
+  test('an unsigned release, as the server serves it: SIGNATURE_REQUIRED, nothing installed', async () => {
+    await publishVersion(setup, '1.0.0')
+    const storage = memoryStorage()
+    const pinned = client(storage, [trusted.publicKey])
+    await pinned.start()
+    const update = (await pinned.check())!
+    expect(update.install.signature).toBeUndefined()
+    expect(await codeOf(pinned.download(update))).toBe('SIGNATURE_REQUIRED')
+    expect(pinned.current()).toBeNull()
+  })
+
+  test('the server’s signature installs under the trusted key; a client pinning another key refuses it (SIGNATURE_INVALID) and keeps what it runs', async () => {
+    await publishSigned('1.1.0', trusted)
+    const storage = memoryStorage()
+    const pinned = client(storage, [other.publicKey, trusted.publicKey])
+    await pinned.start()
+    const update = (await pinned.check())!
+    expect(update.install.signature).toMatchObject({ algorithm: 'ed25519', keyId: trusted.keyId })
+    expect((await pinned.download(update)).version).toBe('1.1.0')
+    expect(pinned.current()!.version).toBe('1.1.0')
+
+    const elsewhere = client(memoryStorage(), [other.publicKey])
+    await elsewhere.start()
+    expect(await codeOf(elsewhere.download((await elsewhere.check())!))).toBe('SIGNATURE_INVALID')
+    expect(elsewhere.current()).toBeNull()
+    // without pinned keys the signature is not required
+    const unpinned = client(memoryStorage(), [])
+    await unpinned.start()
+    expect((await unpinned.download((await unpinned.check())!)).version).toBe('1.1.0')
   })
 })
 

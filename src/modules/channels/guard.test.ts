@@ -5,6 +5,8 @@ import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from
 import { createApp } from '../../app'
 import type { GuardPause } from './guard'
 import { guardPauseText } from './guard-text'
+import { eq } from 'drizzle-orm'
+import { webhookDeliveries } from '../../db/schema'
 
 let context: TestContext
 let owner: TestUser
@@ -138,6 +140,12 @@ describe('settings: PATCH …/channels/{channel} { guard }', () => {
 describe('the check: distinct devices of the newest release, paused as release-guard', () => {
   test('trip: 12 of 140 devices failed (8.6 %) over 5 %: paused within a flush, audited with F, T and the rate, announced once', async () => {
     const target = await fleet('com.example.guard.trip', { enabled: true })
+    const hooks: Record<string, string> = {}
+    for (const format of ['json', 'slack']) {
+      const hook = await context.call('POST', `/api/mini-apps/${target.miniAppId}/webhooks`, { token: owner.token, json: { url: `https://93.184.216.34/${format}`, events: ['rollout.paused'], format } })
+      expect(hook.status).toBe(201)
+      hooks[format] = hook.body.id
+    }
     await report(target, names('ok', 128), 'launched')
     await report(target, names('bad', 12), 'installed')
     await report(target, names('bad', 8), 'failed')
@@ -158,8 +166,25 @@ describe('the check: distinct devices of the newest release, paused as release-g
     expect(entry.metadata).toMatchObject({ actor: 'release-guard', channel: 'stable', version: '1.1.0', failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, maxFailureRate: 0.05, minDevices: 20 })
     expect(entry.summary).toBe(`release-guard paused the rollout of ${target.appId} 1.1.0 on stable at 50 % (was rolling-out 50 %): 12 of 140 devices failed (8.6 %), above the threshold of 5 %`)
     expect(pauses.filter((pause) => pause.appId === target.appId)).toEqual([
-      { miniAppId: target.miniAppId, appId: target.appId, channel: 'stable', versionId: target.versionId, version: '1.1.0', failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, threshold: 0.05 },
+      { miniAppId: target.miniAppId, appId: target.appId, channel: 'stable', versionId: target.versionId, version: '1.1.0', failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, threshold: 0.05, rolloutPercent: 50 },
     ])
+    // rollout.paused as queued for the receivers (the body every attempt sends): the names of docs/webhooks.md, and the Slack line with its figures
+    const queued = (hookId: string) => context.dataDir.db.select({ event: webhookDeliveries.event, body: webhookDeliveries.body }).from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hookId)).all()
+    const [json] = queued(hooks.json!)
+    expect(json!.event).toBe('rollout.paused')
+    expect(JSON.parse(json!.body).data).toEqual({
+      channel: 'stable',
+      version: { id: target.versionId, version: '1.1.0' },
+      rolloutPercent: 50,
+      state: 'paused',
+      reason: 'release-guard',
+      failedDevices: 12,
+      devices: 140,
+      failureRate: 12 / 140,
+      maxFailureRate: 0.05,
+      by: { type: 'system', name: 'release-guard' },
+    })
+    expect(JSON.parse(queued(hooks.slack!)[0]!.body).text).toBe(`App ${target.appId} (${target.appId}): the rollout of 1.1.0 on stable was paused by release-guard: 12 of 140 devices failed (8.6 %) — threshold 5 %`)
     // later checks of a paused release change nothing and announce nothing
     await report(target, names('late', 5), 'failed')
     flush()

@@ -121,6 +121,8 @@ export interface GuardPause {
   totalDevices: number
   failureRate: number
   threshold: number
+  /** the percent the paused release stays at */
+  rolloutPercent: number
 }
 
 interface Pending {
@@ -292,7 +294,7 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
       .set({ resumedFailedDevices: failed, tripReleaseId: releaseId, tripFailedDevices: failed, tripTotalDevices: total, tripMaxFailureRate: row.maxFailureRate, trippedAt: now })
       .where(and(eq(channelGuards.miniAppId, row.miniAppId), eq(channelGuards.channel, row.channel)))
       .run()
-    const paused: GuardPause = { miniAppId: row.miniAppId, appId: change.appId, channel: row.channel, versionId, version, failedDevices: failed, totalDevices: total, failureRate, threshold: row.maxFailureRate }
+    const paused: GuardPause = { miniAppId: row.miniAppId, appId: change.appId, channel: row.channel, versionId, version, failedDevices: failed, totalDevices: total, failureRate, threshold: row.maxFailureRate, rolloutPercent: change.rolloutPercent }
     log(JSON.stringify({ level: 'warn', msg: 'release guard paused a rollout', ...paused }))
     // rollout.paused (decisions §16), { channel, versionId, version, failedDevices, totalDevices,
     // failureRate, threshold }: the one place the guard's pause is announced. The webhooks (branch

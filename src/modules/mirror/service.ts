@@ -77,7 +77,7 @@ export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
     if (!miniApp) return null
     const decision = decideRelease(miniApp.appId, liveReleases(db, miniApp.id, channel), {})
     const version = decision.release && db.select().from(versions).where(eq(versions.id, decision.release.versionId)).get()
-    return { appId: miniApp.appId, appName: miniApp.appName, version: version || null }
+    return { appId: miniApp.appId, appName: miniApp.appName, version: version || null, hostVersionRange: decision.release?.hostVersionRange ?? null }
   }
 
   /** `{ signature }` of a signed version as install info carries it (decisions §14), else nothing. */
@@ -89,7 +89,7 @@ export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
   async function write({ miniAppId, channel }: MirrorJob, signal: AbortSignal): Promise<void> {
     const release = releaseOf(miniAppId, channel)
     if (!release) return
-    const { appId, appName, version } = release
+    const { appId, appName, version, hostVersionRange } = release
     const root = `releases/${appId}/${channel}`
     // a timed-out attempt stops before its next object: its retry (or a newer job) writes them all
     const step = () => signal.throwIfAborted()
@@ -122,6 +122,8 @@ export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
       ...mirroredUrls(config.cdnUrl ?? '', appId, channel, token),
       files,
       ...signatureOf(version.miniAppId, version.id),
+      // install info of a release carries its host range, null for any (decisions §17)
+      hostVersionRange,
     }
     await blobs.writeObject(`${root}/install.json`, JSON.stringify(install), { contentType: 'application/json', cacheControl: mirrorCacheControl })
   }

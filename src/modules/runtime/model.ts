@@ -31,6 +31,7 @@ export const installInfo = t.Object({
       { description: 'signed versions only (decisions §14): verify value over the exact UTF-8 bytes of statement with a key the host app trusts' },
     ),
   ),
+  hostVersionRange: t.Optional(t.Union([t.String(), t.Null()], { description: "release install info and the update check (decisions §17): the host app versions the release supports, a semver range; null for any" })),
 })
 
 /** Checked by the runtime service (its own messages); declared here for the OpenAPI document. */

@@ -49,6 +49,8 @@ export interface InstallInfo extends DownloadUrls {
   files: Record<FileKind, FileInfo>
   /** signed versions only (decisions §14) */
   signature?: SignatureInfo
+  /** release install info and the update check only (decisions §17): the channel release's range, null for any */
+  hostVersionRange?: string | null
 }
 
 /** What every runtime request needs about a version, read in one indexed query. */
@@ -93,6 +95,8 @@ type AppFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['appByA
 /** A live release of a channel with the facts of its version. */
 export interface ReleaseFacts extends LiveRelease {
   facts: VersionFacts
+  /** its install-info template's key (version and host range), made on first use */
+  templateKey?: string
 }
 
 /** A channel as the runtime serves it: its live releases newest first, read once per database change. */
@@ -359,7 +363,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
     return installInfoOf(facts, downloadUrls(files, facts.id, token))
   }
 
-  function installInfoOf(facts: VersionFacts, urls: DownloadUrls): InstallInfo {
+  function installInfoOf(facts: VersionFacts, urls: DownloadUrls, release?: Pick<LiveRelease, 'hostVersionRange'>): InstallInfo {
     return {
       appId: facts.appId,
       appName: facts.appName,
@@ -370,6 +374,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
       ...urls,
       files: facts.files,
       ...(facts.signature ? { signature: facts.signature } : {}),
+      ...(release ? { hostVersionRange: release.hostVersionRange } : {}),
     }
   }
 
@@ -432,26 +437,28 @@ export function createRuntimeService(deps: RuntimeDeps) {
     return { channel, decision, release: decision.release, scope: scopePath({ channel: query.channel, deviceId: query.deviceId, hostVersion: query.hostVersion }) }
   }
 
-  /** The install-info template of the release a device gets; built (async) once per release and file base. */
+  /** The install-info template of the release a device gets; built (async) once per release (version and host range) and file base. */
   function releaseTemplate(found: DeviceRelease, files: string): MaybePromise<ReleaseTemplate> {
     const facts = found.release.facts
+    // the same version may be released with another host range (another channel, a republish)
+    const key = (found.release.templateKey ??= found.release.hostVersionRange === null ? facts.id : `${facts.id}\u0000${found.release.hostVersionRange}`)
     let templates = releaseTemplates.get(files)
     if (templates === undefined) {
       if (releaseTemplates.size >= installCacheLimit) releaseTemplates.clear()
       releaseTemplates.set(files, (templates = new Map()))
     }
-    const template = templates.get(facts.id)
+    const template = templates.get(key)
     if (template && (template.facts === facts || template.stamp === stampOf(facts))) {
       template.facts = facts
       return template
     }
     const built = templates
     return then(releaseToken(facts.appId), (token) => {
-      const text = JSON.stringify(installInfoOf(facts, releaseUrls(files, facts.appId, scopeMarker, token)))
+      const text = JSON.stringify(installInfoOf(facts, releaseUrls(files, facts.appId, scopeMarker, token), found.release))
       const parts = text.split(scopeMarker)
       const made: ReleaseTemplate = { facts, stamp: stampOf(facts), parts, byteParts: Buffer.byteLength(text) - scopeMarker.length * (parts.length - 1), plain: null, updates: new Map() }
       if (built.size >= installCacheLimit) built.delete(built.keys().next().value!)
-      built.set(facts.id, made)
+      built.set(key, made)
       return made
     })
   }

@@ -43,13 +43,17 @@ test('a signed release\'s install.json carries { algorithm, keyId, statement, va
 
   const unsigned = await upload(context, owner.token, appId, uploadForm(appId, { version: '1.0.0' }))
   expect((await context.call('POST', `/api/mini-apps/${miniApp.id}/versions/${unsigned.body.id}/publish`, { token: owner.token, json: {} })).status).toBe(200)
-  expect('signature' in (await mirroredInstall(appId, unsigned.body.id))).toBe(false)
+  const first = await mirroredInstall(appId, unsigned.body.id)
+  expect('signature' in first).toBe(false)
+  // install info of a release carries its host range, null for any (decisions §17), on the CDN too
+  expect(first.hostVersionRange).toBeNull()
 
   const second = await upload(context, owner.token, appId, uploadForm(appId, { version: '1.1.0' }))
   const statement = buildStatement(appId, '1.1.0', Object.fromEntries(Object.entries(second.body.files as Record<string, { sha256: string }>).map(([kind, file]) => [kind, file.sha256])))
   const value = sign(null, Buffer.from(statement), pair.privateKey).toString('base64')
   expect((await context.call('POST', `/api/mini-apps/${miniApp.id}/versions/${second.body.id}/signature`, { token: owner.token, json: { keyId: added.body.keyId, signature: value } })).status).toBe(200)
-  expect((await context.call('POST', `/api/mini-apps/${miniApp.id}/versions/${second.body.id}/publish`, { token: owner.token, json: {} })).status).toBe(200)
+  expect((await context.call('POST', `/api/mini-apps/${miniApp.id}/versions/${second.body.id}/publish`, { token: owner.token, json: { hostVersionRange: '>=1.0.0' } })).status).toBe(200)
   const info = await mirroredInstall(appId, second.body.id)
   expect(info.signature).toEqual({ algorithm: 'ed25519', keyId: added.body.keyId, statement, value })
+  expect(info.hostVersionRange).toBe('>=1.0.0')
 })
