@@ -1,7 +1,7 @@
 // The miniship admin console: the page shell (header, messages, sign-in gate) and the router.
 //
 // Served by the server at these paths (router.ts maps them to pages):
-//   /apps  miniapps list + create        /apps/<id>[/<tab>]  a miniapp (overview, versions, upload,
+//   /apps  miniapps list + create        /apps/<appId>[/<tab>]  a miniapp (overview, versions, upload,
 //   /tokens  API keys and CLI commands                      history, settings, members)
 //   /admin administration (ADMIN only)   /cli/authorize?code=XXXX-0000  approve or deny a CLI login
 // The access token is kept in localStorage ("Keep me signed in") or sessionStorage, never in a URL.

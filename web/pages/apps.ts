@@ -71,7 +71,7 @@ export async function appsPage(ctx: PageContext): Promise<void> {
       h(
         'div',
         { class: 'app-text' },
-        h('a', { href: appPath(app.id), class: 'app-name', 'data-testid': `open-app-${app.appId}` }, app.name || app.appId),
+        h('a', { href: appPath(app.appId), class: 'app-name', 'data-testid': `open-app-${app.appId}` }, app.name || app.appId),
         h('p', { class: 'muted app-id' }, h('code', null, app.appId)),
         app.description ? h('p', { class: 'app-description' }, app.description) : null,
       ),
@@ -131,7 +131,7 @@ function createForm(): HTMLFormElement {
     if (values.description?.trim()) body.description = values.description.trim()
     if (values.iconUrl?.trim()) body.iconUrl = values.iconUrl.trim()
     const created = await api<MiniApp>('POST', '/api/mini-apps', body)
-    navigate(appPath(created.id))
+    navigate(appPath(created.appId))
     showNotice(`Created miniapp “${created.name}”. Upload its first version from the Upload button or with the command-line tool.`)
   })
   return form
