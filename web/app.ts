@@ -20,6 +20,8 @@
 //   Miniapps  apps-search, new-app (opens the create form), apps-list, apps-empty, apps-no-match,
 //             app-<appId>, open-app-<appId> (link to the miniapp), app-live-<appId> (live version per channel),
 //             create-app-form (appId, name, description, iconUrl), create-app-submit
+//   Checklist checklist (admins, until done or hidden), checklist-<create-miniapp|copy-push|registration>
+//             (data-done), checklist-copy-command, checklist-registration-done, checklist-dismiss
 //   Miniapp   back-to-apps, app-title, app-id, tab-<overview|versions|history|settings|members>, upload-button
 //   Overview  overview-empty (no version yet), channels, channel-<name> (what phones get now on it;
 //             data-version, data-rollout), summary-release, summary-review, summary-experience,
@@ -52,6 +54,7 @@
 //             create-user-form (email, displayName, password, role), create-user-submit,
 //             audit-log, audit-entry (data-action), audit-older, audit-end
 import { ApiError, onUnauthorized } from './api.ts'
+import { followPushCommandCopies } from './checklist.ts'
 import { clear, h, hideError, hideNotice, showError } from './dom.ts'
 import { adminPage } from './pages/admin.ts'
 import { appsPage } from './pages/apps.ts'
@@ -222,6 +225,9 @@ onNavigate(() => {
   hideNotice()
   run()
 })
+
+// the first-steps checklist (checklist.ts) counts a copy of the push command on the Tokens page
+followPushCommandCopies(currentUser)
 
 // another tab signed out (or in): follow it
 followOtherTabs((what) => {

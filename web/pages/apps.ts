@@ -1,8 +1,10 @@
 // The miniapps list (live version per channel, rollout, last activity, search) and the create form.
 import { api, seg, type Channel, type MiniApp } from '../api.ts'
 import { ago, field, h, onSubmit, showNotice } from '../dom.ts'
+import { firstStepsChecklist } from '../checklist.ts'
 import { serverHas } from '../features.ts'
 import { appPath, navigate, type PageContext } from '../router.ts'
+import { currentUser } from '../session.ts'
 
 /** One line per channel: "stable 1.2.0 · beta 1.3.0 (10 %)"; a halted rollout says so. */
 function channelSummary(channels: Channel[]): HTMLElement[] {
@@ -104,6 +106,7 @@ export async function appsPage(ctx: PageContext): Promise<void> {
 
   ctx.render(
     h('div', { class: 'page-head' }, h('h1', { tabindex: -1 }, 'Miniapps'), newButton),
+    firstStepsChecklist(currentUser(), apps),
     createSection,
     apps.length > 1 ? h('div', { class: 'toolbar' }, search) : null,
     list,
