@@ -2,6 +2,7 @@
 // (one live, one rolling out to 10 %, one draft), a member, an API key, a day of device events and a
 // pending command-line sign-in. Shared by the phone-width browser test and scripts/screenshots.ts.
 import { join } from 'node:path'
+import type { Page } from 'playwright-core'
 import { buildZip, type ZipEntry } from '../modules/versions/test-fixtures'
 import { callApi, runBinary, startBinary, tempDir, type ApiCallOptions, type RunningBinary } from './support'
 
@@ -106,6 +107,14 @@ export async function startConsoleFixture(options: { seed?: boolean; binary?: st
     ...['installed', 'launched'].map((event) => ({ appId: FIXTURE_APP_ID, versionId: versions['1.1.0'], platform: 'ios', event, deviceId: 'device-f' })),
   ]
   expectStatus(await api('POST', '/api/mini-apps/access/events', { json: { events } }), 202, 'sending device events')
+  // and downloads, as a host app makes them: install info, then the bundle of its platform (without
+  // a device id, so that they land on the release everyone gets and the adoption stays as above)
+  for (const platform of ['ios', 'ios', 'android', 'android', 'android'] as const) {
+    const info = await api('GET', `/api/mini-apps/access/apps/${FIXTURE_APP_ID}/release/install?platform=${platform}`)
+    expectStatus(info, 200, 'asking for install info')
+    const bundle = await fetch(new URL(info.body.bundles[platform], `${base}/api/`))
+    expectStatus({ status: bundle.status, body: await bundle.text() }, 200, 'downloading a bundle')
+  }
 
   const long = await api('POST', '/api/mini-apps', { ...as, json: { appId: FIXTURE_LONG_APP_ID, name: 'W'.repeat(64), description: `An unbroken word: ${'z'.repeat(80)}` } })
   expectStatus(long, 201, 'creating the long miniapp')
@@ -115,4 +124,14 @@ export async function startConsoleFixture(options: { seed?: boolean; binary?: st
   expectStatus(session, 201, 'starting a command-line sign-in')
   fixture.cliCode = session.body.code
   return fixture
+}
+
+/** Signs the fixture's administrator in through the console's form. */
+export async function signIn(page: Page, base: string): Promise<void> {
+  await page.goto(`${base}/signin`)
+  const form = page.getByTestId('signin-form')
+  await form.locator('[name=email]').fill(FIXTURE_ADMIN.email)
+  await form.locator('[name=password]').fill(FIXTURE_ADMIN.password)
+  await page.getByTestId('signin-submit').click()
+  await page.getByTestId('current-user').waitFor()
 }

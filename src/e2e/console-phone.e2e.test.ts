@@ -3,13 +3,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { hasChromium, launchChromium, PageWatch, screenshot } from './browser-support'
-import { FIXTURE_ADMIN, FIXTURE_APP_ID, startConsoleFixture, type ConsoleFixture } from './console-fixture'
+import { FIXTURE_APP_ID, signIn, startConsoleFixture, type ConsoleFixture } from './console-fixture'
 import { layoutProblems, type ConsolePage } from './console-layout'
 
 const PHONE = { width: 390, height: 844 }
 
 /** Every page of the seeded console, by the address a person would open. */
-export function consolePages(fixture: ConsoleFixture): ConsolePage[] {
+function consolePages(fixture: ConsoleFixture): ConsolePage[] {
   const shop = `/apps/${fixture.shop!.id}`
   return [
     { name: 'apps', path: '/apps', ready: `app-${FIXTURE_APP_ID}` },
@@ -24,15 +24,6 @@ export function consolePages(fixture: ConsoleFixture): ConsolePage[] {
     { name: 'admin', path: '/admin', ready: 'users-table' },
     { name: 'cli-approval', path: `/cli/authorize?code=${fixture.cliCode}`, ready: 'cli-approve' },
   ]
-}
-
-export async function signIn(page: Page, base: string): Promise<void> {
-  await page.goto(`${base}/signin`)
-  const form = page.getByTestId('signin-form')
-  await form.locator('[name=email]').fill(FIXTURE_ADMIN.email)
-  await form.locator('[name=password]').fill(FIXTURE_ADMIN.password)
-  await page.getByTestId('signin-submit').click()
-  await page.getByTestId('current-user').waitFor()
 }
 
 describe.skipIf(!hasChromium)('the console on a phone', () => {
