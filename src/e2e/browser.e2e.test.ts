@@ -1211,7 +1211,7 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
         await context.close()
       }
     },
-    90_000,
+    180_000, // three widths of every page: over a minute and a half on a busy machine
   )
 
   test(
