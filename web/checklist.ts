@@ -27,6 +27,15 @@ function pushCommand(appId: string): string {
   return `miniship push ./build --app ${appId} --version 1.0.0 --channel beta`
 }
 
+/**
+ * A command in <code>, each word kept whole on a line (a browser would otherwise break `--app`
+ * after its first hyphen); a word longer than the line, a 64-character App ID, still wraps.
+ */
+function commandCode(command: string): HTMLElement {
+  const words = command.split(' ')
+  return h('code', { class: 'command-words' }, words.flatMap((word, index) => [index ? ' ' : '', h('span', null, word)]))
+}
+
 const STEPS: Step[] = [
   {
     id: 'create-miniapp',
@@ -45,8 +54,8 @@ const STEPS: Step[] = [
       return h(
         'div',
         null,
-        h('p', null, 'After ', h('code', null, `miniship login --server ${location.origin}/api`), ', this uploads a build folder as a draft:'),
-        h('div', { class: 'command' }, h('code', null, command), copy),
+        h('p', null, 'After ', commandCode(`miniship login --server ${location.origin}/api`), ', this uploads a build folder as a draft:'),
+        h('div', { class: 'command' }, commandCode(command), copy),
         h('p', { class: 'hint' }, 'The Tokens page has both commands, and API keys for CI.'),
       )
     },
@@ -63,7 +72,7 @@ const STEPS: Step[] = [
           'p',
           null,
           'Registration is open unless the server was started with ',
-          h('code', null, '--registration closed'),
+          commandCode('--registration closed'),
           ' (or ',
           h('code', null, 'MINISHIP_REGISTRATION=closed'),
           '): anyone who reaches this page can make an account, which sees only the miniapps it is added to. Closed, only administrators create accounts (on the Admin page).',

@@ -43,6 +43,14 @@ export function layoutProblems(page: Page): Promise<string[]> {
       }
       return false
     }
+    /** text for screen readers only (clipped to a pixel): it has no lines to break */
+    const readerOnly = (el: Element): boolean => {
+      for (let node: Element | null = el; node && node !== document.body; node = node.parentElement) {
+        const style = getComputedStyle(node)
+        if (style.position === 'absolute' && (style.clip !== 'auto' || node.getBoundingClientRect().width <= 1)) return true
+      }
+      return false
+    }
     const canvas = document.createElement('canvas').getContext('2d')!
     for (const el of document.querySelectorAll('button, select, input, textarea, a')) {
       if (!visible(el)) continue
@@ -68,6 +76,7 @@ export function layoutProblems(page: Page): Promise<string[]> {
       if (!parent || !visible(parent) || parent.closest('svg, script, style, dialog:not([open])')) continue
       // a URL or a hash is set to break anywhere on purpose
       if (getComputedStyle(parent).wordBreak === 'break-all') continue
+      if (readerOnly(parent)) continue
       const text = node.textContent ?? ''
       for (const match of text.matchAll(/[^\s\-–—/,·(){}[\]]+/g)) {
         const word = match[0]
