@@ -1,7 +1,7 @@
 // The miniship admin console: the page shell (header, messages, sign-in gate) and the router.
 //
 // Served by the server at these paths (router.ts maps them to pages):
-//   /apps  miniapps list + create        /apps/<id>[/<tab>]  a miniapp (overview, versions, upload,
+//   /apps  miniapps list + create        /apps/<appId>[/<tab>]  a miniapp (overview, versions, upload,
 //   /tokens  API keys and CLI commands                      history, settings, members)
 //   /admin administration (ADMIN only)   /cli/authorize?code=XXXX-0000  approve or deny a CLI login
 // The access token is kept in localStorage ("Keep me signed in") or sessionStorage, never in a URL.
@@ -20,6 +20,8 @@
 //   Miniapps  apps-search, new-app (opens the create form), apps-list, apps-empty, apps-no-match,
 //             app-<appId>, open-app-<appId> (link to the miniapp), app-live-<appId> (live version per channel),
 //             create-app-form (appId, name, description, iconUrl), create-app-submit
+//   Checklist checklist (admins, until done or hidden), checklist-<create-miniapp|copy-push|registration>
+//             (data-done), checklist-copy-command, checklist-registration-done, checklist-dismiss
 //   Miniapp   back-to-apps, app-title, app-id, tab-<overview|versions|history|settings|members>, upload-button
 //   Overview  overview-empty (no version yet), channels, channel-<name> (what phones get now on it;
 //             data-version, data-rollout), summary-release, summary-review, summary-experience,
@@ -57,6 +59,7 @@
 //             create-user-form (email, displayName, password, role), create-user-submit,
 //             audit-log, audit-entry (data-action), audit-older, audit-end
 import { ApiError, onUnauthorized } from './api.ts'
+import { followPushCommandCopies } from './checklist.ts'
 import { clear, h, hideError, hideNotice, showError } from './dom.ts'
 import { adminPage } from './pages/admin.ts'
 import { appsPage } from './pages/apps.ts'
@@ -227,6 +230,9 @@ onNavigate(() => {
   hideNotice()
   run()
 })
+
+// the first-steps checklist (checklist.ts) counts a copy of the push command on the Tokens page
+followPushCommandCopies(currentUser)
 
 // another tab signed out (or in): follow it
 followOtherTabs((what) => {

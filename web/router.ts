@@ -1,6 +1,7 @@
 // Which page the address names, and moving between pages without reloading. The server serves
 // this one page at `/`, `/apps`, `/apps/*`, `/tokens`, `/admin`, `/signin` and `/cli/authorize`;
-// old `#/apps/<id>` links are moved to their path on load.
+// old `#/apps/<id>` links are moved to their path on load. A miniapp's address names it by App ID
+// (`/apps/com.example.shop`); the internal id works too (web/miniapp-address.ts).
 
 export const MINIAPP_TABS = ['overview', 'versions', 'history', 'settings', 'members', 'upload'] as const
 export type MiniAppTab = (typeof MINIAPP_TABS)[number]

@@ -1,6 +1,6 @@
 // The adoption chart's numbers: shares per day, stacking order, empty days and the empty state.
 import { expect, test } from 'bun:test'
-import { adoptionSeries } from './adoption'
+import { adoptionSeries, adoptionShape } from './adoption'
 
 const version = (versionId: string, activeDevices: number) => ({ versionId, version: versionId.replace('v', '1.'), activeDevices })
 
@@ -36,4 +36,16 @@ test('with the day\'s distinct devices (decisions §13) the shares are of that o
   })
   expect(series.versions.map((entry) => entry.versionId)).toEqual(['v1', 'v0', null])
   expect(series.shares).toEqual([[0.8], [0.3], [0.1]])
+})
+
+test('one day with devices is drawn as bars from that day on (an area would be a sliver); two or more as areas over the whole range', () => {
+  const report = (devicesPerDay: number[]) => ({
+    days: devicesPerDay.map((devices, day) => ({ day: `2026-11-${String(day + 1).padStart(2, '0')}`, versions: devices ? [version('v0', devices), version('v1', 1)] : [] })),
+    adoption: { versionId: 'v1', share: 0.1 },
+  })
+  const last = Array.from({ length: 30 }, (_, day) => (day === 29 ? 9 : 0))
+  expect(adoptionShape(adoptionSeries(report(last)))).toEqual({ shape: 'bars', from: 29 })
+  expect(adoptionShape(adoptionSeries(report([0, 0, 4, 0, 0])))).toEqual({ shape: 'bars', from: 2 })
+  expect(adoptionShape(adoptionSeries(report([7])))).toEqual({ shape: 'bars', from: 0 })
+  expect(adoptionShape(adoptionSeries(report([0, 3, 0, 5])))).toEqual({ shape: 'areas', from: 0 })
 })

@@ -43,6 +43,21 @@ export function adoptionSeries(report: AdoptionReport): AdoptionSeries {
   return { days: report.days.map((day) => day.day), versions, shares, empty: versions.length === 0 }
 }
 
+/**
+ * How to draw the series: stacked areas need two days with devices to say anything; with fewer (a
+ * new install's first day) an area is a sliver at the edge, so each day becomes a stacked bar
+ * instead, over the days from the first one that saw devices (`from`).
+ */
+export function adoptionShape(series: AdoptionSeries): { shape: 'areas' | 'bars'; from: number } {
+  const seen = series.days.map((_, day) => series.shares.some((shares) => shares[day]! > 0))
+  const daysSeen = seen.filter(Boolean).length
+  if (daysSeen >= 2) return { shape: 'areas', from: 0 }
+  return { shape: 'bars', from: Math.max(0, seen.indexOf(true)) }
+}
+
+/** A bar is at most this wide (SVG units), so that one day is a bar and not a wall. */
+const MAX_BAR_WIDTH = 56
+
 const svgNs = 'http://www.w3.org/2000/svg'
 /** Colour-blind-friendly (Okabe–Ito), cycled. */
 const palette = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', '#999999']
@@ -83,10 +98,9 @@ export function adoptionChart(report: AdoptionReport, options: { width?: number;
   const plotWidth = width - margin.left - margin.right
   const plotHeight = height - margin.top - margin.bottom
   const dayCount = series.days.length
-  // one day of data is drawn as a band across the plot (a point has no width to see)
-  const columns = dayCount === 1 ? [0, 0] : series.days.map((_, dayIndex) => dayIndex)
-  const x = (column: number) => margin.left + (dayCount === 1 ? column * plotWidth : (column / (dayCount - 1)) * plotWidth)
+  const x = (dayIndex: number) => margin.left + (dayCount === 1 ? plotWidth / 2 : (dayIndex / (dayCount - 1)) * plotWidth)
   const y = (share: number) => margin.top + (1 - share) * plotHeight
+  const { shape, from } = adoptionShape(series)
 
   const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, width, height, role: 'img', 'aria-label': 'Share of active devices per version and day' })
   for (const share of [0, 0.5, 1]) {
@@ -95,12 +109,17 @@ export function adoptionChart(report: AdoptionReport, options: { width?: number;
       svg('text', { x: margin.left - 6, y: y(share) + 4, 'text-anchor': 'end', 'font-size': 11, fill: '#555' }, percent(share)),
     )
   }
+  if (shape === 'bars') {
+    drawBars(chart, series, from, { width, height, margin, plotWidth, plotHeight, y })
+    figure.append(chart)
+    figure.append(legendOf(series, report))
+    return figure
+  }
   const below = series.days.map(() => 0)
   series.versions.forEach((version, versionIndex) => {
     const above = below.map((base, dayIndex) => base + series.shares[versionIndex]![dayIndex]!)
-    const point = (shares: number[]) => columns.map((column, at) => `${x(dayCount === 1 ? at : column).toFixed(1)},${y(shares[column]!).toFixed(1)}`)
-    const top = point(above)
-    const bottom = point(below).reverse()
+    const top = above.map((share, dayIndex) => `${x(dayIndex).toFixed(1)},${y(share).toFixed(1)}`)
+    const bottom = below.map((share, dayIndex) => `${x(dayIndex).toFixed(1)},${y(share).toFixed(1)}`).reverse()
     const colour = palette[versionIndex % palette.length]!
     const area = svg('polygon', { points: [...top, ...bottom].join(' '), fill: colour, 'fill-opacity': 0.85, 'data-version': version.version })
     area.append(svg('title', {}, version.version))
@@ -112,13 +131,65 @@ export function adoptionChart(report: AdoptionReport, options: { width?: number;
     svg('text', { x: width - margin.right, y: height - 6, 'text-anchor': 'end', 'font-size': 11, fill: '#555' }, series.days[dayCount - 1]!),
   )
   figure.append(chart)
+  figure.append(legendOf(series, report))
+  return figure
+}
 
-  // the legend: each version's share on the latest day that saw devices, of the denominator it names
-  let latest = dayCount - 1
+interface Frame {
+  width: number
+  height: number
+  margin: { top: number; right: number; bottom: number; left: number }
+  plotWidth: number
+  plotHeight: number
+  y: (share: number) => number
+}
+
+/** One stacked bar per day from `from` on, each version's share written inside when it is tall enough. */
+function drawBars(chart: SVGSVGElement, series: AdoptionSeries, from: number, frame: Frame): void {
+  const { width, height, margin, plotWidth, plotHeight, y } = frame
+  const days = series.days.length - from
+  const slot = plotWidth / days
+  const barWidth = Math.min(MAX_BAR_WIDTH, slot * 0.8)
+  const centre = (day: number) => margin.left + (day - from + 0.5) * slot
+  for (let day = from; day < series.days.length; day++) {
+    let below = 0
+    series.versions.forEach((version, versionIndex) => {
+      const share = series.shares[versionIndex]![day]!
+      if (share <= 0) return
+      const bar = svg('rect', {
+        x: (centre(day) - barWidth / 2).toFixed(1),
+        y: y(below + share).toFixed(1),
+        width: barWidth.toFixed(1),
+        height: (share * plotHeight).toFixed(1),
+        fill: palette[versionIndex % palette.length]!,
+        'data-version': version.version,
+        'data-day': series.days[day]!,
+      })
+      bar.append(svg('title', {}, `${version.version} on ${series.days[day]}: ${percent(share)}`))
+      chart.append(bar)
+      // the share beside a lone bar, where there is room to read it
+      if (days <= 3 && share * plotHeight >= 14) {
+        chart.append(svg('text', { x: (centre(day) + barWidth / 2 + 6).toFixed(1), y: (y(below + share / 2) + 4).toFixed(1), 'font-size': 11, fill: '#555' }, `${version.version} ${percent(share)}`))
+      }
+      below += share
+    })
+  }
+  if (days === 1) chart.append(svg('text', { x: centre(from).toFixed(1), y: height - 6, 'text-anchor': 'middle', 'font-size': 11, fill: '#555' }, series.days[from]!))
+  else {
+    chart.append(
+      svg('text', { x: margin.left, y: height - 6, 'font-size': 11, fill: '#555' }, series.days[from]!),
+      svg('text', { x: width - margin.right, y: height - 6, 'text-anchor': 'end', 'font-size': 11, fill: '#555' }, series.days.at(-1)!),
+    )
+  }
+}
+
+/** The legend: each version's share on the latest day that saw devices, of the denominator it names. */
+function legendOf(series: AdoptionSeries, report: AdoptionReport): HTMLUListElement {
+  let latest = series.days.length - 1
   while (latest > 0 && series.shares.every((shares) => shares[latest] === 0)) latest--
-  const denominator = report.days[latest]?.devices
   const legend = document.createElement('ul')
   legend.className = 'chart-legend'
+  const denominator = report.days[latest]?.devices
   if (denominator !== undefined) {
     const head = document.createElement('li')
     head.className = 'legend-denominator'
@@ -135,6 +206,5 @@ export function adoptionChart(report: AdoptionReport, options: { width?: number;
     item.append(swatch, ` ${name}${current}: ${percent(series.shares[versionIndex]![latest]!)}`)
     legend.append(item)
   })
-  figure.append(legend)
-  return figure
+  return legend
 }

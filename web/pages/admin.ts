@@ -190,7 +190,7 @@ function createUserSection(ctx: PageContext): HTMLElement {
     field('Email', h('input', { name: 'email', type: 'email', required: true, autocomplete: 'off' })),
     field('Display name', h('input', { name: 'displayName', type: 'text', required: true, autocomplete: 'off' })),
     field('Password', h('input', { name: 'password', type: 'password', required: true, autocomplete: 'new-password' }), 'At least 6 characters. Give it to the person yourself.'),
-    field('Role', h('select', { name: 'role' }, h('option', { value: 'USER' }, 'User — creates and works on miniapps'), h('option', { value: 'ADMIN' }, 'Administrator — manages everything'))),
+    field('Role', h('select', { name: 'role' }, h('option', { value: 'USER' }, 'User'), h('option', { value: 'ADMIN' }, 'Administrator')), 'A user creates and works on miniapps; an administrator manages everything.'),
     h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary', 'data-testid': 'create-user-submit' }, 'Create user')),
   )
   onSubmit(form, async (values) => {

@@ -1,9 +1,11 @@
 // The miniapps list (live version per channel, rollout, last activity, search) and the create form.
 import { api, seg, type Channel, type MiniApp } from '../api.ts'
 import { ago, field, h, onSubmit, showNotice } from '../dom.ts'
+import { firstStepsChecklist } from '../checklist.ts'
 import { serverHas } from '../features.ts'
 import { appPath, navigate, type PageContext } from '../router.ts'
 import { channelState, stateText } from '../../src/modules/channels/words.ts'
+import { currentUser } from '../session.ts'
 
 /** One chip per channel: "stable 1.2.0 · beta 1.3.0 rolling-out 10 %", in the state words of decisions §13. */
 function channelSummary(channels: Channel[]): HTMLElement[] {
@@ -73,7 +75,7 @@ export async function appsPage(ctx: PageContext): Promise<void> {
       h(
         'div',
         { class: 'app-text' },
-        h('a', { href: appPath(app.id), class: 'app-name', 'data-testid': `open-app-${app.appId}` }, app.name || app.appId),
+        h('a', { href: appPath(app.appId), class: 'app-name', 'data-testid': `open-app-${app.appId}` }, app.name || app.appId),
         h('p', { class: 'muted app-id' }, h('code', null, app.appId)),
         app.description ? h('p', { class: 'app-description' }, app.description) : null,
       ),
@@ -106,6 +108,7 @@ export async function appsPage(ctx: PageContext): Promise<void> {
 
   ctx.render(
     h('div', { class: 'page-head' }, h('h1', { tabindex: -1 }, 'Miniapps'), newButton),
+    firstStepsChecklist(currentUser(), apps),
     createSection,
     apps.length > 1 ? h('div', { class: 'toolbar' }, search) : null,
     list,
@@ -133,7 +136,7 @@ function createForm(): HTMLFormElement {
     if (values.description?.trim()) body.description = values.description.trim()
     if (values.iconUrl?.trim()) body.iconUrl = values.iconUrl.trim()
     const created = await api<MiniApp>('POST', '/api/mini-apps', body)
-    navigate(appPath(created.id))
+    navigate(appPath(created.appId))
     showNotice(`Created miniapp “${created.name}”. Upload its first version from the Upload button or with the command-line tool.`)
   })
   return form

@@ -141,7 +141,7 @@ export function overviewTab(options: OverviewOptions): HTMLElement {
     recent.length
       ? h('ul', { class: 'plain' }, recent.map((entry) => h('li', null, h('strong', null, historyLine(entry, rc)), h('span', { class: 'muted', title: personName(entry.actor) }, ' · ', entry.actor?.displayName || entry.actor?.email || 'someone', ' · ', ago(entry.createdAt)))))
       : h('p', { class: 'muted' }, 'Nothing has been published yet.'),
-    recent.length ? h('p', null, h('a', { href: appPath(miniApp.id, 'history') }, 'All of the release history')) : null,
+    recent.length ? h('p', null, h('a', { href: appPath(miniApp.appId, 'history') }, 'All of the release history')) : null,
   )
 
   const insightsSlot = h('div', { class: 'insights-slot' })
@@ -162,7 +162,7 @@ export function overviewTab(options: OverviewOptions): HTMLElement {
           'p',
           { class: 'empty', 'data-testid': 'overview-empty' },
           'Nothing uploaded yet. ',
-          h('a', { href: appPath(miniApp.id, 'upload') }, 'Upload the first version'),
+          h('a', { href: appPath(miniApp.appId, 'upload') }, 'Upload the first version'),
           ' from this browser, or push it with the command-line tool (',
           h('a', { href: '/tokens' }, 'see Tokens'),
           ').',

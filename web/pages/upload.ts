@@ -126,7 +126,7 @@ export function uploadTab(miniApp: MiniApp, channels: string[] | null): HTMLElem
           h(
             'div',
             { class: 'card success', 'data-testid': 'upload-done' },
-            h('p', null, h('strong', null, `Version ${version.version} is uploaded as a draft.`), ' ', h('a', { href: appPath(miniApp.id, 'versions') }, 'See it in the versions'), ' to install it on a test device, send it to review or publish it.'),
+            h('p', null, h('strong', null, `Version ${version.version} is uploaded as a draft.`), ' ', h('a', { href: appPath(miniApp.appId, 'versions') }, 'See it in the versions'), ' to install it on a test device, send it to review or publish it.'),
             warnings.length ? h('ul', { class: 'warnings', 'data-testid': 'upload-warnings' }, warnings.map((w) => h('li', { 'data-code': w.code }, w.message))) : null,
           ),
         )

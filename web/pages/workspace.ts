@@ -3,6 +3,7 @@
 import { api, ApiError, seg, type Channel, type Insights, type Member, type MiniApp, type VersionStatus, type Workspace } from '../api.ts'
 import { confirmDialog, field, h, onSubmit, showError, showNotice } from '../dom.ts'
 import { serverFeatures } from '../features.ts'
+import { miniAppIdOf } from '../miniapp-address.ts'
 import { appPath, navigate, type MiniAppTab, type PageContext } from '../router.ts'
 import { historyTab } from './history.ts'
 import { overviewTab } from './overview.ts'
@@ -30,7 +31,9 @@ function normaliseMembers(raw: unknown): Member[] {
   })
 }
 
-export async function workspacePage(ctx: PageContext, miniAppId: string, tab: MiniAppTab): Promise<void> {
+/** `address` is the App ID (or, in older links, the internal id) from `/apps/<address>`. */
+export async function workspacePage(ctx: PageContext, address: string, tab: MiniAppTab): Promise<void> {
+  const miniAppId = await miniAppIdOf(address)
   const base = `/api/mini-apps/${seg(miniAppId)}`
   const wanted = new URLSearchParams(location.search).get('status') ?? ''
   const status = (STATUSES as string[]).includes(wanted) ? (wanted as VersionStatus) : ''
@@ -67,6 +70,8 @@ export async function workspacePage(ctx: PageContext, miniAppId: string, tab: Mi
       : null
   if (!ctx.isCurrent()) return
   const { miniApp } = workspace
+  // an older link by internal id: show the address by App ID, the one to bookmark and share
+  if (address !== miniApp.appId) history.replaceState(null, '', `${appPath(miniApp.appId, tab)}${location.search}`)
   document.title = `${miniApp.name} · ${tab === 'upload' ? 'Upload' : TAB_LABEL[tab]} · miniship`
 
   const names = new Map(workspace.versions.map((v) => [v.id, v.version]))
@@ -96,7 +101,7 @@ export async function workspacePage(ctx: PageContext, miniAppId: string, tab: Mi
         workspace,
         status,
         downloads,
-        onFilter: (next) => navigate(`${appPath(miniApp.id, 'versions')}${next ? `?status=${next}` : ''}`, { replace: true }),
+        onFilter: (next) => navigate(`${appPath(miniApp.appId, 'versions')}${next ? `?status=${next}` : ''}`, { replace: true }),
       })
       break
     case 'history':
@@ -117,7 +122,7 @@ export async function workspacePage(ctx: PageContext, miniAppId: string, tab: Mi
     'nav',
     { class: 'tabs', 'aria-label': 'Miniapp sections' },
     (Object.keys(TAB_LABEL) as (keyof typeof TAB_LABEL)[]).map((name) =>
-      h('a', { href: appPath(miniApp.id, name), 'data-testid': `tab-${name}`, 'aria-current': tab === name ? 'page' : undefined }, TAB_LABEL[name]),
+      h('a', { href: appPath(miniApp.appId, name), 'data-testid': `tab-${name}`, 'aria-current': tab === name ? 'page' : undefined }, TAB_LABEL[name]),
     ),
   )
 
@@ -127,11 +132,14 @@ export async function workspacePage(ctx: PageContext, miniAppId: string, tab: Mi
       'div',
       { class: 'page-head' },
       h('div', { class: 'title-block' }, h('h1', { tabindex: -1, 'data-testid': 'app-title' }, miniApp.name), h('p', { class: 'muted' }, 'App ID ', h('code', { 'data-testid': 'app-id' }, miniApp.appId), miniApp.description ? h('span', { class: 'app-description' }, ` · ${miniApp.description}`) : null)),
-      tab === 'upload' ? null : h('a', { href: appPath(miniApp.id, 'upload'), class: 'button primary', 'data-testid': 'upload-button' }, 'Upload version'),
+      tab === 'upload' ? null : h('a', { href: appPath(miniApp.appId, 'upload'), class: 'button primary', 'data-testid': 'upload-button' }, 'Upload version'),
     ),
     tabs,
     content,
   )
+  // on a phone the row scrolls sideways: bring the current tab into view (horizontally only)
+  const current = tabs.querySelector<HTMLElement>('[aria-current="page"]')
+  if (current && tabs.scrollWidth > tabs.clientWidth) tabs.scrollLeft = current.offsetLeft - (tabs.clientWidth - current.offsetWidth) / 2
 }
 
 function settingsSection(ctx: PageContext, base: string, miniApp: MiniApp): HTMLElement {

@@ -1,0 +1,105 @@
+// The first sign-in after set-up: a checklist (create a miniapp, copy the push command, decide
+// registration) above the miniapps, which ticks itself off, goes away once done, and can be hidden.
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { hasChromium, launchChromium, PageWatch, screenshot } from './browser-support'
+import { FIXTURE_ADMIN, startConsoleFixture, type ConsoleFixture } from './console-fixture'
+import { layoutProblems } from './console-layout'
+
+const USER = { email: 'regular@example.com', displayName: 'Regular User', password: 'regular-password-1' }
+
+describe.skipIf(!hasChromium)('the first sign-in after set-up', () => {
+  let fixture: ConsoleFixture
+  let browser: Browser
+  const watch = new PageWatch()
+  const contexts: BrowserContext[] = []
+
+  async function signedIn(who: { email: string; password: string }, viewport = { width: 390, height: 844 }): Promise<Page> {
+    const context = await browser.newContext({ viewport })
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: fixture.base })
+    watch.attach(context)
+    contexts.push(context)
+    const page = await context.newPage()
+    await page.goto(`${fixture.base}/signin`)
+    await page.getByTestId('signin-form').locator('[name=email]').fill(who.email)
+    await page.getByTestId('signin-form').locator('[name=password]').fill(who.password)
+    await page.getByTestId('signin-submit').click()
+    await page.getByTestId('current-user').waitFor()
+    return page
+  }
+
+  const doneOf = (page: Page) =>
+    page.locator('[data-testid=checklist] li').evaluateAll((items) => Object.fromEntries(items.map((li) => [(li as HTMLElement).dataset.testid!.slice('checklist-'.length), (li as HTMLElement).dataset.done === 'true'])))
+
+  beforeAll(async () => {
+    fixture = await startConsoleFixture({ seed: false })
+    browser = await launchChromium()
+  }, 120_000)
+
+  afterEach(async () => {
+    await Bun.sleep(100)
+    expect(watch.takeProblems()).toEqual([])
+  })
+
+  afterAll(async () => {
+    for (const context of contexts) await context.close().catch(() => undefined)
+    await browser?.close()
+    await fixture?.stop()
+  })
+
+  test('the checklist ticks off a created miniapp, a copied push command and the registration decision, then goes away for good', async () => {
+    const page = await signedIn(FIXTURE_ADMIN)
+    await page.getByTestId('checklist').waitFor()
+    expect(await doneOf(page)).toEqual({ 'create-miniapp': false, 'copy-push': false, registration: false })
+    expect(await page.getByTestId('checklist').textContent()).toContain('0 of 3 done')
+    expect(await layoutProblems(page)).toEqual([])
+    await screenshot(page, 'first-run-checklist-390')
+
+    const form = page.getByTestId('create-app-form')
+    await form.locator('[name=appId]').fill('com.example.first')
+    await form.locator('[name=name]').fill('First')
+    await page.getByTestId('create-app-submit').click()
+    await page.getByTestId('app-title').waitFor()
+    await page.getByTestId('back-to-apps').click()
+    await page.getByTestId('app-com.example.first').waitFor()
+    expect(await doneOf(page)).toEqual({ 'create-miniapp': true, 'copy-push': false, registration: false })
+
+    await page.getByTestId('checklist-copy-command').click()
+    await page.locator('li[data-testid=checklist-copy-push][data-done=true]').waitFor()
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('miniship push ./build --app com.example.first --version 1.0.0 --channel beta')
+    expect(await doneOf(page)).toEqual({ 'create-miniapp': true, 'copy-push': true, registration: false })
+    expect(await page.getByTestId('checklist').textContent()).toContain('2 of 3 done')
+
+    await page.getByTestId('checklist-registration-done').click()
+    await page.getByTestId('checklist').waitFor({ state: 'detached' })
+    await page.reload()
+    await page.getByTestId('app-com.example.first').waitFor()
+    expect(await page.getByTestId('checklist').count()).toBe(0)
+  })
+
+  test('in another browser: the Tokens page’s own Copy counts, and “Hide these steps” hides it for good', async () => {
+    const page = await signedIn(FIXTURE_ADMIN, { width: 1280, height: 800 })
+    await page.getByTestId('checklist').waitFor()
+    // what this browser has not seen is not done here; the miniapp is known to the server
+    expect(await doneOf(page)).toEqual({ 'create-miniapp': true, 'copy-push': false, registration: false })
+    await page.getByTestId('nav-tokens').click()
+    await page.getByTestId('copy-push').click()
+    await page.getByTestId('nav-apps').click()
+    await page.getByTestId('checklist').waitFor()
+    expect(await doneOf(page)).toEqual({ 'create-miniapp': true, 'copy-push': true, registration: false })
+    await screenshot(page, 'first-run-checklist-1280')
+
+    await page.getByTestId('checklist-dismiss').click()
+    await page.getByTestId('checklist').waitFor({ state: 'detached' })
+    await page.reload()
+    await page.getByTestId('app-com.example.first').waitFor()
+    expect(await page.getByTestId('checklist').count()).toBe(0)
+  })
+
+  test('a regular user never sees it: the steps are an administrator’s', async () => {
+    expect((await fixture.api('POST', '/api/admin/users', { token: fixture.token, json: { ...USER, role: 'USER' } })).status).toBe(201)
+    const page = await signedIn(USER)
+    await page.getByTestId('apps-empty').waitFor()
+    expect(await page.getByTestId('checklist').count()).toBe(0)
+  })
+})

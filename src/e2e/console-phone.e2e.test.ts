@@ -1,0 +1,163 @@
+// The console on a phone (390 × 844), light and dark: every page fits the screen, with no control
+// cut off and no word broken; a miniapp's address by App ID.
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { hasChromium, launchChromium, PageWatch, screenshot } from './browser-support'
+import { FIXTURE_APP_ID, signIn, startConsoleFixture, type ConsoleFixture } from './console-fixture'
+import { layoutProblems, type ConsolePage } from './console-layout'
+
+const PHONE = { width: 390, height: 844 }
+
+/** Every page of the seeded console, by the address a person would open. */
+function consolePages(fixture: ConsoleFixture): ConsolePage[] {
+  const shop = `/apps/${fixture.shop!.id}`
+  return [
+    { name: 'apps', path: '/apps', ready: `app-${FIXTURE_APP_ID}` },
+    { name: 'overview', path: shop, ready: 'channels' },
+    { name: 'versions', path: `${shop}/versions`, ready: 'versions-table' },
+    { name: 'upload', path: `${shop}/upload`, ready: 'upload-form' },
+    { name: 'history', path: `${shop}/history`, ready: 'release-history' },
+    { name: 'settings', path: `${shop}/settings`, ready: 'edit-app-form' },
+    { name: 'members', path: `${shop}/members`, ready: 'add-member-form' },
+    { name: 'long-app', path: `/apps/${fixture.longApp!.id}`, ready: 'app-title' },
+    { name: 'tokens', path: '/tokens', ready: 'keys-table' },
+    { name: 'admin', path: '/admin', ready: 'users-table' },
+    { name: 'cli-approval', path: `/cli/authorize?code=${fixture.cliCode}`, ready: 'cli-approve' },
+  ]
+}
+
+describe.skipIf(!hasChromium)('the console on a phone', () => {
+  let fixture: ConsoleFixture
+  let browser: Browser
+  const watch = new PageWatch()
+  const contexts: BrowserContext[] = []
+
+  async function newPage(dark: boolean, viewport = PHONE): Promise<Page> {
+    const context = await browser.newContext({ viewport, colorScheme: dark ? 'dark' : 'light' })
+    watch.attach(context)
+    contexts.push(context)
+    return context.newPage()
+  }
+
+  beforeAll(async () => {
+    fixture = await startConsoleFixture()
+    browser = await launchChromium()
+  }, 120_000)
+
+  afterEach(async () => {
+    await Bun.sleep(100)
+    expect(watch.takeProblems()).toEqual([])
+  })
+
+  afterAll(async () => {
+    for (const context of contexts) await context.close().catch(() => undefined)
+    await browser?.close()
+    await fixture?.stop()
+  })
+
+  for (const dark of [false, true]) {
+    const scheme = dark ? 'dark' : 'light'
+    test(
+      `every page at 390 × 844 (${scheme}): nothing scrolls sideways, no control is cut off, no word is broken`,
+      async () => {
+        const page = await newPage(dark)
+        await page.goto(`${fixture.base}/`)
+        await page.getByTestId('signin-form').waitFor()
+        const found: Record<string, string[]> = { 'sign-in': await layoutProblems(page) }
+        await screenshot(page, `phone-sign-in-${scheme}`)
+        await signIn(page, fixture.base)
+        for (const { name, path, ready } of consolePages(fixture)) {
+          await page.goto(`${fixture.base}${path}`)
+          await page.getByTestId(ready).first().waitFor()
+          await page.waitForLoadState('networkidle')
+          found[name] = await layoutProblems(page)
+          await screenshot(page, `phone-${name}-${scheme}`)
+        }
+        // the dialogs: publishing the draft, installing a version
+        await page.goto(`${fixture.base}/apps/${fixture.shop!.id}/versions`)
+        await page.getByTestId('publish-1.2.0').click()
+        await page.locator('dialog[open]').waitFor()
+        found['publish-dialog'] = await layoutProblems(page)
+        await screenshot(page, `phone-publish-dialog-${scheme}`)
+        await page.getByTestId('confirm-cancel').click()
+        await page.getByTestId('install-1.1.0').click()
+        await page.getByTestId('install-dialog').waitFor()
+        found['install-dialog'] = await layoutProblems(page)
+        await screenshot(page, `phone-install-dialog-${scheme}`)
+        expect(Object.fromEntries(Object.entries(found).filter(([, problems]) => problems.length > 0))).toEqual({})
+      },
+      120_000,
+    )
+  }
+
+  test('a miniapp opens at /apps/<App ID>, which is the address its links use; a link by internal id still opens it and shows the App ID address', async () => {
+    const page = await newPage(false, { width: 1280, height: 800 })
+    await signIn(page, fixture.base)
+    await page.goto(`${fixture.base}/apps`)
+    expect(await page.getByTestId(`open-app-${FIXTURE_APP_ID}`).getAttribute('href')).toBe(`/apps/${FIXTURE_APP_ID}`)
+
+    await page.goto(`${fixture.base}/apps/${FIXTURE_APP_ID}`)
+    await page.getByTestId('channels').waitFor()
+    expect(await page.getByTestId('app-title').textContent()).toBe('Shop')
+    expect(new URL(page.url()).pathname).toBe(`/apps/${FIXTURE_APP_ID}`)
+    expect(await page.getByTestId('tab-versions').getAttribute('href')).toBe(`/apps/${FIXTURE_APP_ID}/versions`)
+    await page.getByTestId('tab-versions').click()
+    await page.getByTestId('versions-table').waitFor()
+    expect(new URL(page.url()).pathname).toBe(`/apps/${FIXTURE_APP_ID}/versions`)
+
+    // the old address, by internal id, with a tab and a query
+    await page.goto(`${fixture.base}/apps/${fixture.shop!.id}/versions?status=PUBLISHED`)
+    await page.getByTestId('versions-table').waitFor()
+    expect(await page.getByTestId('app-id').textContent()).toBe(FIXTURE_APP_ID)
+    const moved = new URL(page.url())
+    expect(moved.pathname + moved.search).toBe(`/apps/${FIXTURE_APP_ID}/versions?status=PUBLISHED`)
+    await page.goto(`${fixture.base}/apps/${fixture.shop!.id}`)
+    await page.getByTestId('channels').waitFor()
+    expect(new URL(page.url()).pathname).toBe(`/apps/${FIXTURE_APP_ID}`)
+
+    // an App ID nobody has: the page says so
+    await page.goto(`${fixture.base}/apps/com.example.nothing`)
+    await page.getByTestId('load-error').waitFor()
+    expect(await page.getByTestId('load-error').textContent()).toContain('No miniapp with the App ID com.example.nothing')
+    expect(await page.getByTestId('alert').textContent()).toContain('com.example.nothing')
+  })
+
+  test('the adoption chart with one day of devices draws a stacked bar per version, wide enough to read, with its share beside it', async () => {
+    for (const viewport of [PHONE, { width: 1280, height: 800 }]) {
+      const page = await newPage(false, viewport)
+      await signIn(page, fixture.base)
+      await page.goto(`${fixture.base}/apps/${FIXTURE_APP_ID}`)
+      const chart = page.getByTestId('adoption-chart')
+      // the day's events reach the report at the next flush (1 s in the fixture)
+      for (let attempt = 0; (await chart.count()) === 0 && attempt < 50; attempt++) {
+        await Bun.sleep(200)
+        await page.reload()
+        await page.getByTestId('channels').waitFor()
+        await page.waitForLoadState('networkidle')
+      }
+      await chart.waitFor()
+      expect(await chart.locator('svg polygon').count()).toBe(0)
+      const bars = chart.locator('svg rect[data-version]')
+      expect(await bars.evaluateAll((rects) => rects.map((rect) => rect.getAttribute('data-version')))).toEqual(['1.0.0', '1.1.0'])
+      for (const bar of await bars.all()) {
+        const box = (await bar.boundingBox())!
+        expect(box.width).toBeGreaterThanOrEqual(24)
+      }
+      const tallest = Math.max(...(await bars.evaluateAll((rects) => rects.map((rect) => rect.getBoundingClientRect().height))))
+      expect(tallest).toBeGreaterThanOrEqual(80)
+      expect(await chart.locator('svg[role=img]').textContent()).toContain('1.0.0 83%')
+      await screenshot(page, `adoption-one-day-${viewport.width}`)
+    }
+  })
+
+  test('the miniapp tabs scroll sideways in their own row on a phone, and the current tab is in view', async () => {
+    const page = await newPage(false)
+    await signIn(page, fixture.base)
+    await page.goto(`${fixture.base}/apps/${fixture.shop!.id}/members`)
+    await page.getByTestId('add-member-form').waitFor()
+    const tabs = await page.locator('nav.tabs').evaluate((nav) => ({ overflowX: getComputedStyle(nav).overflowX, scrollWidth: nav.scrollWidth, clientWidth: nav.clientWidth }))
+    expect(tabs.overflowX).toBe('auto')
+    const current = await page.getByTestId('tab-members').boundingBox()
+    expect(current!.x + current!.width).toBeLessThanOrEqual(PHONE.width)
+  })
+})

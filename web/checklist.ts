@@ -1,0 +1,169 @@
+// The first steps after set-up: a short checklist an administrator sees above the miniapps until
+// every step is done or they hide it. What is done is read from the server where it can be (a
+// miniapp exists) and otherwise remembered in this browser (the push command was copied,
+// registration was decided), per user.
+import type { Me, MiniApp } from './api.ts'
+import { copyText, h } from './dom.ts'
+
+/** What the steps look at to tell whether they are done. */
+export interface ChecklistState {
+  apps: MiniApp[]
+  /** steps the user marked in this browser: `copy-push`, `registration` */
+  marks: ReadonlySet<string>
+  // The lead adds `signingKeys: number` here when signing keys land (read in the apps page with
+  // the apps), for the fourth step below.
+}
+
+interface Step {
+  id: string
+  title: string
+  done(state: ChecklistState): boolean
+  /** what to do, with the control that does it; `mark` records a step done in this browser */
+  body(state: ChecklistState, mark: (id: string) => void): HTMLElement
+}
+
+/** The command a newcomer copies: log in once, then push from the build folder. */
+function pushCommand(appId: string): string {
+  return `miniship push ./build --app ${appId} --version 1.0.0 --channel beta`
+}
+
+/**
+ * A command in <code>, each word kept whole on a line (a browser would otherwise break `--app`
+ * after its first hyphen); a word longer than the line, a 64-character App ID, still wraps.
+ */
+function commandCode(command: string): HTMLElement {
+  const words = command.split(' ')
+  return h('code', { class: 'command-words' }, words.flatMap((word, index) => [index ? ' ' : '', h('span', null, word)]))
+}
+
+const STEPS: Step[] = [
+  {
+    id: 'create-miniapp',
+    title: 'Create a miniapp',
+    done: (state) => state.apps.length > 0,
+    body: () => h('p', null, 'Give it an App ID (such as ', h('code', null, 'com.example.shop'), ') with ', h('strong', null, 'New miniapp'), '. The host app and the command-line tool find it by that ID.'),
+  },
+  {
+    id: 'copy-push',
+    title: 'Copy the push command',
+    done: (state) => state.marks.has('copy-push'),
+    body: (state, mark) => {
+      const command = pushCommand(state.apps[0]?.appId ?? 'com.example.app')
+      const copy = h('button', { type: 'button', class: 'secondary small', 'data-testid': 'checklist-copy-command' }, 'Copy')
+      copy.addEventListener('click', () => void copyText(command, 'the push command', copy).then(() => mark('copy-push')))
+      return h(
+        'div',
+        null,
+        h('p', null, 'After ', commandCode(`miniship login --server ${location.origin}/api`), ', this uploads a build folder as a draft:'),
+        h('div', { class: 'command' }, commandCode(command), copy),
+        h('p', { class: 'hint' }, 'The Tokens page has both commands, and API keys for CI.'),
+      )
+    },
+  },
+  {
+    id: 'registration',
+    title: 'Decide who may create accounts',
+    done: (state) => state.marks.has('registration'),
+    body: (_state, mark) =>
+      h(
+        'div',
+        null,
+        h(
+          'p',
+          null,
+          'Registration is open unless the server was started with ',
+          commandCode('--registration closed'),
+          ' (or ',
+          h('code', null, 'MINISHIP_REGISTRATION=closed'),
+          '): anyone who reaches this page can make an account, which sees only the miniapps it is added to. Closed, only administrators create accounts (on the Admin page).',
+        ),
+        h('div', { class: 'actions' }, h('button', { type: 'button', class: 'secondary small', 'data-testid': 'checklist-registration-done', on: { click: () => mark('registration') } }, 'Done: registration is as I want it')),
+      ),
+  },
+  // The fourth step, wired by the lead when signing keys land:
+  // { id: 'signing-key', title: 'Add a signing key', done: (state) => state.signingKeys > 0, body: () => … a link to where keys are added … },
+]
+
+interface Stored {
+  marks: string[]
+  dismissed: boolean
+}
+
+const storageKey = (me: Me) => `miniship.checklist.${me.id}`
+
+function load(me: Me): Stored {
+  try {
+    const raw = JSON.parse(localStorage.getItem(storageKey(me)) ?? 'null') as Partial<Stored> | null
+    return { marks: Array.isArray(raw?.marks) ? raw.marks.filter((m): m is string => typeof m === 'string') : [], dismissed: raw?.dismissed === true }
+  } catch {
+    return { marks: [], dismissed: false }
+  }
+}
+
+function save(me: Me, stored: Stored): void {
+  try {
+    localStorage.setItem(storageKey(me), JSON.stringify(stored))
+  } catch {
+    // not remembered: the checklist comes back next time, which is harmless
+  }
+}
+
+/**
+ * The checklist for `me` on the miniapps page, or null: only administrators see it (the first
+ * one signs in right after set-up), and only until every step is done or they hide it.
+ */
+export function firstStepsChecklist(me: Me | null, apps: MiniApp[]): HTMLElement | null {
+  if (!me || me.role !== 'ADMIN') return null
+  const stored = load(me)
+  if (stored.dismissed) return null
+  const section = h('section', { class: 'card checklist', 'aria-labelledby': 'checklist-title', 'data-testid': 'checklist' })
+  const draw = (): void => {
+    const state: ChecklistState = { apps, marks: new Set(stored.marks) }
+    const steps = STEPS.map((step) => ({ step, done: step.done(state) }))
+    if (steps.every((s) => s.done)) {
+      section.remove()
+      return
+    }
+    const mark = (id: string): void => {
+      if (!stored.marks.includes(id)) stored.marks.push(id)
+      save(me, stored)
+      draw()
+    }
+    const hide = h('button', { type: 'button', class: 'secondary small', 'data-testid': 'checklist-dismiss' }, 'Hide these steps')
+    hide.addEventListener('click', () => {
+      stored.dismissed = true
+      save(me, stored)
+      section.remove()
+    })
+    const doneCount = steps.filter((s) => s.done).length
+    section.replaceChildren(
+      h('div', { class: 'section-head' }, h('h2', { id: 'checklist-title' }, 'First steps'), hide),
+      h('p', { class: 'hint' }, `${doneCount} of ${steps.length} done. This list goes away once they are all done.`),
+      h(
+        'ol',
+        { class: 'checklist-steps' },
+        steps.map(({ step, done }) =>
+          h(
+            'li',
+            { 'data-testid': `checklist-${step.id}`, 'data-done': String(done), class: done ? 'done' : undefined },
+            h('span', { class: 'checklist-mark', 'aria-hidden': 'true' }, done ? '✓' : ''),
+            h('div', { class: 'checklist-text' }, h('strong', null, step.title), done ? h('span', { class: 'checklist-sr' }, ' (done)') : null, done ? null : step.body(state, mark)),
+          ),
+        ),
+      ),
+    )
+  }
+  draw()
+  return section.isConnected || section.childElementCount > 0 ? section : null
+}
+
+/** The Tokens page's own Copy of the push command counts too (the listener sits on the document: no page code to touch). */
+export function followPushCommandCopies(me: () => Me | null): void {
+  document.addEventListener('click', (event) => {
+    const target = event.target instanceof Element ? event.target.closest('[data-testid="copy-push"]') : null
+    const user = me()
+    if (!target || !user) return
+    const stored = load(user)
+    if (!stored.marks.includes('copy-push')) save(user, { ...stored, marks: [...stored.marks, 'copy-push'] })
+  })
+}
