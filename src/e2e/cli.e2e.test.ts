@@ -143,7 +143,7 @@ describe('a developer at a terminal', () => {
     expect(push.exitCode).toBe(0)
     expect(push.stdout).toContain('Published shop 1.2.0 to stable (20%, mandatory, host >=2.0.0)')
     let status = await cli(['status', 'shop'], env())
-    expect(status.stdout).toMatch(/channel stable\s+1\.2\.0 rolling-out 20 % \(mandatory, host >=2\.0\.0\)\. 20 % of devices get 1\.2\.0; the others get 1\.0\.0\./)
+    expect(status.stdout).toMatch(/channel stable\s+1\.2\.0 rolling-out 20 % \(mandatory, host >=2\.0\.0\)\. 20 % get 1\.2\.0; the others get 1\.0\.0\./)
     const rollout = await cli(['rollout', 'shop', '--channel', 'stable', '--percent', '100'], env())
     expect(rollout.exitCode).toBe(0)
     expect(rollout.stdout).toContain('stable: 1.2.0 complete 100 %')

@@ -39,7 +39,8 @@ function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean, 
       h('progress', { max: 100, value: release.rolloutPercent, 'aria-label': `Rollout of ${release.version} on ${channel.name}` }),
       h('span', { class: 'rollout-text', 'data-testid': `channel-state-${channel.name}` }, stateText(state, release.rolloutPercent)),
     ),
-    h('p', { class: 'small-text', 'data-testid': `channel-devices-${channel.name}` }, channelDevicesText(channel)),
+    // what devices get, where the state alone does not say it
+    state === 'complete' ? null : h('p', { class: 'small-text', 'data-testid': `channel-devices-${channel.name}` }, channelDevicesText(channel)),
     release.paused && release.pausedBy ? h('p', { class: 'muted small-text' }, `Paused by ${release.pausedBy}${release.pauseReason ? `: ${release.pauseReason}` : ''}`) : null,
     h(
       'p',

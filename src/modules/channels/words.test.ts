@@ -8,9 +8,9 @@ const channel = (state: ReleaseState, percent: number): ChannelView => ({ name: 
 describe('state words', () => {
   const cases: [ReleaseState, number, string, string][] = [
     ['complete', 100, '1.1.0 complete 100 %', 'Every device gets 1.1.0.'],
-    ['rolling-out', 30, '1.1.0 rolling-out 30 %', '30 % of devices get 1.1.0; the others get 1.0.0.'],
-    ['paused', 30, '1.1.0 paused 30 %', 'Paused at 30 %: devices that run 1.1.0 keep it; no other device gets it (they get 1.0.0).'],
-    ['reverted', 0, '1.1.0 reverted 0 %', 'Reverted: every device gets 1.0.0, including those that had 1.1.0.'],
+    ['rolling-out', 30, '1.1.0 rolling-out 30 %', '30 % get 1.1.0; the others get 1.0.0.'],
+    ['paused', 30, '1.1.0 paused 30 %', 'Devices on 1.1.0 keep it; the others get 1.0.0.'],
+    ['reverted', 0, '1.1.0 reverted 0 %', 'Every device gets 1.0.0, those on 1.1.0 too.'],
   ]
   for (const [state, percent, text, devices] of cases) {
     test(state, () => {
@@ -18,6 +18,10 @@ describe('state words', () => {
       expect(channelDevicesText(channel(state, percent))).toBe(devices)
     })
   }
+
+  test('a first release reverted leaves its devices with nothing, and says so', () => {
+    expect(channelDevicesText({ name: 'beta', state: 'reverted', release: v('1.3.0', 0), previousRelease: null })).toBe('No device gets 1.3.0, not even those on it.')
+  })
 
   test('an older server without state: derived from the release the same way', () => {
     const derived = (percent: number, paused = false) => channelState({ name: 'stable', release: v('1.1.0', percent, paused), previousRelease: null })

@@ -50,16 +50,18 @@ export function channelDevicesText(channel: ChannelView): string {
   const state = channelState(channel)
   const release = channel.release
   if (!release || !state) return 'No release yet.'
-  const others = channel.previousRelease ? channel.previousRelease.version : 'nothing'
+  // short enough for one line of a console card
+  const previous = channel.previousRelease?.version
+  const others = previous ?? 'nothing'
   switch (state) {
     case 'complete':
       return `Every device gets ${release.version}.`
     case 'rolling-out':
-      return `${release.rolloutPercent} % of devices get ${release.version}; the others get ${others}.`
+      return `${release.rolloutPercent} % get ${release.version}; the others get ${others}.`
     case 'paused':
-      return `Paused at ${release.rolloutPercent} %: devices that run ${release.version} keep it; no other device gets it (they get ${others}).`
+      return `Devices on ${release.version} keep it; the others get ${others}.`
     case 'reverted':
-      return `Reverted: every device gets ${others}, including those that had ${release.version}.`
+      return previous ? `Every device gets ${previous}, those on ${release.version} too.` : `No device gets ${release.version}, not even those on it.`
   }
 }
 
