@@ -1,5 +1,12 @@
 // The console's only door to the server: token storage, JSON requests and the error body shape.
-import type { ReleaseState } from '../src/modules/channels/words.ts'
+// The server's answers are typed from its own schemas (import type: nothing of the server is bundled),
+// so a renamed field fails `tsc`, not the console at run time.
+import type { Static } from 'elysia'
+import type { miniAppRecord } from '../src/modules/miniapps/model.ts'
+import type { channelRecord } from '../src/modules/channels/model.ts'
+import type { apiKeyRecord } from '../src/modules/api-keys/model.ts'
+import type { insightsAnswer } from '../src/modules/insights/model.ts'
+import type { auditLogSchema } from '../src/modules/admin/model.ts'
 
 /**
  * Storage key of the access token; the token never goes into a URL. "Keep me signed in" keeps it
@@ -78,24 +85,8 @@ export interface User extends Person {
   createdAt: string
 }
 
-export interface MiniApp {
-  id: string
-  appId: string
-  name: string
-  description?: string | null
-  iconUrl?: string | null
-  /** whether the experience version installs without signing in (servers without it omit the field) */
-  experiencePublic?: boolean
-  /** unsigned uploads and publishes are refused (servers without signing omit the field) */
-  requireSignature?: boolean
-  currentExperienceVersionId?: string | null
-  currentReviewVersionId?: string | null
-  currentReleaseVersionId?: string | null
-  createdAt?: string
-  updatedAt?: string
-  /** channels of the app, where the list endpoint sends them */
-  channels?: Channel[]
-}
+/** The server's miniapp record (miniapps/model.ts); the list endpoint adds its channels. */
+export type MiniApp = Static<typeof miniAppRecord> & { channels?: Channel[] }
 
 export interface FileInfo {
   size: number
@@ -165,30 +156,10 @@ export interface AccessLink {
   expiresAt?: string | null
 }
 
-export interface ChannelRelease {
-  versionId: string
-  version: string
-  rolloutPercent: number
-  hostVersionRange: string | null
-  mandatory: boolean
-  releasedAt: string
-  releasedBy: Person | null
-  /** decisions §13 (absent on older servers) */
-  paused?: boolean
-  pausedBy?: string | null
-  pauseReason?: string | null
-}
+export type ChannelRelease = NonNullable<Channel['release']>
 
-export interface Channel {
-  name: string
-  createdAt: string
-  /** complete, rolling-out, paused or reverted (decisions §13); absent on older servers */
-  state?: ReleaseState | null
-  release: ChannelRelease | null
-  previousRelease: ChannelRelease | null
-  /** what a device that sends no deviceId gets */
-  defaultRelease?: ChannelRelease | null
-}
+/** A channel as GET …/channels answers it (channels/model.ts): state, releases, the guard. */
+export type Channel = Static<typeof channelRecord>
 
 export interface Viewer {
   memberRole: 'OWNER' | 'DEVELOPER' | null
@@ -209,36 +180,17 @@ export interface Workspace {
   viewer?: Viewer
 }
 
-export type ApiKeyScope = 'read' | 'upload' | 'release'
+export type ApiKeyScope = ApiKey['scopes'][number]
 
-export interface ApiKey {
-  id: string
-  name: string
-  scopes: ApiKeyScope[]
-  miniAppIds: string[] | null
-  prefix: string
-  createdAt: string
-  expiresAt: string | null
-  lastUsedAt: string | null
-  revokedAt: string | null
-}
+export type ApiKey = Static<typeof apiKeyRecord>
 
 export interface PlatformCount {
   ios: number
   android: number
 }
 
-export interface Insights {
-  from: string
-  to: string
-  /** `devices`: distinct devices seen that day, the denominator of its shares; versionId null is the `other` row (decisions §13) */
-  days: { day: string; devices?: number; versions: { versionId: string | null; version: string; downloads: PlatformCount; installs: number; installInfoRequests?: number; installed?: number; failures: number; activeDevices: number }[] }[]
-  /** `installs` is the former name of installInfoRequests */
-  totals: { downloads: PlatformCount; installs: number; installInfoRequests?: number; installed?: number; failures: number; activeDevices: number }
-  /** share of `devices`, the distinct devices seen on `day` */
-  adoption: { versionId: string | null; share: number; day?: string | null; devices?: number }
-  recentFailures: { versionId: string | null; version: string; message: string; at: string }[]
-}
+/** GET …/insights (insights/model.ts); versionId null is the `other` row (decisions §13). */
+export type Insights = Static<typeof insightsAnswer>
 
 export interface CliSessionDetails {
   code: string
@@ -253,21 +205,7 @@ export interface UploadWarning {
   message: string
 }
 
-export interface AuditLog {
-  id: string
-  actorId?: string | null
-  actorEmail?: string | null
-  action: string
-  targetType?: string | null
-  targetId?: string | null
-  summary?: string | null
-  metadata?: unknown
-  /** who in words (an API key by name and owner); absent from older servers */
-  actorName?: string | null
-  /** the target by name; absent from older servers, null when the record is gone */
-  targetName?: string | null
-  createdAt: string
-}
+export type AuditLog = Static<typeof auditLogSchema>
 
 /** A member as the console shows it; the server's exact shape is normalised in pages/workspace.ts. */
 export interface Member {

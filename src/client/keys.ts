@@ -8,14 +8,7 @@ import { utf8Bytes } from '../sdk/statement'
 import { connect, withClientOptions, type ClientFlags } from './config'
 import { CliError, createOutput, runClient } from './http'
 import { findMiniApp } from './publish'
-
-export interface SigningKeyRecord {
-  keyId: string
-  name: string
-  publicKey: string
-  createdAt: string
-  revokedAt: string | null
-}
+import type { SigningKeyRecord } from '../modules/signing/service'
 
 /** The raw 32 bytes of an Ed25519 public key object, as base64 (the spelling of decisions §14). */
 function rawPublicKey(key: KeyObject): string {

@@ -8,7 +8,7 @@ import type { Browser, Page } from 'playwright-core'
 import { buildZip } from '../test-fixtures'
 import { buildStatement } from '../sdk/statement'
 import { hasChromium, launchChromium, PageWatch, screenshot } from './browser-support'
-import { callApi, startBinary, tempDir, type RunningBinary } from './support'
+import { callApi, startBinary, tempDir, type RunningBinary, setUpFirstAdmin } from './support'
 
 const OWNER = { email: 'signer@example.com', password: 'signer-password-1', displayName: 'Sig Ner' }
 const APP_ID = 'com.example.signed'
@@ -60,6 +60,8 @@ describe.skipIf(!hasChromium)('signing in the console', () => {
   beforeAll(async () => {
     dir = tempDir('miniship-signing-browser-')
     server = await startBinary({ dataDir: join(dir, 'data'), args: ['--rate-limit', 'off'] })
+    // register opens once the first administrator exists (decisions §13)
+    await setUpFirstAdmin(server)
     token = (await callApi(server.baseUrl, 'POST', '/api/auth/register', { json: OWNER })).body.accessToken
     miniAppId = (await api('POST', '/api/mini-apps', { json: { appId: APP_ID, name: 'Signed app' } })).body.id
     expect((await api('POST', `/api/mini-apps/${miniAppId}/signing-keys`, { json: { name: 'release laptop', publicKey: laptop.publicKey } })).status).toBe(201)

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createPrivateKey, createPublicKey, sign } from 'node:crypto'
-import { callApi, runBinary, startBinary, tempDir, type RunningBinary } from './support'
+import { callApi, runBinary, startBinary, tempDir, type RunningBinary, setUpFirstAdmin } from './support'
 import { buildZip } from '../test-fixtures'
 import { blobPath } from '../storage'
 import { buildStatement } from '../sdk/statement'
@@ -31,6 +31,8 @@ function buildFolder(name: string, bundle: string): string {
 beforeAll(async () => {
   dir = tempDir('miniship-signing-e2e-')
   server = await startBinary({ dataDir: join(dir, 'data') })
+  // register opens once the first administrator exists (decisions §13)
+  await setUpFirstAdmin(server)
   const registered = await callApi(server.baseUrl, 'POST', '/api/auth/register', { json: { email: 'signer@example.test', password: 'signer-password', displayName: 'Signer' } })
   token = registered.body.accessToken
   shopId = (await callApi(server.baseUrl, 'POST', '/api/mini-apps', { token, json: { appId: 'shop', name: 'Shop' } })).body.id

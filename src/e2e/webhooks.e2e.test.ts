@@ -4,7 +4,7 @@ import { createHmac } from 'node:crypto'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Server } from 'bun'
-import { callApi, runBinary, startBinary, tempDir, type RunningBinary } from './support'
+import { callApi, runBinary, startBinary, tempDir, type RunningBinary, setUpFirstAdmin } from './support'
 
 let dir: string
 let server: RunningBinary
@@ -23,6 +23,8 @@ beforeAll(async () => {
     },
   })
   server = await startBinary({ dataDir: join(dir, 'data'), args: ['--webhooks-allow-private'] })
+  // register opens once the first administrator exists (decisions §13)
+  await setUpFirstAdmin(server)
   const registered = await callApi(server.baseUrl, 'POST', '/api/auth/register', { json: { email: 'owner@example.test', password: 'owner-password', displayName: 'Owner' } })
   token = registered.body.accessToken
   expect((await callApi(server.baseUrl, 'POST', '/api/mini-apps', { token, json: { appId: 'shop', name: 'Shop' } })).status).toBe(201)

@@ -2,7 +2,8 @@
 import type { Insights } from '../api.ts'
 import type { Series } from './bars.ts'
 
-type Days = Pick<Insights, 'days'>
+/** What the downloads chart reads of the insights answer. */
+type Days = { days: { versions: Pick<Insights['days'][number]['versions'][number], 'downloads'>[] }[] }
 
 /** Downloads per day, iOS and Android stacked. */
 export function downloadSeries(insights: Days): Series[] {

@@ -5,19 +5,14 @@
 // guard-edit-<channel> (the button), guard-dialog (confirm-enabled, confirm-maxFailureRate, confirm-minDevices).
 import { api, seg, type Channel } from '../api.ts'
 import { confirmDialog, h, showError, showNotice } from '../dom.ts'
-import { failedText, guardPauseText, guardStateText, type GuardNumbers } from '../../src/modules/channels/guard-text.ts'
+import { failedText, guardPauseText, guardStateText } from '../../src/modules/channels/guard-text.ts'
 import type { ReleaseContext } from './release-actions.ts'
 
-interface GuardAnswer {
-  enabled: boolean
-  maxFailureRate: number
-  minDevices: number
-  lastCheck: (GuardNumbers & { at: string }) | null
-  trip: (GuardNumbers & { maxFailureRate: number; at: string }) | null
-}
+/** The channel's `guard` as the server answers it (channels/model.ts guardRecord). */
+type GuardAnswer = Channel['guard']
 
-/** A channel as servers with the guard answer it (older ones send neither field). */
-type GuardedChannel = Channel & { guard?: GuardAnswer; release: (NonNullable<Channel['release']> & { paused?: boolean; pausedBy?: string | null }) | null }
+/** What the guard's part reads of a channel (the badge is a pure function of these). */
+type GuardedChannel = Pick<Channel, 'name' | 'release'> & { guard?: GuardAnswer }
 
 /** "paused by the release guard: 12 of 140 devices failed (8.6 %) — threshold 5 %", when the guard paused the channel's release. */
 export function guardBadge(channel: GuardedChannel): string | null {

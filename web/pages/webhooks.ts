@@ -1,4 +1,6 @@
 // The Webhooks section of a miniapp's settings (decisions §16): add (the secret shown once), list, send a test, deliveries, delete.
+import type { Static } from 'elysia'
+import type { deliveryRecord, webhookRecord } from '../../src/modules/webhooks/model.ts'
 import { api, ApiError, seg } from '../api.ts'
 import { clear, confirmDialog, copyText, field, h, onSubmit, showError, showNotice, time } from '../dom.ts'
 
@@ -10,23 +12,9 @@ const EVENTS: [string, string][] = [
   ['rollout.paused', 'a rollout is paused'],
 ]
 
-interface Webhook {
-  id: string
-  url: string
-  events: string[]
-  format: 'json' | 'slack'
-  createdAt: string
-}
-
-interface Delivery {
-  id: string
-  event: string
-  status: 'pending' | 'delivered' | 'failed'
-  attempts: number
-  responseStatus: number | null
-  error: string | null
-  createdAt: string
-}
+/** A webhook and a delivery as the server answers them (webhooks/model.ts). */
+type Webhook = Static<typeof webhookRecord>
+type Delivery = Static<typeof deliveryRecord>
 
 const STATUS_LABEL: Record<Delivery['status'], string> = { pending: 'Pending (retrying)', delivered: 'Delivered', failed: 'Failed' }
 
