@@ -69,7 +69,7 @@ describe.skipIf(!hasChromium)('the adoption chart in chromium', () => {
     await page.close()
   })
 
-  test('one day of data (decisions §13): a band across the plot, and a legend that names its denominator', async () => {
+  test('one day of data (decisions §13): a stacked bar with every version in it, and a legend that names its denominator', async () => {
     const report = {
       days: [{ day: '2026-11-22', devices: 200, versions: [{ versionId: 'b', version: '1.1.0', activeDevices: 7 }, { versionId: 'a', version: '1.0.0', activeDevices: 190 }, { versionId: null, version: 'other', activeDevices: 4 }] }],
       adoption: { versionId: 'b', share: 0.035, day: '2026-11-22', devices: 200 },
@@ -77,9 +77,11 @@ describe.skipIf(!hasChromium)('the adoption chart in chromium', () => {
     const { page, errors } = await render(report)
     const chart = page.getByTestId('adoption-chart')
     await chart.waitFor()
-    const widths = await chart.locator('svg polygon').evaluateAll((polygons) => polygons.map((polygon) => (polygon as SVGGraphicsElement).getBBox().width))
+    // a day is a bar, not a sliver of an area: one segment per version, each wide enough to see
+    const widths = await chart.locator('svg rect[data-version]').evaluateAll((bars) => bars.map((bar) => (bar as SVGGraphicsElement).getBBox().width))
     expect(widths).toHaveLength(3)
-    for (const width of widths) expect(width).toBeGreaterThan(100)
+    for (const width of widths) expect(width).toBeGreaterThan(20)
+    expect(await chart.locator('svg polygon').count()).toBe(0)
     const legend = (await chart.locator('.chart-legend li').allTextContents()).map((text) => text.trim())
     expect(legend).toEqual(['Share of the 200 devices seen on 2026-11-22:', '1.1.0 (current release): 4%', '1.0.0: 95%', 'other (versions that are no release): 2%'])
     expect(errors).toEqual([])

@@ -109,6 +109,7 @@ test('serve stops only after the delivery in flight has its answer, and the next
   const dataDir = join(dir, 'shutdown')
   let running = await startBinary({ dataDir, args: ['--webhooks-allow-private'] })
   try {
+    await setUpFirstAdmin(running)
     const owner = (await callApi(running.baseUrl, 'POST', '/api/auth/register', { json: { email: 'slow@example.test', password: 'slow-password', displayName: 'Slow' } })).body.accessToken
     const app = (await callApi(running.baseUrl, 'POST', '/api/mini-apps', { token: owner, json: { appId: 'slow', name: 'Slow' } })).body
     const hook = (await callApi(running.baseUrl, 'POST', `/api/mini-apps/${app.id}/webhooks`, { token: owner, json: { url: `http://127.0.0.1:${slow.port}/hook` } })).body

@@ -82,7 +82,7 @@ export function adoptionChart(report: AdoptionReport, options: { width?: number;
   figure.className = 'chart adoption-chart'
   figure.setAttribute('data-testid', 'adoption-chart')
   const caption = document.createElement('figcaption')
-  caption.textContent = 'Adoption: share of devices per version'
+  caption.textContent = 'Adoption by version'
   figure.append(caption)
   if (series.empty) {
     const empty = document.createElement('p')

@@ -50,8 +50,8 @@ function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean, 
       ago(release.releasedAt),
       release.releasedBy ? ` by ${release.releasedBy.displayName || release.releasedBy.email}` : null,
     ),
-    controls.some(Boolean) ? h('div', { class: 'actions tight' }, controls) : null,
-    guardPart(rc, channel, canGuard),
+    // the guard's line sits beside the actions, so a card (and the overview) stays one screen tall at 1280×800
+    controls.some(Boolean) ? h('div', { class: 'actions tight with-guard' }, controls, guardPart(rc, channel, canGuard)) : guardPart(rc, channel, canGuard),
   )
 }
 
