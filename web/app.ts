@@ -20,8 +20,8 @@
 //   Miniapps  apps-search, new-app (opens the create form), apps-list, apps-empty, apps-no-match,
 //             app-<appId>, open-app-<appId> (link to the miniapp), app-live-<appId> (live version per channel),
 //             create-app-form (appId, name, description, iconUrl), create-app-submit
-//   Checklist checklist (admins, until done or hidden), checklist-<create-miniapp|copy-push|registration>
-//             (data-done), checklist-copy-command, checklist-registration-done, checklist-dismiss
+//   Checklist checklist (admins, until done or hidden), checklist-<create-miniapp|copy-push|registration|signing-key>
+//             (data-done), checklist-copy-command, checklist-registration-done, checklist-signing-link, checklist-dismiss
 //   Miniapp   back-to-apps, app-title, app-id, tab-<overview|versions|history|settings|members>, upload-button
 //   Overview  overview-empty (no version yet), channels, channel-<name> (what phones get now on it;
 //             data-version, data-rollout), summary-release, summary-review, summary-experience,

@@ -1,23 +1,27 @@
 // The first steps after set-up: a short checklist an administrator sees above the miniapps until
 // every step is done or they hide it. What is done is read from the server where it can be (a
 // miniapp exists) and otherwise remembered in this browser (the push command was copied,
-// registration was decided), per user.
+// registration was decided), per user. On a server that signs releases a fourth step asks for a
+// signing key, done once a miniapp trusts one (GET /api/mini-apps/{id}/signing-keys).
 import type { Me, MiniApp } from './api.ts'
 import { copyText, h } from './dom.ts'
+import { appPath } from './router.ts'
 
 /** What the steps look at to tell whether they are done. */
 export interface ChecklistState {
   apps: MiniApp[]
   /** steps the user marked in this browser: `copy-push`, `registration` */
   marks: ReadonlySet<string>
-  // The lead adds `signingKeys: number` here when signing keys land (read in the apps page with
-  // the apps), for the fourth step below.
+  /** keys (not revoked) the miniapps trust; null on a server without signing, which leaves the step out */
+  signingKeys: number | null
 }
 
 interface Step {
   id: string
   title: string
   done(state: ChecklistState): boolean
+  /** false: not a step on this server */
+  applies?(state: ChecklistState): boolean
   /** what to do, with the control that does it; `mark` records a step done in this browser */
   body(state: ChecklistState, mark: (id: string) => void): HTMLElement
 }
@@ -80,8 +84,24 @@ const STEPS: Step[] = [
         h('div', { class: 'actions' }, h('button', { type: 'button', class: 'secondary small', 'data-testid': 'checklist-registration-done', on: { click: () => mark('registration') } }, 'Done: registration is as I want it')),
       ),
   },
-  // The fourth step, wired by the lead when signing keys land:
-  // { id: 'signing-key', title: 'Add a signing key', done: (state) => state.signingKeys > 0, body: () => … a link to where keys are added … },
+  {
+    id: 'signing-key',
+    title: 'Add a signing key',
+    applies: (state) => state.signingKeys !== null,
+    done: (state) => (state.signingKeys ?? 0) > 0,
+    body: (state) => {
+      const app = state.apps[0]
+      return h(
+        'div',
+        null,
+        h('p', null, 'Signed versions let the host app refuse files changed on the server, the bucket or a CDN. Make a key pair on your machine (the private key never leaves it):'),
+        h('div', { class: 'command' }, commandCode('miniship keys generate --out release.pem')),
+        app
+          ? h('p', null, 'then add its public key in ', h('a', { href: appPath(app.appId, 'settings'), 'data-testid': 'checklist-signing-link' }, `${app.name || app.appId} › Settings › Signing`), ' (or with ', commandCode(`miniship keys add --app ${app.appId} release.pem`), ').')
+          : h('p', null, 'then, once a miniapp exists, add its public key in the miniapp’s Settings › Signing.'),
+      )
+    },
+  },
 ]
 
 interface Stored {
@@ -112,14 +132,14 @@ function save(me: Me, stored: Stored): void {
  * The checklist for `me` on the miniapps page, or null: only administrators see it (the first
  * one signs in right after set-up), and only until every step is done or they hide it.
  */
-export function firstStepsChecklist(me: Me | null, apps: MiniApp[]): HTMLElement | null {
+export function firstStepsChecklist(me: Me | null, apps: MiniApp[], signingKeys: number | null = null): HTMLElement | null {
   if (!me || me.role !== 'ADMIN') return null
   const stored = load(me)
   if (stored.dismissed) return null
   const section = h('section', { class: 'card checklist', 'aria-labelledby': 'checklist-title', 'data-testid': 'checklist' })
   const draw = (): void => {
-    const state: ChecklistState = { apps, marks: new Set(stored.marks) }
-    const steps = STEPS.map((step) => ({ step, done: step.done(state) }))
+    const state: ChecklistState = { apps, marks: new Set(stored.marks), signingKeys }
+    const steps = STEPS.filter((step) => step.applies?.(state) ?? true).map((step) => ({ step, done: step.done(state) }))
     if (steps.every((s) => s.done)) {
       section.remove()
       return
@@ -158,6 +178,11 @@ export function firstStepsChecklist(me: Me | null, apps: MiniApp[]): HTMLElement
 }
 
 /** The Tokens page's own Copy of the push command counts too (the listener sits on the document: no page code to touch). */
+/** Whether `me` may still see the checklist (an administrator who has not hidden it): the apps page then counts signing keys. */
+export function checklistWanted(me: Me | null): boolean {
+  return !!me && me.role === 'ADMIN' && !load(me).dismissed
+}
+
 export function followPushCommandCopies(me: () => Me | null): void {
   document.addEventListener('click', (event) => {
     const target = event.target instanceof Element ? event.target.closest('[data-testid="copy-push"]') : null

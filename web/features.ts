@@ -7,6 +7,7 @@ export const FEATURES = {
   rollout: 'PATCH /api/mini-apps/{}/channels/{}/rollout',
   insights: 'GET /api/mini-apps/{}/insights',
   apiKeys: 'GET /api/auth/api-keys',
+  signing: 'GET /api/mini-apps/{}/signing-keys',
 } as const
 
 export type Feature = keyof typeof FEATURES

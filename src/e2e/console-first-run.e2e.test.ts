@@ -1,10 +1,17 @@
 // The first sign-in after set-up: a checklist (create a miniapp, copy the push command, decide
-// registration) above the miniapps, which ticks itself off, goes away once done, and can be hidden.
+// registration, add a signing key) above the miniapps, which ticks itself off, goes away once done,
+// and can be hidden.
+import { generateKeyPairSync } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { hasChromium, launchChromium, PageWatch, screenshot } from './browser-support'
 import { FIXTURE_ADMIN, startConsoleFixture, type ConsoleFixture } from './console-fixture'
 import { layoutProblems } from './console-layout'
+
+/** The base64 raw public key of a new Ed25519 pair, as the Signing card takes it. */
+function publicKeyBase64(): string {
+  return Buffer.from(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64')
+}
 
 const USER = { email: 'regular@example.com', displayName: 'Regular User', password: 'regular-password-1' }
 
@@ -47,11 +54,11 @@ describe.skipIf(!hasChromium)('the first sign-in after set-up', () => {
     await fixture?.stop()
   })
 
-  test('the checklist ticks off a created miniapp, a copied push command and the registration decision, then goes away for good', async () => {
+  test('the checklist ticks off a created miniapp, a copied push command, the registration decision and a signing key, then goes away for good', async () => {
     const page = await signedIn(FIXTURE_ADMIN)
     await page.getByTestId('checklist').waitFor()
-    expect(await doneOf(page)).toEqual({ 'create-miniapp': false, 'copy-push': false, registration: false })
-    expect(await page.getByTestId('checklist').textContent()).toContain('0 of 3 done')
+    expect(await doneOf(page)).toEqual({ 'create-miniapp': false, 'copy-push': false, registration: false, 'signing-key': false })
+    expect(await page.getByTestId('checklist').textContent()).toContain('0 of 4 done')
     expect(await layoutProblems(page)).toEqual([])
     await screenshot(page, 'first-run-checklist-390')
 
@@ -62,16 +69,29 @@ describe.skipIf(!hasChromium)('the first sign-in after set-up', () => {
     await page.getByTestId('app-title').waitFor()
     await page.getByTestId('back-to-apps').click()
     await page.getByTestId('app-com.example.first').waitFor()
-    expect(await doneOf(page)).toEqual({ 'create-miniapp': true, 'copy-push': false, registration: false })
+    expect(await doneOf(page)).toEqual({ 'create-miniapp': true, 'copy-push': false, registration: false, 'signing-key': false })
 
     await page.getByTestId('checklist-copy-command').click()
     await page.locator('li[data-testid=checklist-copy-push][data-done=true]').waitFor()
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('miniship push ./build --app com.example.first --version 1.0.0 --channel beta')
-    expect(await doneOf(page)).toEqual({ 'create-miniapp': true, 'copy-push': true, registration: false })
-    expect(await page.getByTestId('checklist').textContent()).toContain('2 of 3 done')
+    expect(await doneOf(page)).toEqual({ 'create-miniapp': true, 'copy-push': true, registration: false, 'signing-key': false })
+    expect(await page.getByTestId('checklist').textContent()).toContain('2 of 4 done')
 
     await page.getByTestId('checklist-registration-done').click()
-    await page.getByTestId('checklist').waitFor({ state: 'detached' })
+    await page.locator('li[data-testid=checklist-registration][data-done=true]').waitFor()
+    expect(await page.getByTestId('checklist').textContent()).toContain('3 of 4 done')
+    expect(await layoutProblems(page)).toEqual([])
+
+    // the signing step links to the miniapp's Settings › Signing, where the key is added
+    await page.getByTestId('checklist-signing-link').click()
+    const keyForm = page.getByTestId('add-signing-key-form')
+    await keyForm.locator('[name=name]').fill('release laptop')
+    await keyForm.locator('[name=publicKey]').fill(publicKeyBase64())
+    await page.getByTestId('add-signing-key-submit').click()
+    await page.getByTestId('signing-keys').waitFor()
+    await page.getByTestId('back-to-apps').click()
+    await page.getByTestId('app-com.example.first').waitFor()
+    expect(await page.getByTestId('checklist').count()).toBe(0)
     await page.reload()
     await page.getByTestId('app-com.example.first').waitFor()
     expect(await page.getByTestId('checklist').count()).toBe(0)
@@ -80,13 +100,13 @@ describe.skipIf(!hasChromium)('the first sign-in after set-up', () => {
   test('in another browser: the Tokens page’s own Copy counts, and “Hide these steps” hides it for good', async () => {
     const page = await signedIn(FIXTURE_ADMIN, { width: 1280, height: 800 })
     await page.getByTestId('checklist').waitFor()
-    // what this browser has not seen is not done here; the miniapp is known to the server
-    expect(await doneOf(page)).toEqual({ 'create-miniapp': true, 'copy-push': false, registration: false })
+    // what this browser has not seen is not done here; the miniapp and its key are known to the server
+    expect(await doneOf(page)).toEqual({ 'create-miniapp': true, 'copy-push': false, registration: false, 'signing-key': true })
     await page.getByTestId('nav-tokens').click()
     await page.getByTestId('copy-push').click()
     await page.getByTestId('nav-apps').click()
     await page.getByTestId('checklist').waitFor()
-    expect(await doneOf(page)).toEqual({ 'create-miniapp': true, 'copy-push': true, registration: false })
+    expect(await doneOf(page)).toEqual({ 'create-miniapp': true, 'copy-push': true, registration: false, 'signing-key': true })
     await screenshot(page, 'first-run-checklist-1280')
 
     await page.getByTestId('checklist-dismiss').click()

@@ -1,7 +1,7 @@
 // The miniapps list (live version per channel, rollout, last activity, search) and the create form.
-import { api, seg, type Channel, type MiniApp } from '../api.ts'
+import { api, seg, type Channel, type MiniApp, type SigningKey } from '../api.ts'
 import { ago, field, h, onSubmit, showNotice } from '../dom.ts'
-import { firstStepsChecklist } from '../checklist.ts'
+import { checklistWanted, firstStepsChecklist } from '../checklist.ts'
 import { serverHas } from '../features.ts'
 import { appPath, navigate, type PageContext } from '../router.ts'
 import { channelState, stateText } from '../../src/modules/channels/words.ts'
@@ -46,8 +46,23 @@ function lastActivity(app: MiniApp, channels: Channel[] | null): string | undefi
   return moments.sort().at(-1)
 }
 
+/** Keys not revoked that the first 20 miniapps trust, for the checklist's signing step (a failed read counts none). */
+async function trustedKeyCount(apps: MiniApp[]): Promise<number> {
+  const counts = await Promise.all(
+    apps.slice(0, 20).map((app) =>
+      api<SigningKey[]>('GET', `/api/mini-apps/${seg(app.id)}/signing-keys`).then(
+        (keys) => keys.filter((key) => !key.revokedAt).length,
+        () => 0,
+      ),
+    ),
+  )
+  return counts.reduce((sum, n) => sum + n, 0)
+}
+
 export async function appsPage(ctx: PageContext): Promise<void> {
-  const [apps, hasChannels] = await Promise.all([api<MiniApp[]>('GET', '/api/mini-apps'), serverHas('channels')])
+  const [apps, hasChannels, hasSigning] = await Promise.all([api<MiniApp[]>('GET', '/api/mini-apps'), serverHas('channels'), serverHas('signing')])
+  if (!ctx.isCurrent()) return
+  const signingKeys = hasSigning && checklistWanted(currentUser()) ? await trustedKeyCount(apps) : null
   if (!ctx.isCurrent()) return
 
   const form = createForm()
@@ -108,7 +123,7 @@ export async function appsPage(ctx: PageContext): Promise<void> {
 
   ctx.render(
     h('div', { class: 'page-head' }, h('h1', { tabindex: -1 }, 'Miniapps'), newButton),
-    firstStepsChecklist(currentUser(), apps),
+    firstStepsChecklist(currentUser(), apps, signingKeys),
     createSection,
     apps.length > 1 ? h('div', { class: 'toolbar' }, search) : null,
     list,
