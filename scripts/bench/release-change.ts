@@ -12,37 +12,22 @@
 //                 bucket forever; here it answers, and the write waits in the queue).
 // Prints medians and 95th percentiles in ms, then how long the queue took to catch up after a thaw.
 import { parseArgs } from 'node:util'
-import type { Server } from 'bun'
 import { createTestContext } from '../../src/test-support'
 import { createMiniApp, createTestUser, upload, uploadForm } from '../../src/test-fixtures'
 import { startTestS3 } from '../../src/storage/test-s3'
+import { startFreezableProxy } from '../../src/storage/test-stall'
 import { median } from './support'
 
 const { values: options } = parseArgs({ options: { rounds: { type: 'string', default: '40' } } })
 const rounds = Number(options.rounds)
 
 const s3 = await startTestS3()
-let frozen = false
-const held: (() => void)[] = []
-const proxy: Server<undefined> = Bun.serve({
-  hostname: '127.0.0.1',
-  port: 0,
-  idleTimeout: 0,
-  async fetch(request) {
-    if (frozen) await new Promise<void>((resolve) => held.push(resolve))
-    const url = new URL(request.url)
-    const headers = new Headers(request.headers)
-    headers.delete('host')
-    const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer()
-    const answer = await fetch(`${s3.endpoint}${url.pathname}${url.search}`, { method: request.method, headers, body, redirect: 'manual' })
-    return new Response(answer.body, { status: answer.status, headers: answer.headers })
-  },
-})
+const proxy = startFreezableProxy(s3.endpoint)
 
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!
 const ms = (value: number) => value.toFixed(2)
 
-const context = createTestContext({ storage: { ...s3.config('bench'), endpoint: `http://127.0.0.1:${proxy.port}`, recorded: { owner: 'bench' } }, mirrorReleases: true, cdnUrl: 'https://cdn.example.com' }, { jobs: { attemptTimeoutMs: 5_000 } })
+const context = createTestContext({ storage: { ...s3.config('bench'), endpoint: proxy.endpoint, recorded: { owner: 'bench' } }, mirrorReleases: true, cdnUrl: 'https://cdn.example.com' }, { jobs: { attemptTimeoutMs: 5_000 } })
 try {
   const owner = await createTestUser(context)
   const appId = 'com.example.bench'
@@ -75,15 +60,14 @@ try {
       }
     }
   }
-  frozen = true
+  proxy.freeze()
   const whileFrozen: number[] = []
   for (let round = 0; round < rounds; round++) whileFrozen.push(await rollout(round))
   context.app.store.jobs.start()
   await Bun.sleep(200)
   const backlog = context.app.store.jobs.backlog().byKind['release-mirror']!
-  frozen = false
   const thawed = performance.now()
-  for (const resume of held.splice(0)) resume()
+  proxy.thaw()
   // the held write finishes, then the one pending write of the channel runs (its retry made due now)
   context.advance(3_600_000)
   while (context.app.store.jobs.backlog().byKind['release-mirror']!.pending + context.app.store.jobs.backlog().byKind['release-mirror']!.running > 0) await Bun.sleep(10)
@@ -97,6 +81,6 @@ try {
   console.log(`  backlog while frozen: ${backlog.pending + backlog.running} mirror write(s) for the channel after ${rounds} changes; caught up ${ms(caughtUp)} ms after the thaw`)
 } finally {
   context.close()
-  proxy.stop(true)
+  proxy.stop()
   await s3.close()
 }

@@ -1,5 +1,6 @@
-// Test-only: a TCP proxy on 127.0.0.1 in front of the test S3 that passes traffic, freezes (accepts, never answers), freezes writes only, or stalls answers mid-body.
+// Test-only proxies on 127.0.0.1 in front of the test S3: a TCP one that passes traffic, freezes (accepts, never answers), freezes writes only, or stalls answers mid-body; and an HTTP one that holds requests while frozen and lets them on when thawed.
 import { createServer, connect, type Socket } from 'node:net'
+import type { Server } from 'bun'
 
 /**
  * `pass`: both ways, untouched. `freeze`: connections are accepted (and existing ones kept) but
@@ -68,4 +69,36 @@ export async function startStallProxy(upstreamPort: number, stallAfter = 1024): 
     await new Promise<void>((resolve) => server.close(() => resolve()))
   }
   return proxy
+}
+
+/** An S3 endpoint on 127.0.0.1 that forwards to s3rver, or, while frozen, accepts every request and answers none until thawed. */
+export function startFreezableProxy(target: string) {
+  let frozen = false
+  const held: (() => void)[] = []
+  const server: Server<undefined> = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    idleTimeout: 0,
+    async fetch(request) {
+      if (frozen) await new Promise<void>((resolve) => held.push(resolve))
+      const url = new URL(request.url)
+      const headers = new Headers(request.headers)
+      headers.delete('host')
+      const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer()
+      const answer = await fetch(`${target}${url.pathname}${url.search}`, { method: request.method, headers, body, redirect: 'manual' })
+      return new Response(answer.body, { status: answer.status, headers: answer.headers })
+    },
+  })
+  return {
+    endpoint: `http://127.0.0.1:${server.port}`,
+    held: () => held.length,
+    freeze() {
+      frozen = true
+    },
+    thaw() {
+      frozen = false
+      for (const resume of held.splice(0)) resume()
+    },
+    stop: () => server.stop(true),
+  }
 }

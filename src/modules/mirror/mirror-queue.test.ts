@@ -1,41 +1,10 @@
 // The release mirror runs from the job queue (decisions §18): a bucket that accepts and never answers holds no release change.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Server } from 'bun'
 import { createTestContext, type TestContext } from '../../test-support'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
 import { startTestS3, type TestS3 } from '../../storage/test-s3'
+import { startFreezableProxy } from '../../storage/test-stall'
 
-/** An S3 endpoint on 127.0.0.1 that forwards to s3rver, or, while frozen, accepts every request and answers none until thawed. */
-function startFreezableProxy(target: string) {
-  let frozen = false
-  const held: (() => void)[] = []
-  const server: Server<undefined> = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    idleTimeout: 0,
-    async fetch(request) {
-      if (frozen) await new Promise<void>((resolve) => held.push(resolve))
-      const url = new URL(request.url)
-      const headers = new Headers(request.headers)
-      headers.delete('host')
-      const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer()
-      const answer = await fetch(`${target}${url.pathname}${url.search}`, { method: request.method, headers, body, redirect: 'manual' })
-      return new Response(answer.body, { status: answer.status, headers: answer.headers })
-    },
-  })
-  return {
-    endpoint: `http://127.0.0.1:${server.port}`,
-    held: () => held.length,
-    freeze() {
-      frozen = true
-    },
-    thaw() {
-      frozen = false
-      for (const resume of held.splice(0)) resume()
-    },
-    stop: () => server.stop(true),
-  }
-}
 
 const until = async (what: string, condition: () => boolean | Promise<boolean>) => {
   for (let i = 0; i < 500; i++) {
