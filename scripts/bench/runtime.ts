@@ -25,10 +25,9 @@ import { Database } from 'bun:sqlite'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { buildZip } from '../../src/test-fixtures'
 import { startTestS3, type TestS3 } from '../../src/storage/test-s3'
 import { benchSigning } from './runtime-signing'
-import { call, createBenchAdmin, freePort, median, waitForHealth, wrkLoad, wrkReport, type Load } from './support'
+import { createBenchAdmin, freePort, median, publishBench, waitForHealth, wrkLoad, wrkReport, type Load } from './support'
 
 const root = join(import.meta.dir, '..', '..')
 
@@ -65,9 +64,6 @@ process.on('SIGINT', () => {
   process.exit(130)
 })
 
-/** A zip with one entry, enough to pass upload's archive checks. */
-const zipWith = (name: string, content: string): Uint8Array => buildZip([{ name, content }])
-
 /** Each request asks with another deviceId (appended to the URL's path and query), so no answer is reused. */
 const distinctDevices = `local counter = 0
 request = function()
@@ -94,36 +90,6 @@ async function startMiniship(dataDir: string, args: string[] = [], env: Record<s
   const base = `http://127.0.0.1:${port}`
   await waitForHealth(base, 20_000)
   return { base, pid: child.pid }
-}
-
-/** A user, a miniapp, version 1.0.0 with `bundle` as its iOS bundle published, then 1.1.0 published at 25 %; through the API. */
-async function publishBench(base: string, bundle: Uint8Array) {
-  const { accessToken } = await call(base, 'POST', '/api/auth/register', { json: { email: 'bench@example.com', password: 'bench-password' } })
-  const miniApp = await call(base, 'POST', '/api/mini-apps', { token: accessToken, json: { appId: 'com.example.bench', name: 'Bench' } })
-  const form = new FormData()
-  form.append('version', '1.0.0')
-  form.append('bundleIos', new Blob([bundle as BlobPart], { type: 'application/javascript' }), 'main.ios.jsbundle')
-  form.append('bundleAndroid', new Blob(['console.log("android")'], { type: 'application/javascript' }), 'main.android.bundle')
-  form.append('manifest', new Blob([JSON.stringify({ appId: 'com.example.bench', name: 'Bench', version: '1.0.0', pages: { index: 'index' } })], { type: 'application/json' }), 'app.json')
-  form.append('assetsIos', new Blob([zipWith('assets/logo.png', 'png') as BlobPart], { type: 'application/zip' }), 'assets-ios.zip')
-  form.append('assetsAndroid', new Blob([zipWith('drawable-mdpi/logo.png', 'png') as BlobPart], { type: 'application/zip' }), 'assets-android.zip')
-  const version = await call(base, 'POST', '/api/mini-apps/by-app-id/com.example.bench/versions/upload', { token: accessToken, body: form })
-  await call(base, 'POST', `/api/mini-apps/${miniApp.id}/versions/${version.id}/publish`, { token: accessToken, json: {} })
-  const info = await call(base, 'GET', `/api/mini-apps/access/versions/${version.id}/install?token=${accessToken}`)
-  const downloadToken = new URL(info.bundleUrl, base).searchParams.get('token')!
-  form.set('version', '1.1.0')
-  form.set('manifest', new Blob([JSON.stringify({ appId: 'com.example.bench', name: 'Bench', version: '1.1.0', pages: { index: 'index' } })], { type: 'application/json' }), 'app.json')
-  const next = await call(base, 'POST', '/api/mini-apps/by-app-id/com.example.bench/versions/upload', { token: accessToken, body: form })
-  await call(base, 'POST', `/api/mini-apps/${miniApp.id}/versions/${next.id}/publish`, { token: accessToken, json: { rolloutPercent: 25 } })
-  return {
-    info,
-    accessToken,
-    form,
-    installUrl: `${base}/api/mini-apps/access/versions/${version.id}/install?token=${downloadToken}`,
-    bundleUrl: new URL(info.bundleUrl, base).toString(),
-    releaseUrl: `${base}/api/mini-apps/access/apps/com.example.bench/release/install`,
-    updateUrl: `${base}/api/mini-apps/access/apps/com.example.bench/update?platform=ios&currentVersion=1.0.0&deviceId=bench-device-`,
-  }
 }
 
 interface Row {

@@ -1,5 +1,6 @@
 // Shared by the benchmarks: a free port, a JSON API call, waiting for a server's health, a wrk run with the server's CPU time, a median.
 import { readdirSync, readFileSync } from 'node:fs'
+import { buildZip } from '../../src/test-fixtures'
 
 export async function freePort(): Promise<number> {
   const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response() })
@@ -113,3 +114,37 @@ export function createBenchAdmin(command: string[], dataDir: string, env: Record
   })
   if (made.exitCode !== 0 && !made.stderr.toString().includes('already exists')) throw new Error(`create-admin failed: ${made.stderr.toString()}`)
 }
+
+/** A zip with one entry, enough to pass upload's archive checks. */
+const zipWith = (name: string, content: string): Uint8Array => buildZip([{ name, content }])
+
+/** A user, a miniapp, version 1.0.0 with `bundle` as its iOS bundle published, then 1.1.0 published at 25 %; through the API. */
+export async function publishBench(base: string, bundle: Uint8Array) {
+  const { accessToken } = await call(base, 'POST', '/api/auth/register', { json: { email: 'bench@example.com', password: 'bench-password' } })
+  const miniApp = await call(base, 'POST', '/api/mini-apps', { token: accessToken, json: { appId: 'com.example.bench', name: 'Bench' } })
+  const form = new FormData()
+  form.append('version', '1.0.0')
+  form.append('bundleIos', new Blob([bundle as BlobPart], { type: 'application/javascript' }), 'main.ios.jsbundle')
+  form.append('bundleAndroid', new Blob(['console.log("android")'], { type: 'application/javascript' }), 'main.android.bundle')
+  form.append('manifest', new Blob([JSON.stringify({ appId: 'com.example.bench', name: 'Bench', version: '1.0.0', pages: { index: 'index' } })], { type: 'application/json' }), 'app.json')
+  form.append('assetsIos', new Blob([zipWith('assets/logo.png', 'png') as BlobPart], { type: 'application/zip' }), 'assets-ios.zip')
+  form.append('assetsAndroid', new Blob([zipWith('drawable-mdpi/logo.png', 'png') as BlobPart], { type: 'application/zip' }), 'assets-android.zip')
+  const version = await call(base, 'POST', '/api/mini-apps/by-app-id/com.example.bench/versions/upload', { token: accessToken, body: form })
+  await call(base, 'POST', `/api/mini-apps/${miniApp.id}/versions/${version.id}/publish`, { token: accessToken, json: {} })
+  const info = await call(base, 'GET', `/api/mini-apps/access/versions/${version.id}/install?token=${accessToken}`)
+  const downloadToken = new URL(info.bundleUrl, base).searchParams.get('token')!
+  form.set('version', '1.1.0')
+  form.set('manifest', new Blob([JSON.stringify({ appId: 'com.example.bench', name: 'Bench', version: '1.1.0', pages: { index: 'index' } })], { type: 'application/json' }), 'app.json')
+  const next = await call(base, 'POST', '/api/mini-apps/by-app-id/com.example.bench/versions/upload', { token: accessToken, body: form })
+  await call(base, 'POST', `/api/mini-apps/${miniApp.id}/versions/${next.id}/publish`, { token: accessToken, json: { rolloutPercent: 25 } })
+  return {
+    info,
+    accessToken,
+    form,
+    installUrl: `${base}/api/mini-apps/access/versions/${version.id}/install?token=${downloadToken}`,
+    bundleUrl: new URL(info.bundleUrl, base).toString(),
+    releaseUrl: `${base}/api/mini-apps/access/apps/com.example.bench/release/install`,
+    updateUrl: `${base}/api/mini-apps/access/apps/com.example.bench/update?platform=ios&currentVersion=1.0.0&deviceId=bench-device-`,
+  }
+}
+

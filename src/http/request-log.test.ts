@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { createLogSink, redactedPath, withRequestLog, type LogSink } from './request-log'
+import { createLogSink, redactedPath, runningRequestId, toldLength, withRequestLog, type LogSink } from './request-log'
 
 /** A sink whose chunks are kept as text (copied: the sink reuses its buffer). */
 function textSink(flushMs?: number): { sink: LogSink; writes: string[] } {
@@ -164,4 +164,41 @@ test('--access-log writes logs only requests other than GET and HEAD, off none; 
     expect({ lines, logged }).toEqual({ lines, logged: [...expected] })
     expect(observed).toBe(4)
   }
+})
+
+test('an answer built with the running request id and its length told is logged with them, and keeps its one id', async () => {
+  const lines: string[] = []
+  const seen: (string | null)[] = []
+  const body = '{"ok":true}'
+  const handler = withRequestLog(() => {
+    const id = runningRequestId()
+    seen.push(id)
+    // the length told is believed: no header says it
+    return toldLength(new Response(body, { headers: { 'x-request-id': id! } }), 4242, true)
+  }, (line) => lines.push(line))
+  const response = await handler(new Request('http://x/api/thing'), null)
+  expect(seen[0]).toMatch(/^[0-9a-f]{12}-[0-9a-z]+$/)
+  expect(response.headers.get('x-request-id')).toBe(seen[0]!)
+  expect(JSON.parse(lines[0]!)).toMatchObject({ status: 200, bytes: 4242, requestId: seen[0] })
+  // outside a handler, and in a handler's later continuation, there is no running request
+  expect(runningRequestId()).toBeNull()
+  const later = withRequestLog(async () => {
+    await Bun.sleep(1)
+    seen.push(runningRequestId())
+    return new Response('x', { headers: { 'content-length': '1' } })
+  }, (line) => lines.push(line))
+  const answered = await later(new Request('http://x/api/later'), null)
+  expect(seen[1]).toBeNull()
+  expect(answered.headers.get('x-request-id')).toBe(JSON.parse(lines[1]!).requestId)
+})
+
+test('a length told for another response is not believed, and an answer without the id gets it set', async () => {
+  const lines: string[] = []
+  const other = toldLength(new Response('elsewhere'), 999, true)
+  const handler = withRequestLog(() => new Response('hello', { headers: { 'content-length': '5' } }), (line) => lines.push(line))
+  const response = await handler(new Request('http://x/api/thing'), null)
+  expect(other.headers.get('x-request-id')).toBeNull()
+  const entry = JSON.parse(lines[0]!)
+  expect(entry.bytes).toBe(5)
+  expect(response.headers.get('x-request-id')).toBe(entry.requestId)
 })

@@ -264,6 +264,37 @@ export function isoTimeOf(): (ms: number) => string {
   }
 }
 
+/**
+ * The body length of the answer a handler just built, told beside it: reading it back from the
+ * answer's headers makes Bun build a Headers object for the response, a cost on every install-info
+ * answer and update check. Whoever builds an answer whose length it knows sets both fields; the
+ * request log believes it only for that very response, returned synchronously.
+ */
+export const answerLength: { response: Response | null; bytes: number; hasId: boolean } = { response: null, bytes: 0, hasId: false }
+
+/**
+ * A Response with its body length told to the request log (`answerLength`); `hasId`: it already
+ * carries the request's `X-Request-Id` (its headers were made with `runningRequestId()`).
+ */
+export function toldLength(response: Response, bytes: number, hasId = false): Response {
+  answerLength.response = response
+  answerLength.bytes = bytes
+  answerLength.hasId = hasId
+  return response
+}
+
+let runningId: string | null = null
+
+/**
+ * The id of the request whose handler is running synchronously right now, else null (between
+ * requests, and in a handler's later continuations, where another request's may be current).
+ * A handler that puts it in the headers it builds spares the log setting it on the response
+ * afterwards, which makes Bun build the response's Headers object.
+ */
+export function runningRequestId(): string | null {
+  return runningId
+}
+
 export interface RequestLogOptions {
   /** the lines' time (tests fix it) */
   clock?: Clock
@@ -298,12 +329,14 @@ export function withRequestLog<S, R extends Request = Request>(
       : log.request
   const logs = lines === 'all' ? () => true : lines === 'off' ? () => false : (method: string) => method !== 'GET' && method !== 'HEAD'
 
-  function finish(request: Request, url: string, response: Response, length: string | null, requestId: string, started: number): Response {
-    try {
-      response.headers.set('x-request-id', requestId)
-    } catch {
-      response = new Response(response.body, response)
-      response.headers.set('x-request-id', requestId)
+  function finish(request: Request, url: string, response: Response, length: string | number | null, requestId: string, started: number, hasId = false): Response {
+    if (!hasId) {
+      try {
+        response.headers.set('x-request-id', requestId)
+      } catch {
+        response = new Response(response.body, response)
+        response.headers.set('x-request-id', requestId)
+      }
     }
     const elapsed = performance.now() - started
     const status = response.status
@@ -335,9 +368,18 @@ export function withRequestLog<S, R extends Request = Request>(
     const url = request.url
     const incoming = keepIncomingId ? request.headers.get('x-request-id') : null
     const requestId = incoming !== null && requestIdPattern.test(incoming) ? incoming : nextRequestId()
-    const result = handler(request, server, url)
-    return result instanceof Promise
-      ? result.then((response) => measure(request, url, response, requestId, started))
-      : measure(request, url, result, requestId, started)
+    runningId = requestId
+    let result: Response | Promise<Response>
+    try {
+      result = handler(request, server, url)
+    } finally {
+      runningId = null
+    }
+    if (result instanceof Promise) return result.then((response) => measure(request, url, response, requestId, started))
+    if (answerLength.response === result) {
+      answerLength.response = null
+      return finish(request, url, result, answerLength.bytes, requestId, started, answerLength.hasId)
+    }
+    return measure(request, url, result, requestId, started)
   }
 }

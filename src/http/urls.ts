@@ -79,6 +79,8 @@ export function apiBase(request: Request, config: Pick<Config, 'publicUrl' | 'tr
 }
 
 const servedBases = new Map<string, string>()
+/** the origin `servedApiBase` answered last, and its base */
+let lastServed: { origin: string; base: string } | null = null
 
 /**
  * `apiBase` of a request Bun served, from the URL Bun built for it: that URL's authority is the
@@ -89,6 +91,8 @@ const servedBases = new Map<string, string>()
  */
 export function servedApiBase(request: Request, config: Pick<Config, 'publicUrl' | 'trustProxy'>, url: string): string {
   if (config.publicUrl) return config.publicUrl
+  // most requests come by the same host as the one before: compared in place, nothing sliced
+  if (lastServed !== null && !config.trustProxy && url.startsWith(lastServed.origin) && url.charCodeAt(lastServed.origin.length) === 0x2f) return lastServed.base
   const start = url.indexOf('//') + 2
   if (config.trustProxy || start === 1 || !url.startsWith('http')) return apiBase(request, config, url)
   const end = url.indexOf('/', start)
@@ -101,6 +105,7 @@ export function servedApiBase(request: Request, config: Pick<Config, 'publicUrl'
     if (servedBases.size >= 1000) servedBases.clear()
     servedBases.set(origin, base)
   }
+  if (end !== -1) lastServed = { origin, base }
   return base
 }
 
@@ -145,7 +150,8 @@ export function scopePath(scope: ReleaseScope): string {
   if (scope.deviceId !== undefined) {
     // checked where it arrives; checked again here, where a "." or ".." would become a path that resolves elsewhere
     if (!isDeviceId(scope.deviceId)) throw invalidDeviceId()
-    path += `devices/${encodeURIComponent(scope.deviceId)}/`
+    // of the id's characters only ':' is one encodeURIComponent changes
+    path += `devices/${scope.deviceId.indexOf(':') === -1 ? scope.deviceId : encodeURIComponent(scope.deviceId)}/`
   }
   if (scope.hostVersion !== undefined) path += `hosts/${encodeURIComponent(scope.hostVersion)}/`
   return path

@@ -17,7 +17,7 @@ import { recordAudit } from '../audit/service'
 import { memberRole, requireVisibleMiniApp, type Caller } from '../miniapps/service'
 import type { DeviceEvent } from '../insights/counters'
 import type { InsightObserver } from '../insights/service'
-import { addDigest, countOf, emptySketch, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from '../insights/sketch'
+import { addDigest, countOf, deviceHasher, emptySketch, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from '../insights/sketch'
 import { guardDefaults, rateOf } from './guard-record'
 import { failedText, guardStateText, percentText } from './guard-text'
 import { channelRecords, liveReleases, pauseRollout, releaseState, requireChannel, type ChannelRecord, type RolloutChange } from './service'
@@ -147,7 +147,7 @@ const isFailure = (event: DeviceEvent) => event === 'failed' || event === 'rolle
 
 export function createReleaseGuard(deps: ReleaseGuardDeps) {
   const { db, clock, log } = deps
-  const keyedHasher = new Bun.CryptoHasher('sha256', deps.key)
+  const hashDevice = deviceHasher(deps.key)
   /** `miniAppId \0 channel` of every channel whose guard is on (refreshed by every check and settings change) */
   let guarded = new Set<string>()
   let pending = new Map<string, Pending>()
@@ -177,7 +177,7 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
         pending.set(key, entry)
       }
       entry.lastAt = clock()
-      const digest = keyedHasher.copy().update(deviceId).digest()
+      const digest = hashDevice(deviceId)
       addDigest(entry.all, digest)
       if (isFailure(event)) addDigest(entry.failed, digest)
     },

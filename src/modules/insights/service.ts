@@ -8,7 +8,7 @@ import { requireVisibleMiniApp } from '../miniapps/service'
 import { createInsightCounters, isOtherKey, otherPrefix, otherSubject, utcDay, type CountSubject, type DayBatch, type DeviceEvent, type InsightCounters } from './counters'
 import { checkDeviceEvent, type EventError } from './events'
 import { channelExists, defaultChannel } from '../channels/service'
-import { countOf, deviceHashLength, distinctDevices, emptySketch, exactLimit, hasDevices, isOversized, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from './sketch'
+import { countOf, deviceHashLength, deviceHasher, distinctDevices, emptySketch, exactLimit, hasDevices, isOversized, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from './sketch'
 
 export interface InsightsDeps {
   db: Db
@@ -119,8 +119,7 @@ export function createInsightsService(deps: InsightsDeps) {
   const { db, clock, log } = deps
   const statements = prepareStatements(db)
   /** HMAC-SHA256 of a device id (the sketches keep its first 128 bits, as 22 base64url characters): enough to tell devices apart, useless to find one. */
-  const keyedHasher = new Bun.CryptoHasher('sha256', deps.key)
-  const counters: InsightCounters = createInsightCounters({ clock, enabled: deps.enabled, hashDevice: (deviceId) => keyedHasher.copy().update(deviceId).digest() })
+  const counters: InsightCounters = createInsightCounters({ clock, enabled: deps.enabled, hashDevice: deviceHasher(deps.key) })
 
   /**
    * Adds the devices counted for one version and day to its stored sketch: one row read and, when

@@ -8,6 +8,7 @@ import { isS3BlobStore } from '../../storage/s3'
 import { createRuntimeService, then, type DeviceQuery, type RuntimeService, type SerialisedJson } from './service'
 import { apiBase, isPlatform, servedApiBase, type Platform } from '../../http/urls'
 import { clientAddress } from '../../http/client'
+import { runningRequestId, toldLength } from '../../http/request-log'
 import { isApiKey } from '../api-keys/service'
 import { appParams, bundleQuery, deviceQuery, installInfo, platformParams, tokenQuery, updateAnswer, updateQuery, versionParams } from './model'
 
@@ -39,7 +40,13 @@ function fileOf(rest: string, platformQuery: string | undefined): { kind: FileKi
 
 /** Sent with its length already known: the request log would otherwise buffer JSON to measure it. */
 function jsonResponse(json: SerialisedJson, cacheControl: string): Response {
-  return new Response(json.text, { headers: jsonHeaders(json.bytes, cacheControl) })
+  // the request's id goes in before the headers are copied into the answer (see runningRequestId),
+  // into headers kept for that: the others never carry an id
+  const id = runningRequestId()
+  if (id === null) return toldLength(new Response(json.text, { headers: jsonHeaders(headersByPolicy, json.bytes, cacheControl) }), json.bytes)
+  const headers = jsonHeaders(idHeadersByPolicy, json.bytes, cacheControl)
+  headers.set('x-request-id', id)
+  return toldLength(new Response(json.text, { headers }), json.bytes, true)
 }
 
 /**
@@ -49,9 +56,11 @@ function jsonResponse(json: SerialisedJson, cacheControl: string): Response {
  * device differ in length only by the device's path segment, so the lengths seen stay few.
  */
 const headersByPolicy = new Map<string, Map<number, Headers>>()
-function jsonHeaders(bytes: number, cacheControl: string): Headers {
-  let byLength = headersByPolicy.get(cacheControl)
-  if (byLength === undefined) headersByPolicy.set(cacheControl, (byLength = new Map()))
+/** the same, for answers built while the request log knows the request's id: these get it set */
+const idHeadersByPolicy = new Map<string, Map<number, Headers>>()
+function jsonHeaders(cache: Map<string, Map<number, Headers>>, bytes: number, cacheControl: string): Headers {
+  let byLength = cache.get(cacheControl)
+  if (byLength === undefined) cache.set(cacheControl, (byLength = new Map()))
   let headers = byLength.get(bytes)
   if (headers === undefined) {
     if (byLength.size >= 10_000) byLength.clear()

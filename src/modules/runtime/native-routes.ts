@@ -36,15 +36,65 @@ export function queryValue(url: string, name: string): string | undefined {
   return undefined
 }
 
-/** Errors thrown or rejected become the usual JSON error answers. */
-function guarded(answer: () => Answer, log: (line: string) => void): Answer {
-  const fail = (error: unknown) => errorResponse(toAppError('UNKNOWN', error, log))
+/** The query parameters the runtime's routes read; absent ones are undefined. */
+export interface RuntimeQuery {
+  token?: string
+  channel?: string
+  deviceId?: string
+  hostVersion?: string
+  platform?: string
+  currentVersion?: string
+}
+
+/** A query value as queryValue decodes it: as is unless it holds `%` or `+`; a bad escape stays as sent. */
+function decodedValue(raw: string): string {
+  if (raw.indexOf('%') === -1 && raw.indexOf('+') === -1) return raw
   try {
-    const result = answer()
-    return result instanceof Promise ? result.catch(fail) : result
-  } catch (error) {
-    return fail(error)
+    return decodeURIComponent(raw.replace(/\+/g, ' '))
+  } catch {
+    return raw
   }
+}
+
+/**
+ * The runtime's query parameters in one pass over the URL (each the first of its name, decoded as
+ * `queryValue` does): an update check names five, and scanning the URL once per name cost more
+ * than the rest of the request's parsing.
+ */
+export function runtimeQuery(url: string): RuntimeQuery {
+  const query: RuntimeQuery = { token: undefined, channel: undefined, deviceId: undefined, hostVersion: undefined, platform: undefined, currentVersion: undefined }
+  const queryStart = url.indexOf('?')
+  if (queryStart === -1) return query
+  let end = url.indexOf('#', queryStart)
+  if (end === -1) end = url.length
+  let at = queryStart + 1
+  while (at < end) {
+    let pairEnd = url.indexOf('&', at)
+    if (pairEnd === -1 || pairEnd > end) pairEnd = end
+    const equals = url.indexOf('=', at)
+    if (equals !== -1 && equals < pairEnd) {
+      // the names by length first: one comparison of a number rules most out
+      const nameLength = equals - at
+      if (nameLength === 5 && query.token === undefined && url.startsWith('token', at)) query.token = decodedValue(url.slice(equals + 1, pairEnd))
+      else if (nameLength === 8 && url.startsWith('deviceId', at)) query.deviceId ??= decodedValue(url.slice(equals + 1, pairEnd))
+      else if (nameLength === 8 && url.startsWith('platform', at)) query.platform ??= decodedValue(url.slice(equals + 1, pairEnd))
+      else if (nameLength === 7 && url.startsWith('channel', at)) query.channel ??= decodedValue(url.slice(equals + 1, pairEnd))
+      else if (nameLength === 11 && url.startsWith('hostVersion', at)) query.hostVersion ??= decodedValue(url.slice(equals + 1, pairEnd))
+      else if (nameLength === 14 && url.startsWith('currentVersion', at)) query.currentVersion ??= decodedValue(url.slice(equals + 1, pairEnd))
+    }
+    at = pairEnd + 1
+  }
+  return query
+}
+
+/** `answer`'s result, with what it throws or rejects as the usual JSON error answer. */
+function guarded(answer: Answer, log: (line: string) => void): Answer {
+  return answer instanceof Promise ? answer.catch((error: unknown) => errorResponse(toAppError('UNKNOWN', error, log))) : answer
+}
+
+/** The JSON error answer of what a handler threw. */
+function failed(error: unknown, log: (line: string) => void): Response {
+  return errorResponse(toAppError('UNKNOWN', error, log))
 }
 
 /**
@@ -57,17 +107,24 @@ export function nativeInstallRoutes(
   wrap: (handler: (request: BunRequest, server: Server<undefined>, url: string) => Answer, group: RouteGroup) => (request: BunRequest, server: Server<undefined>) => Answer,
   log: (line: string) => void,
 ) {
-  const device = (url: string) => ({ channel: queryValue(url, 'channel'), deviceId: queryValue(url, 'deviceId'), hostVersion: queryValue(url, 'hostVersion') })
   // each handler uses the URL the request log read: Bun builds the string anew on every access
   return {
     '/api/mini-apps/access/versions/:versionId/install': {
       GET: wrap((request: BunRequest, server, url) => {
-        return guarded(() => answers.versionInstall(request, (request.params as { versionId: string }).versionId, queryValue(url, 'token'), url, server), log)
+        try {
+          return guarded(answers.versionInstall(request, (request.params as { versionId: string }).versionId, queryValue(url, 'token'), url, server), log)
+        } catch (error) {
+          return failed(error, log)
+        }
       }, 'install_info'),
     },
     '/api/mini-apps/access/apps/:appId/release/install': {
       GET: wrap((request: BunRequest, _server, url) => {
-        return guarded(() => answers.releaseInstall(request, (request.params as { appId: string }).appId, { ...device(url), currentVersion: queryValue(url, 'currentVersion') }, url), log)
+        try {
+          return guarded(answers.releaseInstall(request, (request.params as { appId: string }).appId, runtimeQuery(url), url), log)
+        } catch (error) {
+          return failed(error, log)
+        }
       }, 'install_info'),
     },
     // the download URLs of install info; HEAD goes on to the app, which answers it without a body
@@ -78,17 +135,22 @@ export function nativeInstallRoutes(
           GET: wrap((request: BunRequest, server, url) => {
             const params = request.params as { versionId: string; platform?: string }
             const file = params.platform === undefined ? 'manifest' : `${path.split('/')[0]}/${params.platform}`
-            return guarded(() => answers.file(request, params.versionId, file, queryValue(url, 'token'), server), log)
+            try {
+              return guarded(answers.file(request, params.versionId, file, queryValue(url, 'token'), server), log)
+            } catch (error) {
+              return failed(error, log)
+            }
           }, 'version_file'),
         },
       ]),
     ),
     '/api/mini-apps/access/apps/:appId/update': {
       GET: wrap((request: BunRequest, _server, url) => {
-        return guarded(
-          () => answers.update(request, (request.params as { appId: string }).appId, { ...device(url), platform: queryValue(url, 'platform'), currentVersion: queryValue(url, 'currentVersion') }, url),
-          log,
-        )
+        try {
+          return guarded(answers.update(request, (request.params as { appId: string }).appId, runtimeQuery(url), url), log)
+        } catch (error) {
+          return failed(error, log)
+        }
       }, 'update_check'),
     },
   }

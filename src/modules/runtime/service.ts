@@ -89,7 +89,18 @@ function prepareQueries(db: Db) {
   }
 }
 
-export type VersionFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['byVersionId']['get']>> & { files: Record<FileKind, FileInfo>; signature: SignatureInfo | null }
+export type VersionFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['byVersionId']['get']>> & {
+  files: Record<FileKind, FileInfo>
+  signature: SignatureInfo | null
+  /**
+   * A download token that opens this version for good (a published version's: no expiry, no
+   * user, no key), remembered while these facts are: the next request with the same string is
+   * let through by comparing it, not by hashing it into the token cache.
+   */
+  openedBy: string | undefined
+  /** this version's install info by file base, while these facts are the current ones */
+  installJson: Map<string, SerialisedJson> | undefined
+}
 type AppFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['appByAppId']['get']>>
 
 /** A live release of a channel with the facts of its version. */
@@ -256,7 +267,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
         const files = {} as Record<FileKind, FileInfo>
         for (const file of queries.filesOf.all({ id: versionId })) files[file.kind] = { size: file.size, sha256: file.sha256 }
         const signed = queries.signatureOf.get({ id: versionId })
-        facts = { ...row, files, signature: signed ? { algorithm: 'ed25519', ...signed } : null }
+        facts = { ...row, files, signature: signed ? { algorithm: 'ed25519', ...signed } : null, openedBy: undefined, installJson: undefined }
       } else facts = null
       factsById.set(versionId, facts)
     }
@@ -294,10 +305,14 @@ export function createRuntimeService(deps: RuntimeDeps) {
   /** The version a known, unexpired download token of exactly this version opens; null means "take the full path". */
   function fastAuthorise(versionId: string, token: string | undefined): VersionFacts | null {
     if (token === undefined) return null
+    const facts = versionFacts(versionId)
+    if (facts !== null && facts.openedBy === token) return facts
     const claims = downloadTokens.get(token)
     if (!claims || claims.vid !== versionId || (claims.exp !== undefined && claims.exp * 1000 <= clock())) return null
     if (grants.refusal(claims, clock()) !== null) return null
-    return versionFacts(versionId)
+    // nothing of such a token can end (no expiry, no grant): only the version's facts changing can
+    if (facts !== null && claims.exp === undefined && claims.uid === undefined && claims.kid === undefined) facts.openedBy = token
+    return facts
   }
 
   /**
@@ -381,11 +396,13 @@ export function createRuntimeService(deps: RuntimeDeps) {
   /** Install info of a published version from the cache while the facts it was built from hold. */
   function cachedInstallJson(facts: VersionFacts, files: string): SerialisedJson | null {
     if (facts.status !== 'PUBLISHED') return null
+    const known = facts.installJson?.get(files)
+    if (known !== undefined) return known
     const cached = installCache.get(`${files}\u0000${facts.id}`)
     if (!cached) return null
-    if (cached.facts === facts) return cached.json
-    if (cached.stamp !== stampOf(facts)) return null
+    if (cached.facts !== facts && cached.stamp !== stampOf(facts)) return null
     cached.facts = facts
+    ;(facts.installJson ??= new Map()).set(files, cached.json)
     return cached.json
   }
 

@@ -1,0 +1,50 @@
+// The runtime's hot answers carry the request log's id, put in as they are built (issue 30), and no other answer carries a stale one.
+import { afterAll, expect, test } from 'bun:test'
+import type { BunRequest, Server } from 'bun'
+import { createTestContext, createUser } from '../../test-support'
+import { createMiniApp, upload, uploadForm } from '../../test-fixtures'
+import { nativeInstallRoutes } from './native-routes'
+import { withRequestLog } from '../../http/request-log'
+
+const context = createTestContext()
+afterAll(() => context.close())
+
+test('install info, release install and the update check answer with the X-Request-Id and length their log line names', async () => {
+  const admin = await createUser(context, { email: 'ids@example.com', role: 'ADMIN' })
+  const app = await createMiniApp(context, admin.token, 'com.example.ids')
+  const version = (await upload(context, admin.token, 'com.example.ids', uploadForm('com.example.ids'))).body
+  await context.call('POST', `/api/mini-apps/${app.id}/versions/${version.id}/publish`, { token: admin.token, json: {} })
+  const info = (await context.call('GET', `/api/mini-apps/access/versions/${version.id}/install?token=${admin.token}`)).body
+  const token = new URL(info.bundleUrl).searchParams.get('token')!
+  const lines: string[] = []
+  const routes = nativeInstallRoutes(
+    { ...context.app.store.installAnswers, ...context.app.store.fileAnswers },
+    (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, (line) => lines.push(line), { keepIncomingId: false }),
+    (line) => lines.push(line),
+  ) as unknown as Record<string, { GET: (request: BunRequest, server: Server<undefined>) => Response | Promise<Response> }>
+  const server = { requestIP: () => ({ address: '127.0.0.1', family: 'IPv4', port: 1 }) } as unknown as Server<undefined>
+  const ask = async (route: string, url: string, params: Record<string, string>) => {
+    const request = Object.assign(new Request(url), { params }) as unknown as BunRequest
+    return routes[route]!.GET(request, server)
+  }
+  const answers = [
+    await ask('/api/mini-apps/access/versions/:versionId/install', `http://localhost/api/mini-apps/access/versions/${version.id}/install?token=${token}`, { versionId: version.id }),
+    await ask('/api/mini-apps/access/versions/:versionId/install', `http://localhost/api/mini-apps/access/versions/${version.id}/install?token=${token}`, { versionId: version.id }),
+    await ask('/api/mini-apps/access/apps/:appId/release/install', 'http://localhost/api/mini-apps/access/apps/com.example.ids/release/install?deviceId=d-1', { appId: 'com.example.ids' }),
+    await ask('/api/mini-apps/access/apps/:appId/update', 'http://localhost/api/mini-apps/access/apps/com.example.ids/update?platform=ios&currentVersion=0.9.0&deviceId=d-2', { appId: 'com.example.ids' }),
+  ]
+  expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200])
+  const logged = lines.map((line) => JSON.parse(line))
+  const ids = new Set<string>()
+  for (const [index, answer] of answers.entries()) {
+    const body = await answer.arrayBuffer()
+    expect(answer.headers.get('x-request-id')).toBe(logged[index].requestId)
+    expect(logged[index].bytes).toBe(body.byteLength)
+    ids.add(logged[index].requestId)
+  }
+  expect(ids.size).toBe(answers.length)
+  // the same answer through the app (no request log): no id left over from the requests before
+  const direct = await context.call('GET', `/api/mini-apps/access/versions/${version.id}/install?token=${token}`)
+  expect(direct.status).toBe(200)
+  expect(direct.headers.get('x-request-id')).toBeNull()
+})
