@@ -270,13 +270,13 @@ export function isoTimeOf(): (ms: number) => string {
  * answer and update check. Whoever builds an answer whose length it knows sets both fields; the
  * request log believes it only for that very response, returned synchronously.
  */
-export const answerLength: { response: Response | null; bytes: number; hasId: boolean } = { response: null, bytes: 0, hasId: false }
+export const answerLength: { response: Response | null; bytes: number | null; hasId: boolean } = { response: null, bytes: 0, hasId: false }
 
 /**
- * A Response with its body length told to the request log (`answerLength`); `hasId`: it already
+ * A Response with its body length told to the request log (`answerLength`; null: none to tell); `hasId`: it already
  * carries the request's `X-Request-Id` (its headers were made with `runningRequestId()`).
  */
-export function toldLength(response: Response, bytes: number, hasId = false): Response {
+export function toldLength(response: Response, bytes: number | null, hasId = false): Response {
   answerLength.response = response
   answerLength.bytes = bytes
   answerLength.hasId = hasId

@@ -2,6 +2,7 @@
 import { statSync } from 'node:fs'
 import { AppError } from '../../http/errors'
 import { parseRange } from './range'
+import { runningRequestId, toldLength } from '../../http/request-log'
 import { idleTimeoutStream, readWithin, type ReadResult } from '../../storage/idle'
 import type { CountSubject } from '../insights/counters'
 import { fileKinds, type FileKind } from '../versions/file-kinds'
@@ -116,7 +117,13 @@ export interface S3Source {
 export function s3FileResponse(file: StoredFile, request: FileRequest, source: S3Source, log: (line: string) => void = console.error): Response | Promise<Response> {
   // The common case first, with nothing built that it does not send: every device's download.
   if (source.mode === 'redirect' && request.method === 'GET' && request.ifNoneMatch === null && request.range === null) {
-    return new Response(null, { status: 302, headers: redirectHeaders(source.presign(file.sha256, presignedSeconds)) })
+    const location = source.presign(file.sha256, presignedSeconds)
+    // the request log's id goes in as the answer is made, into headers kept for that (see runningRequestId)
+    const id = runningRequestId()
+    if (id === null) return new Response(null, { status: 302, headers: redirectHeaders(redirects, location) })
+    const headers = redirectHeaders(idRedirects, location)
+    headers.set('x-request-id', id)
+    return toldLength(new Response(null, { status: 302, headers }), null, true)
   }
   const etag = `"${file.sha256}"`
   const headers: Record<string, string> = {
@@ -140,7 +147,7 @@ export function s3FileResponse(file: StoredFile, request: FileRequest, source: S
     headers['content-range'] = `bytes ${range.start}-${range.end}/${file.size}`
   }
   if (head) return new Response(null, { status: range === 'ignore' ? 200 : 206, headers })
-  if (source.mode === 'redirect') return new Response(null, { status: 302, headers: redirectHeaders(source.presign(file.sha256, presignedSeconds)) })
+  if (source.mode === 'redirect') return new Response(null, { status: 302, headers: redirectHeaders(redirects, source.presign(file.sha256, presignedSeconds)) })
   const blob = source.read(file.sha256)
   const body = range === 'ignore' ? blob : blob.slice(range.start, range.end + 1)
   return firstChunk(body.stream(), file, source.timeoutMs, log).then((stream) => new Response(stream, { status: range === 'ignore' ? 200 : 206, headers }))
@@ -151,12 +158,14 @@ export function s3FileResponse(file: StoredFile, request: FileRequest, source: S
  * Headers object into a Response for a third of the cost of building one from a literal.
  */
 const redirects = new Map<string, Headers>()
-function redirectHeaders(location: string): Headers {
-  let headers = redirects.get(location)
+/** the same, for redirects made while the request log knows the request's id: these get it set */
+const idRedirects = new Map<string, Headers>()
+function redirectHeaders(cache: Map<string, Headers>, location: string): Headers {
+  let headers = cache.get(location)
   if (!headers) {
-    if (redirects.size >= 10_000) redirects.clear()
+    if (cache.size >= 10_000) cache.clear()
     headers = new Headers({ location, 'cache-control': 'no-store' })
-    redirects.set(location, headers)
+    cache.set(location, headers)
   }
   return headers
 }

@@ -21,6 +21,8 @@ function platformOf(value: string): Platform {
 }
 
 const derivedManifest = { kind: 'manifest', anonymousRelease: true } as const
+/** the target of each file kind at its own path, made once */
+const kindTargets = Object.fromEntries((['bundleIos', 'bundleAndroid', 'manifest', 'assetsIos', 'assetsAndroid'] as const).map((kind) => [kind, { kind, anonymousRelease: false }])) as Record<FileKind, { kind: FileKind; anonymousRelease: boolean }>
 
 /**
  * Which file a path below `/versions/{versionId}/` names, and whether the derived manifest rule
@@ -140,6 +142,8 @@ const pinnedChannel = 'stable'
 export interface FileAnswers {
   /** `server` tells the client's address (an API key sent as the token counts its failures against it) */
   file(request: Request, versionId: string, path: string, token: string | undefined, server?: AddressSource): Response | Promise<Response>
+  /** the same for a path already known to name the file of `kind` (not a derived manifest path) */
+  fileOfKind(request: Request, versionId: string, kind: FileKind, token: string | undefined, server?: AddressSource): Response | Promise<Response>
 }
 
 /** What knows a request's peer address: the server that received it. */
@@ -260,6 +264,7 @@ export function runtimeRoutes(deps: AppDeps) {
           if (!target) throw new AppError(404, 'ROUTE_NOT_FOUND', `There is nothing at ${new URL(request.url).pathname.slice(0, 200)}`)
           return answerFile(request, versionId, target, token, server)
         },
+        fileOfKind: (request, versionId, kind, token, server) => answerFile(request, versionId, kindTargets[kind], token, server),
       } satisfies FileAnswers)
       .get('/versions/:versionId/install', ({ request, params, query, server }) => answers.versionInstall(request, params.versionId, query.token, undefined, server), {
         params: versionParams,

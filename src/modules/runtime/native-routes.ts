@@ -5,6 +5,7 @@ import type { BunRequest, Server } from 'bun'
 import { errorResponse, toAppError } from '../../http/errors'
 import type { FileAnswers, InstallAnswers } from '.'
 import type { RouteGroup } from '../system/metrics'
+import type { FileKind } from '../versions/file-kinds'
 
 type Answer = Response | Promise<Response>
 
@@ -129,20 +130,28 @@ export function nativeInstallRoutes(
     },
     // the download URLs of install info; HEAD goes on to the app, which answers it without a body
     ...Object.fromEntries(
-      ['bundles/:platform', 'assets/:platform', 'manifest'].map((path) => [
-        `/api/mini-apps/access/versions/:versionId/${path}`,
-        {
-          GET: wrap((request: BunRequest, server, url) => {
-            const params = request.params as { versionId: string; platform?: string }
-            const file = params.platform === undefined ? 'manifest' : `${path.split('/')[0]}/${params.platform}`
-            try {
-              return guarded(answers.file(request, params.versionId, file, queryValue(url, 'token'), server), log)
-            } catch (error) {
-              return failed(error, log)
-            }
-          }, 'version_file'),
-        },
-      ]),
+      (['bundles', 'assets', 'manifest'] as const).map((folder) => {
+        // the kind of each platform's file, looked up by comparison; anything else (bundles/app.json, an unknown platform) takes the general path
+        const kinds: Record<'ios' | 'android', FileKind> | null = folder === 'manifest' ? null : folder === 'bundles' ? { ios: 'bundleIos', android: 'bundleAndroid' } : { ios: 'assetsIos', android: 'assetsAndroid' }
+        return [
+          `/api/mini-apps/access/versions/:versionId/${folder === 'manifest' ? 'manifest' : `${folder}/:platform`}`,
+          {
+            GET: wrap((request: BunRequest, server, url) => {
+              const params = request.params as { versionId: string; platform?: string }
+              const platform = params.platform
+              const kind: FileKind | null = kinds === null ? 'manifest' : platform === 'ios' ? kinds.ios : platform === 'android' ? kinds.android : null
+              try {
+                return guarded(
+                  kind !== null ? answers.fileOfKind(request, params.versionId, kind, queryValue(url, 'token'), server) : answers.file(request, params.versionId, `${folder}/${platform}`, queryValue(url, 'token'), server),
+                  log,
+                )
+              } catch (error) {
+                return failed(error, log)
+              }
+            }, 'version_file'),
+          },
+        ]
+      }),
     ),
     '/api/mini-apps/access/apps/:appId/update': {
       GET: wrap((request: BunRequest, _server, url) => {

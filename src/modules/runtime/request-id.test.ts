@@ -48,3 +48,43 @@ test('install info, release install and the update check answer with the X-Reque
   expect(direct.status).toBe(200)
   expect(direct.headers.get('x-request-id')).toBeNull()
 })
+
+test('the S3 redirect carries the id its log line names, and a redirect made outside the log none', async () => {
+  const { startTestS3 } = await import('../../storage/test-s3')
+  const s3 = await startTestS3()
+  const s3Context = createTestContext({ storage: { ...s3.config('ids'), recorded: { owner: 'test-ids' } }, s3Downloads: 'redirect' })
+  try {
+    const admin = await createUser(s3Context, { email: 'ids-s3@example.com', role: 'ADMIN' })
+    const app = await createMiniApp(s3Context, admin.token, 'com.example.idss')
+    const version = (await upload(s3Context, admin.token, 'com.example.idss', uploadForm('com.example.idss'))).body
+    await s3Context.call('POST', `/api/mini-apps/${app.id}/versions/${version.id}/publish`, { token: admin.token, json: {} })
+    const info = (await s3Context.call('GET', `/api/mini-apps/access/versions/${version.id}/install?token=${admin.token}`)).body
+    const bundleUrl = new URL(info.bundleUrl)
+    const lines: string[] = []
+    const routes = nativeInstallRoutes(
+      { ...s3Context.app.store.installAnswers, ...s3Context.app.store.fileAnswers },
+      (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, (line) => lines.push(line), { keepIncomingId: false }),
+      (line) => lines.push(line),
+    ) as unknown as Record<string, { GET: (request: BunRequest, server: Server<undefined>) => Response | Promise<Response> }>
+    const server = { requestIP: () => ({ address: '127.0.0.1', family: 'IPv4', port: 1 }) } as unknown as Server<undefined>
+    const redirects: Response[] = []
+    for (let round = 0; round < 2; round++) {
+      const request = Object.assign(new Request(`http://localhost${bundleUrl.pathname}${bundleUrl.search}`), { params: { versionId: version.id, platform: 'ios' } }) as unknown as BunRequest
+      redirects.push(await routes['/api/mini-apps/access/versions/:versionId/bundles/:platform']!.GET(request, server))
+    }
+    const logged = lines.map((line) => JSON.parse(line))
+    for (const [index, redirect] of redirects.entries()) {
+      expect(redirect.status).toBe(302)
+      expect(redirect.headers.get('location')).toContain('X-Amz-Signature')
+      expect(redirect.headers.get('x-request-id')).toBe(logged[index].requestId)
+      expect(logged[index]).toMatchObject({ status: 302, bytes: null })
+    }
+    expect(logged[0].requestId).not.toBe(logged[1].requestId)
+    const direct = await s3Context.app.handle(new Request(`http://localhost${bundleUrl.pathname}${bundleUrl.search}`))
+    expect(direct.status).toBe(302)
+    expect(direct.headers.get('x-request-id')).toBeNull()
+  } finally {
+    s3Context.close()
+    await s3.close()
+  }
+})

@@ -100,6 +100,8 @@ export type VersionFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueri
   openedBy: string | undefined
   /** this version's install info by file base, while these facts are the current ones */
   installJson: Map<string, SerialisedJson> | undefined
+  /** its stored files as last answered, by kind */
+  stored: Partial<Record<FileKind, StoredFile>> | undefined
 }
 type AppFacts = NonNullable<ReturnType<ReturnType<typeof prepareQueries>['appByAppId']['get']>>
 
@@ -267,7 +269,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
         const files = {} as Record<FileKind, FileInfo>
         for (const file of queries.filesOf.all({ id: versionId })) files[file.kind] = { size: file.size, sha256: file.sha256 }
         const signed = queries.signatureOf.get({ id: versionId })
-        facts = { ...row, files, signature: signed ? { algorithm: 'ed25519', ...signed } : null, openedBy: undefined, installJson: undefined }
+        facts = { ...row, files, signature: signed ? { algorithm: 'ed25519', ...signed } : null, openedBy: undefined, installJson: undefined, stored: undefined }
       } else facts = null
       factsById.set(versionId, facts)
     }
@@ -423,8 +425,13 @@ export function createRuntimeService(deps: RuntimeDeps) {
   }
 
   function storedFile(facts: VersionFacts, kind: FileKind, cacheControl?: string): StoredFile {
+    // the same object for every download of the file while these facts hold
+    const known = facts.stored?.[kind]
+    if (known !== undefined && known.cacheControl === cacheControl) return known
     const info = facts.files[kind]
-    return { kind, path: deps.blobs.kind === 'local' ? deps.blobs.describe(info.sha256) : '', sha256: info.sha256, size: info.size, published: facts.status === 'PUBLISHED', cacheControl, version: facts }
+    const stored: StoredFile = { kind, path: deps.blobs.kind === 'local' ? deps.blobs.describe(info.sha256) : '', sha256: info.sha256, size: info.size, published: facts.status === 'PUBLISHED', cacheControl, version: facts }
+    ;(facts.stored ??= {})[kind] = stored
+    return stored
   }
 
   /** The release token of an app: signed once, and the first requests share the one signature in flight. */
