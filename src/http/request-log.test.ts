@@ -123,7 +123,8 @@ test('lines formatted in place in the buffer are the string lines byte for byte,
   ]
   const durations = [0, 0.004, 0.005, 0.1, 0.12, 0.125, 1, 9.999, 10.5, 123456.78]
   const expected: string[] = []
-  for (const [index, url] of urls.entries()) {
+  // each URL twice in a row (the second line reuses the first one's path bytes), then all once more
+  for (const [index, url] of [...urls.flatMap((url) => [url, url]), ...urls].entries()) {
     const durationMs = durations[index % durations.length]!
     const bytes = index % 3 === 0 ? null : index * 1000
     sink.request(at, index % 4 === 0 ? 'POST' : 'GET', url, 200 + index, bytes, durationMs, `id-${index}`)

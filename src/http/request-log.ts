@@ -72,6 +72,10 @@ export function createLogSink(write: (chunk: Uint8Array) => void, flushMs = 100)
   let used = 0
   let timer: ReturnType<typeof setTimeout> | null = null
   const isoOf = isoTimeOf()
+  /** the URL of the last line formatted in place, and its redacted path's bytes */
+  let lastUrl: string | null = null
+  const lastPath = Buffer.allocUnsafe(2048)
+  let lastPathLength = 0
   const flush = () => {
     if (timer !== null) {
       clearTimeout(timer)
@@ -112,9 +116,21 @@ export function createLogSink(write: (chunk: Uint8Array) => void, flushMs = 100)
       position = ascii(buffer, position, '","method":')
       position = ascii(buffer, position, methodText)
       position = ascii(buffer, position, ',"path":')
-      position = writeRedactedPath(buffer, position, url)
-      // something in the path needs escaping (or is a device code): the string form, as a whole line
-      if (position === -1) return text(requestLine(isoOf(at), method, url, status, bytes, durationMs, requestId))
+      if (url === lastUrl) {
+        // the same URL as the line before (a device polling, a CDN revalidating): the same bytes
+        lastPath.copy(buffer, position, 0, lastPathLength)
+        position += lastPathLength
+      } else {
+        const pathAt = position
+        position = writeRedactedPath(buffer, position, url)
+        // something in the path needs escaping (or is a device code): the string form, as a whole line
+        if (position === -1) return text(requestLine(isoOf(at), method, url, status, bytes, durationMs, requestId))
+        lastPathLength = position - pathAt
+        if (lastPathLength <= lastPath.length) {
+          buffer.copy(lastPath, 0, pathAt, position)
+          lastUrl = url
+        } else lastUrl = null
+      }
       position = ascii(buffer, position, ',"status":')
       position = integer(buffer, position, status)
       position = ascii(buffer, position, ',"bytes":')
