@@ -193,7 +193,8 @@ export interface DeviceRelease {
   channel: ChannelFacts
   decision: Decision<ReleaseFacts>
   release: ReleaseFacts
-  scope: string
+  /** the device's checked query: its scope path is made only for an answer that names it (most update checks answer none) */
+  query: ReturnType<typeof checkDeviceQuery>
 }
 
 function invalid(field: string, message: string): AppError {
@@ -203,7 +204,7 @@ function invalid(field: string, message: string): AppError {
 /** Checks the device's query parameters (decisions §10); the channel defaults to stable. */
 export function checkDeviceQuery(query: DeviceQuery): Required<Pick<DeviceQuery, 'channel'>> & DeviceQuery {
   const channel = query.channel || defaultChannel
-  if (!isChannelName(channel)) throw invalid('channel', 'must be a channel name such as stable or beta')
+  if (channel !== defaultChannel && !isChannelName(channel)) throw invalid('channel', 'must be a channel name such as stable or beta')
   // decisions §18: present means 1–200 of [A-Za-z0-9._:-], not "." or ".." (an empty one too is refused)
   const deviceId = query.deviceId
   if (deviceId !== undefined && !isDeviceId(deviceId)) throw invalidDeviceId()
@@ -458,7 +459,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
       }
       throw releaseNotFound(appId)
     }
-    return { channel, decision, release: decision.release, scope: scopePath({ channel: query.channel, deviceId: query.deviceId, hostVersion: query.hostVersion }) }
+    return { channel, decision, release: decision.release, query }
   }
 
   /** The install-info template of the release a device gets; built (async) once per release (version and host range) and file base. */
@@ -489,7 +490,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
 
   /** Release install info for a scope from its template. */
   function releaseInstallJson(found: DeviceRelease, files: string): MaybePromise<SerialisedJson> {
-    return then(releaseTemplate(found, files), (template) => fill(template, found.scope))
+    return then(releaseTemplate(found, files), (template) => fill(template, scopePath(found.query)))
   }
 
   function fill(template: ReleaseTemplate, scope: string): SerialisedJson {
@@ -560,7 +561,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
       // insights count the check under the version the device runs when it is a release of the
       // channel, not the one offered; a version unknown or withdrawn goes in the app's `other` row (§13)
       const running = found.channel.releases.find((release) => release.version === currentVersion)?.facts ?? otherSubject(found.channel.app.id)
-      return then(releaseTemplate(found, fileBase(config, base)), (template) => fillUpdate(template, found.scope, found.decision.mandatory, percent, running))
+      return then(releaseTemplate(found, fileBase(config, base)), (template) => fillUpdate(template, scopePath(found.query), found.decision.mandatory, percent, running))
     },
 
     /**
