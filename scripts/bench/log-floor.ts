@@ -8,7 +8,8 @@
 //   raw       a Bun.serve fetch handler answering the constant with its content type, as
 //             runtime.ts's raw side does;
 //   id        serve's way for the runtime's answers (a `routes` entry for the update check's path,
-//             cached headers), plus the X-Request-Id header (a per-process prefix and a counter);
+//             cached headers), plus the X-Request-Id header (a per-process prefix and a counter)
+//             set on those headers before they are copied into the answer, as jsonResponse does;
 //   time      and what the line needs from the request: its URL, the clock, the cached ISO time;
 //   format    miniship's request log (withRequestLog) formatting every line into its buffer, the
 //             full buffers handed to nothing;
@@ -35,7 +36,7 @@ const bundlePath = `/api/mini-apps/access/versions/01a20944-0672-763f-b854-e6bb8
 
 // ---- mode 2: the three servers, in their own process (one JS thread, like miniship) ----
 if (process.argv[2] === '--servers') {
-  const { createLogSink, fdWriter, isoTimeOf, nextRequestId, withRequestLog } = await import('../../src/http/request-log')
+  const { createLogSink, fdWriter, isoTimeOf, nextRequestId, runningRequestId, toldLength, withRequestLog } = await import('../../src/http/request-log')
   const url = (name: string) => `http://127.0.0.1:3000/api/mini-apps/access/versions/01a20944-0672-763f-b854-e6bb825ee5b7/${name}?scope=stable/bench-device-1&token=${'t'.repeat(160)}`
   const json = JSON.stringify({
     updateAvailable: true,
@@ -56,7 +57,13 @@ if (process.argv[2] === '--servers') {
     },
   })
   const headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(json)), 'cache-control': 'no-cache' })
-  const answer = () => new Response(json, { headers })
+  const bytes = Buffer.byteLength(json)
+  // as serve's runtime answers are made (runtime/index.ts jsonResponse): the running request's id set
+  // on cached headers before they are copied into the answer, its length told to the log
+  const answer = () => {
+    headers.set('x-request-id', runningRequestId()!)
+    return toldLength(new Response(json, { headers }), bytes, true)
+  }
   let counter = 0
   const devNull = openSync('/dev/null', 'w')
   const sink = createLogSink(fdWriter(devNull, { write: (chunk) => writeSync(devNull, chunk) }))
@@ -76,9 +83,8 @@ if (process.argv[2] === '--servers') {
       routes: {
         [route]: {
           GET: () => {
-            const response = answer()
-            response.headers.set('x-request-id', `bench-${(++counter).toString(36)}`)
-            return response
+            headers.set('x-request-id', `bench-${(++counter).toString(36)}`)
+            return new Response(json, { headers })
           },
         },
       },
@@ -89,8 +95,8 @@ if (process.argv[2] === '--servers') {
           GET: (request: BunRequest) => {
             const started = performance.now()
             const url = request.url
-            const response = answer()
-            response.headers.set('x-request-id', nextRequestId())
+            headers.set('x-request-id', nextRequestId())
+            const response = new Response(json, { headers })
             kept = [isoOf(Date.now()), url, performance.now() - started]
             return response
           },
@@ -100,7 +106,17 @@ if (process.argv[2] === '--servers') {
     // as serve wraps its native install routes: the caller's X-Request-Id is not read
     format: serve({ routes: { [route]: { GET: withRequestLog<Server<undefined>, BunRequest>(() => answer(), unwritten, { keepIncomingId: false }) } } }),
     logged: serve({ routes: { [route]: { GET: withRequestLog<Server<undefined>, BunRequest>(() => answer(), sink, { keepIncomingId: false }) } } }),
-    redirect: serve({ routes: { [bundleRoute]: { GET: withRequestLog<Server<undefined>, BunRequest>(() => new Response(null, { status: 302, headers: redirect }), sink) } } }),
+    // as the S3 redirect is made (runtime/files.ts): the id in its cached headers, no length
+    redirect: serve({
+      routes: {
+        [bundleRoute]: {
+          GET: withRequestLog<Server<undefined>, BunRequest>(() => {
+            redirect.set('x-request-id', runningRequestId()!)
+            return toldLength(new Response(null, { status: 302, headers: redirect }), null, true)
+          }, sink),
+        },
+      },
+    }),
   }
   void kept
   console.log(JSON.stringify({ ports, bytes: Buffer.byteLength(json) }))
@@ -109,7 +125,7 @@ if (process.argv[2] === '--servers') {
 
 // ---- mode 3: each part alone, in process ----
 if (process.argv[2] === '--parts') {
-  const { createLogSink, fdWriter, isoTimeOf, nextRequestId, withRequestLog } = await import('../../src/http/request-log')
+  const { createLogSink, fdWriter, isoTimeOf, nextRequestId, runningRequestId, toldLength, withRequestLog } = await import('../../src/http/request-log')
   // real requests as Bun hands them to a route (their URL is built on each read, as under load)
   const requests: BunRequest[] = []
   const catcher = Bun.serve({ hostname: '127.0.0.1', port: 0, routes: { '/api/mini-apps/access/apps/:appId/update': (request) => (requests.push(request), new Response('ok')) }, fetch: () => new Response(null, { status: 404 }) })
@@ -121,8 +137,12 @@ if (process.argv[2] === '--parts') {
   const isoOf = isoTimeOf()
   const json = 'x'.repeat(2680)
   const headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'content-length': String(json.length) })
-  const answer = () => new Response(json, { headers })
-  const wrapped = withRequestLog<null, BunRequest>(answer, written, { keepIncomingId: false })
+  const answer = (id: string) => {
+    headers.set('x-request-id', id)
+    return new Response(json, { headers })
+  }
+  // as serve's runtime answers are made: the running request's id, the length told
+  const wrapped = withRequestLog<null, BunRequest>(() => toldLength(answer(runningRequestId()!), json.length, true), written, { keepIncomingId: false })
   const urls = requests.map((request) => request.url)
   let sink: unknown = null
   const parts: [string, (index: number) => unknown][] = [
@@ -131,7 +151,7 @@ if (process.argv[2] === '--parts') {
     ['the clock and the cached ISO time', () => isoOf(Date.now())],
     ['the line formatted into the buffer', (index) => unwritten.request(1764061200000, 'GET', urls[index]!, 200, 2680, 0.12, 'abcdef012345-1a2b')],
     ['formatted and written to /dev/null', (index) => written.request(1764061200000, 'GET', urls[index]!, 200, 2680, 0.12, 'abcdef012345-1a2b')],
-    ['a constant answer + X-Request-Id', () => answer().headers.set('x-request-id', 'abcdef012345-1a2b')],
+    ['a constant answer + X-Request-Id', () => answer('abcdef012345-1a2b')],
     ['the same through withRequestLog', (index) => wrapped(requests[index]!, null)],
   ]
   const best = parts.map(() => Infinity)
