@@ -1,5 +1,6 @@
 import { expect, test } from 'bun:test'
-import { addDigest, addHash, countOf, emptySketch, exactLimit, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from './sketch'
+import { createHmac } from 'node:crypto'
+import { addDigest, addHash, countOf, deviceHasher, emptySketch, exactLimit, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from './sketch'
 
 // device hashes as the insights service makes them: HMAC-SHA256 with a fixed key, 22 base64url characters
 const hasher = new Bun.CryptoHasher('sha256', 'sketch-test-key')
@@ -91,4 +92,17 @@ test('a damaged row reads as what is sound in it: hashes that are not base64url 
   expect(countOf(sketchFromRow(null, new Uint8Array(100)))).toBe(0)
   // and a sketch of many damaged hashes still turns into registers without throwing
   expect(() => sketchFromRow('?'.repeat(22 * 3000), null)).not.toThrow()
+})
+
+test('deviceHasher is HMAC-SHA256 with the key, and a sketch keeps the first 22 base64url characters of it', () => {
+  const key = new Uint8Array(32).fill(7)
+  const hash = deviceHasher(key)
+  const sketch = emptySketch()
+  for (const id of ['device-1', 'device-2', 'a:b.c_d-e']) {
+    const expected = createHmac('sha256', key).update(id).digest()
+    expect(Buffer.from(hash(id).subarray(0, 32))).toEqual(expected)
+    addDigest(sketch, hash(id))
+    expect(sketch.hashes!.has(expected.toString('base64url').slice(0, 22))).toBe(true)
+  }
+  expect(sketch.hashes!.size).toBe(3)
 })
