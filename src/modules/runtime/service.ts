@@ -117,6 +117,8 @@ interface ChannelFacts {
   app: AppFacts
   name: string
   releases: ReleaseFacts[]
+  /** release install info for a request that names no device, host or current version, by file base: the same answer for all of them while these facts hold */
+  anonymous: Map<string, SerialisedJson> | undefined
 }
 
 /**
@@ -298,7 +300,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
       else if (!channelExists(db, app.id, channel)) throw channelNotFound(channel)
       else {
         const releases = liveReleases(db, app.id, channel).map((row) => ({ ...row, facts: versionFacts(row.versionId)! }))
-        found = { app, name: channel, releases }
+        found = { app, name: channel, releases, anonymous: undefined }
       }
       channelsByKey.set(key, found)
     }
@@ -542,7 +544,17 @@ export function createRuntimeService(deps: RuntimeDeps) {
     releaseInstallJson(appId: string, query: DeviceQuery & { currentVersion?: string }, base: string): MaybePromise<SerialisedJson> {
       const currentVersion = query.currentVersion || undefined
       if (currentVersion !== undefined && (currentVersion.length > 64 || !versionPattern.test(currentVersion))) throw invalid('currentVersion', 'must be the version the device runs, such as 1.2.0')
-      return releaseInstallJson(deviceRelease(appId, checkDeviceQuery(query), currentVersion), fileBase(config, base))
+      const files = fileBase(config, base)
+      const checked = checkDeviceQuery(query)
+      if (currentVersion !== undefined || checked.deviceId !== undefined || checked.hostVersion !== undefined) return releaseInstallJson(deviceRelease(appId, checked, currentVersion), files)
+      // nothing names the device: every such request of the channel gets the same answer
+      const channel = channelFacts(appId, checked.channel)
+      const known = channel?.anonymous?.get(files)
+      if (known !== undefined) return known
+      return then(releaseInstallJson(deviceRelease(appId, checked), files), (json) => {
+        if (channel) (channel.anonymous ??= new Map()).set(files, json)
+        return json
+      })
     },
 
     /**
