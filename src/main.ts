@@ -1,6 +1,18 @@
 // The `miniship` executable: the operator's subcommands (one per file in cli/) and the developer's (client/).
 import { Command } from 'commander'
 import { productVersion } from './version'
+import { allocatorTunedEnv, reexecArguments } from './allocator-tuning'
+
+// `serve` starts again with the allocator tuned for serving (allocator-tuning.ts): before anything
+// else is loaded, so the first start costs little
+const tunedEnv = allocatorTunedEnv(process.argv, process.env)
+if (tunedEnv !== null && typeof process.execve === 'function') {
+  try {
+    process.execve(process.execPath, reexecArguments(process.execPath, process.argv), tunedEnv)
+  } catch {
+    // a platform without execve serves with the allocator's defaults
+  }
+}
 
 // `serve` loads its own command only: the others' modules (archives for backup and restore, the
 // developer's CLI) would be evaluated for nothing on every start (issue 30: start to first 200)

@@ -98,11 +98,14 @@ test('deviceHasher is HMAC-SHA256 with the key, and a sketch keeps the first 22 
   const key = new Uint8Array(32).fill(7)
   const hash = deviceHasher(key)
   const sketch = emptySketch()
-  for (const id of ['device-1', 'device-2', 'a:b.c_d-e']) {
+  for (const id of ['device-1', 'device-2', 'a:b.c_d-e', 'x'.repeat(200), 'ü→😀', 'y'.repeat(400), '']) {
     const expected = createHmac('sha256', key).update(id).digest()
     expect(Buffer.from(hash(id).subarray(0, 32))).toEqual(expected)
     addDigest(sketch, hash(id))
     expect(sketch.hashes!.has(expected.toString('base64url').slice(0, 22))).toBe(true)
   }
-  expect(sketch.hashes!.size).toBe(3)
+  expect(sketch.hashes!.size).toBe(7)
+  // a key longer than a block is hashed first, as HMAC does
+  const long = new Uint8Array(100).fill(3)
+  expect(Buffer.from(deviceHasher(long)('device-1').subarray(0, 32))).toEqual(createHmac('sha256', long).update('device-1').digest())
 })

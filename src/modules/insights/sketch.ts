@@ -67,15 +67,41 @@ export function addHash(sketch: DeviceSketch, hash: string): boolean {
 
 /**
  * The keyed hash of device ids that insights and the release guard share: HMAC-SHA256 with the
- * data directory's insights.key. Every digest is written into the same buffer (Bun wants at least
- * 64 bytes there; the digest is the first 32), so counting a device allocates nothing: use each
- * one before asking for the next.
+ * data directory's insights.key (RFC 2104), computed as its two SHA-256 passes over buffers made
+ * once. `CryptoHasher.copy()` per device made a native hash context per update check, and freeing
+ * those kept the allocator's purge thread busy: several µs of CPU per request under load. Every
+ * digest is written into the same 64-byte buffer (the digest is its first 32 bytes), so counting a
+ * device allocates nothing: use each one before asking for the next.
  */
 export function deviceHasher(key: Uint8Array): (deviceId: string) => Buffer {
-  const keyed = new Bun.CryptoHasher('sha256', key)
+  const blockSize = 64
+  // a key longer than a block is hashed first (RFC 2104); insights.key is 32 bytes
+  const blockKey = new Uint8Array(blockSize)
+  blockKey.set(key.length > blockSize ? new Uint8Array(Bun.SHA256.hash(key) as Uint8Array) : key)
+  // inner: (key ^ ipad) ‖ deviceId as UTF-8; outer: (key ^ opad) ‖ the inner digest
+  const longestId = 4 * 256
+  const inner = Buffer.alloc(blockSize + longestId)
+  const outer = Buffer.alloc(blockSize + 32)
+  for (let index = 0; index < blockSize; index++) {
+    inner[index] = blockKey[index]! ^ 0x36
+    outer[index] = blockKey[index]! ^ 0x5c
+  }
+  const innerDigest = outer.subarray(blockSize)
+  // one view of `inner` per message length, made once: no object per device
+  const innerViews: Uint8Array[] = []
+  const innerView = (bytes: number) => (innerViews[bytes] ??= inner.subarray(0, blockSize + bytes))
   const digest = Buffer.alloc(64)
+  const digestView = digest.subarray(0, 32)
+  const keyed = new Bun.CryptoHasher('sha256', key)
   return (deviceId) => {
-    keyed.copy().update(deviceId).digest(digest)
+    // UTF-8 takes at most 3 bytes per UTF-16 unit; longer ids (none the runtime accepts) take the hasher
+    if (deviceId.length * 3 > longestId) {
+      keyed.copy().update(deviceId).digest(digest)
+      return digest
+    }
+    const bytes = inner.write(deviceId, blockSize, 'utf8')
+    Bun.SHA256.hash(innerView(bytes), innerDigest)
+    Bun.SHA256.hash(outer, digestView)
     return digest
   }
 }
