@@ -9,6 +9,8 @@ test('serve, and only serve, is re-executed with the allocator options, unless t
   expect(allocatorTunedEnv(['bun', 'src/main.ts', 'doctor'], { PATH: '/bin' })).toBeNull()
   expect(allocatorTunedEnv(['bun', 'src/main.ts', 'serve'], { MIMALLOC_PURGE_DELAY: '10' })).toBeNull()
   expect(allocatorTunedEnv(['bun', 'src/main.ts', 'serve'], { MIMALLOC_PURGE_HOLES: '1' })).toBeNull()
+  // bun's own flags (a profiler, an inspector) would be lost, and a profiler's signal could reach the new image
+  expect(allocatorTunedEnv(['bun', 'src/main.ts', 'serve'], {}, ['--cpu-prof'])).toBeNull()
 })
 
 test('the re-execution keeps the arguments: a compiled binary drops its embedded entry, bun keeps the script', () => {

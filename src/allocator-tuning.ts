@@ -12,9 +12,13 @@
 /** The options serve starts with, unless the environment already names one of them. */
 export const allocatorOptions = { MIMALLOC_PURGE_HOLES: '0', MIMALLOC_PURGE_DELAY: '1000' } as const
 
-/** The environment to re-execute with, or null: the options are set (by us or the operator), or this is not serve. */
-export function allocatorTunedEnv(argv: readonly string[], env: Record<string, string | undefined>): Record<string, string> | null {
-  if (argv[2] !== 'serve') return null
+/**
+ * The environment to re-execute with, or null: this is not serve, the options are set (by us or
+ * the operator), or Bun was started with flags of its own (`execArgv`: --cpu-prof, --inspect…):
+ * those are not carried over, and a profiler's signals must not reach the new image.
+ */
+export function allocatorTunedEnv(argv: readonly string[], env: Record<string, string | undefined>, execArgv: readonly string[] = []): Record<string, string> | null {
+  if (argv[2] !== 'serve' || execArgv.length > 0) return null
   if (Object.keys(allocatorOptions).some((name) => env[name] !== undefined)) return null
   const tuned: Record<string, string> = {}
   for (const [name, value] of Object.entries(env)) if (value !== undefined) tuned[name] = value

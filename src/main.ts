@@ -5,7 +5,7 @@ import { allocatorTunedEnv, reexecArguments } from './allocator-tuning'
 
 // `serve` starts again with the allocator tuned for serving (allocator-tuning.ts): before anything
 // else is loaded, so the first start costs little
-const tunedEnv = allocatorTunedEnv(process.argv, process.env)
+const tunedEnv = allocatorTunedEnv(process.argv, process.env, process.execArgv)
 if (tunedEnv !== null && typeof process.execve === 'function') {
   try {
     process.execve(process.execPath, reexecArguments(process.execPath, process.argv), tunedEnv)

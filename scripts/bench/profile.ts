@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { startTestS3, type TestS3 } from '../../src/storage/test-s3'
+import { allocatorOptions } from '../../src/allocator-tuning'
 import { createBenchAdmin, freePort, publishBench, waitForHealth, wrkLoad, wrkReport } from './support'
 
 const root = join(import.meta.dir, '..', '..')
@@ -28,7 +29,9 @@ const work = mkdtempSync(join(tmpdir(), 'miniship-profile-'))
 const profiles = join(work, 'profiles')
 const dataDir = join(work, 'data')
 let s3: TestS3 | null = null
-const env: Record<string, string> = {}
+// serve tunes the allocator by re-executing itself, which it skips under Bun's flags (the
+// profiler's): the same settings are given here, so the profile is of serve as it runs
+const env: Record<string, string> = { ...allocatorOptions }
 const args: string[] = []
 if (options.route === 's3') {
   s3 = await startTestS3()
