@@ -127,9 +127,11 @@ test('lines formatted in place in the buffer are the string lines byte for byte,
   for (const [index, url] of [...urls.flatMap((url) => [url, url]), ...urls].entries()) {
     const durationMs = durations[index % durations.length]!
     const bytes = index % 3 === 0 ? null : index * 1000
-    sink.request(at, index % 4 === 0 ? 'POST' : 'GET', url, 200 + index, bytes, durationMs, `id-${index}`)
+    // the times move by 37 ms a line, across seconds; the last few are far outside the usual years
+    const time = index >= 60 ? [-1, 253402300800000, 0][index % 3]! : at + index * 37
+    sink.request(time, index % 4 === 0 ? 'POST' : 'GET', url, 200 + index, bytes, durationMs, `id-${index}`)
     // the same fields through the string form
-    const line = `{"time":"${new Date(at).toISOString()}","method":"${index % 4 === 0 ? 'POST' : 'GET'}","path":${JSON.stringify(redactedPath(url))},"status":${200 + index},"bytes":${bytes},"durationMs":${Math.round(durationMs * 100) / 100},"requestId":"id-${index}"}`
+    const line = `{"time":"${new Date(time).toISOString()}","method":"${index % 4 === 0 ? 'POST' : 'GET'}","path":${JSON.stringify(redactedPath(url))},"status":${200 + index},"bytes":${bytes},"durationMs":${Math.round(durationMs * 100) / 100},"requestId":"id-${index}"}`
     expected.push(line)
   }
   sink.flush()

@@ -72,6 +72,24 @@ export function createLogSink(write: (chunk: Uint8Array) => void, flushMs = 100)
   let used = 0
   let timer: ReturnType<typeof setTimeout> | null = null
   const isoOf = isoTimeOf()
+  /** the ISO time up to its second ("2026-11-25T18:38:04."), made once per second; the milliseconds are written as digits */
+  let secondStart = -1
+  let secondPrefix = ''
+  const isoInto = (target: Buffer, position: number, at: number): number => {
+    // before 1970 or after 9999 the ISO string has another shape: written whole
+    if (at < 0 || at >= 253402300800000) return ascii(target, position, isoOf(at))
+    const ms = at % 1000
+    if (at - ms !== secondStart) {
+      secondStart = at - ms
+      secondPrefix = new Date(secondStart).toISOString().slice(0, 20)
+    }
+    position = ascii(target, position, secondPrefix)
+    target[position++] = 0x30 + Math.floor(ms / 100)
+    target[position++] = 0x30 + (Math.floor(ms / 10) % 10)
+    target[position++] = 0x30 + (ms % 10)
+    target[position++] = 0x5a
+    return position
+  }
   /** the URL of the last line formatted in place, and its redacted path's bytes */
   let lastUrl: string | null = null
   const lastPath = Buffer.allocUnsafe(2048)
@@ -112,7 +130,7 @@ export function createLogSink(write: (chunk: Uint8Array) => void, flushMs = 100)
       if (methodText === undefined || url.length > inPlaceUrlLength) return text(requestLine(isoOf(at), method, url, status, bytes, durationMs, requestId))
       if (used + lineRoom > buffer.length) flush()
       let position = ascii(buffer, used, '{"time":"')
-      position = ascii(buffer, position, isoOf(at))
+      position = isoInto(buffer, position, at)
       position = ascii(buffer, position, '","method":')
       position = ascii(buffer, position, methodText)
       position = ascii(buffer, position, ',"path":')
