@@ -1,14 +1,16 @@
 // Cost that grows with the data (issues 15, 30): the same calls on an empty database and on one seeded
 // with 100k versions of one miniapp and 50k users, p50/p99 of each and their ratios (goal: ≤ 1.5×).
 //
-//   node_modules/.bin/bun scripts/bench/scale.ts [--versions 100000] [--users 50000] [--samples 40]
+//   node_modules/.bin/bun scripts/bench/scale.ts [--versions 100000] [--users 50000] [--samples 200]
 //
 // Each side is a fresh data directory served by `bun src/main.ts serve` (from source, as `npm start`).
 // The big one is seeded straight into SQLite before the server starts (through the API it would take
 // hours), every seeded version a draft pointing at the same five small blobs. The calls: GET the
 // workspace (first page), GET it with ?limit=1, GET install info of a published version, POST an
 // upload, DELETE that upload. Each call runs on both sides back to back, the side that goes first
-// alternating per round, so machine noise (this machine is shared) falls on both alike.
+// alternating per round, so machine noise (this machine is shared) falls on both alike. A round takes
+// well under a second, hence 200 by default: with fewer than 100 samples p99 is the slowest one, which
+// on a shared machine is one scheduler hiccup rather than the database.
 //
 // The first page of the empty side holds one version and the large side's 50, each with a signed
 // link: that row measures the page's size, not the data's. So a third server holds exactly one
@@ -24,7 +26,7 @@ import { call, freePort, waitForHealth, createBenchAdmin } from './support'
 
 const root = join(import.meta.dir, '..', '..')
 const { values: options } = parseArgs({
-  options: { versions: { type: 'string', default: '100000' }, users: { type: 'string', default: '50000' }, samples: { type: 'string', default: '40' } },
+  options: { versions: { type: 'string', default: '100000' }, users: { type: 'string', default: '50000' }, samples: { type: 'string', default: '200' } },
 })
 const versionCount = Number(options.versions)
 const userCount = Number(options.users)
