@@ -106,7 +106,13 @@ export const versions = sqliteTable(
     updatedAt: text('updated_at').notNull(),
     publishedAt: text('published_at'),
   },
-  (table) => [uniqueIndex('versions_mini_app_version').on(table.miniAppId, table.version), index('versions_mini_app_build').on(table.miniAppId, table.buildNumber)],
+  (table) => [
+    uniqueIndex('versions_mini_app_version').on(table.miniAppId, table.version),
+    index('versions_mini_app_build').on(table.miniAppId, table.buildNumber),
+    // the workspace filtered by status (the console's versions tab): without it, ?status=PUBLISHED walks
+    // every version of the miniapp to find a page (52 ms at 100k drafts against 5 ms; issue 30)
+    index('versions_mini_app_status_build').on(table.miniAppId, table.status, table.buildNumber),
+  ],
 )
 
 /** The kinds of file a version has (decisions §2's `files` keys). */

@@ -1,0 +1,1 @@
+CREATE INDEX `versions_mini_app_status_build` ON `versions` (`mini_app_id`,`status`,`build_number`);
