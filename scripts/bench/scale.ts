@@ -20,7 +20,7 @@
 // answers every call too (its numbers are not printed but for that row): a server that answered only
 // the first page was measurably colder than the others.
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { Database } from 'bun:sqlite'
@@ -176,6 +176,7 @@ try {
   const large = await prepare('large', (dataDir) => seed(dataDir, versionCount, userCount))
   for (let warm = 0; warm < 3; warm++) await sample([empty, page, large], 990 + warm)
   for (const side of [empty, page, large]) for (const key of callNames) side.timings[key].length = 0
+  const loadStart = loadavg()[0]!
   for (let round = 0; round < samples; round++) {
     // the page side sits between the other two, whichever goes first
     await sample(round % 2 ? [large, page, empty] : [empty, page, large], round)
@@ -184,6 +185,8 @@ try {
   process.stderr.write('\n')
   console.log(`scale benchmark: ${samples} samples per call, ${versionCount} versions of one miniapp and ${userCount} users ("large") against a baseline`)
   console.log(`  p99 of ${samples} samples is the ${samples <= 100 ? 'slowest' : `${Math.floor(0.99 * samples) + 1}th fastest`}; a ratio over 1.5 is marked *`)
+  // p99 on a busy machine is the scheduler's: say how busy it was
+  console.log(`  load average ${loadStart.toFixed(2)} at the start of the rounds, ${loadavg()[0]!.toFixed(2)} at the end, on ${availableParallelism()} CPUs`)
   const head = (text: string, width = 10) => text.padStart(width)
   console.log(`  ${'call'.padEnd(44)} ${'baseline'.padEnd(16)} ${head('base p50')} ${head('base p99')} ${head('large p50')} ${head('large p99')} ${head('p50 ratio')} ${head('p99 ratio')}`)
   const rows: { label: string; key: CallName; baseline: Side; baselineName: string }[] = [
