@@ -1,6 +1,6 @@
 // The statements of the calls that must cost the same at 100k versions and 50k users as on an empty
-// database (issue 30: workspace, install info, upload, delete, and the device's update check) find
-// their rows through an index: none reads a whole table. SQLite picks its plan from the schema
+// database (issue 30: workspace, install info, upload, delete, the device's update check, and the
+// administrators' user list) find their rows through an index: none reads a whole table. SQLite picks its plan from the schema
 // alone here (miniship never runs ANALYZE), so a small database shows the plan a large one gets;
 // scripts/bench/scale.ts measures the time.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -140,6 +140,19 @@ describe('the calls that must not grow with the data read through indexes', () =
       expect((await context.call('DELETE', `/api/mini-apps/${miniAppId}/versions/${versionIds['1.1.0']}`, { token })).status).toBe(200)
     })
     expect(scans).toEqual([])
+  })
+
+  test("the administrators' user list walks users_created_at in order, and its next page starts in it", async () => {
+    const admin = await createTestUser(context, { role: 'ADMIN' })
+    for (let index = 0; index < 3; index++) await createTestUser(context)
+    const first = await plansDuring(context, () => context.call('GET', '/api/admin/users?userLimit=2', { token: admin.token }))
+    const cursor = (await context.call('GET', '/api/admin/users?userLimit=2', { token: admin.token })).body.usersNextCursor
+    expect(cursor).toEqual(expect.any(String))
+    const next = await plansDuring(context, () => context.call('GET', `/api/admin/users?userLimit=2&userCursor=${cursor}`, { token: admin.token }))
+    const usersPage = (plans: { sql: string; plan: string[] }[]) => plans.filter(({ sql }) => /from "users"/.test(sql) && /order by "users"."created_at"/.test(sql)).map(({ plan }) => plan)
+    // an ordered walk that stops at the page's limit, not a read and sort of every user
+    expect(usersPage(first)).toEqual([['SCAN users USING INDEX users_created_at']])
+    expect(usersPage(next)).toEqual([['SEARCH users USING INDEX users_created_at ((created_at,id)>(?,?))']])
   })
 
   test('a statement that reads a whole table is caught (the check itself works)', async () => {
