@@ -1,6 +1,6 @@
 // The statements of the calls that must cost the same at 100k versions and 50k users as on an empty
 // database (issue 30: workspace, install info, upload, delete, the device's update check, and the
-// administrators' user list) find their rows through an index: none reads a whole table. SQLite picks its plan from the schema
+// administrators' user list and audit log) find their rows through an index: none reads a whole table. SQLite picks its plan from the schema
 // alone here (miniship never runs ANALYZE), so a small database shows the plan a large one gets;
 // scripts/bench/scale.ts measures the time.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -153,6 +153,16 @@ describe('the calls that must not grow with the data read through indexes', () =
     // an ordered walk that stops at the page's limit, not a read and sort of every user
     expect(usersPage(first)).toEqual([['SCAN users USING INDEX users_created_at']])
     expect(usersPage(next)).toEqual([['SEARCH users USING INDEX users_created_at ((created_at,id)>(?,?))']])
+  })
+
+  test("the audit log's pages walk audit_logs_created_at_id, newest first, and an older page starts in it", async () => {
+    const admin = await createTestUser(context, { role: 'ADMIN' })
+    const newest = (await context.call('GET', '/api/admin/users?auditLimit=2', { token: admin.token })).body.auditLogs.at(-1) as { createdAt: string; id: string }
+    const first = await plansDuring(context, () => context.call('GET', '/api/admin/users?auditLimit=2', { token: admin.token }))
+    const older = await plansDuring(context, () => context.call('GET', `/api/admin/users?auditLimit=2&auditBefore=${encodeURIComponent(newest.createdAt)}&auditBeforeId=${newest.id}`, { token: admin.token }))
+    const auditPage = (plans: { sql: string; plan: string[] }[]) => plans.filter(({ sql }) => /from "audit_logs"/.test(sql)).map(({ plan }) => plan)
+    expect(auditPage(first)).toEqual([['SCAN audit_logs USING INDEX audit_logs_created_at_id']])
+    expect(auditPage(older)).toEqual([['SEARCH audit_logs USING INDEX audit_logs_created_at_id ((created_at,id)<(?,?))']])
   })
 
   test('a statement that reads a whole table is caught (the check itself works)', async () => {

@@ -40,7 +40,10 @@ export const auditLogs = sqliteTable(
     metadata: text('metadata').notNull().default('{}'),
     createdAt: text('created_at').notNull(),
   },
-  (table) => [index('audit_logs_created_at').on(table.createdAt)],
+  // newest first, ties by id: the log pages in this order (one change can write several entries in a
+  // millisecond), and with id in the index a page after a cursor starts in it instead of sorting every
+  // older entry (200 ms at 200k entries; issue 30)
+  (table) => [index('audit_logs_created_at_id').on(table.createdAt, table.id)],
 )
 
 export const cliSessions = sqliteTable('cli_sessions', {
