@@ -1,5 +1,5 @@
 // User administration (decisions §7): the listing with the audit log, and changes to one user.
-import { and, asc, eq, gt, ne, or, sql } from 'drizzle-orm'
+import { and, asc, eq, ne, sql } from 'drizzle-orm'
 import { users } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
@@ -48,7 +48,8 @@ export function listUsersWithAudit(db: Db, options: { auditLimit?: number; audit
   const page = db
     .select()
     .from(users)
-    .where(after ? or(gt(users.createdAt, after.createdAt), and(eq(users.createdAt, after.createdAt), gt(users.id, after.id))) : undefined)
+    // a row value, so the page after the cursor is found in users_created_at instead of walking it from the start
+    .where(after ? sql`(${users.createdAt}, ${users.id}) > (${after.createdAt}, ${after.id})` : undefined)
     .orderBy(asc(users.createdAt), asc(users.id))
     .limit(userLimit + 1)
     .all()

@@ -1,5 +1,5 @@
 // The audit log: who did what to which record, one line each (decisions §2, §7).
-import { and, desc, eq, inArray, lt, or } from 'drizzle-orm'
+import { desc, eq, inArray, lt, sql } from 'drizzle-orm'
 import { apiKeys, auditLogs, miniApps, users, versions } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { newId, isoAt, type Clock } from '../../ids'
@@ -72,7 +72,8 @@ export function listAuditLogs(db: Db, options: { limit: number; before?: string;
       ? undefined
       : beforeId === undefined
         ? lt(auditLogs.createdAt, before)
-        : or(lt(auditLogs.createdAt, before), and(eq(auditLogs.createdAt, before), lt(auditLogs.id, beforeId)))
+        : // a row value: the page starts in audit_logs_created_at_id (an OR of the two made SQLite sort every older entry)
+          sql`(${auditLogs.createdAt}, ${auditLogs.id}) < (${before}, ${beforeId})`
   const rows = (older === undefined ? query : query.where(older))
     .orderBy(desc(auditLogs.createdAt), desc(auditLogs.id))
     .limit(options.limit)
