@@ -23,6 +23,16 @@ export function appliedMigrationCount(client: Database): number {
   return row.n
 }
 
+/**
+ * Whether drizzle's migrate() would apply nothing: it applies each migration newer than the newest
+ * recorded one. Asked first because building its statements took a few ms of every start (issue 30).
+ */
+function upToDate(client: Database, applied: number): boolean {
+  if (applied === 0) return false
+  const newest = client.query('SELECT created_at AS at FROM __drizzle_migrations ORDER BY created_at DESC LIMIT 1').get() as { at: unknown } | null
+  return newest !== null && migrations.every((migration) => Number(newest.at) >= migration.folderMillis)
+}
+
 export class NewerSchemaError extends Error {}
 
 /**
@@ -80,7 +90,7 @@ export function openDatabase(path: string, options: { migrate?: boolean } = {}):
       }
       // drizzle's migrate() reads files from disk; the binary has none, so hand it the embedded list
       const internals = db as unknown as { dialect: { migrate(list: typeof migrations, session: unknown, config: object): void }; session: unknown }
-      internals.dialect.migrate(migrations, internals.session, { migrationsFolder: '' })
+      if (!upToDate(client, applied)) internals.dialect.migrate(migrations, internals.session, { migrationsFolder: '' })
     }
     return db
   } catch (error) {
