@@ -22,11 +22,11 @@ function tooLarge(limitBytes: number): AppError {
 }
 
 /**
- * Loads the multipart parser ahead of the first upload. `serve` calls it just after it
- * starts listening: off the start-up path, but before an upload would pay for it.
+ * Loads the multipart parser and the assets archive reader ahead of the first upload. `serve`
+ * calls it just after it starts listening: off the start-up path, but before an upload would pay for it.
  */
 export function preloadUploadParsers(): Promise<unknown> {
-  return import('busboy')
+  return Promise.all([import('busboy'), import('./archive')])
 }
 
 /** Every temp file of an upload; called whatever happened, so nothing stays in tmp/. */
