@@ -1,10 +1,11 @@
 // Opens the SQLite database with the pragmas we rely on and applies the embedded migrations.
 import { Database } from 'bun:sqlite'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
-import * as schema from './schema'
 import { embeddedMigrations } from './migrations.macro' with { type: 'macro' }
 
-export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database }
+// Without drizzle's relational API (db.query.*, unused): handing it the schema made drizzle walk
+// every table's relations on every open, a few ms of each start (issue 30).
+export type Db = BunSQLiteDatabase & { $client: Database }
 
 const migrations = embeddedMigrations()
 
@@ -80,7 +81,7 @@ export function openDatabase(path: string, options: { migrate?: boolean } = {}):
     client.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`)
     client.exec('PRAGMA foreign_keys = ON')
     client.exec('PRAGMA synchronous = FULL')
-    const db = drizzle(client, { schema }) as Db
+    const db = drizzle(client) as Db
     if (options.migrate !== false) {
       const applied = appliedMigrationCount(client)
       if (applied > schemaVersion) {
