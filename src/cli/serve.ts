@@ -1,7 +1,6 @@
 // `miniship serve`: open the data directory, take its lock, listen, and stop cleanly on SIGTERM/SIGINT.
 import { Command } from 'commander'
 import type { BunRequest, Server } from 'bun'
-import consolePage from '../../web/index.html'
 import { configFrom, fail, runAction, withServerOptions } from './common'
 import { acquireLock, openDataDir } from '../data-dir'
 import { collectGarbage } from '../storage/gc'
@@ -67,6 +66,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const log = logSink.log
   const setup = createSetupGate(db)
   const app = createApp({ config, db, paths, secret, log, setup, blobs })
+  const { default: consolePage } = await import('../http/console-page')
   const isUpload = (pathname: string) => uploadPathPattern.test(pathname)
   const observe = app.store.requestMetrics.observe
   const handle = withRequestLog<Server<undefined>>((request) => {

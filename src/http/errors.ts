@@ -1,6 +1,6 @@
 // The one error type and the one place that renders every error as decisions §1 describes.
 import { Elysia, ValidationError } from 'elysia'
-import { STATUS_CODES } from 'node:http'
+import { statusTexts } from './status-text'
 import { isDatabaseBusy } from '../db/open'
 
 // AppError lives in app-error.ts (no Elysia import) so pure rules and the developer CLI can throw it cheaply.
@@ -19,7 +19,7 @@ export interface ErrorBody {
 export function errorResponse(error: AppError): Response {
   const body: ErrorBody = {
     statusCode: error.status,
-    error: STATUS_CODES[error.status] ?? 'Error',
+    error: statusTexts[error.status] ?? 'Error',
     code: error.code,
     message: error.message,
   }

@@ -287,7 +287,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       if (timer !== null) return
       stopped = false
       const at = new Date(clock()).toISOString()
-      db.transaction(() => {
+      // bun:sqlite's own transaction, like the rest of the worker: drizzle's cost a few ms of every start (issue 30)
+      client.transaction(() => {
         // a job that was running when the process died runs again, unless a newer one of its key waits
         client.run("DELETE FROM jobs WHERE state = 'running' AND dedupe_key IN (SELECT dedupe_key FROM jobs WHERE state = 'pending' AND dedupe_key IS NOT NULL)")
         client.query("UPDATE jobs SET state = 'pending', updated_at = ? WHERE state = 'running'").run(at)
@@ -302,7 +303,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         }
         // jobs that gave up a month ago have been seen (or never will be)
         client.query("DELETE FROM jobs WHERE state = 'failed' AND updated_at < ?").run(new Date(clock() - 30 * 24 * 3600_000).toISOString())
-      })
+      })()
       timer = setInterval(tick, pollMs)
       timer.unref?.()
       tick()

@@ -218,25 +218,30 @@ const authenticationFailures = new Set(['INVALID_API_KEY', 'API_KEY_REVOKED', 'A
 export function createApiKeyAuthenticator(deps: ApiKeyDeps & { flushEveryMs?: number; failures?: KeyFailureLimit }): ApiKeyAuthenticator {
   const { db, clock } = deps
   const pending = new Map<string, string>()
-  const byHash = db
-    .select({
-      id: apiKeys.id,
-      name: apiKeys.name,
-      prefix: apiKeys.prefix,
-      scopes: apiKeys.scopes,
-      miniAppIds: apiKeys.miniAppIds,
-      knownAddresses: apiKeys.knownAddresses,
-      expiresAt: apiKeys.expiresAt,
-      revokedAt: apiKeys.revokedAt,
-      userId: users.id,
-      email: users.email,
-      displayName: users.displayName,
-      status: users.status,
-    })
-    .from(apiKeys)
-    .innerJoin(users, eq(users.id, apiKeys.userId))
-    .where(eq(apiKeys.keyHash, sql.placeholder('keyHash')))
-    .prepare()
+  function prepareByHash() {
+    return db
+      .select({
+        id: apiKeys.id,
+        name: apiKeys.name,
+        prefix: apiKeys.prefix,
+        scopes: apiKeys.scopes,
+        miniAppIds: apiKeys.miniAppIds,
+        knownAddresses: apiKeys.knownAddresses,
+        expiresAt: apiKeys.expiresAt,
+        revokedAt: apiKeys.revokedAt,
+        userId: users.id,
+        email: users.email,
+        displayName: users.displayName,
+        status: users.status,
+      })
+      .from(apiKeys)
+      .innerJoin(users, eq(users.id, apiKeys.userId))
+      .where(eq(apiKeys.keyHash, sql.placeholder('keyHash')))
+      .prepare()
+  }
+  // prepared on the first key presented, not on the way to the first answer (issue 30: start to first 200)
+  let byHashStatement: ReturnType<typeof prepareByHash> | null = null
+  const byHash = () => (byHashStatement ??= prepareByHash())
 
   const usage: ApiKeyUsage = {
     lastUsedAt: (row) => pending.get(row.id) ?? row.lastUsedAt,
@@ -294,7 +299,7 @@ export function createApiKeyAuthenticator(deps: ApiKeyDeps & { flushEveryMs?: nu
 
   function verify(key: string, scope: ApiKeyScope | null, address: string | null): AuthUser {
     if (!keyPattern.test(key)) throw invalidKey()
-    const row = byHash.get({ keyHash: hashApiKey(key) })
+    const row = byHash().get({ keyHash: hashApiKey(key) })
     if (!row) throw invalidKey()
     if (row.revokedAt !== null) throw new AppError(401, 'API_KEY_REVOKED', `The API key ${row.prefix}… was revoked on ${row.revokedAt}; create a new one`)
     const now = clock()

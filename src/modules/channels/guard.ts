@@ -163,7 +163,9 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
     guarded = new Set(rows.map((row) => `${row.miniAppId}\u0000${row.channel}`))
     return rows
   }
-  refreshGuarded()
+  // at start only which channels are guarded, in SQL of its own: building drizzle's query cost a
+  // few ms on the way to the first answer (issue 30)
+  guarded = new Set(client.query<{ key: string }, []>("SELECT mini_app_id || char(0) || channel AS key FROM channel_guards WHERE enabled = 1").all().map((row) => row.key))
 
   const observer: InsightObserver = {
     event(version, channel, event, deviceId) {

@@ -12,7 +12,6 @@ import type { TokenService } from '../auth/tokens'
 import { grantOf } from '../auth/grants'
 import { memberRole, miniAppRecord, requireVisibleMiniApp, toMiniAppRecord, userSummaries, type Caller, type MemberRole, type MiniAppRecord, type UserSummary } from '../miniapps/service'
 import { nextStatus, refusals, type VersionAction, type VersionStatus } from './lifecycle'
-import { checkAssetsArchive } from './archive'
 import { isCleanText } from '../../http/text'
 import { discardUpload, fileFields, type FileField, type ReceivedUpload } from './upload'
 import { releaseTypes, versionPattern, type ReleaseType } from './model'
@@ -237,6 +236,8 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
       extraTemps.push(file)
       input.files.manifest = file
     }
+    // the archive reader (and node:zlib with it) is loaded by the upload parsers' preload or the first upload, not at start (issue 30)
+    const { checkAssetsArchive } = await import('./archive')
     for (const [field, platform] of [['assetsIos', 'ios'], ['assetsAndroid', 'android']] as const) {
       const problem = await checkAssetsArchive(input.files[field].path, platform, deps.config.archiveLimits)
       if (problem) throw badField('INVALID_ARCHIVE', field, problem)

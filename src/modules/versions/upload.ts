@@ -1,6 +1,5 @@
 // Receives a multipart upload without holding it in memory: busboy → one temp file per part, hashed while streaming.
 import type BusboyModule from 'busboy'
-import { Readable, pipeline } from 'node:stream'
 import type { ReadableStream as NodeWebReadableStream } from 'node:stream/web'
 import { AppError, storageError } from '../../http/errors'
 import { removeTemp, writeTemp, type TempFile } from '../../storage'
@@ -22,11 +21,11 @@ function tooLarge(limitBytes: number): AppError {
 }
 
 /**
- * Loads the multipart parser ahead of the first upload. `serve` calls it just after it
- * starts listening: off the start-up path, but before an upload would pay for it.
+ * Loads the multipart parser and the assets archive reader ahead of the first upload. `serve`
+ * calls it just after it starts listening: off the start-up path, but before an upload would pay for it.
  */
 export function preloadUploadParsers(): Promise<unknown> {
-  return import('busboy')
+  return Promise.all([import('busboy'), import('node:stream'), import('./archive')])
 }
 
 /** Every temp file of an upload; called whatever happened, so nothing stays in tmp/. */
@@ -48,8 +47,9 @@ export async function receiveUpload(request: Request, paths: Pick<DataDirPaths, 
   }
   if (!request.body) throw new AppError(400, 'MISSING_FILE', 'The upload has no body; send the version and the five files as multipart/form-data', [{ field: 'body', message: 'is required' }])
 
-  // loaded on the first upload rather than at start-up (the binary starts faster without it)
-  const { default: Busboy } = (await import('busboy')) as { default: typeof BusboyModule }
+  // loaded on the first upload rather than at start-up (the binary starts faster without them; node:stream
+  // is Bun's own JavaScript and took a few ms to load, issue 30)
+  const [{ default: Busboy }, { Readable, pipeline }] = await Promise.all([import('busboy') as Promise<{ default: typeof BusboyModule }>, import('node:stream')])
   let busboy: BusboyModule.Busboy
   try {
     busboy = Busboy({

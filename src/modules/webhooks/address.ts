@@ -1,5 +1,4 @@
 // Where a webhook may point (decisions §16): http(s) to a public address, checked at creation and again after DNS at each delivery.
-import { lookup } from 'node:dns/promises'
 import ipaddr from 'ipaddr.js'
 import { AppError } from '../../http/errors'
 
@@ -49,7 +48,11 @@ export function parseWebhookUrl(text: string): URL {
 
 export type Resolve = (hostname: string) => Promise<string[]>
 
-export const systemResolve: Resolve = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address)
+export const systemResolve: Resolve = async (hostname) => {
+  // loaded by the first delivery, not at start (issue 30: start to first 200)
+  const { lookup } = await import('node:dns/promises')
+  return (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address)
+}
 
 /**
  * The addresses a delivery to `url` would reach, every one of them allowed; throws 400
