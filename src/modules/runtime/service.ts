@@ -235,7 +235,9 @@ export function checkDeviceQuery(query: DeviceQuery): Required<Pick<DeviceQuery,
  */
 export function createRuntimeService(deps: RuntimeDeps) {
   const { db, clock, config, tokens } = deps
-  const queries = prepareQueries(db)
+  // prepared on first use: building drizzle's statements is the largest part of making the app at start (issue 30)
+  let prepared: ReturnType<typeof prepareQueries> | null = null
+  const queries = () => (prepared ??= prepareQueries(db))
   const totalChanges = db.$client.query<{ changes: number }, []>('SELECT total_changes() AS changes')
   const mayHaveChanged = createChangeCheck(deps.writes)
   const installCache = new Map<string, CachedInstall>()
@@ -267,11 +269,11 @@ export function createRuntimeService(deps: RuntimeDeps) {
     freshen()
     let facts = factsById.get(versionId)
     if (facts === undefined) {
-      const row = queries.byVersionId.get({ id: versionId })
+      const row = queries().byVersionId.get({ id: versionId })
       if (row) {
         const files = {} as Record<FileKind, FileInfo>
-        for (const file of queries.filesOf.all({ id: versionId })) files[file.kind] = { size: file.size, sha256: file.sha256 }
-        const signed = queries.signatureOf.get({ id: versionId })
+        for (const file of queries().filesOf.all({ id: versionId })) files[file.kind] = { size: file.size, sha256: file.sha256 }
+        const signed = queries().signatureOf.get({ id: versionId })
         facts = { ...row, files, signature: signed ? { algorithm: 'ed25519', ...signed } : null, openedBy: undefined, installJson: undefined, stored: undefined }
       } else facts = null
       factsById.set(versionId, facts)
@@ -283,7 +285,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
     freshen()
     let facts = appsById.get(appId)
     if (facts === undefined) {
-      facts = isValidAppId(appId) ? (queries.appByAppId.get({ appId }) ?? null) : null
+      facts = isValidAppId(appId) ? (queries().appByAppId.get({ appId }) ?? null) : null
       appsById.set(appId, facts)
     }
     return facts
