@@ -1,13 +1,27 @@
 // The runtime's hot answers carry the request log's id, put in as they are built (issue 30), and no other answer carries a stale one.
 import { afterAll, expect, test } from 'bun:test'
 import type { BunRequest, Server } from 'bun'
-import { createTestContext, createUser } from '../../test-support'
+import { createTestContext, createUser, type TestContext } from '../../test-support'
 import { createMiniApp, upload, uploadForm } from '../../test-fixtures'
 import { nativeInstallRoutes } from './native-routes'
 import { withRequestLog } from '../../http/request-log'
 
 const context = createTestContext()
 afterAll(() => context.close())
+
+/** serve's native routes of `app` under the request log (its lines into `lines`); asks one with a request as Bun hands it over */
+function nativeAsk(app: TestContext, lines: string[]) {
+  const routes = nativeInstallRoutes(
+    { ...app.app.store.installAnswers, ...app.app.store.fileAnswers },
+    (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, (line) => lines.push(line), { keepIncomingId: false }),
+    (line) => lines.push(line),
+  ) as unknown as Record<string, { GET: (request: BunRequest, server: Server<undefined>) => Response | Promise<Response> }>
+  const server = { requestIP: () => ({ address: '127.0.0.1', family: 'IPv4', port: 1 }) } as unknown as Server<undefined>
+  return async (route: string, url: string, params: Record<string, string>) => {
+    const request = Object.assign(new Request(url), { params }) as unknown as BunRequest
+    return routes[route]!.GET(request, server)
+  }
+}
 
 test('install info, release install and the update check answer with the X-Request-Id and length their log line names', async () => {
   const admin = await createUser(context, { email: 'ids@example.com', role: 'ADMIN' })
@@ -17,16 +31,7 @@ test('install info, release install and the update check answer with the X-Reque
   const info = (await context.call('GET', `/api/mini-apps/access/versions/${version.id}/install?token=${admin.token}`)).body
   const token = new URL(info.bundleUrl).searchParams.get('token')!
   const lines: string[] = []
-  const routes = nativeInstallRoutes(
-    { ...context.app.store.installAnswers, ...context.app.store.fileAnswers },
-    (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, (line) => lines.push(line), { keepIncomingId: false }),
-    (line) => lines.push(line),
-  ) as unknown as Record<string, { GET: (request: BunRequest, server: Server<undefined>) => Response | Promise<Response> }>
-  const server = { requestIP: () => ({ address: '127.0.0.1', family: 'IPv4', port: 1 }) } as unknown as Server<undefined>
-  const ask = async (route: string, url: string, params: Record<string, string>) => {
-    const request = Object.assign(new Request(url), { params }) as unknown as BunRequest
-    return routes[route]!.GET(request, server)
-  }
+  const ask = nativeAsk(context, lines)
   const answers = [
     await ask('/api/mini-apps/access/versions/:versionId/install', `http://localhost/api/mini-apps/access/versions/${version.id}/install?token=${token}`, { versionId: version.id }),
     await ask('/api/mini-apps/access/versions/:versionId/install', `http://localhost/api/mini-apps/access/versions/${version.id}/install?token=${token}`, { versionId: version.id }),
@@ -61,16 +66,10 @@ test('the S3 redirect carries the id its log line names, and a redirect made out
     const info = (await s3Context.call('GET', `/api/mini-apps/access/versions/${version.id}/install?token=${admin.token}`)).body
     const bundleUrl = new URL(info.bundleUrl)
     const lines: string[] = []
-    const routes = nativeInstallRoutes(
-      { ...s3Context.app.store.installAnswers, ...s3Context.app.store.fileAnswers },
-      (handler) => withRequestLog<Server<undefined>, BunRequest>(handler, (line) => lines.push(line), { keepIncomingId: false }),
-      (line) => lines.push(line),
-    ) as unknown as Record<string, { GET: (request: BunRequest, server: Server<undefined>) => Response | Promise<Response> }>
-    const server = { requestIP: () => ({ address: '127.0.0.1', family: 'IPv4', port: 1 }) } as unknown as Server<undefined>
+    const ask = nativeAsk(s3Context, lines)
     const redirects: Response[] = []
     for (let round = 0; round < 2; round++) {
-      const request = Object.assign(new Request(`http://localhost${bundleUrl.pathname}${bundleUrl.search}`), { params: { versionId: version.id, platform: 'ios' } }) as unknown as BunRequest
-      redirects.push(await routes['/api/mini-apps/access/versions/:versionId/bundles/:platform']!.GET(request, server))
+      redirects.push(await ask('/api/mini-apps/access/versions/:versionId/bundles/:platform', `http://localhost${bundleUrl.pathname}${bundleUrl.search}`, { versionId: version.id, platform: 'ios' }))
     }
     const logged = lines.map((line) => JSON.parse(line))
     for (const [index, redirect] of redirects.entries()) {
