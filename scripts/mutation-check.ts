@@ -33,6 +33,14 @@ const draftLinkTests = ['src/modules/runtime/draft-links.test.ts']
  * should be the few files that ought to notice; keep e2e tests out (they need the binary built).
  */
 const mutations: Mutation[] = [
+  // the runtime's answer caches (issue 30): a published version's token is let through by comparison, and only its own
+  {
+    file: 'src/modules/runtime/service.ts',
+    find: 'if (facts !== null && facts.openedBy === token) return facts',
+    replace: 'if (facts !== null && facts.openedBy !== undefined) return facts',
+    tests: ['src/modules/runtime/answer-caches.test.ts'],
+    why: 'a remembered download token opens only the version it was checked for',
+  },
   // who is calling (src/modules/auth/access.ts, the verifier src/http/guards.ts is handed; src/modules/auth/tokens.ts)
   {
     file: 'src/modules/auth/access.ts',
@@ -624,8 +632,8 @@ const mutations: Mutation[] = [
   // the release guard (decisions §15): the events endpoint is public, so devices are counted, not events
   {
     file: 'src/modules/channels/guard.ts',
-    find: 'const digest = keyedHasher.copy().update(deviceId).digest()',
-    replace: 'const digest = keyedHasher.copy().update(`${deviceId}:${Math.random()}`).digest()',
+    find: 'const digest = hashDevice(deviceId)',
+    replace: 'const digest = hashDevice(`${deviceId}:${Math.random()}`)',
     tests: ['src/modules/channels/guard.test.ts'],
     why: "the guard's distinct-device count: one device sending 50 failed events counts once and cannot pause a rollout",
   },

@@ -47,9 +47,15 @@ test('install info of a version read through its download token follows a rename
   const renamed = await context.call('PATCH', `/api/mini-apps/${app.id}`, { token: admin.token, json: { name: 'Renamed app' } })
   expect(renamed.status).toBe(200)
   expect(await name()).toBe('Renamed app')
-  // another version's token does not open this one, even right after this one's was let through
+  // another version's token does not open this one, even right after this one's own token was let through
   const other = (await upload(context, admin.token, 'com.example.renamed', uploadForm('com.example.renamed', { version: '2.0.0' }))).body
-  const wrong = await context.call('GET', `/api/mini-apps/access/versions/${other.id}/install?token=${token}`)
-  expect(wrong.status).toBe(403)
-  expect(wrong.body.code).toBe('TOKEN_WRONG_VERSION')
+  await context.call('POST', `/api/mini-apps/${app.id}/versions/${other.id}/publish`, { token: admin.token, json: {} })
+  const otherInfo = (await context.call('GET', `/api/mini-apps/access/versions/${other.id}/install?token=${admin.token}`)).body
+  const otherToken = new URL(otherInfo.bundleUrl).searchParams.get('token')!
+  for (let round = 0; round < 2; round++) expect((await context.call('GET', `/api/mini-apps/access/versions/${other.id}/install?token=${otherToken}`)).status).toBe(200)
+  for (const path of ['install', 'bundles/ios']) {
+    const wrong = await context.call('GET', `/api/mini-apps/access/versions/${other.id}/${path}?token=${token}`)
+    expect(wrong.status).toBe(403)
+    expect(wrong.body.code).toBe('TOKEN_WRONG_VERSION')
+  }
 })
