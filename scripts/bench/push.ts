@@ -9,7 +9,7 @@
 // files and fields (wall time). Every upload is a new version number; the server keeps one copy of
 // the identical bundle (content-addressed), so disk use stays flat. Targets: client peak RSS ≤ 60 MB,
 // throughput ≥ 0.7× curl's.
-import { createBenchAdmin } from './support'
+import { call, createBenchAdmin, freePort } from './support'
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -43,23 +43,6 @@ async function binary(): Promise<string> {
   const build = Bun.spawn([process.execPath, join(root, 'scripts', 'build.ts'), out], { cwd: root, stdout: 'ignore', stderr: 'inherit' })
   if ((await build.exited) !== 0) throw new Error('build failed')
   return out
-}
-
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response() })
-  const port = probe.port!
-  await probe.stop(true)
-  return port
-}
-
-async function call(base: string, method: string, path: string, init: { token?: string; json?: unknown } = {}) {
-  const headers: Record<string, string> = {}
-  if (init.token) headers.authorization = `Bearer ${init.token}`
-  if (init.json !== undefined) headers['content-type'] = 'application/json'
-  const response = await fetch(`${base}${path}`, { method, headers, body: init.json !== undefined ? JSON.stringify(init.json) : undefined })
-  const body = (await response.json()) as Record<string, unknown>
-  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${JSON.stringify(body)}`)
-  return body
 }
 
 /**
