@@ -15,6 +15,8 @@
 //             full buffers handed to nothing;
 //   logged    the same, the buffers written to /dev/null as serve writes them to stdout (fdWriter):
 //             miniship's request log, and nothing else of miniship;
+//   immediate the same with each line formatted as its request ends (a batch of one), as the log
+//             did before it kept lines as fields and formatted them 256 at a time;
 //   redirect  a constant 302 to a presigned-length URL (what --s3-downloads redirect answers) on the
 //             bundle download's route, through the same request log.
 // Before the HTTP rounds, each part is timed alone in this process (ns per request, the best of
@@ -68,6 +70,8 @@ if (process.argv[2] === '--servers') {
   const devNull = openSync('/dev/null', 'w')
   const sink = createLogSink(fdWriter(devNull, { write: (chunk) => writeSync(devNull, chunk) }))
   const unwritten = createLogSink(() => {})
+  // lines formatted as they come (a batch of one), as the request log did before issue 30's last change
+  const oneByOne = createLogSink(fdWriter(devNull, { write: (chunk) => writeSync(devNull, chunk) }), 100, 1)
   const isoOf = isoTimeOf()
   let kept: unknown = null
   const route = '/api/mini-apps/access/apps/:appId/update'
@@ -106,6 +110,7 @@ if (process.argv[2] === '--servers') {
     // as serve wraps its native install routes: the caller's X-Request-Id is not read
     format: serve({ routes: { [route]: { GET: withRequestLog<Server<undefined>, BunRequest>(() => answer(), unwritten, { keepIncomingId: false }) } } }),
     logged: serve({ routes: { [route]: { GET: withRequestLog<Server<undefined>, BunRequest>(() => answer(), sink, { keepIncomingId: false }) } } }),
+    immediate: serve({ routes: { [route]: { GET: withRequestLog<Server<undefined>, BunRequest>(() => answer(), oneByOne, { keepIncomingId: false }) } } }),
     // as the S3 redirect is made (runtime/files.ts): the id in its cached headers, no length
     redirect: serve({
       routes: {
@@ -193,9 +198,9 @@ process.on('SIGINT', () => {
 })
 try {
   const reader = servers.stdout.getReader()
-  const { ports, bytes } = JSON.parse(new TextDecoder().decode((await reader.read()).value)) as { ports: Record<'raw' | 'id' | 'time' | 'format' | 'logged' | 'redirect', number>; bytes: number }
+  const { ports, bytes } = JSON.parse(new TextDecoder().decode((await reader.read()).value)) as { ports: Record<'raw' | 'id' | 'time' | 'format' | 'logged' | 'immediate' | 'redirect', number>; bytes: number }
   reader.releaseLock()
-  const sides = ['raw', 'id', 'time', 'format', 'logged', 'redirect'] as const
+  const sides = ['raw', 'id', 'time', 'format', 'logged', 'immediate', 'redirect'] as const
   const urlOf = (side: (typeof sides)[number]) => `http://127.0.0.1:${ports[side]}${side === 'redirect' ? bundlePath : updatePath}`
   const measure = (side: (typeof sides)[number]) => wrkLoad({ wrk, seconds, script, pid: servers.pid }, urlOf(side), 32)
   // warm every side (JIT)
@@ -219,8 +224,8 @@ try {
   // throughput with the least interference, so its ratio is printed beside the medians'
   console.log(`request log floor: ${rounds} alternating rounds of ${seconds} s each, wrk -t1 -c32, a constant ${bytes}-byte JSON answer, medians (best rounds)`)
   console.log(`  ${'raw Bun.serve'.padEnd(38)} ${raw.toFixed(0)} req/s (${rawBest.toFixed(0)})`)
-  const labels = { id: 'route + X-Request-Id', time: '+ URL, clock and ISO time', format: '+ lines formatted (not written)', logged: "route + miniship's request log", redirect: 'a 302 through the request log' }
-  for (const side of ['id', 'time', 'format', 'logged', 'redirect'] as const) {
+  const labels = { id: 'route + X-Request-Id', time: '+ URL, clock and ISO time', format: '+ lines formatted (not written)', logged: "route + miniship's request log", immediate: 'the same, each line formatted at once', redirect: 'a 302 through the request log' }
+  for (const side of ['id', 'time', 'format', 'logged', 'immediate', 'redirect'] as const) {
     const label = labels[side]
     const best = Math.max(...results[side])
     const cpuRatio = cpu[side].length === rounds && cpu.raw.length === rounds ? ` cpu ${(median(cpu.raw) / median(cpu[side])).toFixed(2)}` : ''

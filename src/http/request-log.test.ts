@@ -148,11 +148,46 @@ test('the sink writes once 64 KiB gather, and every line whole', () => {
   let count = 0
   while (writes.length === 0) sink.request(0, 'GET', `http://x/api/mini-apps/access/apps/a/update?platform=ios&deviceId=${count}`, 200, 2680, 0.1, `id-${count++}`)
   expect(Buffer.byteLength(writes[0]!)).toBeGreaterThanOrEqual(64 * 1024)
+  expect(Buffer.byteLength(writes[0]!)).toBeLessThan(64 * 1024 + 1024)
   expect(writes[0]!.endsWith('\n')).toBe(true)
-  expect(writes[0]!.split('\n')).toHaveLength(count + 1)
+  // lines are formatted a batch at a time: the rest of the batch waits in the buffer
+  const firstLines = writes[0]!.split('\n').length - 1
+  expect(firstLines).toBeLessThanOrEqual(count)
+  expect(count - firstLines).toBeLessThan(256)
   sink.request(0, 'GET', 'http://x/after', 200, 1, 0.1, 'after')
   sink.flush()
-  expect(writes[1]).toContain('"requestId":"after"')
+  const all = writes.join('').split('\n')
+  expect(all.pop()).toBe('')
+  expect(all.map((line) => JSON.parse(line).requestId)).toEqual([...Array.from({ length: count }, (_, index) => `id-${index}`), 'after'])
+})
+
+test('lines kept as fields keep their order with text lines, and are written by the timer when no flush comes', async () => {
+  const { sink, writes } = textSink(20)
+  sink.request(0, 'GET', 'http://x/one', 200, 1, 0.1, 'one')
+  sink.log('{"text":"between"}')
+  sink.request(0, 'POST', 'http://x/two', 201, null, 2, 'two')
+  expect(writes).toEqual([])
+  await Bun.sleep(60)
+  const lines = writes.join('').split('\n').filter(Boolean)
+  expect(lines.map((line) => JSON.parse(line).requestId ?? JSON.parse(line).text)).toEqual(['one', 'between', 'two'])
+  expect(JSON.parse(lines[2]!)).toMatchObject({ method: 'POST', status: 201, bytes: null, durationMs: 2 })
+})
+
+test("a line's time is the wall clock's, read from the monotonic clock", async () => {
+  const { wallClockOf } = await import('./request-log')
+  const wallAt = wallClockOf()
+  for (let round = 0; round < 5; round++) {
+    const before = Date.now()
+    const at = wallAt(performance.now())
+    const after = Date.now()
+    expect(at).toBeGreaterThanOrEqual(before - 2)
+    expect(at).toBeLessThanOrEqual(after + 2)
+    expect(Number.isInteger(at)).toBe(true)
+    await Bun.sleep(5)
+  }
+  // a reading a second past the last offset takes it again from Date.now (a wall-clock step shows within a second)
+  const later = performance.now() + 1500
+  expect(Math.abs(wallAt(later) - Date.now())).toBeLessThanOrEqual(2)
 })
 
 test('--access-log writes logs only requests other than GET and HEAD, off none; every request is observed and gets an id', async () => {
