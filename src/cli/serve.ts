@@ -8,7 +8,7 @@ import { createApp, uploadPathPattern } from '../app'
 import { closeDatabase } from '../db/open'
 import { errorResponse, toAppError } from '../http/errors'
 import { prepareRequest } from '../http/prepare-request'
-import { nativeInstallRoutes } from '../modules/runtime/native-routes'
+import { nativeDispatch, nativeInstallRoutes } from '../modules/runtime/native-routes'
 import { preloadUploadParsers } from '../modules/versions/upload'
 import { createLogSink, fdWriter, withRequestLog } from '../http/request-log'
 import { consoleRoutes } from '../http/console-routes'
@@ -78,6 +78,20 @@ export async function startServer(config: Config): Promise<RunningServer> {
         )
       : app.handle(prepared)
   }, logSink, { observe, lines: config.accessLog })
+  const native = nativeDispatch(
+    nativeInstallRoutes(
+      { ...app.store.installAnswers, ...app.store.fileAnswers },
+      // file answers read Range and If-None-Match, so the caller's request id costs nothing more
+      // there; install info and the update check keep it only from a trusted proxy
+      (handler, group) =>
+        withRequestLog<Server<undefined>, BunRequest>(handler, logSink, {
+          observe: app.store.requestMetrics.observerOf(group),
+          keepIncomingId: group === 'version_file' || config.trustProxy,
+          lines: config.accessLog,
+        }),
+      log,
+    ),
+  )
   let server: Server<undefined>
   try {
     server = Bun.serve({
@@ -92,20 +106,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
       routes: {
         ...consoleRoutes(consolePage, consolePagePaths, (handler) => withRequestLog<Server<undefined>>(handler, logSink, { observe, lines: config.accessLog })),
         '/api/health': { GET: withRequestLog<Server<undefined>, BunRequest>(app.store.health, logSink, { observe, lines: config.accessLog }) },
-        ...nativeInstallRoutes(
-          { ...app.store.installAnswers, ...app.store.fileAnswers },
-          // file answers read Range and If-None-Match, so the caller's request id costs nothing more
-          // there; install info and the update check keep it only from a trusted proxy
-          (handler, group) =>
-            withRequestLog<Server<undefined>, BunRequest>(handler, logSink, {
-              observe: app.store.requestMetrics.observerOf(group),
-              keepIncomingId: group === 'version_file' || config.trustProxy,
-              lines: config.accessLog,
-            }),
-          log,
-        ),
       },
-      fetch: handle,
+      // the runtime's hot routes are picked from the URL here, before the app (see nativeDispatch)
+      fetch: (request, server) => {
+        const url = request.url
+        return native(request, server, url) ?? handle(request, server, url)
+      },
       // What escapes a route handler outside Elysia (the native install routes, the console's files)
       // answers in the JSON error shape too, not Bun's HTML error page.
       error: (error) => errorResponse(toAppError('UNKNOWN', error, log)),

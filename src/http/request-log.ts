@@ -2,7 +2,8 @@
 import { writeSync } from 'node:fs'
 import type { Clock } from '../ids'
 
-export type FetchHandler<S, R extends Request = Request> = (request: R, server: S) => Response | Promise<Response>
+/** A fetch handler; `url` is `request.url` when the caller read it already (Bun builds the string anew on every read). */
+export type FetchHandler<S, R extends Request = Request> = (request: R, server: S, url?: string) => Response | Promise<Response>
 /** A handler under the request log: it also gets the request's URL the log read (Bun builds the string anew on every read of `request.url`). */
 export type LoggedHandler<S, R extends Request = Request> = (request: R, server: S, url: string) => Response | Promise<Response>
 
@@ -415,10 +416,11 @@ export function withRequestLog<S, R extends Request = Request>(
     })
   }
 
-  return (request, server) => {
+  return (request, server, knownUrl) => {
     const started = performance.now()
     // read once: Bun builds the URL string anew on every access, and that costs more than the log line
-    const url = request.url
+    // (serve's fetch handler read it already to pick the runtime's routes: it hands it over)
+    const url = knownUrl ?? request.url
     const incoming = keepIncomingId ? request.headers.get('x-request-id') : null
     const requestId = incoming !== null && requestIdPattern.test(incoming) ? incoming : nextRequestId()
     runningId = requestId

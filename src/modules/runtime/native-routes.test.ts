@@ -1,4 +1,5 @@
 import { expect, test } from 'bun:test'
+import type { BunRequest } from 'bun'
 import { queryValue, runtimeQuery } from './native-routes'
 
 test('queryValue reads one decoded query parameter without a URL object', () => {
@@ -31,5 +32,86 @@ test('runtimeQuery reads every runtime parameter in one pass, each as queryValue
   for (const url of urls) {
     const query = runtimeQuery(url)
     for (const name of names) expect({ url, name, value: query[name] }).toEqual({ url, name, value: queryValue(url, name) })
+  }
+})
+
+test("nativeDispatch picks a runtime route only where Bun's router would, with the same ids; anything else goes on to the app", async () => {
+  const { nativeDispatch, nativeInstallRoutes, segmentAfter, lastSegment } = await import('./native-routes')
+  const patterns = [
+    '/api/mini-apps/access/versions/:versionId/install',
+    '/api/mini-apps/access/apps/:appId/release/install',
+    '/api/mini-apps/access/versions/:versionId/bundles/:platform',
+    '/api/mini-apps/access/versions/:versionId/assets/:platform',
+    '/api/mini-apps/access/versions/:versionId/manifest',
+    '/api/mini-apps/access/apps/:appId/update',
+  ]
+  // each native handler answers its pattern and the ids it reads from the URL
+  const routes = nativeInstallRoutes({} as never, () => () => new Response(), () => {}) as unknown as Record<string, unknown>
+  expect(Object.keys(routes).sort()).toEqual([...patterns].sort())
+  const answering = Object.fromEntries(
+    patterns.map((pattern) => [
+      pattern,
+      {
+        GET: (_request: Request, _server: unknown, url: string) =>
+          Response.json({ pattern, id: segmentAfter(url, pattern.includes('/versions/') ? '/api/mini-apps/access/versions/' : '/api/mini-apps/access/apps/'), platform: pattern.endsWith(':platform') ? lastSegment(url) : undefined }),
+      },
+    ]),
+  )
+  const dispatch = nativeDispatch(answering as never)
+  // Bun's router, for comparison: which pattern, which params
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    routes: Object.fromEntries(patterns.map((pattern) => [pattern, { GET: (request: BunRequest) => Response.json({ pattern, params: request.params }) }])),
+    fetch: () => Response.json({ pattern: null }),
+  })
+  try {
+    const paths = [
+      '/api/mini-apps/access/versions/01a20944-0672-763f-b854-e6bb825ee5b7/install?token=abc',
+      '/api/mini-apps/access/versions/v1/install',
+      '/api/mini-apps/access/versions/v1/install/',
+      '/api/mini-apps/access/versions//install',
+      '/api/mini-apps/access/versions/v%31/install?token=a/b',
+      '/api/mini-apps/access/versions/v1/install?token=a/b/c',
+      '/api/mini-apps/access/versions/v1/installs',
+      '/api/mini-apps/access/versions/v1/manifest?token=t',
+      '/api/mini-apps/access/versions/v1/bundles/ios?token=a/b/c',
+      '/api/mini-apps/access/versions/v1/bundles/android',
+      '/api/mini-apps/access/versions/v1/bundles/app.json',
+      '/api/mini-apps/access/versions/v1/bundles/i%6Fs?token=t',
+      '/api/mini-apps/access/versions/v1/bundles/ios/',
+      '/api/mini-apps/access/versions/v1/bundles/',
+      '/api/mini-apps/access/versions/v1/assets/android?token=t',
+      '/api/mini-apps/access/versions/v1/bundle?platform=ios',
+      '/api/mini-apps/access/apps/com.example.app/update?platform=ios&deviceId=a/b',
+      '/api/mini-apps/access/apps/com.example.app/update/',
+      '/api/mini-apps/access/apps/com.example.app/release/install?deviceId=d',
+      '/api/mini-apps/access/apps/com.example.app/release/bundles/ios',
+      '/api/mini-apps/access/apps/a:b@c/update?x=1',
+      '/api/mini-apps/access/events',
+      '/api/mini-apps/access/apps',
+      '/api/mini-apps/access/',
+      '/api/mini-apps/access',
+      '/api/health',
+      '/',
+    ]
+    let matched = 0
+    for (const path of paths) {
+      const url = `http://127.0.0.1:${server.port}${path}`
+      const bun = (await (await fetch(url)).json()) as { pattern: string | null; params?: Record<string, string> }
+      const ours = dispatch(new Request(url), null as never, url)
+      // HEAD and other methods always go on to the app
+      expect(dispatch(new Request(url, { method: 'HEAD' }), null as never, url)).toBeNull()
+      if (ours === null) continue
+      const picked = (await (ours as Response).json()) as { pattern: string; id: string; platform?: string }
+      expect({ path, pattern: picked.pattern }).toEqual({ path, pattern: bun.pattern! })
+      expect({ path, id: picked.id }).toEqual({ path, id: bun.params!.versionId ?? bun.params!.appId! })
+      if (bun.params!.platform !== undefined) expect({ path, platform: picked.platform }).toEqual({ path, platform: bun.params!.platform })
+      matched++
+    }
+    // the plain forms of every route are picked here; the encoded and odd ones go on to the app
+    expect(matched).toBe(11)
+  } finally {
+    await server.stop(true)
   }
 })

@@ -3,6 +3,7 @@
 // stay for app.handle, HEAD and the OpenAPI document.
 import type { BunRequest, Server } from 'bun'
 import { errorResponse, toAppError } from '../../http/errors'
+import { pathStartOf } from '../../http/request-log'
 import type { FileAnswers, InstallAnswers } from '.'
 import type { RouteGroup } from '../system/metrics'
 import type { FileKind } from '../versions/file-kinds'
@@ -88,6 +89,43 @@ export function runtimeQuery(url: string): RuntimeQuery {
   return query
 }
 
+const accessPrefix = '/api/mini-apps/access/'
+const versionsPrefix = '/api/mini-apps/access/versions/'
+const appsPrefix = '/api/mini-apps/access/apps/'
+
+/**
+ * A routed request's path segment right after `prefix` (its `:versionId` or `:appId`), read from
+ * the URL the request log already has; null when the segment is empty or percent-encoded (Bun's
+ * router decodes those: a route handler then asks `params`, and `nativeDispatch` leaves the
+ * request to the app, whose routes answer the same).
+ */
+export function segmentAfter(url: string, prefix: string): string | null {
+  const pathStart = pathStartOf(url)
+  if (pathStart === -1 || !url.startsWith(prefix, pathStart)) return null
+  const start = pathStart + prefix.length
+  const end = url.indexOf('/', start)
+  if (end <= start) return null
+  const segment = url.slice(start, end)
+  return segment.indexOf('%') === -1 && segment.indexOf('?') === -1 && segment.indexOf('#') === -1 ? segment : null
+}
+
+/** The last segment of a routed request's path (`:platform`), read as `segmentAfter` reads; null where it is empty or percent-encoded. */
+export function lastSegment(url: string): string | null {
+  const end = pathEndOf(url)
+  const start = url.lastIndexOf('/', end - 1) + 1
+  if (start === 0 || start >= end) return null
+  const segment = url.slice(start, end)
+  return segment.indexOf('%') === -1 ? segment : null
+}
+
+/** Where a URL's path ends: its query or fragment, or its end. */
+function pathEndOf(url: string): number {
+  const query = url.indexOf('?')
+  const hash = url.indexOf('#')
+  if (query === -1) return hash === -1 ? url.length : hash
+  return hash !== -1 && hash < query ? hash : query
+}
+
 /** `answer`'s result, with what it throws or rejects as the usual JSON error answer. */
 function guarded(answer: Answer, log: (line: string) => void): Answer {
   return answer instanceof Promise ? answer.catch((error: unknown) => errorResponse(toAppError('UNKNOWN', error, log))) : answer
@@ -105,7 +143,7 @@ function failed(error: unknown, log: (line: string) => void): Response {
 export function nativeInstallRoutes(
   answers: InstallAnswers & FileAnswers,
   /** the request log: it reads `request.url` once and hands it to the handler */
-  wrap: (handler: (request: BunRequest, server: Server<undefined>, url: string) => Answer, group: RouteGroup) => (request: BunRequest, server: Server<undefined>) => Answer,
+  wrap: (handler: (request: BunRequest, server: Server<undefined>, url: string) => Answer, group: RouteGroup) => (request: BunRequest, server: Server<undefined>, url?: string) => Answer,
   log: (line: string) => void,
 ) {
   // each handler uses the URL the request log read: Bun builds the string anew on every access
@@ -113,7 +151,8 @@ export function nativeInstallRoutes(
     '/api/mini-apps/access/versions/:versionId/install': {
       GET: wrap((request: BunRequest, server, url) => {
         try {
-          return guarded(answers.versionInstall(request, (request.params as { versionId: string }).versionId, queryValue(url, 'token'), url, server), log)
+          const versionId = segmentAfter(url, versionsPrefix) ?? (request.params as { versionId: string }).versionId
+          return guarded(answers.versionInstall(request, versionId, queryValue(url, 'token'), url, server), log)
         } catch (error) {
           return failed(error, log)
         }
@@ -122,7 +161,8 @@ export function nativeInstallRoutes(
     '/api/mini-apps/access/apps/:appId/release/install': {
       GET: wrap((request: BunRequest, _server, url) => {
         try {
-          return guarded(answers.releaseInstall(request, (request.params as { appId: string }).appId, runtimeQuery(url), url), log)
+          const appId = segmentAfter(url, appsPrefix) ?? (request.params as { appId: string }).appId
+          return guarded(answers.releaseInstall(request, appId, runtimeQuery(url), url), log)
         } catch (error) {
           return failed(error, log)
         }
@@ -137,12 +177,12 @@ export function nativeInstallRoutes(
           `/api/mini-apps/access/versions/:versionId/${folder === 'manifest' ? 'manifest' : `${folder}/:platform`}`,
           {
             GET: wrap((request: BunRequest, server, url) => {
-              const params = request.params as { versionId: string; platform?: string }
-              const platform = params.platform
+              const versionId = segmentAfter(url, versionsPrefix) ?? (request.params as { versionId: string }).versionId
+              const platform = kinds === null ? undefined : (lastSegment(url) ?? (request.params as { platform: string }).platform)
               const kind: FileKind | null = kinds === null ? 'manifest' : platform === 'ios' ? kinds.ios : platform === 'android' ? kinds.android : null
               try {
                 return guarded(
-                  kind !== null ? answers.fileOfKind(request, params.versionId, kind, queryValue(url, 'token'), server) : answers.file(request, params.versionId, `${folder}/${platform}`, queryValue(url, 'token'), server),
+                  kind !== null ? answers.fileOfKind(request, versionId, kind, queryValue(url, 'token'), server) : answers.file(request, versionId, `${folder}/${platform}`, queryValue(url, 'token'), server),
                   log,
                 )
               } catch (error) {
@@ -156,11 +196,62 @@ export function nativeInstallRoutes(
     '/api/mini-apps/access/apps/:appId/update': {
       GET: wrap((request: BunRequest, _server, url) => {
         try {
-          return guarded(answers.update(request, (request.params as { appId: string }).appId, runtimeQuery(url), url), log)
+          const appId = segmentAfter(url, appsPrefix) ?? (request.params as { appId: string }).appId
+          return guarded(answers.update(request, appId, runtimeQuery(url), url), log)
         } catch (error) {
           return failed(error, log)
         }
       }, 'update_check'),
     },
+  }
+}
+
+type NativeRoutes = ReturnType<typeof nativeInstallRoutes>
+type NativeHandler = (request: BunRequest, server: Server<undefined>, url?: string) => Answer
+
+/**
+ * The runtime's routes picked by string comparison in serve's `fetch` handler instead of Bun's
+ * route table: a route-table match made Bun build the request's params and cost more per request
+ * than reading the URL's few segments here (scripts/bench/ab.ts). Answers null for anything else
+ * (HEAD, another path, a segment that is empty or percent-encoded): the app answers those, with the
+ * same routes. `url` is `request.url`, read once by the caller.
+ */
+export function nativeDispatch(routes: NativeRoutes): (request: Request, server: Server<undefined>, url: string) => Answer | null {
+  const table = routes as unknown as Record<string, { GET: NativeHandler }>
+  const install = table['/api/mini-apps/access/versions/:versionId/install']!.GET
+  const releaseInstall = table['/api/mini-apps/access/apps/:appId/release/install']!.GET
+  const update = table['/api/mini-apps/access/apps/:appId/update']!.GET
+  const bundles = table['/api/mini-apps/access/versions/:versionId/bundles/:platform']!.GET
+  const assets = table['/api/mini-apps/access/versions/:versionId/assets/:platform']!.GET
+  const manifest = table['/api/mini-apps/access/versions/:versionId/manifest']!.GET
+  return (request, server, url) => {
+    const pathStart = pathStartOf(url)
+    if (pathStart === -1 || !url.startsWith(accessPrefix, pathStart) || request.method !== 'GET') return null
+    const end = pathEndOf(url)
+    let at = pathStart + accessPrefix.length
+    const versions = url.startsWith('versions/', at)
+    if (versions) at += 9
+    else if (url.startsWith('apps/', at)) at += 5
+    else return null
+    // the id: one plain segment
+    const idEnd = url.indexOf('/', at)
+    if (idEnd <= at || idEnd >= end || url.lastIndexOf('%', idEnd) >= at) return null
+    at = idEnd + 1
+    const rest = end - at
+    const asked = request as BunRequest
+    if (versions) {
+      if (rest === 7 && url.startsWith('install', at)) return install(asked, server, url)
+      if (rest === 8 && url.startsWith('manifest', at)) return manifest(asked, server, url)
+      // bundles/{platform}, assets/{platform}: one plain segment after the folder
+      const folder = url.startsWith('bundles/', at) ? bundles : url.startsWith('assets/', at) ? assets : null
+      if (folder === null) return null
+      const platformAt = at + (folder === bundles ? 8 : 7)
+      if (platformAt >= end || url.indexOf('/', platformAt) !== -1 && url.indexOf('/', platformAt) < end) return null
+      if (url.lastIndexOf('%', end - 1) >= platformAt) return null
+      return folder(asked, server, url)
+    }
+    if (rest === 6 && url.startsWith('update', at)) return update(asked, server, url)
+    if (rest === 15 && url.startsWith('release/install', at)) return releaseInstall(asked, server, url)
+    return null
   }
 }
