@@ -12,11 +12,10 @@
 // here; a paired median settles changes of 1-2 %, which is what a change to a hot path is worth.
 // It also prints each side's CPU per request by thread (the allocator's and the GC's threads show
 // up there) and both trees' ratio to the raw constant.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createBenchAdmin, freePort, median, publishBench, waitForHealth, wrkLoad, wrkReport } from './support'
+import { benchWorkspace, createBenchAdmin, freePort, median, publishBench, waitForHealth, wrkLoad, wrkReport } from './support'
 
 const root = join(import.meta.dir, '..', '..')
 
@@ -44,16 +43,7 @@ if (!routes.includes(route)) throw new Error(`--route: one of ${routes.join(', '
 const pairs = Number(options.pairs)
 const seconds = Number(options.seconds)
 
-const work = mkdtempSync(join(tmpdir(), 'miniship-bench-ab-'))
-const children: ReturnType<typeof Bun.spawn>[] = []
-const cleanUp = () => {
-  for (const child of children) child.kill('SIGTERM')
-  rmSync(work, { recursive: true, force: true })
-}
-process.on('SIGINT', () => {
-  cleanUp()
-  process.exit(130)
-})
+const { work, children, cleanUp } = benchWorkspace('ab')
 
 /** `serve` of the tree at `tree` on a data directory of its own, with 1.0.0 published and 1.1.0 at 25 %; answers its pid and the route's URL. */
 async function startTree(tree: string, name: string): Promise<{ pid: number; url: string }> {

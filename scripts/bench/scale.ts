@@ -19,13 +19,12 @@
 // compares the large side with it; the ?limit=1 row compares one version on each. The third server
 // answers every call too (its numbers are not printed but for that row): a server that answered only
 // the first page was measurably colder than the others.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { availableParallelism, loadavg, tmpdir } from 'node:os'
+import { availableParallelism, loadavg } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { Database } from 'bun:sqlite'
 import { buildZip } from '../../src/test-fixtures'
-import { call, freePort, waitForHealth, createBenchAdmin } from './support'
+import { benchWorkspace, call, freePort, waitForHealth, createBenchAdmin } from './support'
 
 const root = join(import.meta.dir, '..', '..')
 const { values: options } = parseArgs({
@@ -34,16 +33,7 @@ const { values: options } = parseArgs({
 const versionCount = Number(options.versions)
 const userCount = Number(options.users)
 const samples = Number(options.samples)
-const work = mkdtempSync(join(tmpdir(), 'miniship-bench-scale-'))
-const children: ReturnType<typeof Bun.spawn>[] = []
-const cleanUp = () => {
-  for (const child of children) child.kill('SIGTERM')
-  rmSync(work, { recursive: true, force: true })
-}
-process.on('SIGINT', () => {
-  cleanUp()
-  process.exit(130)
-})
+const { work, children, cleanUp } = benchWorkspace('scale')
 
 const progress = (text: string) => process.stderr.write(process.stderr.isTTY ? `\r${text.padEnd(70)}` : `${text}\n`)
 

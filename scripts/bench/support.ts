@@ -1,5 +1,7 @@
 // Shared by the benchmarks: a free port, a JSON API call, waiting for a server's health, a wrk run with the server's CPU time, a median.
-import { readdirSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { buildZip } from '../../src/test-fixtures'
 
 export async function freePort(): Promise<number> {
@@ -148,3 +150,21 @@ export async function publishBench(base: string, bundle: Uint8Array) {
   }
 }
 
+
+/**
+ * A benchmark's temp directory and the servers it starts: `cleanUp` stops them (SIGTERM) and removes
+ * the directory, and runs on Ctrl-C too.
+ */
+export function benchWorkspace(name: string): { work: string; children: ReturnType<typeof Bun.spawn>[]; cleanUp: () => void } {
+  const work = mkdtempSync(join(tmpdir(), `miniship-bench-${name}-`))
+  const children: ReturnType<typeof Bun.spawn>[] = []
+  const cleanUp = () => {
+    for (const child of children) child.kill('SIGTERM')
+    rmSync(work, { recursive: true, force: true })
+  }
+  process.on('SIGINT', () => {
+    cleanUp()
+    process.exit(130)
+  })
+  return { work, children, cleanUp }
+}
