@@ -7,10 +7,11 @@
 // same update-check URL, each adding one part of the log to the one before (issue 30):
 //   raw       a Bun.serve fetch handler answering the constant with its content type, as
 //             runtime.ts's raw side does;
-//   id        serve's way for the runtime's answers (a `routes` entry for the update check's path,
-//             cached headers), plus the X-Request-Id header (a per-process prefix and a counter)
-//             set on those headers before they are copied into the answer, as jsonResponse does;
-//   time      and what the line needs from the request: its URL, the clock, the cached ISO time;
+//   id        serve's way for the runtime's answers (its fetch handler reads the URL and picks the
+//             route by its path, as nativeDispatch does; cached headers), plus the X-Request-Id
+//             header (a per-process prefix and a counter) set on those headers before they are
+//             copied into the answer, as jsonResponse does;
+//   time      and what the line needs besides: the clock (twice: the duration) and the cached ISO time;
 //   format    miniship's request log (withRequestLog) formatting every line into its buffer, the
 //             full buffers handed to nothing;
 //   logged    the same, the buffers written to /dev/null as serve writes them to stdout (fdWriter):
@@ -38,7 +39,7 @@ const bundlePath = `/api/mini-apps/access/versions/01a20944-0672-763f-b854-e6bb8
 
 // ---- mode 2: the three servers, in their own process (one JS thread, like miniship) ----
 if (process.argv[2] === '--servers') {
-  const { createLogSink, fdWriter, isoTimeOf, nextRequestId, runningRequestId, toldLength, withRequestLog } = await import('../../src/http/request-log')
+  const { createLogSink, fdWriter, isoTimeOf, nextRequestId, pathStartOf, runningRequestId, toldLength, withRequestLog } = await import('../../src/http/request-log')
   const url = (name: string) => `http://127.0.0.1:3000/api/mini-apps/access/versions/01a20944-0672-763f-b854-e6bb825ee5b7/${name}?scope=stable/bench-device-1&token=${'t'.repeat(160)}`
   const json = JSON.stringify({
     updateAvailable: true,
@@ -74,54 +75,53 @@ if (process.argv[2] === '--servers') {
   const oneByOne = createLogSink(fdWriter(devNull, { write: (chunk) => writeSync(devNull, chunk) }), 100, 1)
   const isoOf = isoTimeOf()
   let kept: unknown = null
-  const route = '/api/mini-apps/access/apps/:appId/update'
-  const bundleRoute = '/api/mini-apps/access/versions/:versionId/bundles/:platform'
+  // serve picks the runtime's routes from the URL in its fetch handler (nativeDispatch), handing the URL it read on
+  const updatePrefix = '/api/mini-apps/access/apps/'
+  const bundlePrefix = '/api/mini-apps/access/versions/'
+  const dispatched =
+    (prefix: string, handler: (request: Request, server: Server<undefined>, url: string) => Response | Promise<Response>) =>
+    (request: Request, server: Server<undefined>) => {
+      const url = request.url
+      return url.startsWith(prefix, pathStartOf(url)) && request.method === 'GET' ? handler(request, server, url) : notFound()
+    }
   // a presigned GET of Bun.S3Client is about this long
   const presigned = `http://127.0.0.1:9000/miniship/blobs/sha256/ab/${'ab'.repeat(32)}?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=${'A'.repeat(20)}%2F20261123%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261123T170000Z&X-Amz-Expires=300&X-Amz-SignedHeaders=host&X-Amz-Signature=${'f'.repeat(64)}`
   const redirect = new Headers({ location: presigned, 'cache-control': 'no-store' })
   const notFound = () => new Response('not found', { status: 404 })
-  const serve = (options: Partial<Parameters<typeof Bun.serve>[0]>) => Bun.serve({ hostname: '127.0.0.1', port: 0, development: false, fetch: notFound, ...options } as Parameters<typeof Bun.serve>[0]).port
+  const serve = (fetch: (request: Request, server: Server<undefined>) => Response | Promise<Response>) => Bun.serve({ hostname: '127.0.0.1', port: 0, development: false, fetch }).port
+  // as serve wraps its native install routes: the caller's X-Request-Id is not read
+  const logged = (logSink: typeof sink) => serve(dispatched(updatePrefix, withRequestLog<Server<undefined>>(() => answer(), logSink, { keepIncomingId: false })))
   const ports = {
-    raw: serve({ fetch: () => new Response(json, { headers: { 'content-type': 'application/json; charset=utf-8' } }) }),
-    id: serve({
-      routes: {
-        [route]: {
-          GET: () => {
-            headers.set('x-request-id', `bench-${(++counter).toString(36)}`)
-            return new Response(json, { headers })
-          },
-        },
-      },
-    }),
-    time: serve({
-      routes: {
-        [route]: {
-          GET: (request: BunRequest) => {
-            const started = performance.now()
-            const url = request.url
-            headers.set('x-request-id', nextRequestId())
-            const response = new Response(json, { headers })
-            kept = [isoOf(Date.now()), url, performance.now() - started]
-            return response
-          },
-        },
-      },
-    }),
-    // as serve wraps its native install routes: the caller's X-Request-Id is not read
-    format: serve({ routes: { [route]: { GET: withRequestLog<Server<undefined>, BunRequest>(() => answer(), unwritten, { keepIncomingId: false }) } } }),
-    logged: serve({ routes: { [route]: { GET: withRequestLog<Server<undefined>, BunRequest>(() => answer(), sink, { keepIncomingId: false }) } } }),
-    immediate: serve({ routes: { [route]: { GET: withRequestLog<Server<undefined>, BunRequest>(() => answer(), oneByOne, { keepIncomingId: false }) } } }),
+    raw: serve(() => new Response(json, { headers: { 'content-type': 'application/json; charset=utf-8' } })),
+    id: serve(
+      dispatched(updatePrefix, () => {
+        headers.set('x-request-id', `bench-${(++counter).toString(36)}`)
+        return new Response(json, { headers })
+      }),
+    ),
+    time: serve(
+      dispatched(updatePrefix, (_request, _server, url) => {
+        const started = performance.now()
+        headers.set('x-request-id', nextRequestId())
+        const response = new Response(json, { headers })
+        const ended = performance.now()
+        kept = [isoOf(Math.floor(performance.timeOrigin + ended)), url, ended - started]
+        return response
+      }),
+    ),
+    format: logged(unwritten),
+    logged: logged(sink),
+    immediate: logged(oneByOne),
     // as the S3 redirect is made (runtime/files.ts): the id in its cached headers, no length
-    redirect: serve({
-      routes: {
-        [bundleRoute]: {
-          GET: withRequestLog<Server<undefined>, BunRequest>(() => {
-            redirect.set('x-request-id', runningRequestId()!)
-            return toldLength(new Response(null, { status: 302, headers: redirect }), null, true)
-          }, sink),
-        },
-      },
-    }),
+    redirect: serve(
+      dispatched(
+        bundlePrefix,
+        withRequestLog<Server<undefined>>(() => {
+          redirect.set('x-request-id', runningRequestId()!)
+          return toldLength(new Response(null, { status: 302, headers: redirect }), null, true)
+        }, sink),
+      ),
+    ),
   }
   void kept
   console.log(JSON.stringify({ ports, bytes: Buffer.byteLength(json) }))
@@ -224,7 +224,7 @@ try {
   // throughput with the least interference, so its ratio is printed beside the medians'
   console.log(`request log floor: ${rounds} alternating rounds of ${seconds} s each, wrk -t1 -c32, a constant ${bytes}-byte JSON answer, medians (best rounds)`)
   console.log(`  ${'raw Bun.serve'.padEnd(38)} ${raw.toFixed(0)} req/s (${rawBest.toFixed(0)})`)
-  const labels = { id: 'route + X-Request-Id', time: '+ URL, clock and ISO time', format: '+ lines formatted (not written)', logged: "route + miniship's request log", immediate: 'the same, each line formatted at once', redirect: 'a 302 through the request log' }
+  const labels = { id: 'URL, route + X-Request-Id', time: '+ clock and ISO time', format: '+ lines formatted (not written)', logged: "route + miniship's request log", immediate: 'the same, each line formatted at once', redirect: 'a 302 through the request log' }
   for (const side of ['id', 'time', 'format', 'logged', 'immediate', 'redirect'] as const) {
     const label = labels[side]
     const best = Math.max(...results[side])
