@@ -48,6 +48,37 @@ test('counts file under the UTC day of the clock; a day boundary seals the batch
   expect(utcDay(Date.parse('2026-01-01T00:00:00Z'))).toBe('2026-01-01')
 })
 
+test('devices hashed in batches: every one counted reaches the drained sketches, across batches, days and versions', () => {
+  const now = { value: Date.parse('2026-11-22T23:59:00.000Z') }
+  const hashed: string[] = []
+  const counters = createInsightCounters({
+    clock: () => now.value,
+    enabled: true,
+    hashDevice: (deviceId) => {
+      hashed.push(deviceId)
+      return Buffer.from(new Bun.CryptoHasher('sha256', 'key').update(deviceId).digest())
+    },
+  })
+  const other = { id: 'v2', miniAppId: 'app-1' }
+  // 700 devices on v1 (more than two batches), every third one on v2 too, then a day boundary
+  for (let index = 0; index < 700; index++) {
+    counters.countUpdateCheck(subject, 'stable', 'ios', `device-${index}`)
+    if (index % 3 === 0) counters.countInstall(other, 'stable', 'android', `device-${index}`)
+    if (index === 500) now.value += 60_000
+  }
+  // an id too long or empty is not a device
+  counters.countUpdateCheck(subject, 'stable', 'ios', '')
+  expect(hashed.length).toBeLessThan(700 + 234)
+  const batches = counters.drain()
+  expect(hashed).toHaveLength(700 + 234)
+  const devicesOf = (day: string, versionId: string) => countOf(batches.find((batch) => batch.day === day)!.slots.get(versionId)!.devices)
+  expect(devicesOf('2026-11-22', 'v1')).toBe(501)
+  expect(devicesOf('2026-11-23', 'v1')).toBe(199)
+  expect(devicesOf('2026-11-22', 'v2')).toBe(167)
+  expect(devicesOf('2026-11-23', 'v2')).toBe(67)
+  expect(counters.drain()).toEqual([])
+})
+
 test('off: nothing is counted, not even the totals', () => {
   const counters = createInsightCounters({ clock: Date.now, enabled: false, hashDevice: () => { throw new Error('counting is off: nothing is hashed') } })
   counters.countInstall(subject, 'stable')
