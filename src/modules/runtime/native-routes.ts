@@ -246,8 +246,8 @@ export function nativeDispatch(routes: NativeRoutes): (request: Request, server:
       const folder = url.startsWith('bundles/', at) ? bundles : url.startsWith('assets/', at) ? assets : null
       if (folder === null) return null
       const platformAt = at + (folder === bundles ? 8 : 7)
-      if (platformAt >= end || url.indexOf('/', platformAt) !== -1 && url.indexOf('/', platformAt) < end) return null
-      if (url.lastIndexOf('%', end - 1) >= platformAt) return null
+      const slash = url.indexOf('/', platformAt)
+      if (platformAt >= end || (slash !== -1 && slash < end) || url.lastIndexOf('%', end - 1) >= platformAt) return null
       return folder(asked, server, url)
     }
     if (rest === 6 && url.startsWith('update', at)) return update(asked, server, url)
