@@ -120,6 +120,18 @@ test('lines formatted in place in the buffer are the string lines byte for byte,
     'http://x/\u007f',
     `http://x/long?${'k'.repeat(2000)}=v&token=${'t'.repeat(3000)}`,
     `http://x/${'p'.repeat(1020)}?a=b`,
+    // the same path as the URL before with another query (its path's bytes are reused), then paths that only start alike
+    '/api/mini-apps/access/apps/a/update?platform=ios&currentVersion=1.0.0&deviceId=dev-2',
+    '/api/mini-apps/access/apps/a/update?platform=android&deviceId=dev-3&x',
+    '/api/mini-apps/access/apps/a/updates?platform=ios',
+    '/api/mini-apps/access/apps/a/update',
+    '/api/mini-apps/access/apps/a/update?',
+    '/api/mini-apps/access/apps/a/update?k"ey=1',
+    '/api/mini-apps/access/apps/a/update?token=t#f',
+    'http://x:3001/a?token=other',
+    'http://y:3001/a?token=other',
+    'http://x/api/auth/cli/sessions/ABCD-1234?x=1',
+    'http://x/api/auth/cli/sessions/ABCD-1234?y=1',
   ]
   const durations = [0, 0.004, 0.005, 0.1, 0.12, 0.125, 1, 9.999, 10.5, 123456.78]
   const expected: string[] = []
@@ -128,7 +140,7 @@ test('lines formatted in place in the buffer are the string lines byte for byte,
     const durationMs = durations[index % durations.length]!
     const bytes = index % 3 === 0 ? null : index * 1000
     // the times move by 37 ms a line, across seconds; the last few are far outside the usual years
-    const time = index >= 60 ? [-1, 253402300800000, 0][index % 3]! : at + index * 37
+    const time = index >= 90 ? [-1, 253402300800000, 0][index % 3]! : at + index * 37
     sink.request(time, index % 4 === 0 ? 'POST' : 'GET', url, 200 + index, bytes, durationMs, `id-${index}`)
     // the same fields through the string form
     const line = `{"time":"${new Date(time).toISOString()}","method":"${index % 4 === 0 ? 'POST' : 'GET'}","path":${JSON.stringify(redactedPath(url))},"status":${200 + index},"bytes":${bytes},"durationMs":${Math.round(durationMs * 100) / 100},"requestId":"id-${index}"}`

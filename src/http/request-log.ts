@@ -73,28 +73,40 @@ function createFormattingSink(write: (chunk: Uint8Array) => void, flushMs: numbe
   let used = 0
   let timer: ReturnType<typeof setTimeout> | null = null
   const isoOf = isoTimeOf()
-  /** the ISO time up to its second ("2026-11-25T18:38:04."), made once per second; the milliseconds are written as digits */
+  // A line is mostly bytes the line before had too: they are kept as byte strings and copied in
+  // with one native call each (a byte at a time costs about as much per byte as that call does
+  // per string). Only the milliseconds, the duration, the id and a new path are written by byte.
+  /** `{"time":"` and the ISO time up to its second ("2026-11-25T18:38:04."), made once per second */
   let secondStart = -1
-  let secondPrefix = ''
-  const isoInto = (target: Buffer, position: number, at: number): number => {
-    // before 1970 or after 9999 the ISO string has another shape: written whole
-    if (at < 0 || at >= 253402300800000) return ascii(target, position, isoOf(at))
-    const ms = at % 1000
-    if (at - ms !== secondStart) {
-      secondStart = at - ms
-      secondPrefix = new Date(secondStart).toISOString().slice(0, 20)
+  let head = Buffer.alloc(0)
+  /** per method: `Z","method":"GET","path":` */
+  const middles = new Map([...methodJson].map(([method, json]) => [method, Buffer.from(`Z","method":${json},"path":`, 'latin1')]))
+  const getMiddle = middles.get('GET')!
+  /** per (status, bytes): `,"status":200,"bytes":1234,"durationMs":` (few pairs recur: answers of a kind have a few lengths) */
+  const tails = new Map<number, Buffer>()
+  const tailOf = (status: number, bytes: number | null): Buffer => {
+    // status < 1000 and bytes < 2^53 / 1000 (a file of 9 PB): the key is exact
+    const key = bytes === null ? -1 - status : bytes * 1000 + status
+    let tail = tails.get(key)
+    if (tail === undefined) {
+      if (tails.size >= 4096) tails.clear()
+      tails.set(key, (tail = Buffer.from(`,"status":${status},"bytes":${bytes},"durationMs":`, 'latin1')))
     }
-    position = ascii(target, position, secondPrefix)
-    target[position++] = 0x30 + Math.floor(ms / 100)
-    target[position++] = 0x30 + (Math.floor(ms / 10) % 10)
-    target[position++] = 0x30 + (ms % 10)
-    target[position++] = 0x5a
-    return position
+    return tail
   }
+  const idHead = Buffer.from(',"requestId":"', 'latin1')
   /** the URL of the last line formatted in place, and its redacted path's bytes */
   let lastUrl: string | null = null
   const lastPath = Buffer.allocUnsafe(2048)
   let lastPathLength = 0
+  /**
+   * The last URL with a query, up to its `?` (scheme, host and path), and the bytes its path took
+   * (`"` and the path): a device polling with another deviceId each time has the same path, and
+   * only its query's keys are written again.
+   */
+  let lastPrefix: string | null = null
+  const prefixBytes = Buffer.allocUnsafe(inPlaceUrlLength + 1)
+  let prefixLength = 0
   const flush = () => {
     if (timer !== null) {
       clearTimeout(timer)
@@ -124,41 +136,68 @@ function createFormattingSink(write: (chunk: Uint8Array) => void, flushMs: numbe
     }
     added()
   }
+  /** The path's JSON string at `position` (see writeRedactedPath); -1 when the string form must do it. */
+  const writePath = (position: number, url: string): number => {
+    if (url === lastUrl) {
+      // the same URL as the line before (a device polling, a CDN revalidating): the same bytes
+      lastPath.copy(buffer, position, 0, lastPathLength)
+      return position + lastPathLength
+    }
+    const pathAt = position
+    if (lastPrefix !== null && url.charCodeAt(lastPrefix.length) === 0x3f && url.startsWith(lastPrefix)) {
+      // the same scheme, host and path as the last URL with a query: its path's bytes, then this query
+      prefixBytes.copy(buffer, position, 0, prefixLength)
+      let end = url.indexOf('#', lastPrefix.length)
+      if (end === -1) end = url.length
+      position = writeRedactedQuery(buffer, position + prefixLength, url, lastPrefix.length, end)
+    } else {
+      position = writeRedactedPath(buffer, position, url)
+      if (position === -1) return -1
+      if (pathQueryAt !== -1) {
+        lastPrefix = url.slice(0, pathQueryAt)
+        prefixLength = pathQueryAt - pathStartOf(url) + 1
+        buffer.copy(prefixBytes, 0, pathAt, pathAt + prefixLength)
+      }
+    }
+    if (position === -1) return -1
+    lastPathLength = position - pathAt
+    if (lastPathLength <= lastPath.length) {
+      buffer.copy(lastPath, 0, pathAt, position)
+      lastUrl = url
+    } else lastUrl = null
+    return position
+  }
   return {
     log: text,
     request(at, method, url, status, bytes, durationMs, requestId) {
-      const methodText = methodJson.get(method)
-      if (methodText === undefined || url.length > inPlaceUrlLength) return text(requestLine(isoOf(at), method, url, status, bytes, durationMs, requestId))
+      const middle = method === 'GET' ? getMiddle : middles.get(method)
+      // before 1970 or after 9999 the ISO string has another shape: the string form
+      if (middle === undefined || url.length > inPlaceUrlLength || at < 0 || at >= 253402300800000) return text(requestLine(isoOf(at), method, url, status, bytes, durationMs, requestId))
       if (used + lineRoom > buffer.length) flush()
-      let position = ascii(buffer, used, '{"time":"')
-      position = isoInto(buffer, position, at)
-      position = ascii(buffer, position, '","method":')
-      position = ascii(buffer, position, methodText)
-      position = ascii(buffer, position, ',"path":')
-      if (url === lastUrl) {
-        // the same URL as the line before (a device polling, a CDN revalidating): the same bytes
-        lastPath.copy(buffer, position, 0, lastPathLength)
-        position += lastPathLength
-      } else {
-        const pathAt = position
-        position = writeRedactedPath(buffer, position, url)
-        // something in the path needs escaping (or is a device code): the string form, as a whole line
-        if (position === -1) return text(requestLine(isoOf(at), method, url, status, bytes, durationMs, requestId))
-        lastPathLength = position - pathAt
-        if (lastPathLength <= lastPath.length) {
-          buffer.copy(lastPath, 0, pathAt, position)
-          lastUrl = url
-        } else lastUrl = null
+      const ms = at % 1000
+      if (at - ms !== secondStart) {
+        secondStart = at - ms
+        head = Buffer.from(`{"time":"${new Date(secondStart).toISOString().slice(0, 20)}`, 'latin1')
       }
-      position = ascii(buffer, position, ',"status":')
-      position = integer(buffer, position, status)
-      position = ascii(buffer, position, ',"bytes":')
-      position = bytes === null ? ascii(buffer, position, 'null') : integer(buffer, position, bytes)
-      position = ascii(buffer, position, ',"durationMs":')
-      position = hundredths(buffer, position, durationMs)
-      position = ascii(buffer, position, ',"requestId":"')
-      position = ascii(buffer, position, requestId)
-      position = ascii(buffer, position, '"}\n')
+      buffer.set(head, used)
+      let position = used + head.length
+      buffer[position++] = 0x30 + Math.floor(ms / 100)
+      buffer[position++] = 0x30 + (Math.floor(ms / 10) % 10)
+      buffer[position++] = 0x30 + (ms % 10)
+      buffer.set(middle, position)
+      position = writePath(position + middle.length, url)
+      // something in the path needs escaping (or is a device code): the string form, as a whole line
+      if (position === -1) return text(requestLine(isoOf(at), method, url, status, bytes, durationMs, requestId))
+      const tail = tailOf(status, bytes)
+      buffer.set(tail, position)
+      position = hundredths(buffer, position + tail.length, durationMs)
+      buffer.set(idHead, position)
+      position += idHead.length
+      // the id matched requestIdPattern (or is ours): ASCII that needs no escaping
+      for (let index = 0; index < requestId.length; index++) buffer[position++] = requestId.charCodeAt(index)
+      buffer[position++] = 0x22
+      buffer[position++] = 0x7d
+      buffer[position++] = 0x0a
       used = position
       added()
     },
@@ -189,12 +228,6 @@ function requestLine(iso: string, method: string, url: string, status: number, b
   return `{"time":"${iso}","method":${methodJson.get(method) ?? jsonString(method)},"path":${jsonString(redactedPath(url))},"status":${status},"bytes":${bytes},"durationMs":${Math.round(durationMs * 100) / 100},"requestId":"${requestId}"}`
 }
 
-/** ASCII text into the buffer at `position`; answers the position after it. */
-function ascii(buffer: Buffer, position: number, value: string): number {
-  for (let index = 0; index < value.length; index++) buffer[position++] = value.charCodeAt(index)
-  return position
-}
-
 /** A non-negative integer in decimal, as String() writes it. */
 function integer(buffer: Buffer, position: number, value: number): number {
   if (value < 10) {
@@ -219,15 +252,20 @@ function hundredths(buffer: Buffer, position: number, value: number): number {
   return position
 }
 
-const redactedValue = '=[redacted]'
+const redactedValue = Buffer.from('=[redacted]', 'latin1')
+
+/** Where writeRedactedPath's last path ended at a `?` (the index of it in the URL), else -1. */
+let pathQueryAt = -1
 
 /**
  * `redactedPath(url)` as a JSON string literal, written byte by byte at `position`; -1 when the
- * path or a query key holds anything but printable ASCII other than `"` and `\` (the caller then
- * escapes the string form), or is a device-flow path. Values are skipped unread.
+ * path or a query key holds anything but printable ASCII other than `"` and `\\` (the caller then
+ * escapes the string form), or is a device-flow path. Values are skipped unread. Sets
+ * `pathQueryAt`.
  */
 function writeRedactedPath(buffer: Buffer, position: number, url: string): number {
   let index = pathStartOf(url)
+  pathQueryAt = -1
   buffer[position++] = 0x22
   if (index === -1) {
     buffer[position++] = 0x2f
@@ -243,6 +281,12 @@ function writeRedactedPath(buffer: Buffer, position: number, url: string): numbe
     if (code < 0x20 || code > 0x7e || code === 0x22 || code === 0x5c) return -1
     buffer[position++] = code
   }
+  if (index < end) pathQueryAt = index
+  return writeRedactedQuery(buffer, position, url, index, end)
+}
+
+/** The query at `index` (its `?`, or `end` for none) up to `end`, each value redacted, and the closing quote; -1 as writeRedactedPath. */
+function writeRedactedQuery(buffer: Buffer, position: number, url: string, index: number, end: number): number {
   // a query: each pair's key, every value redacted
   if (index + 1 < end) {
     buffer[position++] = 0x3f
@@ -256,7 +300,8 @@ function writeRedactedPath(buffer: Buffer, position: number, url: string): numbe
         if (code < 0x20 || code > 0x7e || code === 0x22 || code === 0x5c) return -1
         buffer[position++] = code
       }
-      position = ascii(buffer, position, redactedValue)
+      buffer.set(redactedValue, position)
+      position += redactedValue.length
       if (index < end && url.charCodeAt(index) === 0x3d) {
         const pairEnd = url.indexOf('&', index)
         index = pairEnd === -1 || pairEnd > end ? end : pairEnd
