@@ -3,14 +3,16 @@
 // pair by pair; with raw `Bun.serve` answering the same JSON as a constant, as runtime.ts's baseline.
 //
 //   git worktree add /tmp/before HEAD~1 && cp -a node_modules /tmp/before/
-//   node_modules/.bin/bun scripts/bench/ab.ts --before /tmp/before [--route install|release|update] [--pairs 15] [--seconds 1] [-- serve flags]
+//   node_modules/.bin/bun scripts/bench/ab.ts --before /tmp/before [--route install|release|update] [--pairs 15] [--seconds 1] [--processes 1] [-- serve flags]
 //
 // Each pair runs both trees back to back (which one goes first alternates), so a slow moment of a
 // shared machine falls on both; the figure is the median of the pairs' ratios of CPU time per
 // request (all of a server's threads, from /proc, so waiting for a core does not count), and in how
 // many pairs this tree was the cheaper. runtime.ts's medians move by several percent between runs
 // here; a paired median settles changes of 1-2 %, which is what a change to a hot path is worth.
-// It also prints each side's CPU per request by thread (the allocator's and the GC's threads show
+// With --processes N each tree runs as N servers and a pair measures every one of them once: two
+// processes of the same tree differ by a few percent (what the JIT happened to compile), so one
+// process per side can mistake that for the change. It also prints each side's CPU per request by thread (the allocator's and the GC's threads show
 // up there) and both trees' ratio to the raw constant.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -28,7 +30,7 @@ if (process.argv[2] === '--raw-server') {
 }
 
 const { values: options, positionals: serveFlags } = parseArgs({
-  options: { before: { type: 'string' }, route: { type: 'string', default: 'install' }, pairs: { type: 'string', default: '15' }, seconds: { type: 'string', default: '1' } },
+  options: { before: { type: 'string' }, route: { type: 'string', default: 'install' }, pairs: { type: 'string', default: '15' }, seconds: { type: 'string', default: '1' }, processes: { type: 'string', default: '1' } },
   allowPositionals: true,
 })
 const wrk = Bun.which('wrk')
@@ -42,6 +44,8 @@ const route = options.route as (typeof routes)[number]
 if (!routes.includes(route)) throw new Error(`--route: one of ${routes.join(', ')}`)
 const pairs = Number(options.pairs)
 const seconds = Number(options.seconds)
+const processes = Number(options.processes)
+if (!Number.isInteger(processes) || processes < 1) throw new Error('--processes: a whole number of servers per tree, 1 or more')
 
 const { work, children, cleanUp } = benchWorkspace('ab')
 
@@ -74,9 +78,9 @@ function threadTimes(pid: number): Map<string, number> {
 
 interface Side {
   label: string
-  pid: number
-  url: string
-  /** CPU ns per request of each run, all threads */
+  /** the side's servers (one raw server; --processes of each tree) */
+  servers: { pid: number; url: string }[]
+  /** CPU ns per request of each pair, all threads, over all of the side's servers */
   totals: number[]
   byThread: Map<string, number[]>
 }
@@ -86,42 +90,56 @@ try {
   // the update check asks with another deviceId each time, as runtime.ts does
   writeFileSync(join(work, 'devices.lua'), `local counter = 0\nrequest = function()\n  counter = counter + 1\n  return wrk.format("GET", wrk.path .. counter)\nend\n${wrkReport}`)
   const script = join(work, route === 'update' ? 'devices.lua' : 'report.lua')
-  const after = await startTree(root, 'after')
-  const before = await startTree(options.before, 'before')
-  writeFileSync(join(work, 'answer.json'), await (await fetch(after.url)).text())
+  const after: { pid: number; url: string }[] = []
+  const before: { pid: number; url: string }[] = []
+  for (let index = 0; index < processes; index++) {
+    after.push(await startTree(root, `after-${index}`))
+    before.push(await startTree(options.before, `before-${index}`))
+  }
+  writeFileSync(join(work, 'answer.json'), await (await fetch(after[0]!.url)).text())
   const raw = Bun.spawn([process.execPath, import.meta.path, '--raw-server', join(work, 'answer.json')], { stdout: 'pipe', stderr: 'inherit' })
   children.push(raw)
   const reader = raw.stdout.getReader()
   const rawPort = Number(new TextDecoder().decode((await reader.read()).value).trim())
   reader.releaseLock()
   const sides: Side[] = [
-    { label: 'this tree', ...after, totals: [], byThread: new Map() },
-    { label: 'before', ...before, totals: [], byThread: new Map() },
-    { label: 'raw constant', pid: raw.pid, url: `http://127.0.0.1:${rawPort}/`, totals: [], byThread: new Map() },
+    { label: 'this tree', servers: after, totals: [], byThread: new Map() },
+    { label: 'before', servers: before, totals: [], byThread: new Map() },
+    { label: 'raw constant', servers: [{ pid: raw.pid, url: `http://127.0.0.1:${rawPort}/` }], totals: [], byThread: new Map() },
   ]
-  const measure = async (side: Side) => {
-    const threadsBefore = threadTimes(side.pid)
-    const load = await wrkLoad({ wrk, seconds, script }, side.url, 32)
-    const threadsAfter = threadTimes(side.pid)
-    const requests = load.requestsPerSecond * seconds
-    let total = 0
-    for (const [name, ns] of threadsAfter) {
-      const perRequest = (ns - (threadsBefore.get(name) ?? 0)) / requests
-      total += perRequest
-      if (!side.byThread.has(name)) side.byThread.set(name, [])
-      side.byThread.get(name)!.push(perRequest)
-    }
-    side.totals.push(total)
-  }
-  // warm every side (JIT)
-  for (const side of sides) await wrkLoad({ wrk, seconds: 1, script }, side.url, 32)
+  // warm every server (JIT)
+  for (const side of sides) for (const server of side.servers) await wrkLoad({ wrk, seconds: 1, script }, server.url, 32)
   for (let pair = 0; pair < pairs; pair++) {
-    for (const side of pair % 2 === 0 ? sides : [...sides].reverse()) await measure(side)
+    const order = pair % 2 === 0 ? sides : [...sides].reverse()
+    const cpu = new Map<Side, Map<string, number>>(sides.map((side) => [side, new Map()]))
+    const requests = new Map<Side, number>(sides.map((side) => [side, 0]))
+    // server k of each side in turn, so the sides' runs interleave
+    for (let index = 0; index < processes; index++) {
+      for (const side of order) {
+        const server = side.servers[index % side.servers.length]!
+        const threadsBefore = threadTimes(server.pid)
+        const load = await wrkLoad({ wrk, seconds, script }, server.url, 32)
+        const threadsAfter = threadTimes(server.pid)
+        requests.set(side, requests.get(side)! + load.requestsPerSecond * seconds)
+        const byName = cpu.get(side)!
+        for (const [name, ns] of threadsAfter) byName.set(name, (byName.get(name) ?? 0) + ns - (threadsBefore.get(name) ?? 0))
+      }
+    }
+    for (const side of sides) {
+      let total = 0
+      for (const [name, ns] of cpu.get(side)!) {
+        const perRequest = ns / requests.get(side)!
+        total += perRequest
+        if (!side.byThread.has(name)) side.byThread.set(name, [])
+        side.byThread.get(name)!.push(perRequest)
+      }
+      side.totals.push(total)
+    }
     console.error(`pair ${pair + 1}/${pairs} done`)
   }
   const [ours, theirs, rawSide] = sides as [Side, Side, Side]
   const ratios = ours.totals.map((value, index) => value / theirs.totals[index]!)
-  console.log(`a/b, ${route}: ${pairs} pairs of ${seconds} s runs, wrk -t1 -c32, CPU time per request (all threads)`)
+  console.log(`a/b, ${route}: ${pairs} pairs of ${seconds} s runs${processes > 1 ? ` on each of ${processes} servers per tree` : ''}, wrk -t1 -c32, CPU time per request (all threads)`)
   console.log(`  this tree / before: median of the pairs ${median(ratios).toFixed(3)}; this tree cheaper in ${ratios.filter((ratio) => ratio < 1).length} of ${pairs}`)
   for (const side of sides) {
     const threads = [...side.byThread].map(([name, values]) => [name, median(values)] as const).filter(([, value]) => value >= 30)
