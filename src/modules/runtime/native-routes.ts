@@ -58,15 +58,19 @@ function decodedValue(raw: string): string {
   }
 }
 
+/** `runtimeQuery` of a URL without a query. */
+const noQuery: Readonly<RuntimeQuery> = Object.freeze({ token: undefined, channel: undefined, deviceId: undefined, hostVersion: undefined, platform: undefined, currentVersion: undefined })
+
 /**
  * The runtime's query parameters in one pass over the URL (each the first of its name, decoded as
  * `queryValue` does): an update check names five, and scanning the URL once per name cost more
  * than the rest of the request's parsing.
  */
 export function runtimeQuery(url: string): RuntimeQuery {
-  const query: RuntimeQuery = { token: undefined, channel: undefined, deviceId: undefined, hostVersion: undefined, platform: undefined, currentVersion: undefined }
   const queryStart = url.indexOf('?')
-  if (queryStart === -1) return query
+  // no query (a release install of a device that names nothing): one object for all, read only
+  if (queryStart === -1) return noQuery
+  const query: RuntimeQuery = { token: undefined, channel: undefined, deviceId: undefined, hostVersion: undefined, platform: undefined, currentVersion: undefined }
   let end = url.indexOf('#', queryStart)
   if (end === -1) end = url.length
   let at = queryStart + 1

@@ -204,6 +204,9 @@ function invalid(field: string, message: string): AppError {
 }
 
 /** Checks the device's query parameters (decisions §10); the channel defaults to stable. */
+/** `checkDeviceQuery`'s answer for a query that names no channel, device or host version (never changed by its readers). */
+const anonymousQuery: Readonly<Required<Pick<DeviceQuery, 'channel'>> & DeviceQuery> = Object.freeze({ channel: defaultChannel, deviceId: undefined, hostVersion: undefined })
+
 export function checkDeviceQuery(query: DeviceQuery): Required<Pick<DeviceQuery, 'channel'>> & DeviceQuery {
   const channel = query.channel || defaultChannel
   if (channel !== defaultChannel && !isChannelName(channel)) throw invalid('channel', 'must be a channel name such as stable or beta')
@@ -212,6 +215,8 @@ export function checkDeviceQuery(query: DeviceQuery): Required<Pick<DeviceQuery,
   if (deviceId !== undefined && !isDeviceId(deviceId)) throw invalidDeviceId()
   const hostVersion = query.hostVersion || undefined
   if (hostVersion !== undefined && (hostVersion.length > 64 || !versionPattern.test(hostVersion))) throw invalid('hostVersion', 'must be a version such as 2.3.0')
+  // the common case (a device that names nothing): one object for all of them, read only
+  if (channel === defaultChannel && deviceId === undefined && hostVersion === undefined) return anonymousQuery
   return { channel, deviceId, hostVersion }
 }
 
@@ -246,6 +251,9 @@ export function createRuntimeService(deps: RuntimeDeps) {
   const factsById = new Map<string, VersionFacts | null>()
   const appsById = new Map<string, AppFacts | null>()
   const channelsByKey = new Map<string, ChannelFacts | null>()
+  let lastChannelApp = ''
+  let lastChannelName = ''
+  let lastChannelKey = ''
   const downloadTokens = new Map<string, DownloadClaims>()
   const releaseTokens = new Map<string, MaybePromise<string>>()
   /** whether the authority a draft link was handed out on still holds (decisions §18), from memory while nothing was written */
@@ -293,7 +301,13 @@ export function createRuntimeService(deps: RuntimeDeps) {
 
   /** The channel's live releases; null for an unknown appId; 404 CHANNEL_NOT_FOUND for an unknown channel of a known app. */
   function channelFacts(appId: string, channel: string): ChannelFacts | null {
-    const key = `${appId}\u0000${channel}`
+    // most requests name the app and channel the one before did: its key, not a new string to hash
+    if (appId !== lastChannelApp || channel !== lastChannelName) {
+      lastChannelApp = appId
+      lastChannelName = channel
+      lastChannelKey = `${appId}\u0000${channel}`
+    }
+    const key = lastChannelKey
     freshen()
     let found = channelsByKey.get(key)
     if (found === undefined) {
