@@ -45,31 +45,32 @@ function jsonResponse(json: SerialisedJson, cacheControl: string): Response {
   // the request's id goes in before the headers are copied into the answer (see runningRequestId),
   // into headers kept for that: the others never carry an id
   const id = runningRequestId()
-  if (id === null) return toldLength(new Response(json.text, { headers: jsonHeaders(headersByPolicy, json.bytes, cacheControl) }), json.bytes)
-  const headers = jsonHeaders(idHeadersByPolicy, json.bytes, cacheControl)
-  headers.set('x-request-id', id)
-  return toldLength(new Response(json.text, { headers }), json.bytes, true)
+  if (id === null) return toldLength(new Response(json.text, jsonInit(initsByPolicy, json.bytes, cacheControl)), json.bytes)
+  const init = jsonInit(idInitsByPolicy, json.bytes, cacheControl)
+  init.headers.set('x-request-id', id)
+  return toldLength(new Response(json.text, init), json.bytes, true)
 }
 
 /**
- * The headers of a JSON answer, built once per (cache policy, length): Bun copies a Headers object
- * into each Response at a fraction of the cost of building one from an object literal, and install
- * info and update checks are answered tens of thousands of times a second. Answers scoped to a
- * device differ in length only by the device's path segment, so the lengths seen stay few.
+ * The headers of a JSON answer, built once per (cache policy, length), in the init object handed
+ * to each Response: Bun copies a Headers object into each Response at a fraction of the cost of
+ * building one from an object literal, and install info and update checks are answered tens of
+ * thousands of times a second. Answers scoped to a device differ in length only by the device's
+ * path segment, so the lengths seen stay few.
  */
-const headersByPolicy = new Map<string, Map<number, Headers>>()
+const initsByPolicy = new Map<string, Map<number, { headers: Headers }>>()
 /** the same, for answers built while the request log knows the request's id: these get it set */
-const idHeadersByPolicy = new Map<string, Map<number, Headers>>()
-function jsonHeaders(cache: Map<string, Map<number, Headers>>, bytes: number, cacheControl: string): Headers {
+const idInitsByPolicy = new Map<string, Map<number, { headers: Headers }>>()
+function jsonInit(cache: Map<string, Map<number, { headers: Headers }>>, bytes: number, cacheControl: string): { headers: Headers } {
   let byLength = cache.get(cacheControl)
   if (byLength === undefined) cache.set(cacheControl, (byLength = new Map()))
-  let headers = byLength.get(bytes)
-  if (headers === undefined) {
+  let init = byLength.get(bytes)
+  if (init === undefined) {
     if (byLength.size >= 10_000) byLength.clear()
-    headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'content-length': String(bytes), 'cache-control': cacheControl })
-    byLength.set(bytes, headers)
+    init = { headers: new Headers({ 'content-type': 'application/json; charset=utf-8', 'content-length': String(bytes), 'cache-control': cacheControl }) }
+    byLength.set(bytes, init)
   }
-  return headers
+  return init
 }
 
 const headPath = /^\/api\/mini-apps\/access\/versions\/([^/]+)\/(.+?)\/?$/

@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test'
 import type { BunRequest } from 'bun'
-import { queryValue, runtimeQuery } from './native-routes'
+import { queryValue, remembered, runtimeQuery, segmentAfter } from './native-routes'
 
 test('queryValue reads one decoded query parameter without a URL object', () => {
   const table: [string, string | undefined][] = [
@@ -17,6 +17,27 @@ test('queryValue reads one decoded query parameter without a URL object', () => 
     ['http://x/a?token', undefined],
   ]
   for (const [url, value] of table) expect({ url, value: queryValue(url, 'token') }).toEqual({ url, value })
+  // remembering the last value read: the same answers, each URL twice in a row and then in reverse order
+  const memo = remembered()
+  for (const [url, value] of [...table.flatMap((row) => [row, row]), ...[...table].reverse()]) expect({ url, value: queryValue(url, 'token', memo) }).toEqual({ url, value })
+})
+
+test('a remembered token or id is answered only for the same text: same length, other characters, other places', () => {
+  const tokens = remembered()
+  const ids = remembered()
+  const prefix = '/api/mini-apps/access/versions/'
+  const cases: [string, string, string | undefined][] = [
+    ['http://x/api/mini-apps/access/versions/v-aaaa/install?token=t-aaaa', 'v-aaaa', 't-aaaa'],
+    ['http://x/api/mini-apps/access/versions/v-aaaa/install?token=t-aaaa', 'v-aaaa', 't-aaaa'],
+    ['http://x/api/mini-apps/access/versions/v-aaab/install?token=t-aaab', 'v-aaab', 't-aaab'],
+    ['http://x/api/mini-apps/access/versions/v-aaab/install?token=t-aaa%2B', 'v-aaab', 't-aaa+'],
+    ['http://x/api/mini-apps/access/versions/v-aaab/install?token=t-aaa%2B', 'v-aaab', 't-aaa+'],
+    ['http://x/api/mini-apps/access/versions/v-aaab/install?token=t-aaab&x=1', 'v-aaab', 't-aaab'],
+    ['http://x/api/mini-apps/access/versions/v-aaa/install?x=t-aaab&token=t-aa', 'v-aaa', 't-aa'],
+    ['http://x/api/mini-apps/access/versions/v-aaa/install', 'v-aaa', undefined],
+    ['http://x/api/mini-apps/access/versions/v%2Daaa/install?token=', null as unknown as string, ''],
+  ]
+  for (const [url, id, token] of cases) expect({ url, id: segmentAfter(url, prefix, ids), token: queryValue(url, 'token', tokens) }).toEqual({ url, id, token })
 })
 
 test('runtimeQuery reads every runtime parameter in one pass, each as queryValue would', () => {

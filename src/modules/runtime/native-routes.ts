@@ -11,22 +11,45 @@ import type { FileKind } from '../versions/file-kinds'
 type Answer = Response | Promise<Response>
 
 /**
+ * What a route read from the URL of the request before it: an equal piece of the next URL is
+ * answered with this very string instead of a new slice (a device polling, a CDN revalidating, a
+ * download token presented again and again), so no string is made per request and a lookup by it
+ * finds its hash already computed. `plain`: it holds no `%` or `+` (no decoding needed).
+ */
+export interface Remembered {
+  text: string
+  plain: boolean
+}
+
+export const remembered = (): Remembered => ({ text: '', plain: true })
+
+/** `url.slice(start, end)`, or `memo.text` when that is the same text (see Remembered). */
+function sliceRemembered(url: string, start: number, end: number, memo: Remembered | undefined): string {
+  if (memo === undefined) return url.slice(start, end)
+  const last = memo.text
+  if (last.length === end - start && last.length > 0 && url.startsWith(last, start)) return last
+  const text = url.slice(start, end)
+  memo.text = text
+  memo.plain = text.indexOf('%') === -1 && text.indexOf('+') === -1
+  return text
+}
+
+/**
  * `name`'s value in a URL's query string (decoded, the first if repeated), without building a
  * URL or URLSearchParams: those cost more than the rest of a cached install-info answer.
  */
-export function queryValue(url: string, name: string): string | undefined {
+export function queryValue(url: string, name: string, memo?: Remembered): string | undefined {
   const queryStart = url.indexOf('?')
   if (queryStart === -1) return undefined
   const hashStart = url.indexOf('#', queryStart)
   const end = hashStart === -1 ? url.length : hashStart
-  const key = `${name}=`
   let at = queryStart + 1
   while (at < end) {
     const next = url.indexOf('&', at)
     const pairEnd = next === -1 || next > end ? end : next
-    if (url.startsWith(key, at)) {
-      const raw = url.slice(at + key.length, pairEnd)
-      if (!/[%+]/.test(raw)) return raw
+    if (url.charCodeAt(at + name.length) === 0x3d && url.startsWith(name, at) && at + name.length < pairEnd) {
+      const raw = sliceRemembered(url, at + name.length + 1, pairEnd, memo)
+      if (memo !== undefined && raw === memo.text ? memo.plain : !/[%+]/.test(raw)) return raw
       try {
         return decodeURIComponent(raw.replace(/\+/g, ' '))
       } catch {
@@ -103,13 +126,13 @@ const appsPrefix = '/api/mini-apps/access/apps/'
  * router decodes those: a route handler then asks `params`, and `nativeDispatch` leaves the
  * request to the app, whose routes answer the same).
  */
-export function segmentAfter(url: string, prefix: string): string | null {
+export function segmentAfter(url: string, prefix: string, memo?: Remembered): string | null {
   const pathStart = pathStartOf(url)
   if (pathStart === -1 || !url.startsWith(prefix, pathStart)) return null
   const start = pathStart + prefix.length
   const end = url.indexOf('/', start)
   if (end <= start) return null
-  const segment = url.slice(start, end)
+  const segment = sliceRemembered(url, start, end, memo)
   return segment.indexOf('%') === -1 && segment.indexOf('?') === -1 && segment.indexOf('#') === -1 ? segment : null
 }
 
@@ -150,13 +173,18 @@ export function nativeInstallRoutes(
   wrap: (handler: (request: BunRequest, server: Server<undefined>, url: string) => Answer, group: RouteGroup) => (request: BunRequest, server: Server<undefined>, url?: string) => Answer,
   log: (line: string) => void,
 ) {
-  // each handler uses the URL the request log read: Bun builds the string anew on every access
+  // each handler uses the URL the request log read: Bun builds the string anew on every access;
+  // each remembers the ids and token it read last (see Remembered)
+  const installIds = remembered()
+  const installTokens = remembered()
+  const releaseApps = remembered()
+  const updateApps = remembered()
   return {
     '/api/mini-apps/access/versions/:versionId/install': {
       GET: wrap((request: BunRequest, server, url) => {
         try {
-          const versionId = segmentAfter(url, versionsPrefix) ?? (request.params as { versionId: string }).versionId
-          return guarded(answers.versionInstall(request, versionId, queryValue(url, 'token'), url, server), log)
+          const versionId = segmentAfter(url, versionsPrefix, installIds) ?? (request.params as { versionId: string }).versionId
+          return guarded(answers.versionInstall(request, versionId, queryValue(url, 'token', installTokens), url, server), log)
         } catch (error) {
           return failed(error, log)
         }
@@ -165,7 +193,7 @@ export function nativeInstallRoutes(
     '/api/mini-apps/access/apps/:appId/release/install': {
       GET: wrap((request: BunRequest, _server, url) => {
         try {
-          const appId = segmentAfter(url, appsPrefix) ?? (request.params as { appId: string }).appId
+          const appId = segmentAfter(url, appsPrefix, releaseApps) ?? (request.params as { appId: string }).appId
           return guarded(answers.releaseInstall(request, appId, runtimeQuery(url), url), log)
         } catch (error) {
           return failed(error, log)
@@ -177,16 +205,18 @@ export function nativeInstallRoutes(
       (['bundles', 'assets', 'manifest'] as const).map((folder) => {
         // the kind of each platform's file, looked up by comparison; anything else (bundles/app.json, an unknown platform) takes the general path
         const kinds: Record<'ios' | 'android', FileKind> | null = folder === 'manifest' ? null : folder === 'bundles' ? { ios: 'bundleIos', android: 'bundleAndroid' } : { ios: 'assetsIos', android: 'assetsAndroid' }
+        const fileIds = remembered()
+        const fileTokens = remembered()
         return [
           `/api/mini-apps/access/versions/:versionId/${folder === 'manifest' ? 'manifest' : `${folder}/:platform`}`,
           {
             GET: wrap((request: BunRequest, server, url) => {
-              const versionId = segmentAfter(url, versionsPrefix) ?? (request.params as { versionId: string }).versionId
+              const versionId = segmentAfter(url, versionsPrefix, fileIds) ?? (request.params as { versionId: string }).versionId
               const platform = kinds === null ? undefined : (lastSegment(url) ?? (request.params as { platform: string }).platform)
               const kind: FileKind | null = kinds === null ? 'manifest' : platform === 'ios' ? kinds.ios : platform === 'android' ? kinds.android : null
               try {
                 return guarded(
-                  kind !== null ? answers.fileOfKind(request, versionId, kind, queryValue(url, 'token'), server) : answers.file(request, versionId, `${folder}/${platform}`, queryValue(url, 'token'), server),
+                  kind !== null ? answers.fileOfKind(request, versionId, kind, queryValue(url, 'token', fileTokens), server) : answers.file(request, versionId, `${folder}/${platform}`, queryValue(url, 'token', fileTokens), server),
                   log,
                 )
               } catch (error) {
@@ -200,7 +230,7 @@ export function nativeInstallRoutes(
     '/api/mini-apps/access/apps/:appId/update': {
       GET: wrap((request: BunRequest, _server, url) => {
         try {
-          const appId = segmentAfter(url, appsPrefix) ?? (request.params as { appId: string }).appId
+          const appId = segmentAfter(url, appsPrefix, updateApps) ?? (request.params as { appId: string }).appId
           return guarded(answers.update(request, appId, runtimeQuery(url), url), log)
         } catch (error) {
           return failed(error, log)
