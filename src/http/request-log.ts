@@ -64,7 +64,8 @@ const lineRoom = 12 * inPlaceUrlLength + 512
 /**
  * Gathers log lines in one buffer and hands it to `write` when 64 KiB gather, `flushMs` after the
  * first line of a batch, and on `flush()` (shutdown). Request lines are formatted straight into the
- * buffer, byte by byte, with the time string cached per millisecond: no string or object per field
+ * buffer: the parts a line shares with lines before (the time to its second, the method, the
+ * status and length, the path) copied in whole, the rest byte by byte; no string or object per field
  * or per line. `write` must be done with the bytes when it returns (the buffer is reused). A crash
  * loses at most the last `flushMs` of lines, never a line's middle.
  */
