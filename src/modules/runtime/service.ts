@@ -203,10 +203,10 @@ function invalid(field: string, message: string): AppError {
   return new AppError(400, 'VALIDATION_ERROR', `Invalid query: ${field} ${message}`, [{ field, message }])
 }
 
-/** Checks the device's query parameters (decisions §10); the channel defaults to stable. */
 /** `checkDeviceQuery`'s answer for a query that names no channel, device or host version (never changed by its readers). */
 const anonymousQuery: Readonly<Required<Pick<DeviceQuery, 'channel'>> & DeviceQuery> = Object.freeze({ channel: defaultChannel, deviceId: undefined, hostVersion: undefined })
 
+/** Checks the device's query parameters (decisions §10); the channel defaults to stable. */
 export function checkDeviceQuery(query: DeviceQuery): Required<Pick<DeviceQuery, 'channel'>> & DeviceQuery {
   const channel = query.channel || defaultChannel
   if (channel !== defaultChannel && !isChannelName(channel)) throw invalid('channel', 'must be a channel name such as stable or beta')
