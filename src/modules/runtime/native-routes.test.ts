@@ -136,3 +136,34 @@ test("nativeDispatch picks a runtime route only where Bun's router would, with t
     await server.stop(true)
   }
 })
+
+test('a route reads its id where nativeDispatch found it, and only in that URL: called with another, it reads that one', async () => {
+  const { nativeDispatch, nativeInstallRoutes } = await import('./native-routes')
+  const echo = (_request: Request, id: string, ...rest: unknown[]) => Response.json({ id, kind: typeof rest[0] === 'string' ? rest[0] : undefined })
+  const answers = { versionInstall: echo, releaseInstall: echo, update: echo, fileOfKind: echo, file: echo }
+  const routes = nativeInstallRoutes(answers as never, (handler) => (request, server, url) => handler(request, server, url ?? request.url), () => {}) as unknown as Record<string, { GET: (request: Request, server: unknown, url?: string) => Response }>
+  const dispatch = nativeDispatch(routes as never)
+  const base = 'http://127.0.0.1:3001/api/mini-apps/access'
+  const idOf = async (answer: unknown) => ((await (answer as Response).json()) as { id: string }).id
+  const cases: [string, string, string][] = [
+    ['/api/mini-apps/access/versions/:versionId/install', `${base}/versions/first-id/install?token=t`, 'first-id'],
+    ['/api/mini-apps/access/apps/:appId/release/install', `${base}/apps/com.example.one/release/install`, 'com.example.one'],
+    ['/api/mini-apps/access/apps/:appId/update', `${base}/apps/com.example.one/update?platform=ios`, 'com.example.one'],
+    ['/api/mini-apps/access/versions/:versionId/bundles/:platform', `${base}/versions/first-id/bundles/ios?token=t`, 'first-id'],
+    ['/api/mini-apps/access/versions/:versionId/manifest', `${base}/versions/first-id/manifest?token=t`, 'first-id'],
+  ]
+  for (const [pattern, url, id] of cases) {
+    expect({ url, id: await idOf(dispatch(new Request(url), null as never, url)) }).toEqual({ url, id })
+    // the same route called as Bun's route table calls it, with a URL of another id (longer, shorter, encoded): that id
+    for (const [other, otherId] of [
+      [url.replace(id, `${id}-longer`), `${id}-longer`],
+      [url.replace(id, 'x'), 'x'],
+      [url.replace(id, 'a%2Fb'), 'a/b'],
+    ] as const) {
+      const request = Object.assign(new Request(other), { params: { versionId: otherId, appId: otherId, platform: 'ios' } })
+      expect({ other, id: await idOf(routes[pattern]!.GET(request, null, other)) }).toEqual({ other, id: otherId })
+    }
+    // and dispatched again after that, the first URL's id
+    expect({ url, id: await idOf(dispatch(new Request(url), null as never, url)) }).toEqual({ url, id })
+  }
+})

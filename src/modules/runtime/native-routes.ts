@@ -164,6 +164,20 @@ function failed(error: unknown, log: (line: string) => void): Response {
 }
 
 /**
+ * Where `nativeDispatch` found the routed id (`:versionId`, `:appId`) in the URL it hands a route,
+ * so the route slices it there instead of reading the URL's path again. Positions are read from
+ * the URL's text, so they hold for any URL equal to `url`; a route called otherwise (Bun's route
+ * table, a test) reads the path itself.
+ */
+const dispatched: { url: string | null; idStart: number; idEnd: number } = { url: null, idStart: 0, idEnd: 0 }
+
+/** The routed id: where nativeDispatch found it in this URL, else the segment after `prefix`, else Bun's decoded param. */
+function routedId(url: string, prefix: string, memo: Remembered, request: BunRequest, param: 'versionId' | 'appId'): string {
+  if (dispatched.url === url) return sliceRemembered(url, dispatched.idStart, dispatched.idEnd, memo)
+  return segmentAfter(url, prefix, memo) ?? (request.params as Record<string, string>)[param]!
+}
+
+/**
  * Route table entries for `Bun.serve({ routes })`. `wrap` is the request log, so these requests
  * are logged like every other.
  */
@@ -183,7 +197,7 @@ export function nativeInstallRoutes(
     '/api/mini-apps/access/versions/:versionId/install': {
       GET: wrap((request: BunRequest, server, url) => {
         try {
-          const versionId = segmentAfter(url, versionsPrefix, installIds) ?? (request.params as { versionId: string }).versionId
+          const versionId = routedId(url, versionsPrefix, installIds, request, 'versionId')
           return guarded(answers.versionInstall(request, versionId, queryValue(url, 'token', installTokens), url, server), log)
         } catch (error) {
           return failed(error, log)
@@ -193,7 +207,7 @@ export function nativeInstallRoutes(
     '/api/mini-apps/access/apps/:appId/release/install': {
       GET: wrap((request: BunRequest, _server, url) => {
         try {
-          const appId = segmentAfter(url, appsPrefix, releaseApps) ?? (request.params as { appId: string }).appId
+          const appId = routedId(url, appsPrefix, releaseApps, request, 'appId')
           return guarded(answers.releaseInstall(request, appId, runtimeQuery(url), url), log)
         } catch (error) {
           return failed(error, log)
@@ -211,7 +225,7 @@ export function nativeInstallRoutes(
           `/api/mini-apps/access/versions/:versionId/${folder === 'manifest' ? 'manifest' : `${folder}/:platform`}`,
           {
             GET: wrap((request: BunRequest, server, url) => {
-              const versionId = segmentAfter(url, versionsPrefix, fileIds) ?? (request.params as { versionId: string }).versionId
+              const versionId = routedId(url, versionsPrefix, fileIds, request, 'versionId')
               const platform = kinds === null ? undefined : (lastSegment(url) ?? (request.params as { platform: string }).platform)
               const kind: FileKind | null = kinds === null ? 'manifest' : platform === 'ios' ? kinds.ios : platform === 'android' ? kinds.android : null
               try {
@@ -230,7 +244,7 @@ export function nativeInstallRoutes(
     '/api/mini-apps/access/apps/:appId/update': {
       GET: wrap((request: BunRequest, _server, url) => {
         try {
-          const appId = segmentAfter(url, appsPrefix, updateApps) ?? (request.params as { appId: string }).appId
+          const appId = routedId(url, appsPrefix, updateApps, request, 'appId')
           return guarded(answers.update(request, appId, runtimeQuery(url), url), log)
         } catch (error) {
           return failed(error, log)
@@ -270,6 +284,9 @@ export function nativeDispatch(routes: NativeRoutes): (request: Request, server:
     // the id: one plain segment
     const idEnd = url.indexOf('/', at)
     if (idEnd <= at || idEnd >= end || url.lastIndexOf('%', idEnd) >= at) return null
+    dispatched.url = url
+    dispatched.idStart = at
+    dispatched.idEnd = idEnd
     at = idEnd + 1
     const rest = end - at
     const asked = request as BunRequest
