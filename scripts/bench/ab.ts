@@ -17,17 +17,10 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { benchWorkspace, createBenchAdmin, freePort, median, publishBench, waitForHealth, wrkLoad, wrkReport } from './support'
+import { benchWorkspace, createBenchAdmin, freePort, median, publishBench, startRawConstant, waitForHealth, wrkLoad, wrkReport } from './support'
 
 const root = join(import.meta.dir, '..', '..')
 
-// ---- mode 2: the raw server (its own process, one JS thread) ----
-if (process.argv[2] === '--raw-server') {
-  const json = await Bun.file(process.argv[3]!).text()
-  const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(json, { headers: { 'content-type': 'application/json; charset=utf-8' } }) })
-  console.log(server.port)
-  await new Promise(() => {})
-}
 
 const { values: options, positionals: serveFlags } = parseArgs({
   options: { before: { type: 'string' }, route: { type: 'string', default: 'install' }, pairs: { type: 'string', default: '15' }, seconds: { type: 'string', default: '1' }, processes: { type: 'string', default: '1' } },
@@ -97,15 +90,11 @@ try {
     before.push(await startTree(options.before, `before-${index}`))
   }
   writeFileSync(join(work, 'answer.json'), await (await fetch(after[0]!.url)).text())
-  const raw = Bun.spawn([process.execPath, import.meta.path, '--raw-server', join(work, 'answer.json')], { stdout: 'pipe', stderr: 'inherit' })
-  children.push(raw)
-  const reader = raw.stdout.getReader()
-  const rawPort = Number(new TextDecoder().decode((await reader.read()).value).trim())
-  reader.releaseLock()
+  const raw = await startRawConstant(join(work, 'answer.json'), children)
   const sides: Side[] = [
     { label: 'this tree', servers: after, totals: [], byThread: new Map() },
     { label: 'before', servers: before, totals: [], byThread: new Map() },
-    { label: 'raw constant', servers: [{ pid: raw.pid, url: `http://127.0.0.1:${rawPort}/` }], totals: [], byThread: new Map() },
+    { label: 'raw constant', servers: [raw], totals: [], byThread: new Map() },
   ]
   // warm every server (JIT)
   for (const side of sides) for (const server of side.servers) await wrkLoad({ wrk, seconds: 1, script }, server.url, 32)

@@ -13,17 +13,10 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { benchWorkspace, cpuTimeOf, createBenchAdmin, freePort, median, publishBench, waitForHealth, wrkReport } from './support'
+import { benchWorkspace, cpuTimeOf, createBenchAdmin, freePort, median, publishBench, startRawConstant, waitForHealth, wrkReport } from './support'
 
 const root = join(import.meta.dir, '..', '..')
 
-// ---- mode 2: the raw server (its own process, one JS thread), as runtime.ts's baseline ----
-if (process.argv[2] === '--raw-server') {
-  const json = await Bun.file(process.argv[3]!).text()
-  const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(json, { headers: { 'content-type': 'application/json; charset=utf-8' } }) })
-  console.log(server.port)
-  await new Promise(() => {})
-}
 
 const { values: options } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '4' }, routes: { type: 'string', default: 'install,release,update' } } })
 const wrk = Bun.which('wrk')
@@ -60,15 +53,11 @@ try {
   await waitForHealth(base)
   const published = await publishBench(base, new Uint8Array(1024))
   writeFileSync(join(work, 'install.json'), await (await fetch(published.installUrl)).text())
-  const raw = Bun.spawn([process.execPath, import.meta.path, '--raw-server', join(work, 'install.json')], { stdout: 'pipe', stderr: 'inherit' })
-  children.push(raw)
-  const reader = raw.stdout.getReader()
-  const rawPort = Number(new TextDecoder().decode((await reader.read()).value).trim())
-  reader.releaseLock()
+  const raw = await startRawConstant(join(work, 'install.json'), children)
 
   const urls: Record<string, string> = { install: published.installUrl, release: published.releaseUrl, update: published.updateUrl }
   const sides = [
-    { label: 'raw constant', pid: raw.pid, url: `http://127.0.0.1:${rawPort}/install`, script: 'report.lua' },
+    { label: 'raw constant', pid: raw.pid, url: `${raw.url}install`, script: 'report.lua' },
     ...routes.map((route) => ({ label: route, pid: server.pid, url: urls[route]!, script: route === 'update' ? 'devices.lua' : 'report.lua' })),
   ].map((side) => ({ ...side, perRequest: [] as Record<Part | 'total' | 'other threads', number>[] }))
 

@@ -168,3 +168,13 @@ export function benchWorkspace(name: string): { work: string; children: ReturnTy
   })
   return { work, children, cleanUp }
 }
+
+/** raw-server.ts answering `jsonPath`'s JSON as a constant, in a process of its own (added to `children`); its pid and base URL. */
+export async function startRawConstant(jsonPath: string, children: ReturnType<typeof Bun.spawn>[]): Promise<{ pid: number; url: string }> {
+  const raw = Bun.spawn([process.execPath, join(import.meta.dir, 'raw-server.ts'), jsonPath], { stdout: 'pipe', stderr: 'inherit' })
+  children.push(raw)
+  const reader = raw.stdout.getReader()
+  const port = Number(new TextDecoder().decode((await reader.read()).value).trim())
+  reader.releaseLock()
+  return { pid: raw.pid, url: `http://127.0.0.1:${port}/` }
+}
