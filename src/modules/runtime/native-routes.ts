@@ -49,12 +49,8 @@ export function queryValue(url: string, name: string, memo?: Remembered): string
     const pairEnd = next === -1 || next > end ? end : next
     if (url.charCodeAt(at + name.length) === 0x3d && url.startsWith(name, at) && at + name.length < pairEnd) {
       const raw = sliceRemembered(url, at + name.length + 1, pairEnd, memo)
-      if (memo !== undefined && raw === memo.text ? memo.plain : !/[%+]/.test(raw)) return raw
-      try {
-        return decodeURIComponent(raw.replace(/\+/g, ' '))
-      } catch {
-        return raw
-      }
+      // a remembered value was checked for `%` and `+` when it was first read
+      return memo !== undefined && raw === memo.text && memo.plain ? raw : decodedValue(raw)
     }
     at = pairEnd + 1
   }
