@@ -7,6 +7,10 @@
 // same update-check URL, each adding one part of the log to the one before (issue 30):
 //   raw       a Bun.serve fetch handler answering the constant with its content type, as
 //             runtime.ts's raw side does;
+//   url       the raw answer after reading the request's URL and picking the route by its path, as
+//             nativeDispatch does: Bun builds \`request.url\` on its first read (the Host header and
+//             the path, checked by the WHATWG URL parser), a cost the raw constant never pays and
+//             every routed server does;
 //   id        serve's way for the runtime's answers (its fetch handler reads the URL and picks the
 //             route by its path, as nativeDispatch does; cached headers), plus the X-Request-Id
 //             header (a per-process prefix and a counter) set on those headers before they are
@@ -93,6 +97,7 @@ if (process.argv[2] === '--servers') {
   const logged = (logSink: typeof sink) => serve(dispatched(updatePrefix, withRequestLog<Server<undefined>>(() => answer(), logSink, { keepIncomingId: false })))
   const ports = {
     raw: serve(() => new Response(json, { headers: { 'content-type': 'application/json; charset=utf-8' } })),
+    url: serve(dispatched(updatePrefix, () => new Response(json, { headers: { 'content-type': 'application/json; charset=utf-8' } }))),
     id: serve(
       dispatched(updatePrefix, () => {
         headers.set('x-request-id', `bench-${(++counter).toString(36)}`)
@@ -198,9 +203,9 @@ process.on('SIGINT', () => {
 })
 try {
   const reader = servers.stdout.getReader()
-  const { ports, bytes } = JSON.parse(new TextDecoder().decode((await reader.read()).value)) as { ports: Record<'raw' | 'id' | 'time' | 'format' | 'logged' | 'immediate' | 'redirect', number>; bytes: number }
+  const { ports, bytes } = JSON.parse(new TextDecoder().decode((await reader.read()).value)) as { ports: Record<'raw' | 'url' | 'id' | 'time' | 'format' | 'logged' | 'immediate' | 'redirect', number>; bytes: number }
   reader.releaseLock()
-  const sides = ['raw', 'id', 'time', 'format', 'logged', 'immediate', 'redirect'] as const
+  const sides = ['raw', 'url', 'id', 'time', 'format', 'logged', 'immediate', 'redirect'] as const
   const urlOf = (side: (typeof sides)[number]) => `http://127.0.0.1:${ports[side]}${side === 'redirect' ? bundlePath : updatePath}`
   const measure = (side: (typeof sides)[number]) => wrkLoad({ wrk, seconds, script, pid: servers.pid }, urlOf(side), 32)
   // warm every side (JIT)
@@ -224,8 +229,8 @@ try {
   // throughput with the least interference, so its ratio is printed beside the medians'
   console.log(`request log floor: ${rounds} alternating rounds of ${seconds} s each, wrk -t1 -c32, a constant ${bytes}-byte JSON answer, medians (best rounds)`)
   console.log(`  ${'raw Bun.serve'.padEnd(38)} ${raw.toFixed(0)} req/s (${rawBest.toFixed(0)})`)
-  const labels = { id: 'URL, route + X-Request-Id', time: '+ clock and ISO time', format: '+ lines formatted (not written)', logged: "route + miniship's request log", immediate: 'the same, each line formatted at once', redirect: 'a 302 through the request log' }
-  for (const side of ['id', 'time', 'format', 'logged', 'immediate', 'redirect'] as const) {
+  const labels = { url: 'URL read, route', id: '+ X-Request-Id', time: '+ clock and ISO time', format: '+ lines formatted (not written)', logged: "route + miniship's request log", immediate: 'the same, each line formatted at once', redirect: 'a 302 through the request log' }
+  for (const side of ['url', 'id', 'time', 'format', 'logged', 'immediate', 'redirect'] as const) {
     const label = labels[side]
     const best = Math.max(...results[side])
     const cpuRatio = cpu[side].length === rounds && cpu.raw.length === rounds ? ` cpu ${(median(cpu.raw) / median(cpu[side])).toFixed(2)}` : ''
