@@ -133,7 +133,8 @@ describe('install info and the update check read no request header (native route
       const answer = await rawHttp(server.port, `GET ${path} HTTP/1.1\r\nHost: Apps.Example.com:8443\r\nConnection: close\r\n\r\n`)
       expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 200 OK')
       const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))
-      expect((body.install ?? body).bundleUrl).toStartWith(`http://apps.example.com:8443/api/mini-apps/access/apps/${appId}/`)
+      // release install: the release-stable URLs; the update check: the offered version's own
+      expect((body.install ?? body).bundleUrl).toStartWith(`http://apps.example.com:8443/api/mini-apps/access/${body.install ? 'versions' : `apps/${appId}`}/`)
     }
   })
 

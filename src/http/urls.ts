@@ -127,10 +127,11 @@ function urlsUnder(prefix: string, query: string): DownloadUrls {
 /**
  * Every file URL of one version, each carrying `token`. The bundle URLs end in `/bundles/{platform}`
  * so that the manifest path a runtime derives from them (parent path + `/app.json`) is one we answer,
- * on the CDN too since it forwards the same paths.
+ * on the CDN too since it forwards the same paths. `channel` (a channel name other than stable: the
+ * update check's answers) rides along as `&channel=` for insights to count the downloads under.
  */
-export function downloadUrls(files: string, versionId: string, token: string): DownloadUrls {
-  return urlsUnder(`${files}/mini-apps/access/versions/${encodeURIComponent(versionId)}`, `?token=${encodeURIComponent(token)}`)
+export function downloadUrls(files: string, versionId: string, token: string, channel?: string): DownloadUrls {
+  return urlsUnder(`${files}/mini-apps/access/versions/${encodeURIComponent(versionId)}`, `?token=${encodeURIComponent(token)}${channel === undefined || channel === 'stable' ? '' : `&channel=${encodeURIComponent(channel)}`}`)
 }
 
 /** What the release-stable URLs of a device are scoped to; the path keeps it, since a derived manifest URL loses the query. */

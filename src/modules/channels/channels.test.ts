@@ -148,7 +148,7 @@ describe('a release from beta to stable: 5 % → 50 % → 100 %, halted, rolled 
     expect(workspace.body.releaseHistory[0]).toMatchObject({ action: 'PUBLISH', channel: 'stable', version: '1.0.0', rolloutPercent: 5, notes: 'careful', previousVersionId: ids['0.9.0'] })
   })
 
-  test('the update check follows the same decision, and the derived app.json of the device scope names its release', async () => {
+  test('the update check follows the same decision; its URLs name the offered version, release install keeps the device scope', async () => {
     const inside = device('1.0.0', true, 5, 'u')
     const outside = device('1.0.0', false, 5, 'u')
     const yes = await update(`platform=ios&currentVersion=0.9.0&deviceId=${inside}`)
@@ -157,27 +157,33 @@ describe('a release from beta to stable: 5 % → 50 % → 100 %, halted, rolled 
     expect(yes.headers.get('content-length')).toBe(String(Buffer.byteLength(yes.text)))
     expect((await update(`platform=android&currentVersion=0.9.0&deviceId=${outside}`)).body).toEqual({ updateAvailable: false })
     expect((await update(`platform=ios&currentVersion=1.0.0&deviceId=${inside}`)).body).toEqual({ updateAvailable: false })
-    // the URLs keep the device in the path, so the manifest derived from its bundle URL is this device's
+    // the answer's URLs are the offered version's own (what the client checks is what it downloads,
+    // whatever the rollout does meanwhile); stable's carry no channel
     const bundleUrl: string = yes.body.install.bundles.android
-    expect(bundleUrl).toContain(`/apps/${appId}/channels/stable/devices/${inside}/release/bundles/android?token=`)
-    const manifest = await context.app.handle(new Request(derivedManifestUrl(bundleUrl)))
+    expect(bundleUrl).toStartWith(`http://localhost/api/mini-apps/access/versions/${ids['1.0.0']}/bundles/android?token=`)
+    expect(bundleUrl).not.toContain('channel=')
+    // release install keeps the device in the path, so the manifest derived from its bundle URL is this device's (§9)
+    const scoped: string = (await releaseInstall(`?deviceId=${inside}`)).body.bundles.android
+    expect(scoped).toContain(`/apps/${appId}/channels/stable/devices/${inside}/release/bundles/android?token=`)
+    const manifest = await context.app.handle(new Request(derivedManifestUrl(scoped)))
     expect(manifest.status).toBe(200)
     expect((await manifest.json()).version).toBe('1.0.0')
     const unscoped = await context.app.handle(new Request(`http://localhost${access}/apps/${appId}/release/bundles/app.json`))
     expect((await unscoped.json()).version).toBe('0.9.0')
   })
 
-  test('a deviceId of the §18 alphabet (a UUID, base64url, dots and colons, 200 characters) gets its bucket, and its device URLs answer for it', async () => {
+  test('a deviceId of the §18 alphabet (a UUID, base64url, dots and colons, 200 characters) gets its bucket, and its URLs answer the version it was offered', async () => {
     for (const deviceId of ['AbC-_x', '0192f0aa-0000-7000-8000-000000000001', 'a..b:c.d', 'a'.repeat(200)]) {
       const expected = rolloutBucket(appId, ids['1.0.0']!, deviceId) < 5 ? '1.0.0' : '0.9.0'
       const res = await update(`platform=ios&currentVersion=0.1.0&deviceId=${encodeURIComponent(deviceId)}`)
       expect({ deviceId, status: res.status, version: res.body.install?.version }).toEqual({ deviceId, status: 200, version: expected })
       const bundleUrl: string = res.body.install.bundles.ios
-      expect(bundleUrl).toContain(`/devices/${encodeURIComponent(deviceId)}/release/bundles/ios?token=`)
-      const manifest = await context.app.handle(new Request(derivedManifestUrl(bundleUrl)))
-      expect({ deviceId, status: manifest.status, version: (await manifest.json()).version }).toEqual({ deviceId, status: 200, version: expected })
+      expect(bundleUrl).toContain(`/versions/${ids[expected]}/bundles/ios?token=`)
       const bundle = await context.app.handle(new Request(bundleUrl))
-      expect({ deviceId, status: bundle.status, etag: bundle.headers.get('etag') }).toEqual({ deviceId, status: 200, etag: expect.any(String) })
+      expect({ deviceId, status: bundle.status, etag: bundle.headers.get('etag') }).toEqual({ deviceId, status: 200, etag: `"${res.body.install.files.bundleIos.sha256}"` })
+      const scoped: string = (await releaseInstall(`?deviceId=${encodeURIComponent(deviceId)}`)).body.bundles.ios
+      const manifest = await context.app.handle(new Request(derivedManifestUrl(scoped)))
+      expect({ deviceId, status: manifest.status, version: (await manifest.json()).version }).toEqual({ deviceId, status: 200, version: expected })
     }
   })
 

@@ -428,6 +428,44 @@ test('update checks count per platform and channel, and their device ids make ac
   }
 })
 
+test("the update check's downloads count under the device's channel; a made-up channel in a URL counts under stable and still downloads", async () => {
+  const setup = await setUp({}, 'com.example.pinned')
+  try {
+    const { context } = setup
+    expect((await context.call('POST', `/api/mini-apps/${setup.miniAppId}/channels`, { token: setup.owner.token, json: { name: 'beta' } })).status).toBe(201)
+    const version = await publishedVersion(setup, '1.0.0')
+    expect((await context.call('POST', `/api/mini-apps/${setup.miniAppId}/versions/${version.id}/publish`, { token: setup.owner.token, json: { channel: 'beta' } })).status).toBe(200)
+    const offered = async (channel: string) => {
+      const res = await context.call('GET', `${access}/apps/${setup.appId}/update?platform=ios&currentVersion=0.1.0&deviceId=phone-1&channel=${channel}`)
+      expect(res.body.install.versionId).toBe(version.id)
+      return res.body.install
+    }
+    const beta = await offered('beta')
+    expect(beta.bundles.ios).toEndWith('&channel=beta')
+    const stable = await offered('stable')
+    expect(stable.bundles.ios).not.toContain('channel=')
+    expect((await fetchUrl(context, beta.bundles.ios)).status).toBe(200)
+    expect((await fetchUrl(context, beta.bundles.android)).status).toBe(200)
+    expect((await fetchUrl(context, beta.bundles.android, { method: 'HEAD' })).status).toBe(200)
+    expect((await fetchUrl(context, stable.bundles.ios)).status).toBe(200)
+    for (const madeUp of ['nope', 'Bad!', '', 'a'.repeat(300)]) {
+      expect((await fetchUrl(context, `${stable.bundles.android}&channel=${encodeURIComponent(madeUp)}`)).status).toBe(200)
+    }
+    await report(setup)
+    const rows = context.dataDir.db.$client
+      .query<{ channel: string; platform: string; downloads: number }, []>('SELECT channel, platform, downloads FROM insight_counts WHERE downloads > 0 ORDER BY channel, platform')
+      .all()
+    expect(rows).toEqual([
+      { channel: 'beta', platform: 'android', downloads: 1 },
+      { channel: 'beta', platform: 'ios', downloads: 1 },
+      { channel: 'stable', platform: 'android', downloads: 4 },
+      { channel: 'stable', platform: 'ios', downloads: 1 },
+    ])
+  } finally {
+    setup.context.close()
+  }
+})
+
 test('many devices at once: each stored once per version and day as HMAC-SHA256 with insights.key, whatever the flushes', async () => {
   const setup = await setUp()
   try {

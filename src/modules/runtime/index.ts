@@ -10,7 +10,7 @@ import { apiBase, isPlatform, servedApiBase, type Platform } from '../../http/ur
 import { clientAddress } from '../../http/client'
 import { runningRequestId, toldLength } from '../../http/request-log'
 import { isApiKey } from '../api-keys/service'
-import { appParams, bundleQuery, deviceQuery, installInfo, platformParams, tokenQuery, updateAnswer, updateQuery, versionParams } from './model'
+import { appParams, bundleQuery, deviceQuery, fileQuery, installInfo, platformParams, tokenQuery, updateAnswer, updateQuery, versionParams } from './model'
 
 const bundleKinds: Record<Platform, FileKind> = { ios: 'bundleIos', android: 'bundleAndroid' }
 const assetsKinds: Record<Platform, FileKind> = { ios: 'assetsIos', android: 'assetsAndroid' }
@@ -132,7 +132,7 @@ export interface InstallAnswers {
   update(request: Request, appId: string, query: DeviceQuery & { platform?: string; currentVersion?: string }, url?: string): Response | Promise<Response>
 }
 
-/** What insights count version-pinned answers under: a version id names no channel. */
+/** What insights count version-pinned answers under when their URL names no channel: a version id names none. */
 const pinnedChannel = 'stable'
 
 /**
@@ -141,10 +141,13 @@ const pinnedChannel = 'stable'
  * every device makes (with S3 redirects these are the hottest small answers, issue 14).
  */
 export interface FileAnswers {
-  /** `server` tells the client's address (an API key sent as the token counts its failures against it) */
-  file(request: Request, versionId: string, path: string, token: string | undefined, server?: AddressSource): Response | Promise<Response>
+  /**
+   * `server` tells the client's address (an API key sent as the token counts its failures against
+   * it); `channel` is the URL's `channel` query, which insights count the download under
+   */
+  file(request: Request, versionId: string, path: string, token: string | undefined, server?: AddressSource, channel?: string): Response | Promise<Response>
   /** the same for a path already known to name the file of `kind` (not a derived manifest path) */
-  fileOfKind(request: Request, versionId: string, kind: FileKind, token: string | undefined, server?: AddressSource): Response | Promise<Response>
+  fileOfKind(request: Request, versionId: string, kind: FileKind, token: string | undefined, server?: AddressSource, channel?: string): Response | Promise<Response>
 }
 
 /** What knows a request's peer address: the server that received it. */
@@ -190,7 +193,7 @@ export function runtimeRoutes(deps: AppDeps) {
   const runtime = createRuntimeService({ db: deps.db, clock: deps.clock, config: deps.config, tokens: deps.tokens, blobs: deps.blobs, apiKeys: deps.apiKeys, writes: deps.writes })
   const answers = installAnswers(runtime, deps)
 
-  type Query = { token?: string; platform?: string }
+  type Query = { token?: string; platform?: string; channel?: string }
   type Target = { kind: FileKind; anonymousRelease: boolean }
 
   const fileRequest = (request: Request) => ({ method: request.method, range: request.headers.get('range'), ifNoneMatch: request.headers.get('if-none-match') })
@@ -208,9 +211,11 @@ export function runtimeRoutes(deps: AppDeps) {
     })
   }
 
-  function answerFile(request: Request, versionId: string, target: Target, token: string | undefined, server?: AddressSource): Promise<Response> | Response {
+  function answerFile(request: Request, versionId: string, target: Target, token: string | undefined, server?: AddressSource, channel?: string): Promise<Response> | Response {
     checkKeyToken(deps, request, server, token)
-    const answer = then<StoredFile, Response | Promise<Response>>(runtime.file(versionId, token, target.kind, { anonymousRelease: target.anonymousRelease }), (stored) => storedResponse(stored, request, pinnedChannel))
+    const answer = then<StoredFile, Response | Promise<Response>>(runtime.file(versionId, token, target.kind, { anonymousRelease: target.anonymousRelease }), (stored) =>
+      storedResponse(stored, request, channel === undefined ? pinnedChannel : runtime.downloadChannel(versionId, channel)),
+    )
     // a promise of a promise flattens when awaited; the type says so
     return answer as Response | Promise<Response>
   }
@@ -224,7 +229,7 @@ export function runtimeRoutes(deps: AppDeps) {
   const fileHandler =
     (targetOf: (params: Record<string, string>, query: Query) => Target) =>
     ({ request, params, query, server }: { request: Request; params: Record<string, string>; query: Query; server: AddressSource }) =>
-      answerFile(request, params.versionId!, targetOf(params, query), query.token, server)
+      answerFile(request, params.versionId!, targetOf(params, query), query.token, server, query.channel)
 
   const described = (summary: string) => ({ detail: { summary: `${summary}; HEAD answers the same headers without the body`, tags: ['runtime'] } })
   const failed = (error: unknown) => errorResponse(toAppError('UNKNOWN', error, deps.log))
@@ -246,7 +251,7 @@ export function runtimeRoutes(deps: AppDeps) {
             const target = fileOf(match[2]!, platform)
             const versionId = decoded(match[1]!)
             if (!target || versionId === null) return
-            return Promise.resolve(answerFile(request, versionId, target, url.searchParams.get('token') ?? undefined, server)).catch(failed)
+            return Promise.resolve(answerFile(request, versionId, target, url.searchParams.get('token') ?? undefined, server, url.searchParams.get('channel') ?? undefined)).catch(failed)
           }
           const app = appHeadPath.exec(url.pathname)
           const appId = app && decoded(app[1]!)
@@ -259,13 +264,13 @@ export function runtimeRoutes(deps: AppDeps) {
       // `serve` also answers install info and the update check from Bun's native router (native-routes.ts)
       .state('installAnswers', answers)
       .state('fileAnswers', {
-        file: (request, versionId, path, token, server) => {
+        file: (request, versionId, path, token, server, channel) => {
           // `bundles/app.json` arrives here too (the platform route matches it): the derived manifest rule applies
           const target = fileOf(path, undefined)
           if (!target) throw new AppError(404, 'ROUTE_NOT_FOUND', `There is nothing at ${new URL(request.url).pathname.slice(0, 200)}`)
-          return answerFile(request, versionId, target, token, server)
+          return answerFile(request, versionId, target, token, server, channel)
         },
-        fileOfKind: (request, versionId, kind, token, server) => answerFile(request, versionId, kindTargets[kind], token, server),
+        fileOfKind: (request, versionId, kind, token, server, channel) => answerFile(request, versionId, kindTargets[kind], token, server, channel),
       } satisfies FileAnswers)
       .get('/versions/:versionId/install', ({ request, params, query, server }) => answers.versionInstall(request, params.versionId, query.token, undefined, server), {
         params: versionParams,
@@ -309,13 +314,13 @@ export function runtimeRoutes(deps: AppDeps) {
         query: tokenQuery,
         ...described('The manifest at the path derived from a bundle URL (without a token: the current release only)'),
       })
-      .get('/versions/:versionId/bundles/:platform', fileHandler((params) => ({ kind: bundleKinds[platformOf(params.platform!)], anonymousRelease: false })), { params: platformParams, query: tokenQuery, ...described('The JS bundle of a platform (ios or android)') })
-      .get('/versions/:versionId/manifest', fileHandler(() => ({ kind: 'manifest', anonymousRelease: false })), { params: versionParams, query: tokenQuery, ...described('The manifest (app.json)') })
+      .get('/versions/:versionId/bundles/:platform', fileHandler((params) => ({ kind: bundleKinds[platformOf(params.platform!)], anonymousRelease: false })), { params: platformParams, query: fileQuery, ...described('The JS bundle of a platform (ios or android)') })
+      .get('/versions/:versionId/manifest', fileHandler(() => ({ kind: 'manifest', anonymousRelease: false })), { params: versionParams, query: fileQuery, ...described('The manifest (app.json)') })
       .get('/versions/:versionId/app.json', fileHandler(() => derivedManifest), {
         params: versionParams,
         query: tokenQuery,
         ...described('The manifest at the path derived from …/bundle (without a token: the current release only)'),
       })
-      .get('/versions/:versionId/assets/:platform', fileHandler((params) => ({ kind: assetsKinds[platformOf(params.platform!)], anonymousRelease: false })), { params: platformParams, query: tokenQuery, ...described('The assets zip of a platform (ios or android)') })
+      .get('/versions/:versionId/assets/:platform', fileHandler((params) => ({ kind: assetsKinds[platformOf(params.platform!)], anonymousRelease: false })), { params: platformParams, query: fileQuery, ...described('The assets zip of a platform (ios or android)') })
   )
 }

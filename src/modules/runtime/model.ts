@@ -8,6 +8,8 @@ export const appParams = t.Object({ appId: t.String() })
 
 const token = t.Optional(t.String({ description: 'an access token of someone who can see the miniapp, or a download token from install info' }))
 export const tokenQuery = t.Object({ token })
+const channel = t.Optional(t.String({ description: "the channel insights count the download under (the update check's URLs carry it); stable when absent or not a channel of the miniapp" }))
+export const fileQuery = t.Object({ token, channel })
 export const bundleQuery = t.Object({ token, platform: t.Optional(t.String({ description: 'ios (default) or android' })) })
 
 const fileInfo = t.Object({ size: t.Integer(), sha256: t.String() })

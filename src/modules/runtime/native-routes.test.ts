@@ -167,3 +167,21 @@ test('a route reads its id where nativeDispatch found it, and only in that URL: 
     expect({ url, id: await idOf(dispatch(new Request(url), null as never, url)) }).toEqual({ url, id })
   }
 })
+
+test("the file routes hand the URL's channel (what insights count the download under) and token to the answers", async () => {
+  const { nativeDispatch, nativeInstallRoutes } = await import('./native-routes')
+  const seen = (_request: Request, versionId: string, kind: string, token: string | undefined, _server: unknown, channel: string | undefined) => Response.json({ versionId, kind, token: token ?? null, channel: channel ?? null })
+  const answers = { fileOfKind: seen, file: seen }
+  const routes = nativeInstallRoutes(answers as never, (handler) => (request, server, url) => handler(request, server, url ?? request.url), () => {})
+  const dispatch = nativeDispatch(routes as never)
+  const base = 'http://127.0.0.1:3001/api/mini-apps/access/versions/v1'
+  const cases: [string, Record<string, string | null>][] = [
+    [`${base}/bundles/ios?token=t&channel=beta`, { versionId: 'v1', kind: 'bundleIos', token: 't', channel: 'beta' }],
+    [`${base}/bundles/android?channel=beta&token=t`, { versionId: 'v1', kind: 'bundleAndroid', token: 't', channel: 'beta' }],
+    [`${base}/assets/ios?token=t`, { versionId: 'v1', kind: 'assetsIos', token: 't', channel: null }],
+    [`${base}/manifest?token=t&channel=beta-2`, { versionId: 'v1', kind: 'manifest', token: 't', channel: 'beta-2' }],
+    [`${base}/bundles/app.json?token=t&channel=beta`, { versionId: 'v1', kind: 'bundles/app.json', token: 't', channel: 'beta' }],
+    [`${base}/bundles/ios?token=t&channel=a%20b`, { versionId: 'v1', kind: 'bundleIos', token: 't', channel: 'a b' }],
+  ]
+  for (const [url, expected] of cases) expect({ url, ...((await (dispatch(new Request(url), null as never, url) as Response).json()) as object) }).toEqual({ url, ...expected })
+})

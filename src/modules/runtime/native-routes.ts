@@ -225,8 +225,12 @@ export function nativeInstallRoutes(
               const platform = kinds === null ? undefined : (lastSegment(url) ?? (request.params as { platform: string }).platform)
               const kind: FileKind | null = kinds === null ? 'manifest' : platform === 'ios' ? kinds.ios : platform === 'android' ? kinds.android : null
               try {
+                // `channel`: what insights count the download under (the update check's URLs carry it)
+                const channel = queryValue(url, 'channel')
                 return guarded(
-                  kind !== null ? answers.fileOfKind(request, versionId, kind, queryValue(url, 'token', fileTokens), server) : answers.file(request, versionId, `${folder}/${platform}`, queryValue(url, 'token', fileTokens), server),
+                  kind !== null
+                    ? answers.fileOfKind(request, versionId, kind, queryValue(url, 'token', fileTokens), server, channel)
+                    : answers.file(request, versionId, `${folder}/${platform}`, queryValue(url, 'token', fileTokens), server, channel),
                   log,
                 )
               } catch (error) {

@@ -177,8 +177,10 @@ interface ReleaseTemplate {
   byteParts: number
   /** the answer for the unscoped stable paths, built once */
   plain: SerialisedJson | null
-  /** the update check's answers around it, by mandatory and percent (`fillUpdate`); `plain` joined once for requests without a scope */
-  updates: Map<number, { parts: string[]; byteParts: number; plain: string | null }>
+  /** the version's download token that never expires (its version-pinned URLs, decisions §6) */
+  versionToken: string
+  /** the update check's answers offering this release, by channel, then by mandatory and percent (`pinnedUpdate`) */
+  updates: Map<string, Map<number, { text: string; bytes: number }>>
 }
 
 const scopeMarker = '@@scope@@'
@@ -496,10 +498,10 @@ export function createRuntimeService(deps: RuntimeDeps) {
       return template
     }
     const built = templates
-    return then(releaseToken(facts.appId), (token) => {
+    return Promise.all([releaseToken(facts.appId), tokens.signDownload(facts.id, null)]).then(([token, versionToken]) => {
       const text = JSON.stringify(installInfoOf(facts, releaseUrls(files, facts.appId, scopeMarker, token), found.release))
       const parts = text.split(scopeMarker)
-      const made: ReleaseTemplate = { facts, stamp: stampOf(facts), parts, byteParts: Buffer.byteLength(text) - scopeMarker.length * (parts.length - 1), plain: null, updates: new Map() }
+      const made: ReleaseTemplate = { facts, stamp: stampOf(facts), parts, byteParts: Buffer.byteLength(text) - scopeMarker.length * (parts.length - 1), plain: null, versionToken, updates: new Map() }
       if (built.size >= installCacheLimit) built.delete(built.keys().next().value!)
       built.set(key, made)
       return made
@@ -518,24 +520,25 @@ export function createRuntimeService(deps: RuntimeDeps) {
   }
 
   /**
-   * The update check's answer offering the template's release: the install info wrapped in the
-   * `updateAvailable` object, kept per (mandatory, percent) as parts of its own, so a request
-   * joins one array around its scope and builds no string twice.
+   * The update check's answer offering the template's release: its install info with the
+   * version-pinned URLs of decisions §6 (the exact files of the version offered, the same for every
+   * device, immutable, so a CDN keeps one copy), wrapped in the `updateAvailable` object. Built once
+   * per (channel, mandatory, percent): a request builds no string.
    */
-  function fillUpdate(template: ReleaseTemplate, scope: string, mandatory: boolean, percent: number, running: CountSubject | undefined): SerialisedJson {
+  function pinnedUpdate(template: ReleaseTemplate, found: DeviceRelease, files: string, mandatory: boolean, percent: number, running: CountSubject | undefined): SerialisedJson {
+    const channel = found.channel.name
+    let answers = template.updates.get(channel)
+    if (answers === undefined) template.updates.set(channel, (answers = new Map()))
     const key = mandatory ? -1 - percent : percent
-    let update = template.updates.get(key)
+    let update = answers.get(key)
     if (update === undefined) {
-      const head = `{"updateAvailable":true,"mandatory":${mandatory},"rollout":{"percent":${percent}},"install":`
-      const parts = [...template.parts]
-      parts[0] = head + parts[0]
-      parts[parts.length - 1] += '}'
-      update = { parts, byteParts: template.byteParts + head.length + 1, plain: null }
-      template.updates.set(key, update)
+      const facts = template.facts
+      const install = JSON.stringify(installInfoOf(facts, downloadUrls(files, facts.id, template.versionToken, channel), found.release))
+      const text = `{"updateAvailable":true,"mandatory":${mandatory},"rollout":{"percent":${percent}},"install":${install}}`
+      update = { text, bytes: Buffer.byteLength(text) }
+      answers.set(key, update)
     }
-    // a check without deviceId, channel or hostVersion gets the same bytes as every other one
-    if (scope === '') return { text: (update.plain ??= update.parts.join('')), bytes: update.byteParts, version: running }
-    return { text: update.parts.join(scope), bytes: update.byteParts + scope.length * (update.parts.length - 1), version: running }
+    return { text: update.text, bytes: update.bytes, version: running }
   }
 
   return {
@@ -589,7 +592,8 @@ export function createRuntimeService(deps: RuntimeDeps) {
       // insights count the check under the version the device runs when it is a release of the
       // channel, not the one offered; a version unknown or withdrawn goes in the app's `other` row (§13)
       const running = found.channel.releases.find((release) => release.version === currentVersion)?.facts ?? otherSubject(found.channel.app.id)
-      return then(releaseTemplate(found, fileBase(config, base)), (template) => fillUpdate(template, scopePath(found.query), found.decision.mandatory, percent, running))
+      const files = fileBase(config, base)
+      return then(releaseTemplate(found, files), (template) => pinnedUpdate(template, found, files, found.decision.mandatory, percent, running))
     },
 
     /**
@@ -627,6 +631,23 @@ export function createRuntimeService(deps: RuntimeDeps) {
     releaseFile(appId: string, query: DeviceQuery, kind: FileKind): StoredFile {
       const found = deviceRelease(appId, checkDeviceQuery(query))
       return storedFile(found.release.facts, kind, releaseCacheControl)
+    },
+
+    /**
+     * The channel insights count a version-pinned download under: the one its URL names
+     * (`&channel=`, on the update check's URLs) when the version's miniapp has that channel, else
+     * stable. Never refuses: a download does not fail over what it is counted under.
+     */
+    downloadChannel(versionId: string, channel: string | undefined): string {
+      if (channel === undefined || channel === defaultChannel || !isChannelName(channel)) return defaultChannel
+      const facts = versionFacts(versionId)
+      if (facts === null) return defaultChannel
+      try {
+        return channelFacts(facts.appId, channel) === null ? defaultChannel : channel
+      } catch {
+        // CHANNEL_NOT_FOUND: a channel since deleted, or a name made up
+        return defaultChannel
+      }
     },
 
     /** The stored file of `kind` that the token opens; synchronous when the caches can answer. */

@@ -1,4 +1,4 @@
-// The update check's answers are built once per release and mandatory (issue 30): the same bytes for every device but the device's own path segment, and new bytes when the release changes.
+// The update check's answers are built once per release, channel and mandatory (issue 30): the same bytes for every device that gets the same release, naming that version's own files (version-pinned URLs), and new bytes when the release changes.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createTestContext, type TestContext } from '../../test-support'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
@@ -32,24 +32,49 @@ beforeAll(async () => {
 })
 afterAll(() => context.close())
 
-test('a check without deviceId: the same bytes every time, the release install info inside; new bytes once a mandatory release follows', async () => {
-  await release('1.1.0')
+test('a check without deviceId: the same bytes every time, the version-pinned install info of the release inside; new bytes once a mandatory release follows', async () => {
+  const second = await release('1.1.0')
   const check = `${access}/apps/${appId}/update?platform=ios&currentVersion=1.0.0`
   const first = await text(check)
   expect(await text(check)).toBe(first)
-  const install = JSON.parse(await text(`${access}/apps/${appId}/release/install`))
-  expect(JSON.parse(first)).toEqual({ updateAvailable: true, mandatory: false, rollout: { percent: 100 }, install })
+  const released = JSON.parse(await text(`${access}/apps/${appId}/release/install`))
+  // the version's own install info (its links, its download token that never expires), with the release's host range
+  const token = new URL(released.bundleUrl).searchParams.get('token')
+  const pinned = JSON.parse(first).install
+  const own = JSON.parse(await text(`${access}/versions/${second}/install?token=${new URL(pinned.bundleUrl).searchParams.get('token')}`))
+  expect(JSON.parse(first)).toEqual({ updateAvailable: true, mandatory: false, rollout: { percent: 100 }, install: { ...own, hostVersionRange: null } })
+  expect(pinned.bundleUrl).toBe(`http://localhost/api/mini-apps/access/versions/${second}/bundles/ios?token=${new URL(pinned.bundleUrl).searchParams.get('token')}`)
+  expect(pinned.bundleUrl).not.toContain(token)
+  // everything but the URLs is the release install info
+  const { bundleUrl: _a, bundles: _b, assetsUrl: _c, manifestUrl: _d, ...facts } = released
+  expect(pinned).toMatchObject(facts)
   await release('1.2.0', { mandatory: true })
   const next = JSON.parse(await text(check))
   expect(next).toMatchObject({ updateAvailable: true, mandatory: true, rollout: { percent: 100 }, install: { version: '1.2.0' } })
   expect(JSON.parse(await text(`${access}/apps/${appId}/update?platform=android&currentVersion=1.1.0`))).toEqual(next)
 })
 
-test('devices that get the same release: answers that differ only in the device path segment', async () => {
+test('devices that get the same release: the same bytes for each, whatever their deviceId', async () => {
   const answer = (deviceId: string) => text(`${access}/apps/${appId}/update?platform=ios&currentVersion=1.0.0&deviceId=${encodeURIComponent(deviceId)}`)
   const first = await answer('device-a')
-  expect(first).toContain('/devices/device-a/release/')
-  for (const deviceId of ['device-b', 'device:c.1', 'd']) {
-    expect(await answer(deviceId)).toBe(first.replaceAll('/devices/device-a/', `/devices/${encodeURIComponent(deviceId)}/`))
+  expect(first).not.toContain('device-a')
+  expect(JSON.parse(first).install.version).toBe('1.2.0')
+  for (const deviceId of ['device-b', 'device:c.1', 'd', 'a'.repeat(200)]) expect(await answer(deviceId)).toBe(first)
+})
+
+test("each file URL of an answer downloads the offered version's file: its size and sha256", async () => {
+  const answer = JSON.parse(await text(`${access}/apps/${appId}/update?platform=ios&currentVersion=1.0.0&deviceId=phone-1`))
+  const install = answer.install
+  const files: [string, string][] = [
+    [install.bundles.ios, 'bundleIos'],
+    [install.bundles.android, 'bundleAndroid'],
+    [install.assetsUrl.ios, 'assetsIos'],
+    [install.assetsUrl.android, 'assetsAndroid'],
+    [install.manifestUrl, 'manifest'],
+  ]
+  for (const [url, kind] of files) {
+    const response = await context.app.handle(new Request(url))
+    const bytes = new Uint8Array(await response.arrayBuffer())
+    expect({ kind, status: response.status, size: bytes.length, sha256: new Bun.CryptoHasher('sha256').update(bytes).digest('hex') }).toEqual({ kind, status: 200, size: install.files[kind].size, sha256: install.files[kind].sha256 })
   }
 })
