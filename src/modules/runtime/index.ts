@@ -132,7 +132,7 @@ export interface InstallAnswers {
   update(request: Request, appId: string, query: DeviceQuery & { platform?: string; currentVersion?: string }, url?: string): Response | Promise<Response>
 }
 
-/** What insights count version-pinned answers under when their URL names no channel: a version id names none. */
+/** What insights count a version's own install info under: a version id names no channel. */
 const pinnedChannel = 'stable'
 
 /**
@@ -214,7 +214,7 @@ export function runtimeRoutes(deps: AppDeps) {
   function answerFile(request: Request, versionId: string, target: Target, token: string | undefined, server?: AddressSource, channel?: string): Promise<Response> | Response {
     checkKeyToken(deps, request, server, token)
     const answer = then<StoredFile, Response | Promise<Response>>(runtime.file(versionId, token, target.kind, { anonymousRelease: target.anonymousRelease }), (stored) =>
-      storedResponse(stored, request, channel === undefined ? pinnedChannel : runtime.downloadChannel(versionId, channel)),
+      storedResponse(stored, request, runtime.downloadChannel(versionId, channel)),
     )
     // a promise of a promise flattens when awaited; the type says so
     return answer as Response | Promise<Response>
