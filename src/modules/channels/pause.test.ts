@@ -26,10 +26,24 @@ async function updateVersion(deviceId: string | null, currentVersion: string): P
   expect(res.status).toBe(200)
   return res.body.updateAvailable ? res.body.install.version : currentVersion
 }
+/** The version release/install names; each of its file URLs must serve that version's file (size and sha256 as the answer lists). */
 async function installVersion(query: string): Promise<string> {
   const res = await context.call('GET', `${access}/apps/${appId}/release/install${query}`)
   expect(res.status).toBe(200)
-  return res.body.version
+  const install = res.body
+  const files: [string, string][] = [
+    [install.bundles.ios, 'bundleIos'],
+    [install.bundles.android, 'bundleAndroid'],
+    [install.assetsUrl.ios, 'assetsIos'],
+    [install.assetsUrl.android, 'assetsAndroid'],
+    [install.manifestUrl, 'manifest'],
+  ]
+  for (const [url, kind] of files) {
+    const response = await context.app.handle(new Request(url))
+    const bytes = new Uint8Array(await response.arrayBuffer())
+    expect({ query, kind, status: response.status, size: bytes.length, sha256: new Bun.CryptoHasher('sha256').update(bytes).digest('hex') }).toEqual({ query, kind, status: 200, size: install.files[kind].size, sha256: install.files[kind].sha256 })
+  }
+  return install.version
 }
 
 function device(inside: boolean, salt: string): string {
@@ -78,6 +92,7 @@ describe('pause keeps adopters, revert sends everyone back (decisions §13)', ()
     expect(await updateVersion(other, '1.1.0')).toBe('1.1.0')
     expect(await updateVersion(null, '1.1.0')).toBe('1.1.0')
     expect(await installVersion(`?deviceId=${other}&currentVersion=1.1.0`)).toBe('1.1.0')
+    expect(await installVersion('?currentVersion=1.1.0')).toBe('1.1.0')
     // a device that runs something else gets the previous release, even inside the bucket
     expect(await updateVersion(adopter, '1.0.0')).toBe('1.0.0')
     expect(await updateVersion(adopter, '0.5.0')).toBe('1.0.0')

@@ -181,6 +181,8 @@ interface ReleaseTemplate {
   versionToken: string
   /** the update check's answers offering this release, by channel, then by mandatory and percent (`pinnedUpdate`) */
   updates: Map<string, Map<number, { text: string; bytes: number }>>
+  /** release/install answers naming the version's own URLs, by channel (`pinnedInstall`) */
+  pinnedInstalls: Map<string, SerialisedJson>
 }
 
 const scopeMarker = '@@scope@@'
@@ -501,7 +503,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
     return Promise.all([releaseToken(facts.appId), tokens.signDownload(facts.id, null)]).then(([token, versionToken]) => {
       const text = JSON.stringify(installInfoOf(facts, releaseUrls(files, facts.appId, scopeMarker, token), found.release))
       const parts = text.split(scopeMarker)
-      const made: ReleaseTemplate = { facts, stamp: stampOf(facts), parts, byteParts: Buffer.byteLength(text) - scopeMarker.length * (parts.length - 1), plain: null, versionToken, updates: new Map() }
+      const made: ReleaseTemplate = { facts, stamp: stampOf(facts), parts, byteParts: Buffer.byteLength(text) - scopeMarker.length * (parts.length - 1), plain: null, versionToken, updates: new Map(), pinnedInstalls: new Map() }
       if (built.size >= installCacheLimit) built.delete(built.keys().next().value!)
       built.set(key, made)
       return made
@@ -541,6 +543,23 @@ export function createRuntimeService(deps: RuntimeDeps) {
     return { text: update.text, bytes: update.bytes, version: running }
   }
 
+  /**
+   * Release install info naming the version's own (version-pinned) URLs: for a device whose
+   * `currentVersion` decides its release while the newest is paused (§13), where the release-stable
+   * URLs, which carry no currentVersion, would serve another release than the answer names.
+   */
+  function pinnedInstall(template: ReleaseTemplate, found: DeviceRelease, files: string): SerialisedJson {
+    const channel = found.channel.name
+    let answer = template.pinnedInstalls.get(channel)
+    if (answer === undefined) {
+      const facts = template.facts
+      const text = JSON.stringify(installInfoOf(facts, downloadUrls(files, facts.id, template.versionToken, channel), found.release))
+      answer = { text, bytes: Buffer.byteLength(text), version: facts }
+      template.pinnedInstalls.set(channel, answer)
+    }
+    return answer
+  }
+
   return {
     /** Install info of the version the token opens; synchronous when the caches can answer. */
     versionInstallJson(versionId: string, token: string | undefined, base: string): MaybePromise<SerialisedJson> {
@@ -565,7 +584,16 @@ export function createRuntimeService(deps: RuntimeDeps) {
       if (currentVersion !== undefined && (currentVersion.length > 64 || !versionPattern.test(currentVersion))) throw invalid('currentVersion', 'must be the version the device runs, such as 1.2.0')
       const files = fileBase(config, base)
       const checked = checkDeviceQuery(query)
-      if (currentVersion !== undefined || checked.deviceId !== undefined || checked.hostVersion !== undefined) return releaseInstallJson(deviceRelease(appId, checked, currentVersion), files)
+      if (currentVersion !== undefined || checked.deviceId !== undefined || checked.hostVersion !== undefined) {
+        const found = deviceRelease(appId, checked, currentVersion)
+        // While the newest is paused, currentVersion decides (§13), but the release-stable URLs carry
+        // none and follow the frozen bucket: where that names another release, the answer names the
+        // version's own files, so what a device is told is what it downloads.
+        if (currentVersion !== undefined && found.channel.releases[0]?.paused && decideRelease(appId, found.channel.releases, { deviceId: checked.deviceId, hostVersion: checked.hostVersion }).release !== found.release) {
+          return then(releaseTemplate(found, files), (template) => pinnedInstall(template, found, files))
+        }
+        return releaseInstallJson(found, files)
+      }
       // nothing names the device: every such request of the channel gets the same answer
       const channel = channelFacts(appId, checked.channel)
       const known = channel?.anonymous?.get(files)
