@@ -25,6 +25,8 @@ beforeAll(async () => {
   }
   // 1.2.0 is withdrawn from stable by a rollback to 1.1.0
   expect((await context.call('POST', `/api/mini-apps/${miniAppId}/rollback`, { token: owner.token, json: { targetVersionId: ids['1.1.0'], channel: 'stable' } })).status).toBe(200)
+  // 1.3.0 is a draft, never released: known, so counted as itself (a tester's device runs it)
+  ids['1.3.0'] = (await upload(context, owner.token, appId, uploadForm(appId, { version: '1.3.0' }))).body.id
 })
 afterAll(() => context.close())
 
@@ -47,6 +49,7 @@ test('the report counts known, unknown and withdrawn versions on every channel, 
     ['beta', '2.0.0-beta.1', 'beta-1'],
     ['beta', '1.1.0', 'beta-2'],
     ['beta', '3.0.0', 'beta-3', 'android'],
+    ['stable', '1.3.0', 'draft-1'],
   ]
   for (const [channel, version, deviceId, platform] of checks) expect((await check(channel, version, deviceId, platform)).status).toBe(200)
   // a channel the app lacks: 404, counted nowhere
@@ -104,16 +107,20 @@ test('the report counts known, unknown and withdrawn versions on every channel, 
     rolledBack: sample(metrics, 'miniship_device_events_total', 'event="rolled_back"'),
   })
   // and the figures are what was sent, not zero on both sides
-  expect(totals).toMatchObject({ updateChecks: 9, installInfoRequests: 3, installed: 2, launched: 4, failures: 1, rolledBack: 1, downloads: { ios: 0, android: 3 } })
+  expect(totals).toMatchObject({ updateChecks: 10, installInfoRequests: 3, installed: 2, launched: 4, failures: 1, rolledBack: 1, downloads: { ios: 0, android: 3 } })
   expect(sample(metrics, 'miniship_device_events_rejected_total')).toBe(2)
 
-  // the withdrawn and unknown versions are in one `other` row per channel
+  // the withdrawn and unknown versions are in one `other` row per channel; a version the miniapp has
+  // and the channel did not withdraw counts as itself, from update checks as from events: the draft
+  // 1.3.0, and 1.1.0 reported on beta, where it was never released
   const versions = report.days.at(-1).versions as { versionId: string | null; version: string; updateChecks: number; launched: number; failures: number; rolledBack: number }[]
   const other = versions.filter((version) => version.versionId === null)
   expect(other).toHaveLength(1)
-  expect(other[0]).toMatchObject({ version: 'other', updateChecks: 6, launched: 3, failures: 1, rolledBack: 1 })
+  expect(other[0]).toMatchObject({ version: 'other', updateChecks: 5, launched: 3, failures: 1, rolledBack: 1 })
+  expect(versions.find((version) => version.versionId === ids['1.3.0'])).toMatchObject({ version: '1.3.0', updateChecks: 1 })
   const beta = (await context.call('GET', `/api/mini-apps/${miniAppId}/insights?days=1&channel=beta`, { token: owner.token })).body
-  expect(beta.days.at(-1).versions.find((version: { versionId: string | null }) => version.versionId === null)).toMatchObject({ updateChecks: 2, launched: 1 })
+  expect(beta.days.at(-1).versions.find((version: { versionId: string | null }) => version.versionId === null)).toMatchObject({ updateChecks: 1, launched: 1 })
+  expect(beta.days.at(-1).versions.find((version: { versionId: string | null }) => version.versionId === ids['1.1.0'])).toMatchObject({ updateChecks: 1 })
   const rows = context.dataDir.db.$client.query<{ channel: string }, []>("SELECT DISTINCT channel FROM insight_counts WHERE version_id LIKE 'other:%' ORDER BY channel").all()
   expect(rows).toEqual([{ channel: 'beta' }, { channel: 'stable' }])
   // one denominator for the day's shares: the distinct devices seen

@@ -53,11 +53,25 @@ function prepareStatements(db: Db) {
       'DELETE FROM insight_failures WHERE version_id = ? AND id NOT IN (SELECT id FROM insight_failures WHERE version_id = ? ORDER BY id DESC LIMIT ?)',
     ),
     appOfEvent: client.prepare<{ id: string }, [string]>('SELECT id FROM mini_apps WHERE app_id = ?'),
-    versionById: client.prepare<{ id: string }, [string, string]>('SELECT id FROM versions WHERE id = ? AND mini_app_id = ?'),
-    versionByName: client.prepare<{ id: string }, [string, string]>('SELECT id FROM versions WHERE mini_app_id = ? AND version = ? ORDER BY build_number DESC LIMIT 1'),
-    releasesOf: client.prepare<{ total: number; live: number }, [string, string, string]>(
-      'SELECT count(*) AS total, coalesce(sum(withdrawn_at IS NULL), 0) AS live FROM channel_releases WHERE mini_app_id = ? AND channel = ? AND version_id = ?',
-    ),
+  }
+}
+
+/**
+ * What insights count a device's report of a version under (decisions §13), for events and update
+ * checks alike: the version, when the miniapp has it (by id, or by version string) and the channel
+ * has not withdrawn it; else the miniapp's `other` row.
+ */
+export function createSubjectLookup(client: Db['$client']): (miniAppId: string, channel: string, named: { versionId: string } | { version: string }) => CountSubject {
+  const versionById = client.prepare<{ id: string }, [string, string]>('SELECT id FROM versions WHERE id = ? AND mini_app_id = ?')
+  const versionByName = client.prepare<{ id: string }, [string, string]>('SELECT id FROM versions WHERE mini_app_id = ? AND version = ? ORDER BY build_number DESC LIMIT 1')
+  const releasesOf = client.prepare<{ total: number; live: number }, [string, string, string]>(
+    'SELECT count(*) AS total, coalesce(sum(withdrawn_at IS NULL), 0) AS live FROM channel_releases WHERE mini_app_id = ? AND channel = ? AND version_id = ?',
+  )
+  return (miniAppId, channel, named) => {
+    const version = 'versionId' in named ? versionById.get(named.versionId, miniAppId) : versionByName.get(miniAppId, named.version)
+    const releases = version ? releasesOf.get(miniAppId, channel, version.id) : null
+    const withdrawn = releases !== null && releases !== undefined && releases.total > 0 && releases.live === 0
+    return version && !withdrawn ? { id: version.id, miniAppId } : otherSubject(miniAppId)
   }
 }
 
@@ -118,6 +132,7 @@ export interface InsightObserver {
 export function createInsightsService(deps: InsightsDeps) {
   const { db, clock, log } = deps
   const statements = prepareStatements(db)
+  const subjectOf = createSubjectLookup(db.$client)
   /** HMAC-SHA256 of a device id (the sketches keep its first 128 bits, as 22 base64url characters): enough to tell devices apart, useless to find one. */
   const counters: InsightCounters = createInsightCounters({ clock, enabled: deps.enabled, hashDevice: deviceHasher(deps.key) })
 
@@ -255,10 +270,7 @@ export function createInsightsService(deps: InsightsDeps) {
       const subjectKey = `${channelKey}\u0000${named}`
       let subject = subjects.get(subjectKey)
       if (subject === undefined) {
-        const version = event.versionId !== undefined ? statements.versionById.get(event.versionId, miniAppId) : statements.versionByName.get(miniAppId, event.version!)
-        const releases = version ? statements.releasesOf.get(miniAppId, channel, version.id) : null
-        const withdrawn = releases !== null && releases !== undefined && releases.total > 0 && releases.live === 0
-        subject = version && !withdrawn ? { id: version.id, miniAppId } : otherSubject(miniAppId)
+        subject = subjectOf(miniAppId, channel, event.versionId !== undefined ? { versionId: event.versionId } : { version: event.version! })
         subjects.set(subjectKey, subject)
       }
       let failure: { message: string; at: string } | null = null

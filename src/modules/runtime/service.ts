@@ -17,7 +17,8 @@ import { decideRelease, type Decision, type LiveRelease } from '../channels/deci
 import { versionPattern } from '../versions/model'
 import { releaseCacheControl, type StoredFile } from './files'
 import type { FileKind } from '../versions/file-kinds'
-import { otherSubject, type CountSubject } from '../insights/counters'
+import type { CountSubject } from '../insights/counters'
+import { createSubjectLookup } from '../insights/service'
 import type { SignatureInfo } from '../signing/service'
 import { downloadUrls, fileBase, invalidDeviceId, isDeviceId, releaseUrls, routeUrl, scopePath, type DownloadUrls, type Platform, isPlatform } from '../../http/urls'
 
@@ -119,6 +120,8 @@ interface ChannelFacts {
   releases: ReleaseFacts[]
   /** release install info for a request that names no device, host or current version, by file base: the same answer for all of them while these facts hold */
   anonymous: Map<string, SerialisedJson> | undefined
+  /** what insights count an update check under, by the `currentVersion` it names when that is no live release of the channel (`countedUnder`) */
+  reported: Map<string, CountSubject> | undefined
 }
 
 /**
@@ -320,7 +323,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
       else if (!channelExists(db, app.id, channel)) throw channelNotFound(channel)
       else {
         const releases = liveReleases(db, app.id, channel).map((row) => ({ ...row, facts: versionFacts(row.versionId)! }))
-        found = { app, name: channel, releases, anonymous: undefined }
+        found = { app, name: channel, releases, anonymous: undefined, reported: undefined }
       }
       channelsByKey.set(key, found)
     }
@@ -543,6 +546,24 @@ export function createRuntimeService(deps: RuntimeDeps) {
     return { text: update.text, bytes: update.bytes, version: running }
   }
 
+  let subjectLookup: ReturnType<typeof createSubjectLookup> | null = null
+  /**
+   * What insights count an update check under when its `currentVersion` is no live release of the
+   * channel: the version when the miniapp has it and the channel has not withdrawn it (a draft, a
+   * release of another channel), else the miniapp's `other` row, as for events (§13). Remembered
+   * with the channel's facts, which any write to the database renews; bounded, so a stream of
+   * made-up versions costs a lookup each and no memory.
+   */
+  function countedUnder(channel: ChannelFacts, currentVersion: string): CountSubject {
+    const known = channel.reported?.get(currentVersion)
+    if (known !== undefined) return known
+    subjectLookup ??= createSubjectLookup(db.$client)
+    const subject = subjectLookup(channel.app.id, channel.name, { version: currentVersion })
+    if (channel.reported === undefined || channel.reported.size >= 256) channel.reported = new Map()
+    channel.reported.set(currentVersion, subject)
+    return subject
+  }
+
   /**
    * Release install info naming the version's own (version-pinned) URLs: for a device whose
    * `currentVersion` decides its release while the newest is paused (§13), where the release-stable
@@ -619,7 +640,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
       const percent = found.release === found.channel.releases[0] ? found.release.rolloutPercent : 100
       // insights count the check under the version the device runs when it is a release of the
       // channel, not the one offered; a version unknown or withdrawn goes in the app's `other` row (§13)
-      const running = found.channel.releases.find((release) => release.version === currentVersion)?.facts ?? otherSubject(found.channel.app.id)
+      const running = found.channel.releases.find((release) => release.version === currentVersion)?.facts ?? countedUnder(found.channel, currentVersion)
       const files = fileBase(config, base)
       return then(releaseTemplate(found, files), (template) => pinnedUpdate(template, found, files, found.decision.mandatory, percent, running))
     },
