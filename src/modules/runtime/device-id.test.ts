@@ -58,10 +58,16 @@ describe('refused deviceIds: 400 INVALID_DEVICE_ID', () => {
     })
   }
 
-  test('an empty deviceId is refused where it is a value (a query parameter, an event field)', async () => {
-    for (const [where, send] of endpoints.filter(([name]) => !name.includes('device-scoped'))) {
+  test('an empty deviceId is refused everywhere: a query parameter (with or without "="), an event field, an empty path segment', async () => {
+    for (const [where, send] of endpoints) {
       const res = await send('')
       expect({ where, status: res.status, code: res.body.code }).toEqual({ where, status: 400, code: 'INVALID_DEVICE_ID' })
+    }
+    for (const path of [`${access}/apps/${appId}/update?platform=ios&currentVersion=0.9.0&deviceId`, `${access}/apps/${appId}/release/install?deviceId`]) {
+      for (const method of ['GET', 'HEAD'] as const) {
+        const res = await context.call(method, path)
+        expect({ path, method, status: res.status, code: method === 'HEAD' ? 'INVALID_DEVICE_ID' : res.body.code }).toEqual({ path, method, status: 400, code: 'INVALID_DEVICE_ID' })
+      }
     }
   })
 

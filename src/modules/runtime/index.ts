@@ -104,9 +104,10 @@ export function releaseFileOf(rest: string, platformQuery: string | undefined): 
     query.channel = channel
     at = 2
     if (segments[at] === 'devices') {
-      const deviceId = segments[at + 1] && decoded(segments[at + 1]!)
-      if (!deviceId) return null
-      query.deviceId = deviceId
+      const segment = segments[at + 1]
+      if (segment === undefined) return null
+      // an empty or undecodable segment is still the device's place: 400 INVALID_DEVICE_ID, as in a query (§18)
+      query.deviceId = decoded(segment) ?? segment
       at += 2
     }
     if (segments[at] === 'hosts') {

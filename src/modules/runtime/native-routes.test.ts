@@ -14,7 +14,8 @@ test('queryValue reads one decoded query parameter without a URL object', () => 
     ['http://x/a?token=%E0%A4%A', '%E0%A4%A'],
     ['http://x/a?token=first&token=second', 'first'],
     ['http://x/a?xtoken=1&token=2', '2'],
-    ['http://x/a?token', undefined],
+    ['http://x/a?token', ''],
+    ['http://x/a?token&x=1', ''],
   ]
   for (const [url, value] of table) expect({ url, value: queryValue(url, 'token') }).toEqual({ url, value })
   // remembering the last value read: the same answers, each URL twice in a row and then in reverse order
@@ -48,11 +49,16 @@ test('runtimeQuery reads every runtime parameter in one pass, each as queryValue
     'http://x/a?deviceId=&platform=android#x&channel=no',
     'http://x/a?deviceId=first&deviceId=second&currentVersion=1.0.0+x&hostVersion=%E0%A4%A',
     'http://x/a?tokenx=1&xchannel=2&platform&channel=c',
+    'http://x/a?platform=ios&currentVersion=1.0.0&deviceId',
+    'http://x/a?deviceId&deviceId=second&token&channel',
   ]
   const names = ['token', 'channel', 'deviceId', 'hostVersion', 'platform', 'currentVersion'] as const
   for (const url of urls) {
     const query = runtimeQuery(url)
     for (const name of names) expect({ url, name, value: query[name] }).toEqual({ url, name, value: queryValue(url, name) })
+    // as the app's routes (HEAD, app.handle) read the query: a name alone is an empty value, not an absent one
+    const search = new URL(url).searchParams
+    for (const name of names) if (name !== 'hostVersion') expect({ url, name, value: query[name] }).toEqual({ url, name, value: search.get(name) ?? undefined })
   }
 })
 

@@ -52,6 +52,8 @@ export function queryValue(url: string, name: string, memo?: Remembered): string
       // a remembered value was checked for `%` and `+` when it was first read
       return memo !== undefined && raw === memo.text && memo.plain ? raw : decodedValue(raw)
     }
+    // the name alone (`?token`): an empty value, as URLSearchParams (and so the app's routes) read it
+    if (pairEnd - at === name.length && url.startsWith(name, at)) return ''
     at = pairEnd + 1
   }
   return undefined
@@ -77,6 +79,11 @@ function decodedValue(raw: string): string {
   }
 }
 
+/** The decoded value of a pair whose `=` (or end, for a name alone) is at `equals`. */
+function valueOf(url: string, equals: number, pairEnd: number): string {
+  return equals >= pairEnd ? '' : decodedValue(url.slice(equals + 1, pairEnd))
+}
+
 /** `runtimeQuery` of a URL without a query. */
 const noQuery: Readonly<RuntimeQuery> = Object.freeze({ token: undefined, channel: undefined, deviceId: undefined, hostVersion: undefined, platform: undefined, currentVersion: undefined })
 
@@ -96,17 +103,17 @@ export function runtimeQuery(url: string): RuntimeQuery {
   while (at < end) {
     let pairEnd = url.indexOf('&', at)
     if (pairEnd === -1 || pairEnd > end) pairEnd = end
-    const equals = url.indexOf('=', at)
-    if (equals !== -1 && equals < pairEnd) {
-      // the names by length first: one comparison of a number rules most out
-      const nameLength = equals - at
-      if (nameLength === 5 && query.token === undefined && url.startsWith('token', at)) query.token = decodedValue(url.slice(equals + 1, pairEnd))
-      else if (nameLength === 8 && url.startsWith('deviceId', at)) query.deviceId ??= decodedValue(url.slice(equals + 1, pairEnd))
-      else if (nameLength === 8 && url.startsWith('platform', at)) query.platform ??= decodedValue(url.slice(equals + 1, pairEnd))
-      else if (nameLength === 7 && url.startsWith('channel', at)) query.channel ??= decodedValue(url.slice(equals + 1, pairEnd))
-      else if (nameLength === 11 && url.startsWith('hostVersion', at)) query.hostVersion ??= decodedValue(url.slice(equals + 1, pairEnd))
-      else if (nameLength === 14 && url.startsWith('currentVersion', at)) query.currentVersion ??= decodedValue(url.slice(equals + 1, pairEnd))
-    }
+    let equals = url.indexOf('=', at)
+    // the name alone (`&deviceId`): an empty value, as URLSearchParams (and so the app's routes, HEAD) read it
+    if (equals === -1 || equals > pairEnd) equals = pairEnd
+    // the names by length first: one comparison of a number rules most out
+    const nameLength = equals - at
+    if (nameLength === 5 && query.token === undefined && url.startsWith('token', at)) query.token = valueOf(url, equals, pairEnd)
+    else if (nameLength === 8 && url.startsWith('deviceId', at)) query.deviceId ??= valueOf(url, equals, pairEnd)
+    else if (nameLength === 8 && url.startsWith('platform', at)) query.platform ??= valueOf(url, equals, pairEnd)
+    else if (nameLength === 7 && url.startsWith('channel', at)) query.channel ??= valueOf(url, equals, pairEnd)
+    else if (nameLength === 11 && url.startsWith('hostVersion', at)) query.hostVersion ??= valueOf(url, equals, pairEnd)
+    else if (nameLength === 14 && url.startsWith('currentVersion', at)) query.currentVersion ??= valueOf(url, equals, pairEnd)
     at = pairEnd + 1
   }
   return query
