@@ -131,6 +131,8 @@ describe('trusted signing keys (decisions §14)', () => {
     ['33 bytes', Buffer.alloc(33, 1).toString('base64')],
     ['64 bytes (a private key pasted)', Buffer.alloc(64, 1).toString('base64')],
     ['empty', ''],
+    ['151 bytes (204 characters)', Buffer.alloc(151, 1).toString('base64')],
+    ['an RSA public key in PEM', `-----BEGIN PUBLIC KEY-----\n${Buffer.alloc(550, 7).toString('base64').replace(/.{64}/g, '$&\n')}\n-----END PUBLIC KEY-----\n`],
   ])('a public key that is %s is 400 INVALID_PUBLIC_KEY', async (_what, publicKey) => {
     const res = await context.call('POST', `/api/mini-apps/${miniAppId}/signing-keys`, { token: owner.token, json: { name: 'bad', publicKey } })
     expect({ status: res.status, code: res.body.code }).toEqual({ status: 400, code: 'INVALID_PUBLIC_KEY' })
