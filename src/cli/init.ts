@@ -3,6 +3,7 @@ import { Command } from 'commander'
 import { configFrom, runAction, withDataDirOption } from './common'
 import { isInitialised, openDataDir } from '../data-dir'
 import { closeDatabase, schemaVersion } from '../db/open'
+import { createAdminCommandLine } from './startup-notes'
 
 export function initCommand(): Command {
   return withDataDirOption(new Command('init'))
@@ -16,7 +17,7 @@ export function initCommand(): Command {
         console.log(
           existed
             ? `Data directory ${config.dataDir} is already initialised (schema version ${schemaVersion}).`
-            : `Initialised data directory ${config.dataDir} (schema version ${schemaVersion}). Next: miniship create-admin --email you@example.com`,
+            : `Initialised data directory ${config.dataDir} (schema version ${schemaVersion}). Next: ${createAdminCommandLine(config.dataDir)}`,
         )
       }),
     )

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { firstAdminAdvice, publicUrlWarning } from './startup-notes'
+import { createAdminCommandLine, firstAdminAdvice, publicUrlWarning } from './startup-notes'
 
 describe('--public-url without /api', () => {
   const table: [string | null, boolean][] = [
@@ -29,5 +29,18 @@ describe('first administrator', () => {
     expect(local).toContain('  http://localhost:3001/setup?token=tok')
     expect(firstAdminAdvice({ publicUrl: 'https://apps.example.com/api', host: '127.0.0.1', dataDir: '/d' }, 3001, 'tok')).toContain('  https://apps.example.com/setup?token=tok')
     expect(firstAdminAdvice({ publicUrl: null, host: '::1', dataDir: '/d' }, 8080, 'tok')).toContain('  http://[::1]:8080/setup?token=tok')
+  })
+})
+
+describe('the create-admin command to copy', () => {
+  const table: [string, string][] = [
+    ['/var/lib/miniship', 'miniship create-admin --data-dir /var/lib/miniship --email you@example.com'],
+    ['/home/me/my data', "miniship create-admin --data-dir '/home/me/my data' --email you@example.com"],
+    ["/srv/it's", "miniship create-admin --data-dir '/srv/it'\\''s' --email you@example.com"],
+    ['/srv/$HOME', "miniship create-admin --data-dir '/srv/$HOME' --email you@example.com"],
+  ]
+  for (const [dataDir, line] of table) test(dataDir, () => expect(createAdminCommandLine(dataDir)).toBe(line))
+  test('serve names the data directory quoted', () => {
+    expect(firstAdminAdvice({ publicUrl: null, host: '0.0.0.0', dataDir: '/a b' }, 3001, 'tok')).toContain("  miniship create-admin --data-dir '/a b' --email you@example.com")
   })
 })

@@ -9,6 +9,16 @@ export function publicUrlWarning(config: Pick<Config, 'publicUrl'>): string | nu
   return `warning: --public-url ${config.publicUrl} does not end in /api; install info and links are built on it and would answer 404 (did you mean ${config.publicUrl}/api?)`
 }
 
+/** A path as one shell word: as it is when it needs no quoting, else in single quotes. */
+export function shellWord(text: string): string {
+  return /^[A-Za-z0-9_\/.,:@%+=-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`
+}
+
+/** The command that creates the first administrator in this data directory, ready to copy. */
+export function createAdminCommandLine(dataDir: string): string {
+  return `miniship create-admin --data-dir ${shellWord(dataDir)} --email you@example.com`
+}
+
 /**
  * While no administrator exists: how to make one from the command line, and the one-time link to
  * make one in the browser (on the public URL's origin when there is one).
@@ -19,7 +29,7 @@ export function firstAdminAdvice(config: Pick<Config, 'publicUrl' | 'host' | 'da
   const origin = config.publicUrl ? new URL(config.publicUrl).origin : `http://${host}:${port}`
   return [
     'no administrator exists yet. Create one with:',
-    `  miniship create-admin --data-dir ${config.dataDir} --email you@example.com`,
+    `  ${createAdminCommandLine(config.dataDir)}`,
     'or open this one-time link to create it in the browser (it works once, until the next restart):',
     `  ${origin}/setup?token=${setupToken}`,
   ]

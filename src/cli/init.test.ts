@@ -1,0 +1,20 @@
+// `miniship init` run as a user runs it: what it prints next must work as printed.
+import { afterAll, expect, test } from 'bun:test'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { tempDir } from '../test-support'
+import { runCli } from './test-run'
+
+const root = tempDir('miniship-init-')
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+
+test('the next step it prints names the data directory, quoted when it has to be', async () => {
+  const dataDir = join(root, 'my data')
+  const run = await runCli(['init', '--data-dir', dataDir])
+  expect(run.exitCode).toBe(0)
+  expect(run.stdout).toContain(`Next: miniship create-admin --data-dir '${dataDir}' --email you@example.com`)
+  // following it creates the administrator in that directory, not in ./data
+  const created = await runCli(['create-admin', '--data-dir', dataDir, '--email', 'admin@example.com', '--password-stdin'], { stdin: 'a-password\n', cwd: root })
+  expect(created.exitCode).toBe(0)
+  expect(created.stdout).toContain(`in ${dataDir}`)
+})
