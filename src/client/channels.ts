@@ -4,6 +4,7 @@ import { connect, withClientOptions, type ClientFlags } from './config'
 import { createOutput, runClient } from './http'
 import { findMiniApp, type Channel } from './publish'
 import { channelText } from '../modules/channels/words'
+import { asCommandGroup } from './command-group'
 
 interface ChannelFlags extends ClientFlags {
   app: string
@@ -82,5 +83,5 @@ Examples:
   channels.addCommand(list, { isDefault: true })
   channels.addCommand(create)
   channels.addCommand(remove)
-  return channels
+  return asCommandGroup(channels)
 }

@@ -8,6 +8,8 @@ import { utf8Bytes } from '../sdk/statement'
 import { connect, withClientOptions, type ClientFlags } from './config'
 import { CliError, createOutput, runClient } from './http'
 import { findMiniApp } from './publish'
+import { asCommandGroup } from './command-group'
+import { withJsonUsageErrors } from '../cli/json-output'
 import type { SigningKeyRecord } from '../modules/signing/service'
 
 /** The raw 32 bytes of an Ed25519 public key object, as base64 (the spelling of decisions §14). */
@@ -103,7 +105,7 @@ Examples:
     )
 
   keys.addCommand(
-    new Command('generate')
+    withJsonUsageErrors(new Command('generate'))
       .description('make an Ed25519 key pair: the private key goes to FILE (PKCS#8 PEM, mode 0600, never overwritten)')
       .option('--out <file>', 'where to write the private key', 'miniship-signing-key.pem')
       .option('--json', 'print one JSON document on stdout instead of text')
@@ -182,5 +184,5 @@ Examples:
         }),
       ),
   )
-  return keys
+  return asCommandGroup(keys)
 }

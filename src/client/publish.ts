@@ -4,6 +4,7 @@ import { connect, withClientOptions, type ClientFlags } from './config'
 import { CliError, createOutput, runClient, type ApiClient } from './http'
 import type { ChannelRelease as ServedChannelRelease } from '../modules/channels/service'
 import { isSemverRange } from '../modules/channels/semver-range'
+import { asCommandGroup } from './command-group'
 import { channelText, rolledBackVersions, versionStandingText, type HistoryView, type ReleaseState } from '../modules/channels/words'
 
 export interface MiniApp {
@@ -157,7 +158,7 @@ export function appsCommand(): Command {
     )
   apps.addCommand(list, { isDefault: true })
   apps.addCommand(create)
-  return apps
+  return asCommandGroup(apps)
 }
 
 export function versionsCommand(): Command {
@@ -186,7 +187,7 @@ export function versionsCommand(): Command {
         }),
       ),
   )
-  return versions
+  return asCommandGroup(versions)
 }
 
 export function publishCommand(): Command {

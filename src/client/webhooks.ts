@@ -3,6 +3,7 @@ import { Command } from 'commander'
 import { connect, withClientOptions, type ClientFlags } from './config'
 import { CliError, createOutput, runClient, type ApiClient } from './http'
 import { findMiniApp } from './publish'
+import { asCommandGroup } from './command-group'
 
 const events = ['version.uploaded', 'release.published', 'release.rolled_back', 'rollout.changed', 'rollout.paused'] as const
 
@@ -147,7 +148,7 @@ function deliveriesCommand(): Command {
 }
 
 export function webhooksCommand(): Command {
-  return new Command('webhooks')
+  const webhooks = new Command('webhooks')
     .description("a mini app's webhooks: ls, create, rm, test, deliveries (owners and admins)")
     .addHelpText('after', '\nExamples:\n  $ miniship webhooks create --app com.example.shop --url https://ci.example.com/miniship\n  $ miniship webhooks ls --app com.example.shop')
     .addCommand(lsCommand())
@@ -155,4 +156,5 @@ export function webhooksCommand(): Command {
     .addCommand(rmCommand())
     .addCommand(testCommand())
     .addCommand(deliveriesCommand())
+  return asCommandGroup(webhooks)
 }

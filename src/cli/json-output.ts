@@ -1,0 +1,46 @@
+// --json's error document (decisions §12: exactly one JSON document on stdout), for every command's refusals and commander's own.
+import type { Command } from 'commander'
+
+export interface ErrorBody {
+  /** the server's code, a local check's code, or USAGE, NOT_SIGNED_IN, UNREACHABLE, FAILED */
+  code: string
+  message: string
+  /** when a server refused */
+  statusCode?: number
+}
+
+/** The error as the one JSON document on stdout; `more` adds what a script can act on (e.g. what was uploaded before the refusal). */
+export function writeJsonError(error: ErrorBody, more: Record<string, unknown> = {}): void {
+  process.stdout.write(`${JSON.stringify({ error, ...more }, null, 2)}\n`)
+}
+
+/** Whether a command line asks for --json (an argument after `--` is no option). */
+export function asksForJson(args: readonly string[]): boolean {
+  const end = args.indexOf('--')
+  return (end < 0 ? args : args.slice(0, end)).includes('--json')
+}
+
+function rootOf(command: Command): Command {
+  return command.parent ? rootOf(command.parent) : command
+}
+
+function commandPath(command: Command): string {
+  return command.parent ? `${commandPath(command.parent)}${command.name()} ` : ''
+}
+
+/**
+ * Commander's own refusals of a command line (unknown option or command, missing argument or
+ * option, a value not among the choices, too many arguments) print the error document too in
+ * --json mode, code USAGE; the line on stderr and the exit code stay as they are.
+ */
+export function withJsonUsageErrors<T extends Command>(command: T): T {
+  const raise = command.error.bind(command)
+  command.error = (message, options) => {
+    if (asksForJson(rootOf(command).rawArgs)) {
+      const text = message.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')
+      writeJsonError({ code: 'USAGE', message: `${text} (see miniship ${commandPath(command)}--help)` })
+    }
+    return raise(message, options)
+  }
+  return command
+}
