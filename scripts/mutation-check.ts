@@ -539,6 +539,13 @@ const mutations: Mutation[] = [
     why: 'webhook address rule: an IPv4-mapped IPv6 address is judged by the IPv4 address it carries',
   },
   {
+    file: 'src/modules/webhooks/address.ts',
+    find: 'if (parts[0] === 0 && parts[1] === 0 && parts[2] === 0 && parts[3] === 0 && parts[4] === 0 && parts[5] === 0) return false',
+    replace: '',
+    tests: ['src/modules/webhooks/webhooks.test.ts'],
+    why: 'webhook address rule: the deprecated IPv4-compatible IPv6 form ::a.b.c.d is refused (ipaddr.js calls it unicast)',
+  },
+  {
     file: 'src/modules/webhooks/service.ts',
     find: 'if (!(error as { unresolved?: boolean }).unresolved) throw error',
     replace: 'void error',

@@ -7,7 +7,8 @@ import { AppError } from '../../http/errors'
  * 172.16/12, 192.168/16), link-local (169.254/16 with the cloud metadata address, fe80::/10),
  * unique-local (fc00::/7, fd00:ec2::254 included), carrier-grade NAT (100.64/10), unspecified,
  * broadcast, multicast, reserved and documentation ranges, and IPv6 forms that carry an IPv4
- * address (mapped ::ffff:a.b.c.d — judged by that address —, NAT64, 6to4, Teredo).
+ * address (mapped ::ffff:a.b.c.d — judged by that address —, IPv4-compatible ::a.b.c.d, NAT64, 6to4,
+ * Teredo).
  */
 export function isPublicAddress(address: string): boolean {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6
@@ -19,6 +20,10 @@ export function isPublicAddress(address: string): boolean {
   if (parsed.kind() === 'ipv6') {
     const v6 = parsed as ipaddr.IPv6
     if (v6.isIPv4MappedAddress()) return isPublicAddress(v6.toIPv4Address().toString())
+    // the deprecated IPv4-compatible form ::a.b.c.d (RFC 4291 §2.5.5.1), which ipaddr.js calls
+    // unicast: some stacks still reach a.b.c.d through it, and nothing public lives there
+    const parts = v6.parts
+    if (parts[0] === 0 && parts[1] === 0 && parts[2] === 0 && parts[3] === 0 && parts[4] === 0 && parts[5] === 0) return false
   }
   return parsed.range() === 'unicast'
 }

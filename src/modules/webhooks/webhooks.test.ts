@@ -72,6 +72,8 @@ describe('the address rule', () => {
     ['IPv4-mapped IPv6 of loopback', 'http://[::ffff:127.0.0.1]/hook'],
     ['IPv4-mapped IPv6 of a private address', 'http://[::ffff:10.0.0.1]/hook'],
     ['NAT64 of loopback', 'http://[64:ff9b::7f00:1]/hook'],
+    ['IPv4-compatible IPv6 of loopback', 'http://[::127.0.0.1]/hook'],
+    ['IPv4-compatible IPv6 of the metadata address', 'http://[::169.254.169.254]/latest'],
     ['a name that resolves to loopback', 'http://localhost:3001/hook'],
   ] as const
   let context: TestContext
@@ -142,6 +144,9 @@ describe('the address rule', () => {
       ['ff02::1', false],
       ['::ffff:127.0.0.1', false],
       ['::ffff:169.254.169.254', false],
+      ['::7f00:1', false],
+      ['::a00:1', false],
+      ['::808:808', false],
       ['2002:7f00:1::1', false],
       ['not an address', false],
     ]
