@@ -107,14 +107,20 @@ export interface KeyNeeds {
   scopes: readonly ('read' | 'upload' | 'release')[]
 }
 
+/** No token for the server: exit 2 like bad usage (no server was asked), code NOT_SIGNED_IN, and what to do. */
+export function notSignedIn(server: string): CliError {
+  const message = `not signed in to ${server}: run miniship login --server ${server}, or set MINISHIP_TOKEN to an API key`
+  return new CliError(2, message, { code: 'NOT_SIGNED_IN', message })
+}
+
 /**
- * A client for the resolved server with the resolved token; not signed in is exit 1 with what to do.
+ * A client for the resolved server with the resolved token; not signed in is exit 2 with what to do.
  * With `needs`, a key refused for a missing scope (403 SCOPE_REQUIRED) is told every scope the
  * command takes, not only the one its first refused request names.
  */
 export function connect(flags: ClientFlags, needs?: KeyNeeds): ApiClient {
   const target = resolveTarget(flags)
-  if (!target.token) throw new CliError(1, `not signed in to ${target.server}: run miniship login --server ${target.server}, or set MINISHIP_TOKEN to an API key`)
+  if (!target.token) throw notSignedIn(target.server)
   const api = createApiClient(target.server, target.token)
   if (!needs) return api
   const scopes = needs.scopes.map((scope) => `"${scope}"`)

@@ -1,12 +1,18 @@
 // The developer CLI's one fetch wrapper: JSON in and out, the server's refusals as exit 1, an unreachable server as exit 3, --json output.
+import { writeJsonError, type ErrorBody } from '../cli/json-output'
 
-/** A failure with the exit code the CLI ends with: 1 the server refused, 2 bad usage, 3 unreachable. */
+/**
+ * A failure with the exit code the CLI ends with: 1 the server refused, 2 bad usage (or a build that
+ * fails the local checks, or no sign-in: no server was asked), 3 unreachable.
+ */
 export class CliError extends Error {
   constructor(
     readonly exitCode: 1 | 2 | 3,
     message: string,
-    /** the server's error body when it refused */
-    readonly body?: { statusCode: number; code: string; message: string },
+    /** the --json error: the server's error body when it refused, else a local check's code; without it USAGE, FAILED or UNREACHABLE by the exit code */
+    readonly body?: ErrorBody,
+    /** more of the --json error document, beside `error`: what a script can act on (e.g. the version uploaded before a refused publish) */
+    readonly more?: Record<string, unknown>,
   ) {
     super(message)
     this.name = 'CliError'
@@ -279,7 +285,7 @@ export async function runClient(json: boolean, action: () => Promise<void>): Pro
   } catch (error) {
     if (error instanceof CliError) {
       process.stderr.write(`miniship: ${error.message}\n`)
-      if (json) process.stdout.write(`${JSON.stringify({ error: error.body ?? { code: error.exitCode === 3 ? 'UNREACHABLE' : error.exitCode === 2 ? 'USAGE' : 'FAILED', message: error.message } }, null, 2)}\n`)
+      if (json) writeJsonError(error.body ?? { code: error.exitCode === 3 ? 'UNREACHABLE' : error.exitCode === 2 ? 'USAGE' : 'FAILED', message: error.message }, error.more)
       process.exit(error.exitCode)
     }
     if (Bun.env.MINISHIP_DEBUG === '1') throw error

@@ -1,7 +1,7 @@
 // `miniship login` (device flow of decisions §4, or --with-password), `logout` and `whoami`.
 import { Command } from 'commander'
 import { passwordFromStdinText, promptHiddenOnTerminal } from '../terminal/prompt'
-import { configPath, readConfig, removeConfigToken, resolveTarget, withClientOptions, writeConfig, type ClientFlags } from './config'
+import { configPath, notSignedIn, readConfig, removeConfigToken, resolveTarget, withClientOptions, writeConfig, type ClientFlags } from './config'
 import { CliError, createApiClient, createOutput, runClient, type Output } from './http'
 import { startSpinner } from './progress'
 
@@ -132,7 +132,7 @@ export function whoamiCommand(): Command {
       runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
         const target = resolveTarget(flags)
-        if (!target.token) throw new CliError(1, `not signed in to ${target.server}: run miniship login --server ${target.server}, or set MINISHIP_TOKEN`)
+        if (!target.token) throw notSignedIn(target.server)
         const { body: me } = await createApiClient(target.server, target.token).request<Me>('GET', '/auth/me')
         out.line(`${me.email} (${me.displayName}) on ${target.server}`)
         if (me.apiKey) {

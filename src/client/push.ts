@@ -75,7 +75,7 @@ async function listFiles(root: string): Promise<string[]> {
     for (const entry of (await readdir(dir)).sort()) {
       const path = join(dir, entry)
       const info = await lstat(path)
-      if (info.isSymbolicLink()) throw new CliError(2, `${path} is a symbolic link; asset folders must hold plain files`)
+      if (info.isSymbolicLink()) throw localRefusal('INVALID_ARCHIVE', `${path} is a symbolic link; asset folders must hold plain files`)
       if (info.isDirectory()) await walk(path)
       else if (info.isFile()) found.push(relative(root, path).split('\\').join('/'))
     }
@@ -102,6 +102,14 @@ async function zipFolder(folder: string, entryPrefix: string, out: string): Prom
 }
 
 /**
+ * A build the upload's own rules refuse, found before a byte is sent: exit 2 (no server was asked),
+ * and with --json the code the server would have answered (MISSING_FILE, MANIFEST_MISMATCH, …).
+ */
+function localRefusal(code: string, message: string): CliError {
+  return new CliError(2, message, { code, message })
+}
+
+/**
  * The five artifacts in `dir` by their conventional names, zipping asset folders where the zips
  * are absent (into `scratch`). A missing one is exit 2 naming the file and the accepted layouts.
  */
@@ -124,9 +132,9 @@ export async function findArtifacts(dir: string, scratch: () => Promise<string>)
         artifacts.push({ field, path: out, fileName, size: (await stat(out)).size, zippedFrom: folder })
         continue
       }
-      throw new CliError(2, `missing artifact ${fileName} in ${dir} (or a ${layout.folder.join('/')}/ folder to zip; create it empty if the app has no assets)`)
+      throw localRefusal('MISSING_FILE', `missing artifact ${fileName} in ${dir} (or a ${layout.folder.join('/')}/ folder to zip; create it empty if the app has no assets)`)
     }
-    throw new CliError(2, `missing artifact ${fileName} in ${dir}`)
+    throw localRefusal('MISSING_FILE', `missing artifact ${fileName} in ${dir}`)
   }
   return artifacts
 }
@@ -136,20 +144,20 @@ export async function checkArtifacts(artifacts: Artifact[], appId: string, versi
   for (const artifact of artifacts) {
     const where = artifact.zippedFrom ? `${artifact.fileName} (zipped from ${artifact.zippedFrom})` : artifact.path
     if ((artifact.field === 'bundleIos' || artifact.field === 'bundleAndroid') && artifact.size === 0) {
-      throw new CliError(2, `${where} is empty; build the JS bundle for this platform first`)
+      throw localRefusal('EMPTY_BUNDLE', `${where} is empty; build the JS bundle for this platform first`)
     }
     if (artifact.field === 'manifest') {
       try {
         // its warnings come back in the server's answer, which push prints
         checkManifest(new Uint8Array(await readFile(artifact.path)), appId, version)
       } catch (error) {
-        if (error instanceof AppError) throw new CliError(2, `${where}: ${error.message} (${error.code})`)
+        if (error instanceof AppError) throw localRefusal(error.code, `${where}: ${error.message} (${error.code})`)
         throw error
       }
     }
     if (artifact.field === 'assetsIos' || artifact.field === 'assetsAndroid') {
       const problem = await checkAssetsArchive(artifact.path, assetFolders[artifact.field].platform)
-      if (problem) throw new CliError(2, `${where} ${problem} (INVALID_ARCHIVE)`)
+      if (problem) throw localRefusal('INVALID_ARCHIVE', `${where} ${problem} (INVALID_ARCHIVE)`)
     }
   }
 }

@@ -1,6 +1,9 @@
 // The command line as a user (or a CI script) types it: refusals of the command line itself, with and without --json.
-import { describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, test } from 'bun:test'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { jsonDocument, runCli } from '../cli/test-run'
+import { tempDir } from '../test-support'
 
 describe('--json: a command line commander refuses still prints one JSON document (code USAGE, exit 2)', () => {
   const table: [string, string[], string][] = [
@@ -49,4 +52,40 @@ describe('a mistyped subcommand is named as one, with the list (not "too many ar
     expect(run.exitCode).toBe(2)
     expect(run.stderr).toContain("too many arguments for 'ls'")
   })
+})
+
+describe('--json: the code of a refusal is the real one, and no sign-in is exit 2 (no server was asked)', () => {
+  const root = tempDir('miniship-usage-')
+  afterAll(() => rmSync(root, { recursive: true, force: true }))
+  /** a build folder; nothing listens on the server's port, and nothing needs to: these are refused before a request */
+  function build(name: string, manifest: object | null): string {
+    const dir = join(root, name)
+    mkdirSync(join(dir, 'ios', 'assets'), { recursive: true })
+    mkdirSync(join(dir, 'android', 'res'), { recursive: true })
+    writeFileSync(join(dir, 'main.ios.jsbundle'), 'ios')
+    writeFileSync(join(dir, 'main.android.bundle'), 'android')
+    if (manifest) writeFileSync(join(dir, 'app.json'), JSON.stringify(manifest))
+    return dir
+  }
+  const push = (dir: string) => runCli(['push', dir, '--app', 'com.example.shop', '--version', '1.0.0', '--server', 'http://127.0.0.1:9', '--json'], { env: { MINISHIP_TOKEN: 'msk_test' } })
+
+  test('a missing file: MISSING_FILE', async () => {
+    const run = await push(build('missing', null))
+    expect(run.exitCode).toBe(2)
+    expect(jsonDocument(run)).toEqual({ error: { code: 'MISSING_FILE', message: expect.stringContaining('missing artifact app.json') } })
+  })
+
+  test('a manifest naming another app: MANIFEST_MISMATCH', async () => {
+    const run = await push(build('mismatch', { appId: 'com.example.other' }))
+    expect(run.exitCode).toBe(2)
+    expect(jsonDocument(run)).toEqual({ error: { code: 'MANIFEST_MISMATCH', message: expect.stringContaining('app.json') } })
+  })
+
+  for (const args of [['whoami'], ['status', 'com.example.shop'], ['push', '.', '--app', 'com.example.shop', '--version', '1.0.0']]) {
+    test(`not signed in (${args[0]}): NOT_SIGNED_IN, exit 2`, async () => {
+      const run = await runCli([...args, '--server', 'http://127.0.0.1:9', '--json'])
+      expect(run.exitCode).toBe(2)
+      expect(jsonDocument(run)).toEqual({ error: { code: 'NOT_SIGNED_IN', message: expect.stringContaining('run miniship login --server http://127.0.0.1:9/api') } })
+    })
+  }
 })
