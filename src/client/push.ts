@@ -338,11 +338,12 @@ Examples:
           let published: VersionSummary | null = null
           if (flags.publish) {
             const result = await publishVersion(api, uploaded.miniAppId, uploaded.id, releaseFlags).catch((error: unknown) => {
-              // pushing again cannot help: the version is there, it only waits to be published
-              if (error instanceof CliError && error.body?.code === 'SCOPE_REQUIRED') {
-                throw new CliError(error.exitCode, `${error.message}. ${appId} ${uploaded.version} was uploaded (${uploaded.status}); publish it with a key that has the "read" and "release" scopes: miniship publish ${appId} ${uploaded.version}`, error.body)
-              }
-              throw error
+              if (!(error instanceof CliError)) throw error
+              // pushing again cannot help: the version is there, it only waits to be published; with
+              // --json the document says what was uploaded, so a script can publish it
+              const scopes = error.body?.code === 'SCOPE_REQUIRED' ? ' with a key that has the "read" and "release" scopes' : ''
+              const message = `${error.message}. ${appId} ${uploaded.version} was uploaded (${uploaded.status}); publish it${scopes}: miniship publish ${appId} ${uploaded.version}`
+              throw new CliError(error.exitCode, message, error.body, { uploaded: { id: uploaded.id, version: uploaded.version, buildNumber: uploaded.buildNumber, status: uploaded.status, warnings } })
             })
             published = result.record
             out.line(`Published ${appId} ${result.summary}.`)

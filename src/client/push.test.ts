@@ -1,0 +1,41 @@
+// `miniship push --publish --json` against a stand-in server: what a CI script reads when the upload is taken and the publish refused.
+import { afterAll, expect, test } from 'bun:test'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { jsonDocument, runCli } from '../cli/test-run'
+import { tempDir } from '../test-support'
+
+const root = tempDir('miniship-push-')
+const uploaded = { id: 'v-1', miniAppId: 'app-1', version: '1.0.0', buildNumber: 7, status: 'DRAFT', releaseType: 'RELEASE', createdAt: '2026-11-22T10:00:00.000Z', publishedAt: null, warnings: [] }
+const server = Bun.serve({
+  hostname: '127.0.0.1',
+  port: 0,
+  async fetch(request) {
+    const path = new URL(request.url).pathname
+    await request.arrayBuffer()
+    if (path === '/api/info') return Response.json({})
+    if (path === '/api/mini-apps/by-app-id/com.example.shop/versions/upload') return Response.json(uploaded, { status: 201 })
+    if (path === '/api/mini-apps/app-1/versions/v-1/publish') return Response.json({ statusCode: 409, error: 'Conflict', code: 'ROLLOUT_PAUSED', message: 'The channel is paused' }, { status: 409 })
+    return Response.json({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: path }, { status: 404 })
+  },
+})
+afterAll(() => {
+  server.stop(true)
+  rmSync(root, { recursive: true, force: true })
+})
+
+test('the publish refused after the upload: the error, and what was uploaded so the script can publish it', async () => {
+  const dir = join(root, 'build')
+  mkdirSync(join(dir, 'ios', 'assets'), { recursive: true })
+  mkdirSync(join(dir, 'android', 'res'), { recursive: true })
+  writeFileSync(join(dir, 'main.ios.jsbundle'), 'ios')
+  writeFileSync(join(dir, 'main.android.bundle'), 'android')
+  writeFileSync(join(dir, 'app.json'), '{}')
+  const run = await runCli(['push', dir, '--app', 'com.example.shop', '--version', '1.0.0', '--publish', '--json', '--server', `http://127.0.0.1:${server.port}`], { env: { MINISHIP_TOKEN: 'msk_test' } })
+  expect(run.exitCode).toBe(1)
+  expect(jsonDocument(run)).toEqual({
+    error: { statusCode: 409, code: 'ROLLOUT_PAUSED', message: 'The channel is paused' },
+    uploaded: { id: 'v-1', version: '1.0.0', buildNumber: 7, status: 'DRAFT', warnings: [] },
+  })
+  expect(run.stderr).toContain('com.example.shop 1.0.0 was uploaded (DRAFT); publish it: miniship publish com.example.shop 1.0.0')
+})
