@@ -273,19 +273,30 @@ describe('the check: distinct devices of the newest release, paused as release-g
     expect(await stable(target)).toMatchObject({ state: 'paused', guard: { trip: { failedDevices: 11, totalDevices: 101 } } })
   })
 
-  test('switched off and on again: counting starts afresh', async () => {
+  test('switched off and on again: F and T still count every device since the release was published, those reported while it was off too', async () => {
     const target = await fleet('com.example.guard.again', { enabled: true, minDevices: 1000 })
     await report(target, names('bad', 5), 'failed')
     flush()
     expect((await stable(target)).guard.lastCheck).toMatchObject({ failedDevices: 5, totalDevices: 5 })
     expect((await setGuard(target.miniAppId, { enabled: false })).body.guard).toMatchObject({ enabled: false, lastCheck: { failedDevices: 5 } })
-    flush()
-    // while off nothing is counted, and its sketches are gone
     await report(target, names('ok', 5), 'launched')
+    flush()
     expect((await setGuard(target.miniAppId, { enabled: true })).body.guard).toMatchObject({ enabled: true, lastCheck: null })
     await report(target, ['ok-9'], 'launched')
     flush()
-    expect((await stable(target)).guard.lastCheck).toMatchObject({ failedDevices: 0, totalDevices: 1 })
+    expect((await stable(target)).guard.lastCheck).toMatchObject({ failedDevices: 5, totalDevices: 11 })
+  })
+
+  test('switched on after devices failed: it pauses on the devices that reported since the release was published (§15)', async () => {
+    const target = await fleet('com.example.guard.late', null)
+    await report(target, names('ok', 90), 'launched')
+    await report(target, names('bad', 10), 'failed')
+    flush()
+    expect(await stable(target)).toMatchObject({ state: 'rolling-out', guard: { enabled: false, lastCheck: null } })
+    expect((await setGuard(target.miniAppId, { enabled: true })).status).toBe(200)
+    // no new event: the next check reads what the release's devices reported so far
+    flush()
+    expect(await stable(target)).toMatchObject({ state: 'paused', release: { pausedBy: 'release-guard' }, guard: { lastCheck: { failedDevices: 10, totalDevices: 100 }, trip: { failedDevices: 10, totalDevices: 100 } } })
   })
 
   test('a check whose write fails loses no device: the next one counts them, once', async () => {

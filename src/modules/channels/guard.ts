@@ -1,15 +1,17 @@
 // The release guard (decisions §15): per channel settings, distinct failed and reporting devices of the newest release, and the pause when too many fail.
 //
-// Counting: each accepted device event of a guarded channel (insights hands them over, InsightObserver)
+// Counting: each accepted device event of a known version (insights hands them over, InsightObserver)
 // adds the device's keyed hash to an in-memory sketch of (channel, version): every event to `all`,
 // `failed` and `rolled_back` also to `failed`. Devices, not events: a device sending 50 `failed`
-// events is one hash. After each insights flush the pending sketches of the version that is the
+// events is one hash. After each insights flush the pending sketches of the version that is its
 // channel's newest release are merged into that release's stored pair (guard_device_sketches, so a
-// restart keeps them), F and T are read off them and written to the channel's guard row, and the
-// release is paused when T ≥ minDevices and F / T > maxFailureRate. Sketches are exact up to 2,048
-// devices and a HyperLogLog past that (insights/sketch.ts); only releases the guard watches have them.
-import { and, eq, notInArray } from 'drizzle-orm'
-import { channelGuards, guardDeviceSketches, type MiniAppRow } from '../../db/schema'
+// restart keeps them), whether or not the channel's guard is on: F and T count "since it was
+// published" (§15), so a guard switched on mid-rollout knows the devices that reported before. For
+// each guarded channel F and T are read off them and written to its guard row, and the release is
+// paused when T ≥ minDevices and F / T > maxFailureRate. Sketches are exact up to 2,048 devices and
+// a HyperLogLog past that (insights/sketch.ts); only channels' newest releases have them.
+import { and, eq } from 'drizzle-orm'
+import { channelGuards, type MiniAppRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
 import { isoAt, type Clock } from '../../ids'
@@ -88,7 +90,8 @@ export function patchChannel(db: Db, clock: Clock, user: Caller, miniAppId: stri
       const before: GuardSettings = row ? { enabled: row.enabled, maxFailureRate: row.maxFailureRate, minDevices: row.minDevices } : { ...guardDefaults }
       const after = checkGuardSettings(body.guard, before)
       const now = isoAt(clock)
-      // switched on: counting starts afresh (what was counted before it was switched off is gone)
+      // switched on: F and T are read again from the release's devices since it was published, and a
+      // person's earlier resume no longer holds the guard back
       const restart = after.enabled && !before.enabled ? { releaseId: null, failedDevices: null, totalDevices: null, checkedAt: null, resumedFailedDevices: null } : {}
       tx.insert(channelGuards)
         .values({ miniAppId: app.id, channel, ...after, updatedAt: now })
@@ -148,8 +151,6 @@ const isFailure = (event: DeviceEvent) => event === 'failed' || event === 'rolle
 export function createReleaseGuard(deps: ReleaseGuardDeps) {
   const { db, clock, log } = deps
   const hashDevice = deviceHasher(deps.key)
-  /** `miniAppId \0 channel` of every channel whose guard is on (refreshed by every check and settings change) */
-  let guarded = new Set<string>()
   let pending = new Map<string, Pending>()
   const pauseListeners: ((pause: GuardPause) => void)[] = []
   const client = db.$client
@@ -158,21 +159,18 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
     'INSERT INTO guard_device_sketches (release_id, kind, hashes, registers) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (release_id, kind) DO UPDATE SET hashes = ?3, registers = ?4',
   )
 
-  function refreshGuarded(): (typeof channelGuards.$inferSelect)[] {
-    const rows = db.select().from(channelGuards).where(eq(channelGuards.enabled, true)).all()
-    guarded = new Set(rows.map((row) => `${row.miniAppId}\u0000${row.channel}`))
-    return rows
-  }
-  // at start only which channels are guarded, in SQL of its own: building drizzle's query cost a
-  // few ms on the way to the first answer (issue 30)
-  guarded = new Set(client.query<{ key: string }, []>("SELECT mini_app_id || char(0) || channel AS key FROM channel_guards WHERE enabled = 1").all().map((row) => row.key))
+  const guardedRows = (): (typeof channelGuards.$inferSelect)[] => db.select().from(channelGuards).where(eq(channelGuards.enabled, true)).all()
+  // the sketches of releases that are no channel's newest any more (withdrawn, or released over) go
+  const pruneSketches = client.prepare<unknown, []>(
+    `DELETE FROM guard_device_sketches WHERE release_id NOT IN (
+       SELECT r.id FROM channel_releases r WHERE r.withdrawn_at IS NULL
+         AND r.seq = (SELECT max(n.seq) FROM channel_releases n WHERE n.mini_app_id = r.mini_app_id AND n.channel = r.channel AND n.withdrawn_at IS NULL))`,
+  )
 
   const observer: InsightObserver = {
     event(version, channel, event, deviceId) {
-      if (guarded.size === 0 || deviceId === undefined || deviceId === '' || deviceId.length > deviceIdLimit) return
-      const channelKey = `${version.miniAppId}\u0000${channel}`
-      if (!guarded.has(channelKey)) return
-      const key = `${channelKey}\u0000${version.id}`
+      if (deviceId === undefined || deviceId === '' || deviceId.length > deviceIdLimit) return
+      const key = `${version.miniAppId}\u0000${channel}\u0000${version.id}`
       let entry = pending.get(key)
       if (entry === undefined) {
         entry = { miniAppId: version.miniAppId, channel, versionId: version.id, lastAt: 0, all: emptySketch(), failed: emptySketch() }
@@ -192,12 +190,12 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
     },
   }
 
-  /** Merges a release's pending devices into its stored sketches (idempotent: a device merged twice counts once); answers F and T. */
-  function mergePending(releaseId: string, add: Pending): { failed: number; total: number } {
+  /** Merges a release's pending devices (if any) into its stored sketches (idempotent: a device merged twice counts once); answers F and T. */
+  function mergePending(releaseId: string, add: Pending | undefined): { failed: number; total: number } {
     const stored: Record<'all' | 'failed', DeviceSketch> = { all: emptySketch(), failed: emptySketch() }
     for (const row of readSketch.all(releaseId)) stored[row.kind] = sketchFromRow(row.hashes, row.registers)
     for (const kind of ['all', 'failed'] as const) {
-      if (!mergeInto(stored[kind], add[kind])) continue
+      if (add === undefined || !mergeInto(stored[kind], add[kind])) continue
       const row = sketchRow(stored[kind])
       putSketch.run(releaseId, kind, row.hashes, row.registers)
     }
@@ -240,22 +238,30 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
     for (const trip of trips) pause(trip, now)
   }
 
-  /** In one transaction: each guarded channel's newest release gets its pending devices, its F and T; answers the releases over the line. */
+  /** In one transaction: each channel's newest release gets its pending devices; each guarded channel its F and T; answers the releases over the line. */
   function measure(batch: Map<string, Pending>, now: string): Trip[] {
-    const rows = refreshGuarded()
-    const watched: string[] = []
     const trips: Trip[] = []
     client.transaction(() => {
-      for (const row of rows) {
-        const newest = liveReleases(db, row.miniAppId, row.channel)[0]
-        if (!newest) continue
-        watched.push(newest.id)
-        const fresh = row.releaseId !== newest.id
-        let failed = fresh ? 0 : (row.failedDevices ?? 0)
-        let total = fresh ? 0 : (row.totalDevices ?? 0)
-        const add = batch.get(`${row.miniAppId}\u0000${row.channel}\u0000${newest.versionId}`)
+      // every channel's newest release keeps its devices since it was published, guarded or not
+      const merged = new Map<string, { failed: number; total: number }>()
+      const newestOf = new Map<string, ReturnType<typeof liveReleases>[number] | undefined>()
+      const newestIn = (miniAppId: string, channel: string) => {
+        const key = `${miniAppId}\u0000${channel}`
+        if (!newestOf.has(key)) newestOf.set(key, liveReleases(db, miniAppId, channel)[0])
+        return newestOf.get(key)
+      }
+      for (const add of batch.values()) {
+        const newest = newestIn(add.miniAppId, add.channel)
         // since the release was published: what arrived before it (a version released here again) is not its
-        if (add !== undefined && add.lastAt >= Date.parse(newest.createdAt)) ({ failed, total } = mergePending(newest.id, add))
+        if (newest === undefined || newest.versionId !== add.versionId || add.lastAt < Date.parse(newest.createdAt)) continue
+        merged.set(newest.id, mergePending(newest.id, add))
+      }
+      for (const row of guardedRows()) {
+        const newest = newestIn(row.miniAppId, row.channel)
+        if (!newest) continue
+        const fresh = row.releaseId !== newest.id
+        // a release the guard had not seen yet (new, or the guard just switched on): its devices so far
+        const { failed, total } = merged.get(newest.id) ?? (fresh ? mergePending(newest.id, undefined) : { failed: row.failedDevices ?? 0, total: row.totalDevices ?? 0 })
         const state = releaseState(newest)
         const watching = state !== 'paused' && state !== 'reverted'
         // paused or reverted it is not watched, and F as it stands is what a person who resumes it saw
@@ -271,8 +277,8 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
         // after a person resumed, only more failing devices (and a rate still over) pause it again
         if (watching && over && (resumedFailed === null || failed > resumedFailed)) trips.push({ row, releaseId: newest.id, versionId: newest.versionId, version: newest.version, failed, total })
       }
-      // bounded: only the releases the guard watches keep sketches
-      db.delete(guardDeviceSketches).where(watched.length > 0 ? notInArray(guardDeviceSketches.releaseId, watched) : undefined).run()
+      // bounded: only channels' newest releases keep sketches
+      pruneSketches.run()
     })()
     return trips
   }
@@ -315,10 +321,6 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
     observer,
     /** the check, now (tests and the slow-flush timer) */
     check,
-    /** a settings change: events of a channel switched on count from now */
-    settingsChanged(): void {
-      refreshGuarded()
-    },
     /** `listener` hears every pause the guard makes (the rollout.paused webhook) */
     onPaused(listener: (pause: GuardPause) => void): void {
       pauseListeners.push(listener)

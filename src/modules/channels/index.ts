@@ -35,11 +35,7 @@ export function channelRoutes(deps: AppDeps) {
       params: channelParams,
       detail: { summary: 'Delete a channel that serves no release (stable cannot be deleted)', tags: ['channels'] },
     })
-    .patch('/:miniAppId/channels/:channel', ({ user, params, body }) => {
-      const record = patchChannel(db, clock, user, params.miniAppId, params.channel, body)
-      deps.releaseGuard.settingsChanged()
-      return record
-    }, {
+    .patch('/:miniAppId/channels/:channel', ({ user, params, body }) => patchChannel(db, clock, user, params.miniAppId, params.channel, body), {
       auth: 'release',
       params: channelParams,
       body: patchChannelBody,
