@@ -44,7 +44,7 @@ export interface AuditLogRecord {
   summary: string
   metadata: unknown
   createdAt: string
-  /** who, in words: the email, or `API key "ci" of owner@example.com` */
+  /** who, in words: the email, `API key "ci" of owner@example.com`, or `release-guard` */
   actorName: string | null
   /** the target by the name people know (an appId, "appId 1.2.0", an email, a key's name); null when it is gone */
   targetName: string | null
@@ -82,7 +82,9 @@ export function listAuditLogs(db: Db, options: { limit: number; before?: string;
   return rows.map((row) => {
     const metadata = parseMetadata(row.metadata)
     const key = (metadata as { apiKey?: { name?: unknown } } | null)?.apiKey
-    const actorName = typeof key?.name === 'string' ? `API key "${key.name}" of ${row.actorEmail ?? 'a deleted user'}` : row.actorEmail
+    // what the server does by itself (the release guard's pause) names its actor in the metadata
+    const system = row.actorId === null ? (metadata as { actor?: unknown } | null)?.actor : undefined
+    const actorName = typeof key?.name === 'string' ? `API key "${key.name}" of ${row.actorEmail ?? 'a deleted user'}` : (row.actorEmail ?? (typeof system === 'string' ? system : null))
     return { ...row, metadata, actorName, targetName: row.targetId === null ? null : (names.get(`${row.targetType}\u0000${row.targetId}`) ?? null) }
   })
 }

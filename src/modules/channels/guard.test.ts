@@ -163,10 +163,12 @@ describe('the check: distinct devices of the newest release, paused as release-g
     expect(channel.guard.lastCheck).toEqual({ failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, at: channel.guard.trip.at })
     const entry = (await auditEntries('channel.pause')).find((candidate) => candidate.metadata.appId === target.appId)!
     expect(entry.actorEmail).toBeNull()
+    // the console's Who column shows actorName: the guard by its name, not "system"
+    expect((entry as { actorName?: string | null }).actorName).toBe('release-guard')
     expect(entry.metadata).toMatchObject({ actor: 'release-guard', channel: 'stable', version: '1.1.0', failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, maxFailureRate: 0.05, minDevices: 20 })
     expect(entry.summary).toBe(`release-guard paused the rollout of ${target.appId} 1.1.0 on stable at 50 % (was rolling-out 50 %): 12 of 140 devices failed (8.6 %), above the threshold of 5 %`)
     expect(pauses.filter((pause) => pause.appId === target.appId)).toEqual([
-      { miniAppId: target.miniAppId, appId: target.appId, channel: 'stable', versionId: target.versionId, version: '1.1.0', failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, threshold: 0.05, rolloutPercent: 50 },
+      { miniAppId: target.miniAppId, appId: target.appId, channel: 'stable', versionId: target.versionId, version: '1.1.0', failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, threshold: 0.05, rolloutPercent: 50, previousPercent: 50, previousState: 'rolling-out', reason: '12 of 140 devices failed (8.6 %), above the threshold of 5 %' },
     ])
     // rollout.paused as queued for the receivers (the body every attempt sends): the names of docs/webhooks.md, and the Slack line with its figures
     const queued = (hookId: string) => context.dataDir.db.select({ event: webhookDeliveries.event, body: webhookDeliveries.body }).from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hookId)).all()
@@ -176,8 +178,10 @@ describe('the check: distinct devices of the newest release, paused as release-g
       channel: 'stable',
       version: { id: target.versionId, version: '1.1.0' },
       rolloutPercent: 50,
+      previousPercent: 50,
       state: 'paused',
-      reason: 'release-guard',
+      previousState: 'rolling-out',
+      reason: '12 of 140 devices failed (8.6 %), above the threshold of 5 %',
       failedDevices: 12,
       devices: 140,
       failureRate: 12 / 140,

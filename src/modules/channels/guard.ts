@@ -126,6 +126,11 @@ export interface GuardPause {
   threshold: number
   /** the percent the paused release stays at */
   rolloutPercent: number
+  /** its percent and state before the pause, as a person's pause tells them */
+  previousPercent: number
+  previousState: string
+  /** why, in words: the figures against the threshold */
+  reason: string
 }
 
 interface Pending {
@@ -302,7 +307,7 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
       .set({ resumedFailedDevices: failed, tripReleaseId: releaseId, tripFailedDevices: failed, tripTotalDevices: total, tripMaxFailureRate: row.maxFailureRate, trippedAt: now })
       .where(and(eq(channelGuards.miniAppId, row.miniAppId), eq(channelGuards.channel, row.channel)))
       .run()
-    const paused: GuardPause = { miniAppId: row.miniAppId, appId: change.appId, channel: row.channel, versionId, version, failedDevices: failed, totalDevices: total, failureRate, threshold: row.maxFailureRate, rolloutPercent: change.rolloutPercent }
+    const paused: GuardPause = { miniAppId: row.miniAppId, appId: change.appId, channel: row.channel, versionId, version, failedDevices: failed, totalDevices: total, failureRate, threshold: row.maxFailureRate, rolloutPercent: change.rolloutPercent, previousPercent: change.previousPercent, previousState: change.previousState, reason: change.reason ?? '' }
     log(JSON.stringify({ level: 'warn', msg: 'release guard paused a rollout', ...paused }))
     // rollout.paused (decisions §16), { channel, versionId, version, failedDevices, totalDevices,
     // failureRate, threshold }: the one place the guard's pause is announced. The webhooks (branch

@@ -269,7 +269,8 @@ export function slackText(miniApp: MiniAppSummary, event: string, data: Record<s
       return `${app}: ${channel} was rolled back to ${version}${by}`
     case 'rollout.changed': {
       const percent = data.rolloutPercent
-      const what = percent === 0 ? 'halted (reverted to the previous release)' : percent === 100 ? 'completed (100 %)' : `set to ${String(percent)} %`
+      const resumed = data.previousState === 'paused' && data.state !== 'paused'
+      const what = percent === 0 ? 'reverted (every device gets the previous release)' : resumed ? `resumed at ${String(percent)} %` : percent === 100 ? 'completed (100 %)' : `set to ${String(percent)} %`
       return `${app}: the rollout of ${version} on ${channel} was ${what}${by}`
     }
     case 'rollout.paused': {

@@ -398,7 +398,8 @@ test('slackText says what happened in one line, the release guard\'s figures inc
   expect(slackText(app, 'version.uploaded', { version, by })).toBe('Shop (com.example.shop): version 1.4.0 (build 7) was uploaded by dev@example.com')
   expect(slackText(app, 'release.published', { channel: 'beta', version, rolloutPercent: 100, mandatory: true, by })).toBe('Shop (com.example.shop): 1.4.0 was published on beta (mandatory) by dev@example.com')
   expect(slackText(app, 'release.rolled_back', { channel: 'stable', version, by })).toBe('Shop (com.example.shop): stable was rolled back to 1.4.0 by dev@example.com')
-  expect(slackText(app, 'rollout.changed', { channel: 'stable', version, rolloutPercent: 0, by })).toBe('Shop (com.example.shop): the rollout of 1.4.0 on stable was halted (reverted to the previous release) by dev@example.com')
+  expect(slackText(app, 'rollout.changed', { channel: 'stable', version, rolloutPercent: 0, by })).toBe('Shop (com.example.shop): the rollout of 1.4.0 on stable was reverted (every device gets the previous release) by dev@example.com')
+  expect(slackText(app, 'rollout.changed', { channel: 'stable', version, rolloutPercent: 40, previousState: 'paused', state: 'rolling-out', by })).toBe('Shop (com.example.shop): the rollout of 1.4.0 on stable was resumed at 40 % by dev@example.com')
   expect(slackText(app, 'rollout.changed', { channel: 'stable', version, rolloutPercent: 40, by: { type: 'api-key', id: 'k', name: 'ci', ownerEmail: 'dev@example.com' } })).toBe('Shop (com.example.shop): the rollout of 1.4.0 on stable was set to 40 % by the API key "ci" of dev@example.com')
   expect(slackText(app, 'rollout.paused', { channel: 'stable', version, rolloutPercent: 30, by: releaseGuardActor, failedDevices: 12, devices: 140, failureRate: 12 / 140, maxFailureRate: 0.05 })).toBe(
     'Shop (com.example.shop): the rollout of 1.4.0 on stable was paused by release-guard: 12 of 140 devices failed (8.6 %) — threshold 5 %',
