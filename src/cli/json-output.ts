@@ -38,7 +38,9 @@ export function withJsonUsageErrors<T extends Command>(command: T): T {
   command.error = (message, options) => {
     if (asksForJson(rootOf(command).rawArgs)) {
       const text = message.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')
-      writeJsonError({ code: 'USAGE', message: `${text} (see miniship ${commandPath(command)}--help)` })
+      // the CLI's own code, not one the server answers (docs/api.md lists those)
+      const code = 'USAGE'
+      writeJsonError({ code, message: `${text} (see miniship ${commandPath(command)}--help)` })
     }
     return raise(message, options)
   }
