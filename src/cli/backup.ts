@@ -1,7 +1,8 @@
 // `miniship backup`: write a consistent .tar.gz of the data directory, even while `serve` runs.
 import { Command } from 'commander'
 import { rmSync } from 'node:fs'
-import { configFrom, fail, runAction, withDataDirOption, withStorageOptions } from './common'
+import { resolve } from 'node:path'
+import { configFrom, fail, runAction, withDataDirOption, withJsonOption, withStorageOptions } from './common'
 import type { ConfigFlags } from '../config'
 import { dataDirPaths } from '../data-dir'
 import { openBlobStore } from '../storage'
@@ -14,7 +15,7 @@ function megabytes(bytes: number): string {
 }
 
 export function backupCommand(): Command {
-  return withStorageOptions(withDataDirOption(new Command('backup')))
+  return withJsonOption(withStorageOptions(withDataDirOption(new Command('backup'))))
     .description('write the database, every stored file and the signing secret to one .tar.gz; safe while serve runs')
     .option(
       '--out <path>',
@@ -22,10 +23,10 @@ export function backupCommand(): Command {
     )
     .addHelpText(
       'after',
-      '\nThe archive holds the signing secret: keep it as private as the data directory.\n\nExamples:\n  $ miniship backup --data-dir /var/lib/miniship\n  $ miniship backup --data-dir /var/lib/miniship --out /backups/miniship-nightly.tar.gz\n  $ miniship backup --data-dir /var/lib/miniship --out /backups/    # /backups/miniship-backup-<UTC timestamp>.tar.gz',
+      '\nThe archive holds the signing secret: keep it as private as the data directory.\n\nExamples:\n  $ miniship backup --data-dir /var/lib/miniship\n  $ miniship backup --data-dir /var/lib/miniship --out /backups/miniship-nightly.tar.gz\n  $ miniship backup --data-dir /var/lib/miniship --out /backups/    # /backups/miniship-backup-<UTC timestamp>.tar.gz\n  $ miniship backup --data-dir /var/lib/miniship --json    # {"file", "archiveBytes", "storedFiles", …}',
     )
     .option('--skip-blobs', 'with S3 storage: leave the stored files in the bucket (which should keep versions of its own); backup.json records it')
-    .action(({ out, skipBlobs, ...flags }: { out?: string; skipBlobs?: boolean } & ConfigFlags) =>
+    .action(({ out, skipBlobs, json, ...flags }: { out?: string; skipBlobs?: boolean; json?: boolean } & ConfigFlags) =>
       runAction(async () => {
         const config = configFrom(flags)
         if (skipBlobs && config.storage.kind !== 's3') fail('--skip-blobs is for S3 storage only: a local data directory\'s stored files exist nowhere else')
@@ -40,14 +41,20 @@ export function backupCommand(): Command {
           progress.done()
           const blobs = storedFileCount(result.manifest)
           const where = skipBlobs ? `stored files left in bucket ${result.manifest.blobs?.bucket}` : `${blobs} stored file${blobs === 1 ? '' : 's'}`
+          if (json) {
+            const { createdAt, productVersion, schemaVersion } = result.manifest
+            const document = { file: resolve(result.out), archiveBytes: result.archiveBytes, createdAt, productVersion, schemaVersion, storedFiles: blobs, storedFilesInArchive: !skipBlobs, bucket: skipBlobs ? (result.manifest.blobs?.bucket ?? null) : null }
+            process.stdout.write(`${JSON.stringify(document, null, 2)}\n`)
+            return
+          }
           console.log(`Backup written to ${result.out} (${where}, schema version ${result.manifest.schemaVersion}, ${megabytes(result.archiveBytes)})`)
         } catch (error) {
           progress.done()
-          if (error instanceof BackupError) fail(`backup failed: ${error.message}`, 1)
+          if (error instanceof BackupError) fail(`backup failed: ${error.message}`, 1, 'BACKUP_FAILED')
           throw error
         } finally {
           uninstall()
         }
-      }),
+      }, { json }),
     )
 }

@@ -2,6 +2,7 @@
 import { Command, Option } from 'commander'
 import { ConfigError, loadConfig, type Config, type ConfigFlags, type LoadOptions } from '../config'
 import { NewerSchemaError } from '../db/open'
+import { withJsonUsageErrors, writeJsonError } from './json-output'
 
 /** `--data-dir` is on every subcommand; the server flags only on `serve`. */
 export function withDataDirOption(command: Command): Command {
@@ -52,9 +53,25 @@ export function withStorageOptions(command: Command): Command {
     .option('--s3-timeout <duration>', 'how long one call to the bucket may go without an answer or progress before it counts as down, e.g. 10s (env MINISHIP_S3_TIMEOUT, default 10s)')
 }
 
-/** Prints a usage problem as one line on stderr and exits 2 (the exit code of a bad invocation). */
-export function fail(message: string, exitCode = 2): never {
+/** `--json` on an operator's command: its result, or its failure, as one JSON document on stdout. */
+export function withJsonOption(command: Command): Command {
+  return withJsonUsageErrors(command.option('--json', 'print one JSON document on stdout instead of text (the result, or {"error": {"code", "message"}})'))
+}
+
+/**
+ * Whether this process's command runs with --json, so that `fail` prints the error document too.
+ * Set once by runAction: one command runs per process.
+ */
+let failuresAsJson = false
+
+/**
+ * Prints a problem as one line on stderr (and with --json the error document on stdout) and exits,
+ * 2 by default (the exit code of a bad invocation). `code` names it for scripts; without it USAGE
+ * for exit 2, FAILED otherwise.
+ */
+export function fail(message: string, exitCode = 2, code?: string): never {
   process.stderr.write(`miniship: ${message}\n`)
+  if (failuresAsJson) writeJsonError({ code: code ?? (exitCode === 2 ? 'USAGE' : 'FAILED'), message })
   process.exit(exitCode)
 }
 
@@ -70,13 +87,16 @@ export function configFrom(flags: ConfigFlags, options: LoadOptions = {}): Confi
 /**
  * Runs an action, turning failures into one clear line: bad configuration or a newer schema exit
  * 2; anything unexpected exits 1 with its message (the stack only with MINISHIP_DEBUG=1), never
- * with a trace of our source files on an operator's terminal.
+ * with a trace of our source files on an operator's terminal. With `json`, each of these is also
+ * the error document on stdout.
  */
-export async function runAction(action: () => Promise<void> | void): Promise<void> {
+export async function runAction(action: () => Promise<void> | void, options: { json?: boolean } = {}): Promise<void> {
+  failuresAsJson = options.json === true
   try {
     await action()
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof NewerSchemaError) fail(error.message)
+    if (error instanceof ConfigError) fail(error.message)
+    if (error instanceof NewerSchemaError) fail(error.message, 2, 'NEWER_SCHEMA')
     if (Bun.env.MINISHIP_DEBUG === '1') throw error
     const message = error instanceof Error ? error.message.split('\n')[0] : String(error)
     fail(`${message} (run with MINISHIP_DEBUG=1 for details)`, 1)

@@ -92,6 +92,19 @@ describe('create-admin', () => {
     expect(result.out).toEqual([])
   })
 
+  test('--json: the created administrator, or the refusal with its code, as one JSON document on stdout', async () => {
+    const created = await run(['--email', 'json@example.com', '--password-stdin', '--data-dir', dir, '--json'], { stdin: 'a-password\n' })
+    expect(created.exitCode).toBeNull()
+    expect(created.out).toHaveLength(1)
+    expect(JSON.parse(created.out[0]!)).toEqual({ id: expect.any(String), email: 'json@example.com', displayName: 'json', role: 'ADMIN', status: 'ACTIVE', dataDir: dir })
+    const again = await run(['--email', 'json@example.com', '--password-stdin', '--data-dir', dir, '--json'], { stdin: 'a-password\n' })
+    expect(again.exitCode).toBe(1)
+    expect(JSON.parse(again.out.join('\n'))).toEqual({ error: { code: 'EMAIL_TAKEN', message: expect.stringContaining('json@example.com already exists') } })
+    const usage = await run(['--email', 'not-an-email', '--password-stdin', '--data-dir', dir, '--json'], { stdin: 'a-password\n' })
+    expect(usage.exitCode).toBe(2)
+    expect(JSON.parse(usage.out.join('\n')).error.code).toBe('USAGE')
+  })
+
   test('refuses a password shorter than 6 characters', async () => {
     const result = await run(['--email', 'short@example.com', '--password-stdin', '--data-dir', dir], { stdin: '12345\n' })
     expect(result.exitCode).toBe(1)

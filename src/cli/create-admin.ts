@@ -1,6 +1,6 @@
 // `miniship create-admin`: writes an active administrator into the data directory, through the same service as the API.
 import { Command } from 'commander'
-import { withDataDirOption } from './common'
+import { withDataDirOption, withJsonOption } from './common'
 import { passwordFromStdinText, promptHiddenOnTerminal } from '../terminal/prompt'
 import { ConfigError, loadConfig } from '../config'
 import { openDataDir } from '../data-dir'
@@ -20,11 +20,12 @@ export interface CreateAdminIo {
   exit(code: number): void
 }
 
-/** An expected failure: one line on stderr and this exit code (2 for a bad invocation). */
+/** An expected failure: one line on stderr and this exit code (2 for a bad invocation); `code` names it in --json's error document. */
 class CommandFailure extends Error {
   constructor(
     readonly exitCode: number,
     message: string,
+    readonly code = exitCode === 2 ? 'USAGE' : 'FAILED',
   ) {
     super(message)
   }
@@ -45,13 +46,14 @@ interface CreateAdminFlags {
   passwordStdin?: boolean
   dataDir?: string
   passwordMinLength?: string
+  json?: boolean
 }
 
 async function readPassword(flags: CreateAdminFlags, io: CreateAdminIo): Promise<string> {
   if (flags.passwordStdin) return passwordFromStdinText(await io.readStdin())
   const first = await io.promptHidden('Password: ')
   const again = await io.promptHidden('Repeat the password: ')
-  if (first !== again) throw new CommandFailure(1, 'the two passwords differ; nothing was created')
+  if (first !== again) throw new CommandFailure(1, 'the two passwords differ; nothing was created', 'PASSWORDS_DIFFER')
   return first
 }
 
@@ -71,40 +73,43 @@ async function createAdmin(flags: CreateAdminFlags, io: CreateAdminIo): Promise<
   const passwordMinLength = config.passwordMinLength
   const { db } = openDataDir(config.dataDir)
   try {
-    if (findUserByEmail(db, email)) throw new CommandFailure(1, `a user with the email ${email} already exists; nothing was created`)
+    if (findUserByEmail(db, email)) throw new CommandFailure(1, `a user with the email ${email} already exists; nothing was created`, 'EMAIL_TAKEN')
     const password = await readPassword(flags, io)
-    if (password.length < passwordMinLength) throw new CommandFailure(1, `the password must be at least ${passwordMinLength} characters; nothing was created`)
+    if (password.length < passwordMinLength) throw new CommandFailure(1, `the password must be at least ${passwordMinLength} characters; nothing was created`, 'PASSWORD_TOO_SHORT')
     requirePassword(password, passwordMinLength)
     const user = await createUser(db, systemClock, { email, displayName, password, role: 'ADMIN', status: 'ACTIVE', passwordMinLength }, null, 'cli')
-    io.out(`Created admin ${user.email} (id ${user.id}) in ${config.dataDir}`)
+    if (flags.json) io.out(JSON.stringify({ id: user.id, email: user.email, displayName: user.displayName, role: user.role, status: user.status, dataDir: config.dataDir }, null, 2))
+    else io.out(`Created admin ${user.email} (id ${user.id}) in ${config.dataDir}`)
   } finally {
     db.$client.close()
   }
 }
 
 export function createAdminCommand(io: CreateAdminIo = processIo): Command {
-  return withDataDirOption(new Command('create-admin'))
+  return withJsonOption(withDataDirOption(new Command('create-admin')))
     .description('create an active administrator account (the password is read from stdin or asked for on the terminal)')
     .requiredOption('--email <email>', 'email address of the new administrator')
     .option('--display-name <name>', 'display name (default: the part of the email before @)')
     .option('--password-stdin', 'read the password from stdin (one trailing newline is dropped)')
     .option('--password-min-length <n>', 'shortest password accepted, 6-128 (env MINISHIP_PASSWORD_MIN_LENGTH, default 6)')
-    .addHelpText('after', '\nExample:\n  $ miniship create-admin --email admin@example.com --password-stdin < pw.txt')
+    .addHelpText('after', '\nExamples:\n  $ miniship create-admin --email admin@example.com --password-stdin < pw.txt\n  $ miniship create-admin --email admin@example.com --password-stdin --json < pw.txt    # {"id", "email", …}')
     .action(async (flags: CreateAdminFlags) => {
+      const refuse = (message: string, exitCode: number, code: string) => {
+        io.err(`miniship: ${message}`)
+        if (flags.json) io.out(JSON.stringify({ error: { code, message } }, null, 2))
+        io.exit(exitCode)
+      }
       try {
         await createAdmin(flags, io)
       } catch (error) {
         if (error instanceof CommandFailure) {
-          io.err(`miniship: ${error.message}`)
-          io.exit(error.exitCode)
+          refuse(error.message, error.exitCode, error.code)
         } else if (error instanceof ConfigError || error instanceof NewerSchemaError) {
-          io.err(`miniship: ${error.message}`)
-          io.exit(2)
+          refuse(error.message, 2, error instanceof NewerSchemaError ? 'NEWER_SCHEMA' : 'USAGE')
         } else if (error instanceof AppError) {
           // The service's own refusals (a taken email after a race, a bad display name or password).
           const detail = error.details?.[0]
-          io.err(`miniship: ${detail ? `${detail.field === 'displayName' ? '--display-name' : detail.field} ${detail.message}` : error.message}`)
-          io.exit(error.status === 400 ? 2 : 1)
+          refuse(detail ? `${detail.field === 'displayName' ? '--display-name' : detail.field} ${detail.message}` : error.message, error.status === 400 ? 2 : 1, error.code)
         } else {
           throw error
         }

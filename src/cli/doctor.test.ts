@@ -77,3 +77,29 @@ test('background jobs: ones that gave up, and ones waiting for a quarter of an h
   expect(describeBacklog(jobBacklog(database, now))).toBe('release-mirror: 1 pending, the oldest 20 min, 0 failed; webhook-delivery: 1 pending, the oldest 0 s, 1 failed')
   database.close()
 })
+
+test('--json: one document with each check and its result, and the release mirror writes waiting with the oldest age', async () => {
+  const root = initialised()
+  const { db } = openDataDir(root)
+  const { enqueueJob } = await import('../jobs/queue')
+  enqueueJob(db, () => Date.now() - 20 * 60_000, 'release-mirror', { miniAppId: 'a', channel: 'stable' }, { dedupeKey: 'release-mirror:a:stable' })
+  closeDatabase(db)
+  const { jsonDocument, runCli } = await import('./test-run')
+  const run = await runCli(['doctor', '--data-dir', root, '--json'])
+  expect(run.exitCode).toBe(1)
+  const document = jsonDocument(run) as { healthy: boolean; checks: { name: string; ok: boolean; problems: string[] }[]; problems: string[]; backgroundJobs: { pendingMirrorWrites: number; oldestMirrorWriteSeconds: number } }
+  expect(document.healthy).toBe(false)
+  expect(document.checks.map((check) => check.name)).toEqual(['data directory', 'signing secret', 'database file', 'database integrity', 'foreign keys', 'migrations', 'stored files', 'background jobs', 'leftovers'])
+  expect(document.checks.find((check) => check.name === 'background jobs')).toMatchObject({ ok: false, problems: [expect.stringContaining('1 release-mirror job(s) waiting')] })
+  expect(document.checks.find((check) => check.name === 'database integrity')).toMatchObject({ ok: true, problems: [] })
+  expect(document.problems).toHaveLength(1)
+  expect(document.backgroundJobs.pendingMirrorWrites).toBe(1)
+  expect(document.backgroundJobs.oldestMirrorWriteSeconds).toBeGreaterThanOrEqual(20 * 60)
+})
+
+test('--json: a bad setting is the error document, exit 2', async () => {
+  const { jsonDocument, runCli } = await import('./test-run')
+  const run = await runCli(['doctor', '--data-dir', initialised(), '--s3-timeout', 'soon', '--storage', 's3', '--s3-bucket', 'some-bucket', '--json'], { env: { MINISHIP_S3_ACCESS_KEY_ID: 'x', MINISHIP_S3_SECRET_ACCESS_KEY: 'y' } })
+  expect(run.exitCode).toBe(2)
+  expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('--s3-timeout') } })
+})

@@ -2,7 +2,7 @@
 import { Command } from 'commander'
 import { accessSync, constants, existsSync, statSync } from 'node:fs'
 import { Database } from 'bun:sqlite'
-import { configFrom, fail, runAction, withDataDirOption, withStorageOptions } from './common'
+import { configFrom, fail, runAction, withDataDirOption, withJsonOption, withStorageOptions } from './common'
 import { acquireLock, dataDirPaths, hasStoredFiles, lockHolder, type DataDirPaths } from '../data-dir'
 import { appliedMigrationCount, schemaVersion } from '../db/open'
 import { collectGarbage, collectStoreGarbage, describeCollected, findGarbage, findStoreGarbage } from '../storage/gc'
@@ -183,75 +183,128 @@ function backlogOf(root: string): JobBacklog | null {
   }
 }
 
-/** Every problem doctor finds in the data directory at `root`. */
-export async function diagnose(root: string, progress: (line: string) => void = () => {}, store?: BlobStore): Promise<string[]> {
+/** What one check found: its problems (none: it passed), or why it was not run. */
+export interface CheckResult {
+  name: string
+  problems: string[]
+  /** set when the check could not run (the problem that stopped it is another check's) */
+  skipped?: string
+}
+
+/** Every check doctor runs on the data directory at `root`, in order, with what each found. */
+export async function runChecks(root: string, progress: (line: string) => void = () => {}, store?: BlobStore): Promise<CheckResult[]> {
   const paths = dataDirPaths(root)
   const blobs = store ?? createLocalBlobStore(paths)
-  if (!existsSync(root)) return [`data directory ${root} does not exist; run miniship init`]
-  if (!existsSync(paths.database) || statSync(paths.database).size === 0) {
-    return hasStoredFiles(paths) || existsSync(paths.secret)
-      ? [`database ${paths.database} is missing or empty while the directory holds stored files or a secret; restore a backup (miniship restore FILE --data-dir ${root} --force)`]
-      : [`database ${paths.database} does not exist; run miniship init`]
+  const results: CheckResult[] = []
+  const notRun = (why: string): CheckResult[] => [...results, ...databaseChecks.map((check) => ({ name: check.name, problems: [], skipped: why }))]
+  if (!existsSync(root)) {
+    results.push({ name: 'data directory', problems: [`data directory ${root} does not exist; run miniship init`] })
+    return notRun('no data directory')
   }
-  const problems = secretProblems(paths)
+  results.push({ name: 'data directory', problems: [] })
+  if (!existsSync(paths.database) || statSync(paths.database).size === 0) {
+    results.push({
+      name: 'database file',
+      problems: [
+        hasStoredFiles(paths) || existsSync(paths.secret)
+          ? `database ${paths.database} is missing or empty while the directory holds stored files or a secret; restore a backup (miniship restore FILE --data-dir ${root} --force)`
+          : `database ${paths.database} does not exist; run miniship init`,
+      ],
+    })
+    return notRun('no database')
+  }
+  results.push({ name: 'signing secret', problems: secretProblems(paths) })
+  const access: CheckResult = { name: 'database file', problems: [] }
+  results.push(access)
   try {
     accessSync(paths.database, constants.R_OK | constants.W_OK)
   } catch {
-    problems.push(`database ${paths.database} is not writable by this user: the server cannot record anything`)
+    access.problems.push(`database ${paths.database} is not writable by this user: the server cannot record anything`)
   }
   let database: Database
   try {
     database = openForChecks(paths.database)
     database.query('SELECT count(*) FROM sqlite_master').get()
   } catch (error) {
-    return [...problems, `database ${paths.database} cannot be opened or read: ${(error as Error).message}`]
+    access.problems.push(`database ${paths.database} cannot be opened or read: ${(error as Error).message}`)
+    return notRun('the database cannot be read')
   }
   try {
     const schemaReady = appliedMigrationCount(database) === schemaVersion
     for (const check of databaseChecks) {
-      if (check.needsSchema && !schemaReady) continue
+      if (check.needsSchema && !schemaReady) {
+        results.push({ name: check.name, problems: [], skipped: 'migrations not applied' })
+        continue
+      }
       progress(`checking ${check.name}…`)
       try {
-        problems.push(...(await check.run(paths, database, blobs)))
+        results.push({ name: check.name, problems: await check.run(paths, database, blobs) })
       } catch (error) {
-        problems.push(`${check.name}: could not be checked: ${(error as Error).message}`)
+        results.push({ name: check.name, problems: [`${check.name}: could not be checked: ${(error as Error).message}`] })
       }
     }
   } finally {
     database.close()
   }
-  return problems
+  return results
+}
+
+/** Every problem doctor finds in the data directory at `root`. */
+export async function diagnose(root: string, progress: (line: string) => void = () => {}, store?: BlobStore): Promise<string[]> {
+  return (await runChecks(root, progress, store)).flatMap((check) => check.problems)
+}
+
+/** The background queue as `doctor --json` reports it: the backlog, and the release mirror's writes on their own. */
+function backgroundJobsReport(backlog: JobBacklog | null) {
+  if (backlog === null) return null
+  const mirror = backlog.byKind['release-mirror']
+  const pendingMirrorWrites = mirror ? mirror.pending + mirror.running : 0
+  return { ...backlog, pendingMirrorWrites, oldestMirrorWriteSeconds: pendingMirrorWrites > 0 ? mirror!.oldestPendingSeconds : null, text: describeBacklog(backlog) }
 }
 
 export function doctorCommand(): Command {
-  return withStorageOptions(withDataDirOption(new Command('doctor')))
+  return withJsonOption(withStorageOptions(withDataDirOption(new Command('doctor'))))
     .description('check the database (integrity, migrations) and the stored files; exits 1 and names each problem')
     .option('--fix', 'remove stored files no version refers to and leftovers in tmp/ (only while no server runs)')
-    .addHelpText('after', '\nExamples:\n  $ miniship doctor --data-dir /var/lib/miniship\n  $ miniship doctor --fix --data-dir /var/lib/miniship')
-    .action(({ fix, ...flags }) =>
-      runAction(async () => {
-        const config = configFrom(flags)
-        // refused credentials, a missing bucket or another data directory's prefix: one line, exit 2
-        const store = await openBlobStore(config, dataDirPaths(config.dataDir))
-        if (fix) console.log(`FIXED: ${await fixLeftovers(config.dataDir, store)}`)
-        const tty = process.stderr.isTTY
-        const problems = await diagnose(
-          config.dataDir,
-          (line) => {
-            if (tty) process.stderr.write(`\r\x1b[K${line}`)
-          },
-          store,
-        )
-        if (tty) process.stderr.write('\r\x1b[K')
-        const backlog = backlogOf(config.dataDir)
-        if (backlog !== null) console.log(`INFO: background jobs: ${describeBacklog(backlog)}`)
-        if (problems.length === 0) {
-          console.log(`OK: ${config.dataDir} is healthy (schema version ${schemaVersion})`)
-          return
-        }
-        for (const problem of problems) console.log(`PROBLEM: ${problem}`)
-        console.log(`${problems.length} problem${problems.length === 1 ? '' : 's'} found in ${config.dataDir}`)
-        process.exitCode = 1
-      }),
+    .addHelpText('after', '\nExamples:\n  $ miniship doctor --data-dir /var/lib/miniship\n  $ miniship doctor --fix --data-dir /var/lib/miniship\n  $ miniship doctor --data-dir /var/lib/miniship --json    # {"healthy", "checks", "problems", "backgroundJobs", …}')
+    .action(({ fix, json, ...flags }) =>
+      runAction(
+        async () => {
+          const config = configFrom(flags)
+          const line = (text: string) => {
+            if (!json) console.log(text)
+          }
+          // refused credentials, a missing bucket or another data directory's prefix: one line, exit 2
+          const store = await openBlobStore(config, dataDirPaths(config.dataDir))
+          const fixed = fix ? await fixLeftovers(config.dataDir, store) : null
+          if (fixed !== null) line(`FIXED: ${fixed}`)
+          const tty = process.stderr.isTTY
+          const checks = await runChecks(
+            config.dataDir,
+            (text) => {
+              if (tty) process.stderr.write(`\r\x1b[K${text}`)
+            },
+            store,
+          )
+          if (tty) process.stderr.write('\r\x1b[K')
+          const problems = checks.flatMap((check) => check.problems)
+          const backlog = backlogOf(config.dataDir)
+          if (backlog !== null) line(`INFO: background jobs: ${describeBacklog(backlog)}`)
+          if (problems.length > 0) process.exitCode = 1
+          if (json) {
+            const results = checks.map((check) => ({ name: check.name, ok: check.problems.length === 0 && check.skipped === undefined, ...check }))
+            const document = { dataDir: config.dataDir, healthy: problems.length === 0, schemaVersion, fixed, checks: results, problems, backgroundJobs: backgroundJobsReport(backlog) }
+            process.stdout.write(`${JSON.stringify(document, null, 2)}\n`)
+            return
+          }
+          if (problems.length === 0) {
+            line(`OK: ${config.dataDir} is healthy (schema version ${schemaVersion})`)
+            return
+          }
+          for (const problem of problems) line(`PROBLEM: ${problem}`)
+          line(`${problems.length} problem${problems.length === 1 ? '' : 's'} found in ${config.dataDir}`)
+        },
+        { json },
+      ),
     )
 }

@@ -3,7 +3,7 @@ import { afterAll, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { tempDir } from '../test-support'
-import { runCli } from './test-run'
+import { jsonDocument, runCli } from './test-run'
 
 const root = tempDir('miniship-init-')
 afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -17,4 +17,13 @@ test('the next step it prints names the data directory, quoted when it has to be
   const created = await runCli(['create-admin', '--data-dir', dataDir, '--email', 'admin@example.com', '--password-stdin'], { stdin: 'a-password\n', cwd: root })
   expect(created.exitCode).toBe(0)
   expect(created.stdout).toContain(`in ${dataDir}`)
+})
+
+test('--json: one document saying what was done and what comes next', async () => {
+  const dataDir = join(root, 'json')
+  const first = await runCli(['init', '--data-dir', dataDir, '--json'])
+  expect(first.exitCode).toBe(0)
+  expect(jsonDocument(first)).toEqual({ dataDir, created: true, schemaVersion: expect.any(Number), next: `miniship create-admin --data-dir ${dataDir} --email you@example.com` })
+  const again = await runCli(['init', '--data-dir', dataDir, '--json'])
+  expect(jsonDocument(again)).toMatchObject({ dataDir, created: false, next: null })
 })
