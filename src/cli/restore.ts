@@ -1,25 +1,41 @@
 // `miniship restore FILE`: verify a backup archive completely, then put it in place of the data directory.
 import { Command } from 'commander'
-import { rmSync } from 'node:fs'
-import { configFrom, fail, runAction, withDataDirOption, withStorageOptions } from './common'
+import { resolve } from 'node:path'
+import { accessSync, constants, rmSync, statSync } from 'node:fs'
+import { configFrom, fail, runAction, withDataDirOption, withJsonOption, withStorageOptions } from './common'
 import { restoreBackup } from '../backup/restore'
 import type { ConfigFlags } from '../config'
 import { BackupError, storedFileCount } from '../backup/manifest'
 import { removeOnInterrupt, terminalProgress } from '../terminal/progress'
 
+/** An archive path that names no readable file is bad input (exit 2, like any other), not a failed restore. */
+function checkArchivePath(file: string): void {
+  let isFile: boolean
+  try {
+    isFile = statSync(file).isFile()
+    accessSync(file, constants.R_OK)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') fail(`${file} does not exist; name the archive miniship backup wrote`)
+    fail(`${file} cannot be read: ${(error as Error).message}`)
+  }
+  if (!isFile) fail(`${file} is not a file; name the archive miniship backup wrote`)
+}
+
 export function restoreCommand(): Command {
-  return withStorageOptions(withDataDirOption(new Command('restore')))
+  return withJsonOption(withStorageOptions(withDataDirOption(new Command('restore'))))
     .description('restore a backup archive into the data directory; checks every file before writing anything')
     .argument('<file>', 'archive written by miniship backup')
     .option('--force', 'replace a data directory that is not empty (never one a running server holds)')
     .addHelpText(
       'after',
-      '\nNothing is written until every file in the archive matches backup.json; the restore is unpacked\nbeside the data directory and renamed into place, so a failed restore leaves it as it was.\n\nExamples:\n  $ miniship restore miniship-backup-20261122T100000Z.tar.gz --data-dir /var/lib/miniship\n  $ miniship restore nightly.tar.gz --data-dir /var/lib/miniship --force\n  $ miniship restore nightly.tar.gz --data-dir /var/lib/miniship --storage s3 --s3-bucket miniship-artifacts   # stored files into the bucket',
+      '\nNothing is written until every file in the archive matches backup.json; the restore is unpacked\nbeside the data directory and renamed into place, so a failed restore leaves it as it was.\n\nExamples:\n  $ miniship restore miniship-backup-20261122T100000Z.tar.gz --data-dir /var/lib/miniship\n  $ miniship restore nightly.tar.gz --data-dir /var/lib/miniship --force\n  $ miniship restore nightly.tar.gz --data-dir /var/lib/miniship --json    # {"file", "dataDir", "takenAt", "storedFiles", …}\n  $ miniship restore nightly.tar.gz --data-dir /var/lib/miniship --storage s3 --s3-bucket miniship-artifacts   # stored files into the bucket',
     )
-    .action((file: string, { force, ...flags }: { force?: boolean } & ConfigFlags) =>
+    .action((file: string, { force, json, ...flags }: { force?: boolean; json?: boolean } & ConfigFlags) =>
       runAction(async () => {
         // the restored directory gets the storage.json of this restore (--force replaces one that named another place)
         const config = configFrom(flags, { storageMayMove: true })
+        checkArchivePath(file)
         const progress = terminalProgress()
         const cleanup = new Set<string>()
         const uninstall = removeOnInterrupt(cleanup, (path) => rmSync(path, { recursive: true, force: true }))
@@ -28,16 +44,22 @@ export function restoreCommand(): Command {
           progress.done()
           const blobs = storedFileCount(result.manifest)
           const migrated = result.migrated > 0 ? `, migrated from schema version ${result.manifest.schemaVersion}` : ''
+          if (json) {
+            const { createdAt, productVersion, schemaVersion } = result.manifest
+            const document = { file: resolve(file), dataDir: config.dataDir, takenAt: createdAt, productVersion, schemaVersion, migrations: result.migrated, storedFiles: blobs, replaced: result.replaced }
+            process.stdout.write(`${JSON.stringify(document, null, 2)}\n`)
+            return
+          }
           console.log(
             `Restored ${file} (taken ${result.manifest.createdAt} by miniship ${result.manifest.productVersion}, ${blobs} stored file${blobs === 1 ? '' : 's'}${migrated}) into ${config.dataDir}${result.replaced ? ', replacing what was there' : ''}.`,
           )
         } catch (error) {
           progress.done()
-          if (error instanceof BackupError) fail(`restore failed: ${error.message}. ${config.dataDir} was left as it was.`, 1)
+          if (error instanceof BackupError) fail(`restore failed: ${error.message}. ${config.dataDir} was left as it was.`, 1, 'RESTORE_FAILED')
           throw error
         } finally {
           uninstall()
         }
-      }),
+      }, { json }),
     )
 }
