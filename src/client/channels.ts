@@ -3,7 +3,7 @@ import { Command } from 'commander'
 import { connect, withClientOptions, type ClientFlags } from './config'
 import { createOutput, runClient } from './http'
 import { findMiniApp, type Channel } from './publish'
-import { channelText } from '../modules/channels/words'
+import { describeChannel } from './status'
 import { asCommandGroup } from './command-group'
 
 interface ChannelFlags extends ClientFlags {
@@ -43,10 +43,8 @@ Examples:
         const api = connect(flags, { command: 'channels ls', scopes: ['read'] })
         const app = await findMiniApp(api, flags.app)
         const { body } = await api.request<{ channels: Channel[] }>('GET', channelPath(app.id))
-        for (const channel of body.channels) {
-          const others = channel.previousRelease && channel.state !== 'complete' ? `; the others get ${channel.previousRelease.version}` : ''
-          out.line(`${channel.name.padEnd(16)} ${channelText(channel)}${others}`)
-        }
+        // the words of status and the console for every state (a reverted release's devices all get the previous one)
+        for (const channel of body.channels) out.line(`${channel.name.padEnd(16)} ${describeChannel(channel)}`)
         out.result({ miniApp: app, channels: body.channels })
       }),
     )

@@ -5,8 +5,11 @@ import { createOutput, runClient } from './http'
 import { findMiniApp, readWorkspace, type Channel, type VersionSummary } from './publish'
 import { channelDevicesText, channelText } from '../modules/channels/words'
 
-/** "1.1.0 paused 30 % (mandatory): Paused at 30 %: …" in the console's words (decisions §13). */
-function describe(channel: Channel): string {
+/**
+ * "1.1.0 reverted 0 %. Every device gets 1.0.0, those on 1.1.0 too." in the console's words
+ * (decisions §13): `status` and `channels ls` say the same of a channel.
+ */
+export function describeChannel(channel: Channel): string {
   const release = channel.release
   if (!release) return 'nothing released'
   const extras: string[] = []
@@ -41,7 +44,7 @@ export function statusCommand(): Command {
         ]
         out.line(`${miniApp.appId} (${miniApp.name}) on ${api.server}`)
         for (const channel of channels) {
-          out.line(`  channel ${channel.name.padEnd(12)} ${describe(channel)}`)
+          out.line(`  channel ${channel.name.padEnd(12)} ${describeChannel(channel)}`)
         }
         out.line(`  experience       ${versionName(miniApp.currentExperienceVersionId)}`)
         out.line(`  review           ${versionName(miniApp.currentReviewVersionId)}`)
