@@ -35,3 +35,15 @@ test('channels ls says of every state what status (and the console) says', async
   expect(described(listed.stdout, 'stable')).toBe('1.1.0 reverted 0 %. Every device gets 1.0.0, those on 1.1.0 too.')
   expect(listed.stdout).not.toContain('the others get 1.0.0\n')
 })
+
+test('channels create --help and docs/releasing.md state the server’s rule for a channel name (lower-case letters only)', async () => {
+  const { channelNamePattern } = await import('../modules/channels/service')
+  // the rule the words below describe; if the server's changes, so must they
+  expect(channelNamePattern.source).toBe('^[a-z][a-z0-9-]{0,31}$')
+  const help = (await runCli(['channels', 'create', '--help'], { env: { COLUMNS: '400' } })).stdout
+  expect(help).toContain('a lower-case letter, then lower-case letters, digits or "-", 32 characters at most')
+  const { readFileSync } = await import('node:fs')
+  const { join } = await import('node:path')
+  const releasing = readFileSync(join(import.meta.dir, '..', '..', 'docs', 'releasing.md'), 'utf8').replace(/\s+/g, ' ')
+  expect(releasing).toContain('a lower-case letter, then lower-case letters, digits or `-`, 32 characters at most')
+})

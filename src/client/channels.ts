@@ -49,7 +49,7 @@ Examples:
       }),
     )
   const create = withClientOptions(new Command('create'))
-    .description('create a channel (names like beta or qa-team: a lower-case letter, then letters, digits or "-", up to 32)')
+    .description('create a channel (names like beta or qa-team: a lower-case letter, then lower-case letters, digits or "-", 32 characters at most)')
     .argument('<name>', 'the channel name')
     .requiredOption('--app <appId>', 'the app id, e.g. com.example.shop')
     .addHelpText('after', '\nExample:\n  $ miniship channels create beta --app com.example.shop')
