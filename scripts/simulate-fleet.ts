@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createUpdater, UpdateError, type Platform, type Updater } from '../src/sdk/index'
+import { createUpdater, UpdateError, type FetchLike, type Platform, type Updater } from '../src/sdk/index'
 import { fileStorage, nodeCrypto } from '../src/sdk/node'
 
 const help = `Usage: bun scripts/simulate-fleet.ts --app <appId> [options]
@@ -40,27 +40,39 @@ Example:
   bun scripts/simulate-fleet.ts --app com.example.shop --devices 1000 --rounds 5 --fail-rate 0.1
 `
 
-const { values } = parseArgs({
-  options: {
-    server: { type: 'string', default: 'http://127.0.0.1:3001' },
-    app: { type: 'string' },
-    devices: { type: 'string', default: '1000' },
-    rounds: { type: 'string', default: '10' },
-    interval: { type: 'string', default: '3' },
-    'start-version': { type: 'string', default: '1.0.0' },
-    channel: { type: 'string', default: 'stable' },
-    'host-version': { type: 'string' },
-    'fail-rate': { type: 'string' },
-    'failure-rate': { type: 'string' },
-    'crash-loop-limit': { type: 'string', default: '2' },
-    'check-share': { type: 'string', default: '0.5' },
-    'trusted-key': { type: 'string', multiple: true },
-    concurrency: { type: 'string', default: '32' },
-    'storage-dir': { type: 'string' },
-    json: { type: 'boolean', default: false },
-    help: { type: 'boolean', default: false },
-  },
-})
+const options = {
+  server: { type: 'string', default: 'http://127.0.0.1:3001' },
+  app: { type: 'string' },
+  devices: { type: 'string', default: '1000' },
+  rounds: { type: 'string', default: '10' },
+  interval: { type: 'string', default: '3' },
+  'start-version': { type: 'string', default: '1.0.0' },
+  channel: { type: 'string', default: 'stable' },
+  'host-version': { type: 'string' },
+  'fail-rate': { type: 'string' },
+  'failure-rate': { type: 'string' },
+  'crash-loop-limit': { type: 'string', default: '2' },
+  'check-share': { type: 'string', default: '0.5' },
+  'trusted-key': { type: 'string', multiple: true },
+  concurrency: { type: 'string', default: '32' },
+  'storage-dir': { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', default: false },
+} as const
+
+const usage = help.split('\n')[0]!
+
+/** An unknown option, a missing value or a stray argument: one line and the usage, exit 2 (not a stack trace). */
+function parseCommandLine() {
+  try {
+    return parseArgs({ options })
+  } catch (error) {
+    process.stderr.write(`simulate-fleet: ${(error as Error).message.split('\n')[0]}\n${usage}\n(--help lists the options)\n`)
+    process.exit(2)
+  }
+}
+
+const { values } = parseCommandLine()
 
 if (values.help) {
   process.stdout.write(help)
@@ -104,6 +116,32 @@ interface Device {
   updater: Updater
 }
 
+/**
+ * Update checks answered "no such app or release" (404 RELEASE_NOT_FOUND or MINI_APP_NOT_FOUND), and
+ * the others: the library takes the first for "no update", so a mistyped --app looked like a healthy
+ * fleet that was offered nothing.
+ */
+const checkAnswers = { notFound: 0, other: 0 }
+const notFoundCodes = ['RELEASE_NOT_FOUND', 'MINI_APP_NOT_FOUND']
+const watchedFetch: FetchLike = async (url, init) => {
+  const response = await fetch(url, init as RequestInit)
+  if (!/\/update\?/.test(url)) return response
+  if (response.status !== 404) {
+    checkAnswers.other++
+    return response
+  }
+  const text = await response.text()
+  let code: unknown
+  try {
+    code = (JSON.parse(text) as { code?: unknown }).code
+  } catch {
+    // not the server's JSON
+  }
+  if (typeof code === 'string' && notFoundCodes.includes(code)) checkAnswers.notFound++
+  else checkAnswers.other++
+  return new Response(text, { status: response.status, headers: response.headers })
+}
+
 const crypto = nodeCrypto()
 const devices: Device[] = Array.from({ length: deviceCount }, (_, index) => {
   const id = `sim-${index}`
@@ -125,6 +163,7 @@ const devices: Device[] = Array.from({ length: deviceCount }, (_, index) => {
       storage: fileStorage(join(storageRoot, id)),
       crashLoopLimit,
       crypto,
+      fetch: watchedFetch,
     }),
   }
 })
@@ -191,6 +230,7 @@ const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? 0 : s
 
 const startedAt = Date.now()
 let eventsPending = 0
+let unknownApp = false
 try {
   for (let index = 1; index <= rounds; index++) {
     const active = devices.filter(() => Math.random() < checkShare)
@@ -202,6 +242,10 @@ try {
       }
     })
     say(`round ${index}/${rounds}: ${active.length} devices ran; fleet runs ${adoption()}`)
+    if (checkAnswers.notFound > 0 && checkAnswers.other === 0) {
+      unknownApp = true
+      break
+    }
     if (index < rounds) await Bun.sleep(intervalMs)
   }
   // what the devices still hold goes out now
@@ -215,6 +259,12 @@ try {
   })
 } finally {
   if (removeStorage) rmSync(storageRoot, { recursive: true, force: true })
+}
+if (unknownApp) {
+  console.error(
+    `simulate-fleet: ${server.origin} has no release of ${appId} on channel ${values.channel}: all ${checkAnswers.notFound} update checks answered 404 (${notFoundCodes.join(' or ')}). Is --app the appId of a miniapp with a published release (miniship apps lists them)?`,
+  )
+  process.exit(1)
 }
 
 const sorted = stats.checkMs.sort((a, b) => a - b)
