@@ -454,52 +454,63 @@ export function createUpdater(options: UpdaterOptions): Updater {
       } catch (error) {
         throw disk(error)
       }
-      const take = async (chunk: Uint8Array) => {
-        received += chunk.length
-        if (received > expected.size) throw new UpdateError('SIZE_MISMATCH', `The ${kind} exceeds ${expected.size} bytes`)
-        hasher.update(chunk)
+      // closed on every path: a refused or cut download must not leave its file open (fileStorage's .part)
+      let open = true
+      const close = async () => {
+        open = false
+        await writer.close()
+      }
+      try {
+        const take = async (chunk: Uint8Array) => {
+          received += chunk.length
+          if (received > expected.size) throw new UpdateError('SIZE_MISMATCH', `The ${kind} exceeds ${expected.size} bytes`)
+          hasher.update(chunk)
+          try {
+            await writer.write(chunk)
+          } catch (error) {
+            throw disk(error)
+          }
+          progress(chunk.length)
+          dog.touch()
+        }
+        const body = response.body
+        if (body && typeof body.getReader === 'function') {
+          const reader = body.getReader()
+          try {
+            for (;;) {
+              let step
+              try {
+                step = await reader.read()
+              } catch (error) {
+                throw cut(kind, error)
+              }
+              if (step.done) break
+              if (step.value && step.value.length > 0) await take(step.value)
+            }
+          } catch (error) {
+            if (reader.cancel) reader.cancel().catch(noop)
+            throw error
+          }
+        } else {
+          // React Native's fetch has no streaming body: one buffer, hashed and written once. Its native
+          // networking has its own read timeouts; a whole-file deadline would fail large bundles on slow links
+          dog.done()
+          let buffer: ArrayBuffer
+          try {
+            buffer = await response.arrayBuffer()
+          } catch (error) {
+            throw cut(kind, error)
+          }
+          await take(new Uint8Array(buffer))
+        }
         try {
-          await writer.write(chunk)
+          await close()
         } catch (error) {
           throw disk(error)
         }
-        progress(chunk.length)
-        dog.touch()
-      }
-      const body = response.body
-      if (body && typeof body.getReader === 'function') {
-        const reader = body.getReader()
-        try {
-          for (;;) {
-            let step
-            try {
-              step = await reader.read()
-            } catch (error) {
-              throw cut(kind, error)
-            }
-            if (step.done) break
-            if (step.value && step.value.length > 0) await take(step.value)
-          }
-        } catch (error) {
-          if (reader.cancel) reader.cancel().catch(noop)
-          throw error
-        }
-      } else {
-        // React Native's fetch has no streaming body: one buffer, hashed and written once. Its native
-        // networking has its own read timeouts; a whole-file deadline would fail large bundles on slow links
-        dog.done()
-        let buffer: ArrayBuffer
-        try {
-          buffer = await response.arrayBuffer()
-        } catch (error) {
-          throw cut(kind, error)
-        }
-        await take(new Uint8Array(buffer))
-      }
-      try {
-        await writer.close()
-      } catch (error) {
-        throw disk(error)
+      } finally {
+        // the error that ended the download is the one reported, not a failing close's
+        if (open) await close().catch(noop)
       }
       if (received !== expected.size) throw new UpdateError('SIZE_MISMATCH', `The ${kind} has ${received} bytes, not ${expected.size}`)
       const digest = await hasher.digestHex()

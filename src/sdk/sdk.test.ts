@@ -1,7 +1,7 @@
 // The update client against a real in-process server: check, verified download, atomic switch, crash loop, events, host range.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
-import { readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { createTestContext, tempDir, type TestContext } from '../test-support'
 import { fileStorage, nodeCrypto } from './node'
@@ -239,6 +239,74 @@ describe('the update client against the server', () => {
       expect(failed[0]!.event.message).toStartWith(`${code}:`)
       // a new launch still runs 1.0.0, whole
       expect((await updater(storage).start()).current!.version).toBe('1.0.0')
+    }
+  })
+
+  test('a download refused part way (SIZE_MISMATCH, NETWORK) closes the file it was writing, and a failing close does not hide why', async () => {
+    const isBundle = (url: string) => url.includes('/bundles/ios')
+    const longer = rewriteFiles(serverFetch(setup.context), isBundle, (bytes) => new Uint8Array([...bytes, 0x20]))
+    const cutShort: FetchLike = async (url, init) => {
+      const response = await serverFetch(setup.context)(url, init)
+      if (!isBundle(url)) return response
+      const bytes = new Uint8Array(await response.arrayBuffer())
+      let pulls = 0
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (pulls++ === 0) controller.enqueue(bytes.subarray(0, 5))
+          else controller.error(new Error('connection reset'))
+        },
+      })
+      return new Response(body, { status: 200 }) as unknown as FetchResponse
+    }
+    for (const [fetch, code, failingClose] of [
+      [longer, 'SIZE_MISMATCH', false],
+      [cutShort, 'NETWORK', false],
+      [longer, 'SIZE_MISMATCH', true],
+    ] as const) {
+      const writers = { opened: 0, closed: 0 }
+      const inner = clone(withV1)
+      const storage: UpdateStorage = {
+        ...inner,
+        async openWrite(path) {
+          const writer = await inner.openWrite(path)
+          writers.opened++
+          return {
+            write: (chunk) => writer.write(chunk),
+            async close() {
+              writers.closed++
+              await writer.close()
+              if (failingClose) throw new Error('close failed')
+            },
+          }
+        },
+      }
+      const client = updater(storage, { fetch })
+      await client.start()
+      expect(await codeOf(client.download((await client.check())!))).toBe(code)
+      expect(writers).toEqual({ opened: 1, closed: 1 })
+    }
+    // fileStorage: no file under its directory is left open
+    const dir = tempDir('miniship-sdk-open-')
+    const openUnder = () =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).startsWith(dir)
+        } catch {
+          return false
+        }
+      })
+    try {
+      for (const [fetch, code] of [
+        [longer, 'SIZE_MISMATCH'],
+        [cutShort, 'NETWORK'],
+      ] as const) {
+        const client = updater(fileStorage(dir), { fetch })
+        await client.start()
+        expect(await codeOf(client.download((await client.check())!))).toBe(code)
+        if (existsSync('/proc/self/fd')) expect(openUnder()).toEqual([])
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 
