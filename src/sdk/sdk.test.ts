@@ -9,6 +9,7 @@ import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from
 import { createUpdater, memoryStorage, UpdateError, type FetchLike, type FetchResponse, type MemoryStorage, type Update, type UpdaterOptions, type UpdateStorage } from './index'
 import { buildStatement } from './statement'
 import { satisfiesRange } from './semver'
+import { isSemverRange } from '../modules/channels/semver-range'
 
 interface Setup {
   context: TestContext
@@ -641,5 +642,39 @@ describe('host version ranges without Bun.semver (for phones)', () => {
   ]
   test.each(cases)('%s in %s agrees with Bun.semver', (version, range) => {
     expect(satisfiesRange(version, range)).toBe(Bun.semver.satisfies(version, range))
+  })
+
+  test('a prerelease host is outside a range unless it names a prerelease of the same version, as on the server', () => {
+    expect(satisfiesRange('2.0.0-beta.1', '>=1.0.0 <2')).toBe(false)
+    expect(satisfiesRange('1.9.0-rc.1', '>=1.0.0 <2')).toBe(false)
+    expect(satisfiesRange('1.9.0-rc.1', '>=1.9.0-rc.0 <2')).toBe(true)
+    expect(satisfiesRange('1.9.0-rc.11', '>1.9.0-rc.2')).toBe(true)
+  })
+
+  test('every range the server accepts, against hosts with and without prereleases: the same answer as Bun.semver (the server’s)', () => {
+    const hosts: string[] = []
+    for (const release of ['0.0.3', '0.2.3', '0.2.9', '0.3.0', '1.0.0', '1.2.0', '1.2.3', '1.2.4', '1.3.0', '1.9.0', '2.0.0', '2.0.1', '2.3.0', '3.0.0']) {
+      hosts.push(release)
+      for (const pre of ['0', '1', 'alpha', 'alpha.1', 'alpha.beta', 'beta.2', 'beta.11', 'rc.1']) hosts.push(`${release}-${pre}`)
+    }
+    hosts.push('v1.2.3', '1.2.3+45', '1.2', '1', 'not-a-version')
+    const operators = ['', '=', '<', '<=', '>', '>=', '~', '^']
+    const versions = ['*', 'x', '0', '1', '2', '0.0', '0.2', '1.2', '1.x', '1.2.x', '2.x.x', '0.0.3', '0.2.3', '1.2.3', '2.0.0', 'v1.2.3', '1.2.3+b', '1.2.3-alpha', '1.2.3-beta.2', '2.0.0-0', '1.9.0-rc.0', '0.0.3-rc.1']
+    const single = operators.flatMap((operator) => versions.map((version) => operator + version))
+    const ranges = [
+      ...single,
+      ...single.flatMap((low, i) => single.filter((_, j) => (i * 7 + j) % 41 === 0).map((high) => `${low} ${high}`)),
+      ...['1.2.3 - 2.0.0', '1.2 - 2', '1 - 1.9.0-rc.2', '0.2.3-beta - 1.x', '* - 2.0.0', '1.2.3-alpha - 1.2.3-beta.2'],
+      ...['^1.2 || ^2', '1.x || >=3.0.0-0 <3.0.1', '<1 || 2.0.0-0 - 2.0.0', '>= 1.2 < 2', '^ 0.2.3'],
+    ].filter(isSemverRange)
+    expect(ranges.length).toBeGreaterThan(500)
+    const disagreements: string[] = []
+    for (const range of ranges) {
+      for (const host of hosts) {
+        const expected = Bun.semver.satisfies(host, range)
+        if (satisfiesRange(host, range) !== expected) disagreements.push(`${host} in "${range}": Bun.semver ${expected}`)
+      }
+    }
+    expect(disagreements).toEqual([])
   })
 })

@@ -1,105 +1,89 @@
-// Does a host app's version satisfy a release's hostVersionRange? node-semver's range forms (those the
-// server accepts: comparators, ^ ~ x-ranges, hyphen ranges, ||), without a dependency; Bun.semver is
-// not there on a phone. Prerelease tags order below their release and are otherwise compared as text.
+// Does a host app's version satisfy a release's hostVersionRange? node-semver's reading (Bun.semver's, the
+// server's) of the range forms the server accepts (comparators, ^ ~ x-ranges, hyphen ranges, ||), without a
+// dependency: Bun.semver is not there on a phone. A prerelease satisfies a range only when one of its
+// comparators has a prerelease of the same major.minor.patch, as in node-semver.
 
-type Version = [number, number, number, string]
+/** major, minor, patch, prerelease identifiers */
+type Version = [number, number, number, string[]]
+type Comparator = [operator: string, version: Version]
+
+const number = '0|[1-9]\\d*'
+const identifiers = `(?:${number}|\\d*[A-Za-z-][0-9A-Za-z-]*)(?:\\.(?:${number}|\\d*[A-Za-z-][0-9A-Za-z-]*))*`
+const build = '(?:\\+[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*)?'
+const fullVersion = new RegExp(`^v?(${number})\\.(${number})\\.(${number})(?:-(${identifiers}))?${build}$`)
+// the server checked the range's form before storing it: read it without checking it again
+const partialVersion = /^(<=|>=|<|>|=|~>?|\^)?[v=]*(\d+|[xX*])(?:\.(\d+|[xX*])(?:\.(\d+|[xX*])(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?)?)?$/
 
 function parse(text: string): Version | null {
-  const match = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/.exec(text.trim())
-  if (!match) return null
-  return [Number(match[1]), Number(match[2] ?? 0), Number(match[3] ?? 0), match[4] ?? '']
+  const match = fullVersion.exec(text.trim())
+  return match && [+match[1]!, +match[2]!, +match[3]!, match[4] ? match[4].split('.') : []]
 }
 
+const isNumeric = (identifier: string) => /^\d+$/.test(identifier)
+
+/** node-semver's order: a prerelease below its release, identifiers one by one, numbers below words. */
 function compare(a: Version, b: Version): number {
-  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return (a[i] as number) < (b[i] as number) ? -1 : 1
-  if (a[3] === b[3]) return 0
-  if (a[3] === '') return 1
-  if (b[3] === '') return -1
-  return a[3] < b[3] ? -1 : 1
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return (a[i] as number) - (b[i] as number)
+  const x = a[3]
+  const y = b[3]
+  if (x.length === 0 || y.length === 0) return y.length - x.length
+  for (let i = 0; i < x.length && i < y.length; i++) {
+    if (x[i] === y[i]) continue
+    if (isNumeric(x[i]!) && isNumeric(y[i]!)) return +x[i]! - +y[i]!
+    return isNumeric(x[i]!) ? -1 : isNumeric(y[i]!) ? 1 : x[i]! < y[i]! ? -1 : 1
+  }
+  return x.length - y.length
 }
 
-type Test = (version: Version) => boolean
+/** `<M.m.p-0`: below every prerelease of M.m.p, as node-semver bounds its ranges from above */
+const below = (major: number, minor: number, patch: number): Comparator => ['<', [major, minor, patch, ['0']]]
 
-/** A partial version (`1`, `1.2`, `1.x`, `*`): the parts given, and how many there are. */
-function partial(text: string): { parts: number[]; pre: string } | null {
-  const match = /^v?([0-9xX*]+)(?:\.([0-9xX*]+))?(?:\.([0-9xX*]+))?(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/.exec(text)
+/** One item of a range as node-semver desugars it: [] is any version; null, text it cannot read. */
+function comparators(item: string): Comparator[] | null {
+  const match = partialVersion.exec(item)
   if (!match) return null
-  const parts: number[] = []
-  for (const part of [match[1], match[2], match[3]]) {
-    if (part === undefined || /^[xX*]$/.test(part)) break
-    if (!/^\d+$/.test(part)) return null
-    parts.push(Number(part))
-  }
-  return { parts, pre: match[4] ?? '' }
-}
-
-const at = (parts: number[], pre = ''): Version => [parts[0] ?? 0, parts[1] ?? 0, parts[2] ?? 0, pre]
-/** the smallest version above every version matching the partial `parts` */
-function after(parts: number[]): Version {
-  if (parts.length === 1) return [parts[0]! + 1, 0, 0, '']
-  if (parts.length === 2) return [parts[0]!, parts[1]! + 1, 0, '']
-  return [parts[0]!, parts[1]!, parts[2]! + 1, '']
-}
-
-const atLeast = (v: Version): Test => (x) => compare(x, v) >= 0
-const below = (v: Version): Test => (x) => compare(x, v) < 0
-
-function comparator(item: string): Test[] | null {
-  const match = /^(<=|>=|<|>|=|~|\^)?(.*)$/.exec(item)!
   const operator = match[1] ?? ''
-  const version = partial(match[2]!)
-  if (!version) return null
-  const { parts, pre } = version
-  if (parts.length === 0) return operator === '<' || operator === '>' ? [() => false] : []
-  const low = at(parts, pre)
-  switch (operator) {
-    case '>=':
-      return [atLeast(low)]
-    case '>':
-      return parts.length === 3 ? [(x) => compare(x, low) > 0] : [atLeast(after(parts))]
-    case '<':
-      return [below(low)]
-    case '<=':
-      return parts.length === 3 ? [(x) => compare(x, low) <= 0] : [below(after(parts))]
-    case '~':
-      return [atLeast(low), below(parts.length === 1 ? after(parts) : after(parts.slice(0, 2)))]
-    case '^': {
-      const first = parts[0]! !== 0 || parts.length === 1 ? 0 : parts[1]! !== 0 || parts.length === 2 ? 1 : 2
-      return [atLeast(low), below(after(parts.slice(0, first + 1)))]
-    }
-    default:
-      return parts.length === 3 ? [(x) => compare(x, low) === 0] : [atLeast(low), below(after(parts))]
-  }
+  // major, minor, patch; -1 where x, * or left out
+  const [M, m, p] = [match[2], match[3], match[4]].map((value) => (value === undefined || /[xX*]/.test(value) ? -1 : +value)) as [number, number, number]
+  const pre = match[5] ? match[5].split('.') : []
+  if (M < 0) return operator === '<' || operator === '>' ? [below(0, 0, 0)] : []
+  const ranged = operator[0] === '~' || operator === '^'
+  if (p >= 0 && !ranged) return [[operator === '=' ? '' : operator, [M, m, p, pre]]]
+  const low: Comparator = ['>=', p < 0 ? [M, m < 0 ? 0 : m, 0, []] : [M, m, p, pre]]
+  // below the first version past the parts given: 1 → <2.0.0-0, 1.2 and ~1.2.3 → <1.3.0-0
+  const next = m < 0 ? below(M + 1, 0, 0) : below(M, m + 1, 0)
+  // ^ keeps the first part that is not 0: ^1.2 → <2.0.0-0, ^0.2.3 → <0.3.0-0, ^0.0.3 → <0.0.4-0
+  if (operator === '^' && m >= 0) return [low, M > 0 ? below(M + 1, 0, 0) : p < 0 || m > 0 ? next : below(0, 0, p + 1)]
+  // with an operator: >1.2 is >=1.3.0, <=1.2 is <1.3.0-0, <1.2 is <1.2.0-0, >=1.2 is >=1.2.0
+  if (operator === '>') return [['>=', [next[1][0], next[1][1], 0, []]]]
+  if (operator === '<=') return [next]
+  if (operator === '<') return [below(M, m < 0 ? 0 : m, 0)]
+  return operator === '>=' ? [low] : [low, next]
 }
 
-/** True when `version` satisfies `range`; a range or version it cannot read is not satisfied. */
+function holds([operator, bound]: Comparator, version: Version): boolean {
+  const order = compare(version, bound)
+  return order < 0 ? operator[0] === '<' : order > 0 ? operator[0] === '>' : operator !== '<' && operator !== '>'
+}
+
+/** True when `version` satisfies `range` as node-semver decides; a range or version it cannot read is not satisfied. */
 export function satisfiesRange(version: string, range: string): boolean {
   const parsed = parse(version)
   if (!parsed) return false
-  const alternatives = range.split('||')
-  for (const alternative of alternatives) {
-    const text = alternative.trim().replace(/(<=|>=|<|>|=|~|\^)\s+/g, '$1')
-    let tests: Test[] | null = []
+  for (const alternative of range.split('||')) {
+    const text = alternative.trim().replace(/(<=|>=|<|>|=|~>?|\^)\s+/g, '$1')
     const hyphen = /^(\S+)\s+-\s+(\S+)$/.exec(text)
-    if (hyphen) {
-      const from = partial(hyphen[1]!)
-      const to = partial(hyphen[2]!)
-      if (from && to) {
-        tests.push(atLeast(at(from.parts, from.pre)))
-        if (to.parts.length === 3) tests.push((x) => compare(x, at(to.parts, to.pre)) <= 0)
-        else if (to.parts.length > 0) tests.push(below(after(to.parts)))
-      } else tests = null
-    } else if (text !== '') {
-      for (const item of text.split(/\s+/)) {
-        const more = comparator(item)
-        if (!more) {
-          tests = null
-          break
-        }
-        for (const test of more) tests.push(test)
-      }
-    } else tests = null
-    if (tests && tests.every((test) => test(parsed))) return true
+    const items = hyphen ? ['>=' + hyphen[1], '<=' + hyphen[2]] : text === '' ? [] : text.split(/\s+/)
+    const set: Comparator[] = []
+    for (const item of items) {
+      const more = comparators(item)
+      if (!more) return false
+      set.push(...more)
+    }
+    if (!set.every((comparator) => holds(comparator, parsed))) continue
+    // a prerelease only where the range names one of the same release
+    if (parsed[3].length === 0 || set.some(([, bound]) => bound[3].length > 0 && bound[0] === parsed[0] && bound[1] === parsed[1] && bound[2] === parsed[2])) return true
   }
   return false
 }
+
