@@ -104,7 +104,7 @@ export interface StartResult {
   current: CurrentVersion | null
   /** set when a crash loop was just rolled back */
   rolledBack?: { versionId: string; version: string }
-  /** set when a version was dropped because the host app's version is outside its hostVersionRange */
+  /** set when a version was dropped because the host app's version is outside its hostVersionRange: the one installed, or the one a crash loop would have gone back to */
   dropped?: { versionId: string; version: string; hostVersionRange: string }
 }
 
@@ -599,20 +599,28 @@ export function createUpdater(options: UpdaterOptions): Updater {
         let next = state
         const current = state.current
         const which = current && { versionId: current.versionId, version: current.version }
-        const range = current && current.hostVersionRange
-        // §17: an update installed for another host app must never run on this one
-        if (range && options.hostVersion !== undefined && !satisfiesRange(options.hostVersion, range)) {
-          result.dropped = { ...which!, hostVersionRange: range }
+        // §17: an update installed for another host app must never run on this one, nor be rolled back to
+        const outside = (installed: InstalledVersion | null) => {
+          const range = installed && installed.hostVersionRange
+          if (range && options.hostVersion !== undefined && !satisfiesRange(options.hostVersion, range)) {
+            result.dropped = { versionId: installed!.versionId, version: installed!.version, hostVersionRange: range }
+            return true
+          }
+          return false
+        }
+        if (outside(current)) {
           next = { ...emptyState, rejected: state.rejected }
         } else if (current && state.pending && state.launches >= crashLoopLimit) {
           result.rolledBack = which!
-          next = { current: state.previous, previous: null, pending: false, launches: 0, rejected: (state.rejected ?? []).concat(current.versionId).slice(-10) }
+          const back = outside(state.previous) ? null : state.previous
+          next = { current: back, previous: null, pending: false, launches: 0, rejected: (state.rejected ?? []).concat(current.versionId).slice(-10) }
         } else if (current && state.pending) {
           next = { ...state, launches: state.launches + 1 }
         }
         if (next !== state) await saveState(next)
         if (result.rolledBack) {
-          await record('rolled_back', current!, `no markReady() in ${crashLoopLimit} launches; back to ${next.current ? next.current.version : 'embedded'}`)
+          const dropped = result.dropped ? ` (${result.dropped.version} is not for host ${options.hostVersion}: ${result.dropped.hostVersionRange})` : ''
+          await record('rolled_back', current!, `no markReady() in ${crashLoopLimit} launches; back to ${next.current ? next.current.version : 'embedded'}${dropped}`)
         }
         if (next.current) await record('launched', next.current)
         if (result.dropped || result.rolledBack) await removeStrays()

@@ -616,6 +616,55 @@ describe('a staged rollout decides what the update client gets', () => {
   })
 })
 
+describe('the host app’s own version (hostVersion)', () => {
+  let setup: Setup
+  const appId = 'com.example.sdk-host'
+  const updater = (storage: UpdateStorage, hostVersion: string | undefined, fetch?: FetchLike) =>
+    createUpdater({ serverUrl: 'http://localhost/api', appId, platform: 'ios', deviceId: 'device-host', storage, fetch: fetch ?? serverFetch(setup.context), hostVersion })
+  const events = async (storage: UpdateStorage) => JSON.parse((await storage.readText('events.json'))!) as Array<{ event: { event: string; versionId: string; hostVersion?: string; message?: string } }>
+
+  beforeAll(async () => {
+    setup = await setUp(appId)
+  })
+  afterAll(() => setup.context.close())
+
+  test('a crash loop on a new host does not go back to a version outside its hostVersionRange: it runs the embedded version', async () => {
+    await publishVersion(setup, '1.0.0', { hostVersionRange: '>=1.0.0 <2' })
+    const storage = memoryStorage()
+    const first = updater(storage, '1.0.0')
+    await first.start()
+    await first.download((await first.check())!)
+    await updater(storage, '1.0.0').start()
+    await updater(storage, '1.0.0').markReady()
+    // the next release runs on any host; installed on host 1.0.0, its previous is 1.0.0
+    await publishVersion(setup, '1.1.0')
+    const second = updater(storage, '1.0.0')
+    await second.start()
+    expect((await second.download((await second.check())!)).version).toBe('1.1.0')
+    const onOneFive = clone(storage as MemoryStorage)
+    // the host app is updated to 2.0.0, where 1.1.0 crashes at every launch
+    expect((await updater(storage, '2.0.0').start()).current!.version).toBe('1.1.0')
+    expect((await updater(storage, '2.0.0').start()).current!.version).toBe('1.1.0')
+    const third = await updater(storage, '2.0.0').start()
+    expect(third.rolledBack).toEqual({ versionId: setup.versions['1.1.0']!.id, version: '1.1.0' })
+    expect(third.dropped).toEqual({ versionId: setup.versions['1.0.0']!.id, version: '1.0.0', hostVersionRange: '>=1.0.0 <2' })
+    expect(third.current).toBeNull()
+    expect(await storage.list('versions')).toEqual([])
+    // (the check before the download sent what came before); no launch of 1.0.0 after the rollback
+    const reported = (await events(storage)).map((entry) => entry.event)
+    expect(reported.map((event) => event.event)).toEqual(['installed', 'launched', 'launched', 'rolled_back'])
+    expect(reported[3]).toMatchObject({ versionId: setup.versions['1.1.0']!.id, hostVersion: '2.0.0' })
+    expect(reported[3]!.message).toContain('back to embedded')
+    expect((await updater(storage, '2.0.0').start()).current).toBeNull()
+    // a host still inside the range goes back to 1.0.0, as before
+    let back = await updater(onOneFive, '1.5.0').start()
+    for (let launch = 2; launch <= 3; launch++) back = await updater(onOneFive, '1.5.0').start()
+    expect(back.rolledBack!.version).toBe('1.1.0')
+    expect(back.dropped).toBeUndefined()
+    expect(back.current).toMatchObject({ version: '1.0.0', pending: false })
+  })
+})
+
 describe('host version ranges without Bun.semver (for phones)', () => {
   const cases: Array<[string, string]> = [
     ['2.3.0', '>=2.3.0 <3'],
