@@ -9,6 +9,8 @@ export type UpdateErrorCode =
   | 'SERVER'
   /** the storage adapter failed (disk full, removed directory); the installed version is left as it was */
   | 'STORAGE'
+  /** createUpdater was given an option it cannot use (a hostVersion that is not a version) */
+  | 'INVALID_OPTION'
 
 export class UpdateError extends Error {
   readonly code: UpdateErrorCode

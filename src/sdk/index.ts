@@ -4,7 +4,7 @@
 import { resolveCrypto, type ResolvedCrypto, type UpdateCrypto } from './crypto'
 import { fromBase64 } from './encoding'
 import { storageError, UpdateError } from './errors'
-import { satisfiesRange } from './semver'
+import { normalizeVersion, satisfiesRange } from './semver'
 import { parseStatement, utf8Bytes } from './statement'
 import type { UpdateStorage } from './storage'
 
@@ -77,7 +77,10 @@ export interface UpdaterOptions {
   deviceId: string
   /** default `stable` */
   channel?: string
-  /** the host app's own version: the server skips releases whose hostVersionRange it does not satisfy */
+  /**
+   * the host app's own version: the server skips releases whose hostVersionRange it does not satisfy.
+   * `1` and `1.5` are read as `1.0.0` and `1.5.0`; what is not a version is refused at createUpdater
+   */
   hostVersion?: string
   /** the miniapp version the host app ships with, sent as `currentVersion` while no update is installed (default `0.0.0`) */
   embeddedVersion?: string
@@ -216,6 +219,11 @@ export function createUpdater(options: UpdaterOptions): Updater {
     if (!raw || raw.length !== 32) throw new UpdateError('SIGNATURE_INVALID', `Not an Ed25519 public key: ${key.slice(0, 60)}`)
     trustedKeys.push(raw)
   }
+  // the server refuses a hostVersion of fewer than three parts: "1.5" (common on iOS) is sent as 1.5.0
+  const hostVersion = options.hostVersion === undefined ? undefined : (normalizeVersion(String(options.hostVersion)) ?? undefined)
+  if (hostVersion === undefined && options.hostVersion !== undefined) {
+    throw new UpdateError('INVALID_OPTION', `hostVersion must be a version such as 2.3.0 or 1.5 (got ${JSON.stringify(String(options.hostVersion).slice(0, 60))})`)
+  }
 
   let state: State = emptyState
   let loaded = false
@@ -307,7 +315,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
   async function record(name: UpdateEventName, installed: { versionId: string; channel?: string }, message?: string): Promise<void> {
     const list = await loadEvents()
     const event: DeviceEvent = { appId: options.appId, versionId: installed.versionId, platform: options.platform, event: name, channel: installed.channel ?? channel, deviceId: options.deviceId, at: new Date().toISOString() }
-    if (options.hostVersion !== undefined) event.hostVersion = options.hostVersion
+    if (hostVersion !== undefined) event.hostVersion = hostVersion
     if (message !== undefined) event.message = message.slice(0, 500)
     list.push({ seq: nextSeq++, event })
     if (list.length > maxPendingEvents) list.splice(0, list.length - maxPendingEvents)
@@ -571,7 +579,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
       version: install.version,
       channel,
       dir,
-      hostVersion: options.hostVersion ?? null,
+      hostVersion: hostVersion ?? null,
       hostVersionRange: typeof install.hostVersionRange === 'string' && install.hostVersionRange !== '' ? install.hostVersionRange : null,
     }
     return exclusive(async () => {
@@ -602,7 +610,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
         // §17: an update installed for another host app must never run on this one, nor be rolled back to
         const outside = (installed: InstalledVersion | null) => {
           const range = installed && installed.hostVersionRange
-          if (range && options.hostVersion !== undefined && !satisfiesRange(options.hostVersion, range)) {
+          if (range && hostVersion !== undefined && !satisfiesRange(hostVersion, range)) {
             result.dropped = { versionId: installed!.versionId, version: installed!.version, hostVersionRange: range }
             return true
           }
@@ -619,7 +627,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
         }
         if (next !== state) await saveState(next)
         if (result.rolledBack) {
-          const dropped = result.dropped ? ` (${result.dropped.version} is not for host ${options.hostVersion}: ${result.dropped.hostVersionRange})` : ''
+          const dropped = result.dropped ? ` (${result.dropped.version} is not for host ${hostVersion}: ${result.dropped.hostVersionRange})` : ''
           await record('rolled_back', current!, `no markReady() in ${crashLoopLimit} launches; back to ${next.current ? next.current.version : 'embedded'}${dropped}`)
         }
         if (next.current) await record('launched', next.current)
@@ -636,7 +644,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
         currentVersion: state.current ? state.current.version : (options.embeddedVersion ?? '0.0.0'),
         channel,
         deviceId: options.deviceId,
-        hostVersion: options.hostVersion,
+        hostVersion,
       })}`
       const dog = watchdog()
       let response, body

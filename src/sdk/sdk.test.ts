@@ -8,7 +8,7 @@ import { fileStorage, nodeCrypto } from './node'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../test-fixtures'
 import { createUpdater, memoryStorage, UpdateError, type FetchLike, type FetchResponse, type MemoryStorage, type Update, type UpdaterOptions, type UpdateStorage } from './index'
 import { buildStatement } from './statement'
-import { satisfiesRange } from './semver'
+import { normalizeVersion, satisfiesRange } from './semver'
 import { isSemverRange } from '../modules/channels/semver-range'
 
 interface Setup {
@@ -662,6 +662,61 @@ describe('the host app’s own version (hostVersion)', () => {
     expect(back.rolledBack!.version).toBe('1.1.0')
     expect(back.dropped).toBeUndefined()
     expect(back.current).toMatchObject({ version: '1.0.0', pending: false })
+  })
+
+  test('a hostVersion of one or two parts ("1.5", as iOS names it) is sent and compared as 1.5.0; one that is no version is refused at createUpdater', async () => {
+    const urls: string[] = []
+    const recording: FetchLike = (url, init) => {
+      urls.push(url)
+      return serverFetch(setup.context)(url, init)
+    }
+    const storage = memoryStorage()
+    const client = updater(storage, '1.5', recording)
+    await client.start()
+    const update = (await client.check())!
+    expect(update.version).toBe('1.1.0')
+    expect(urls.find((url) => url.includes('/update?'))).toContain('hostVersion=1.5.0')
+    await client.download(update)
+    expect((await events(storage)).map((entry) => entry.event.hostVersion)).toEqual(['1.5.0'])
+    // installed under host 1.5 with no range; a range recorded for it is read against 1.5.0 too
+    const withRange = clone(storage)
+    const state = JSON.parse((await withRange.readText('state.json'))!)
+    state.current.hostVersionRange = '>=1.5.0 <2'
+    await withRange.writeText('state.json', JSON.stringify(state))
+    const started = await updater(withRange, '1.5').start()
+    expect(started.dropped).toBeUndefined()
+    expect(started.current!.version).toBe('1.1.0')
+    expect((await updater(withRange, '2').start()).dropped).toMatchObject({ version: '1.1.0' })
+
+    for (const refused of ['', 'latest', '1.2.3 (45)', '1.2.3.4', '1.2.3-01']) {
+      let error: unknown
+      try {
+        updater(memoryStorage(), refused)
+      } catch (caught) {
+        error = caught
+      }
+      expect(error).toBeInstanceOf(UpdateError)
+      expect((error as UpdateError).code).toBe('INVALID_OPTION')
+      expect((error as UpdateError).message).toContain('hostVersion')
+    }
+  })
+
+  test.each([
+    ['1', '1.0.0'],
+    ['1.5', '1.5.0'],
+    ['1.5.2', '1.5.2'],
+    ['2.0.0-beta.1', '2.0.0-beta.1'],
+    ['1.5-rc.1', '1.5.0-rc.1'],
+    ['v2.3', '2.3.0'],
+    ['1.05', '1.5.0'],
+    [' 1.2.3 ', '1.2.3'],
+    ['1.2.3+45', '1.2.3'],
+    ['1.2.3.4', null],
+    ['1.2.3-01', null],
+    ['1.2.3 (45)', null],
+    ['', null],
+  ])('normalizeVersion(%p) is %p', (text, expected) => {
+    expect(normalizeVersion(text)).toBe(expected)
   })
 })
 

@@ -87,3 +87,15 @@ export function satisfiesRange(version: string, range: string): boolean {
   return false
 }
 
+/**
+ * A host app's version as the server takes it (`1.2.3`, `1.2.3-beta.1`): `1` is `1.0.0`, `1.5` is
+ * `1.5.0` (iOS's CFBundleShortVersionString often has two parts); a leading `v`, leading zeros and
+ * `+build` are dropped. Null: not a version.
+ */
+export function normalizeVersion(text: string): string | null {
+  const match = /^v?(\d+)(?:\.(\d+)(?:\.(\d+))?)?(-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/.exec(text.trim())
+  if (!match) return null
+  const [major, minor, patch] = [match[1], match[2], match[3]].map((value) => (value ?? '0').replace(/^0+(?=\d)/, ''))
+  const version = `${major}.${minor}.${patch}${match[4] ?? ''}`
+  return version.length <= 64 && parse(version) ? version : null
+}
