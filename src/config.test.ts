@@ -54,6 +54,13 @@ describe('configuration precedence: flags > MINISHIP_* environment > defaults', 
     for (const host of ['127.0.0.1', '0.0.0.0', '255.255.255.255', '::1', '::', 'localhost', 'nas.local', 'host-1']) expect(loadConfig({ host }, {}).host).toBe(host)
   })
 
+  test('--s3-timeout is checked with local storage too, like every other setting (not ignored until S3 is chosen)', () => {
+    expect(() => loadConfig({ s3Timeout: 'x' }, {})).toThrow('--s3-timeout must be a duration between 1s and 10m such as 10s, got "x"')
+    expect(() => loadConfig({}, { MINISHIP_S3_TIMEOUT: 'x' })).toThrow('MINISHIP_S3_TIMEOUT must be a duration between 1s and 10m')
+    expect(() => loadConfig({ s3Timeout: '11m' }, {})).toThrow('--s3-timeout must be a duration between 1s and 10m')
+    expect(loadConfig({ s3Timeout: '30s' }, {}).storage).toEqual({ kind: 'local' })
+  })
+
   test('access log: all by default, writes or off from the environment or a flag; anything else names the setting', () => {
     expect(loadConfig({}, {}).accessLog).toBe('all')
     expect(loadConfig({}, { MINISHIP_ACCESS_LOG: 'writes' }).accessLog).toBe('writes')
@@ -260,7 +267,9 @@ describe('--webhooks-allow-private', () => {
     expect(loadConfig({ dataDir }, { MINISHIP_WEBHOOKS_ALLOW_PRIVATE: 'off' }).webhooksAllowPrivate).toBe(false)
     expect(loadConfig({ dataDir, webhooksAllowPrivate: 'off' }, { MINISHIP_WEBHOOKS_ALLOW_PRIVATE: '1' }).webhooksAllowPrivate).toBe(false)
   })
-  test('another value is refused naming the setting', () => {
-    expect(() => loadConfig({ dataDir }, { MINISHIP_WEBHOOKS_ALLOW_PRIVATE: 'maybe' })).toThrow('MINISHIP_WEBHOOKS_ALLOW_PRIVATE must be "on" or "off"')
+  test('another value is refused naming the setting and every value it takes', () => {
+    expect(() => loadConfig({ dataDir }, { MINISHIP_WEBHOOKS_ALLOW_PRIVATE: 'yes' })).toThrow('MINISHIP_WEBHOOKS_ALLOW_PRIVATE must be "on" or "off" (or 1, true, 0, false), got "yes"')
+    for (const value of ['on', '1', 'true']) expect(loadConfig({ dataDir }, { MINISHIP_WEBHOOKS_ALLOW_PRIVATE: value }).webhooksAllowPrivate).toBe(true)
+    for (const value of ['off', '0', 'false']) expect(loadConfig({ dataDir }, { MINISHIP_WEBHOOKS_ALLOW_PRIVATE: value }).webhooksAllowPrivate).toBe(false)
   })
 })

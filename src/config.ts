@@ -216,7 +216,7 @@ function wholeNumber(name: string, value: string, what: string): number {
 function onOff(name: string, value: string): boolean {
   if (value === 'on' || value === 'true' || value === '1') return true
   if (value === 'off' || value === 'false' || value === '0') return false
-  throw new ConfigError(`${name} must be "on" or "off", got "${value}"`)
+  throw new ConfigError(`${name} must be "on" or "off" (or 1, true, 0, false), got "${value}"`)
 }
 
 function baseUrl(name: string, value: string, example = 'https://apps.example.com/api'): string | null {
@@ -323,8 +323,12 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   if (metricsToken.value !== '' && !/^[\x21-\x7e]{16,256}$/.test(metricsToken.value)) {
     throw new ConfigError(`${metricsToken.name} must be 16 to 256 printable characters without spaces (a scraper sends it as a Bearer token)`)
   }
+  // checked whatever the storage, like every other setting: a bad value is never silently ignored
+  const s3Timeout = pick('s3Timeout')
+  const s3TimeoutSeconds = parseDuration(s3Timeout.value)
+  if (s3TimeoutSeconds === null || s3TimeoutSeconds > 600) throw new ConfigError(`${s3Timeout.name} must be a duration between 1s and 10m such as 10s, got "${s3Timeout.value}"`)
   const resolvedDataDir = resolve(dataDir.value)
-  const storage = storageConfig(pick, env, readStorageFile(resolvedDataDir), options.storageMayMove === true)
+  const storage = storageConfig(pick, env, readStorageFile(resolvedDataDir), options.storageMayMove === true, s3TimeoutSeconds)
   const s3Downloads = pick('s3Downloads')
   if (s3Downloads.value !== 'redirect' && s3Downloads.value !== 'proxy') {
     throw new ConfigError(`${s3Downloads.name} must be "redirect" or "proxy", got "${s3Downloads.value}"`)
@@ -421,7 +425,7 @@ export const defaultS3TimeoutMs = 10_000
  * only from the environment (MINISHIP_S3_* first, then the standard AWS_* names): a flag would
  * show in `ps` and in shell history.
  */
-function storageConfig(pick: SettingPicker, env: Record<string, string | undefined>, persisted: StorageFile | null, mayMove: boolean): StorageConfig {
+function storageConfig(pick: SettingPicker, env: Record<string, string | undefined>, persisted: StorageFile | null, mayMove: boolean, timeoutSeconds: number): StorageConfig {
   const kind = pick('storage')
   const chosen = kind.value === '' ? (persisted?.storage ?? 'local') : kind.value
   if (chosen !== 'local' && chosen !== 's3') throw new ConfigError(`${kind.name} must be "local" or "s3", got "${kind.value}"`)
@@ -449,9 +453,6 @@ function storageConfig(pick: SettingPicker, env: Record<string, string | undefin
   }
   const location = { bucket: bucket.value, endpoint: baseUrl(endpoint.name, endpoint.value, 'https://s3.eu-central-1.amazonaws.com or http://127.0.0.1:9000'), region: region.value || 'us-east-1', prefix: prefix.value.replace(/^\/+|\/+$/g, '') }
   if (fromFile && !mayMove) refuseAnotherLocation(fromFile, { bucket, prefix }, location)
-  const timeout = pick('s3Timeout')
-  const timeoutSeconds = parseDuration(timeout.value)
-  if (timeoutSeconds === null || timeoutSeconds > 600) throw new ConfigError(`${timeout.name} must be a duration between 1s and 10m such as 10s, got "${timeout.value}"`)
   const accessKeyId = env.MINISHIP_S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || ''
   const secretAccessKey = env.MINISHIP_S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || ''
   if (accessKeyId === '' || secretAccessKey === '') {
