@@ -5,7 +5,7 @@ import { CliError, createOutput, runClient, type ApiClient } from './http'
 import type { ChannelRelease as ServedChannelRelease } from '../modules/channels/service'
 import { isSemverRange } from '../modules/channels/semver-range'
 import { asCommandGroup } from './command-group'
-import { channelText, rolledBackVersions, versionStandingText, type HistoryView, type ReleaseState } from '../modules/channels/words'
+import { channelState, channelText, rolledBackVersions, stateText, versionStandingText, type HistoryView, type ReleaseState } from '../modules/channels/words'
 
 export interface MiniApp {
   id: string
@@ -254,6 +254,25 @@ export function rolloutBody(flags: Omit<RolloutFlags, 'channel'>): Record<string
   return { rolloutPercent: percent(flags.percent!, 0, '--percent') }
 }
 
+/**
+ * `--resume` of a release that is not paused: the channel as it is when there is nothing to resume
+ * (rolling-out or complete: exit 0, the devices get what a resume would give them), null when the
+ * server is to answer (paused, no release, no such channel). A reverted release is refused like
+ * `--pause` of one (the server's 409 ROLLOUT_REVERTED, exit 1): no device gets it, and resuming
+ * would not change that.
+ */
+async function resumable(api: ApiClient, app: MiniApp, name: string): Promise<Channel | null> {
+  const { body } = await api.request<{ channels: Channel[] }>('GET', `/mini-apps/${encodeURIComponent(app.id)}/channels`)
+  const channel = body.channels.find((candidate) => candidate.name === name)
+  const state = channel && channelState(channel)
+  if (!channel?.release || !state || state === 'paused') return null
+  if (state === 'reverted') {
+    const message = `${app.appId} ${name}: ${channel.release.version} is reverted (0 %), not paused: nothing to resume, and no device gets it; roll it out again with --percent N`
+    throw new CliError(1, message, { code: 'ROLLOUT_REVERTED', message })
+  }
+  return channel
+}
+
 export function rolloutCommand(): Command {
   return withClientOptions(new Command('rollout'))
     .description("pause, resume, revert or change the rollout of a channel's newest release")
@@ -281,9 +300,17 @@ Examples:
         const body = rolloutBody(flags)
         const api = connect(flags, { command: 'rollout', scopes: ['read', 'release'] })
         const app = await findMiniApp(api, appId)
+        if (flags.resume) {
+          const before = await resumable(api, app, flags.channel)
+          if (before) {
+            out.line(`${appId} ${before.name}: ${before.release!.version} is not paused (${stateText(channelState(before)!, before.release!.rolloutPercent)}); nothing to resume.`)
+            out.result({ ...before, resumed: false })
+            return
+          }
+        }
         const { body: channel } = await api.request<Channel>('PATCH', `/mini-apps/${encodeURIComponent(app.id)}/channels/${encodeURIComponent(flags.channel)}/rollout`, { json: body })
         out.line(`${appId} ${channel.name}: ${channelText(channel)}.`)
-        out.result(channel)
+        out.result(flags.resume ? { ...channel, resumed: true } : channel)
       }),
     )
 }
