@@ -3,10 +3,11 @@ import { Command, Option } from 'commander'
 import { ConfigError, loadConfig, type Config, type ConfigFlags, type LoadOptions } from '../config'
 import { NewerSchemaError } from '../db/open'
 import { withJsonUsageErrors, writeJsonError } from './json-output'
+import { withRequiredOptionsMarked } from './help'
 
-/** `--data-dir` is on every subcommand; the server flags only on `serve`. */
+/** `--data-dir` is on every subcommand (whose --help marks required options); the server flags only on `serve`. */
 export function withDataDirOption(command: Command): Command {
-  return command.option('--data-dir <dir>', 'data directory (env MINISHIP_DATA_DIR, default ./data)')
+  return withRequiredOptionsMarked(command).option('--data-dir <dir>', 'data directory (env MINISHIP_DATA_DIR, default ./data)')
 }
 
 export function withServerOptions(command: Command): Command {

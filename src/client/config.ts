@@ -4,6 +4,7 @@ import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { CliError, createApiClient, type ApiClient, type RequestOptions, type StreamBody } from './http'
 import { withJsonUsageErrors } from '../cli/json-output'
+import { withRequiredOptionsMarked } from '../cli/help'
 
 export interface SavedConfig {
   /** the API base including /api */
@@ -94,11 +95,11 @@ export function resolveTarget(flags: ClientFlags, env: Record<string, string | u
   return { server, token: null, tokenSource: null }
 }
 
-/** `--server` and `--json`, on every client command; with --json, a command line it refuses prints the error document too. */
+/** `--server` and `--json`, on every client command; with --json, a command line it refuses prints the error document too; --help marks required options. */
 export function withClientOptions<T extends import('commander').Command>(command: T): T {
   command.option('--server <url>', 'server URL, e.g. https://apps.example.com (env MINISHIP_SERVER; default: the one you logged in to)')
   command.option('--json', 'print one JSON document on stdout instead of text')
-  return withJsonUsageErrors(command)
+  return withRequiredOptionsMarked(withJsonUsageErrors(command))
 }
 
 /** What a command needs of an API key: its name and every scope its requests take. */

@@ -89,3 +89,20 @@ describe('--json: the code of a refusal is the real one, and no sign-in is exit 
     })
   }
 })
+
+describe('--help says which options are required', () => {
+  const table: [string[], string[]][] = [
+    [['apps', 'create'], ['--name <name>']],
+    [['push'], ['--app <appId>', '--version <version>']],
+    [['channels', 'ls'], ['--app <appId>']],
+    [['create-admin'], ['--email <email>']],
+  ]
+  for (const [command, required] of table) {
+    test(command.join(' '), async () => {
+      const help = (await runCli([...command, '--help'])).stdout.replace(/\n\s+(?=[^\s-])/g, ' ')
+      for (const flag of required) expect(help).toMatch(new RegExp(`\\n\\s+${flag}\\s.*\\(required\\)\\n`))
+      // and only those
+      expect(help.match(/\(required\)/g)).toHaveLength(required.length)
+    })
+  }
+})
