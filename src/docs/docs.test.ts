@@ -1,5 +1,6 @@
 // The docs keep up with the code: every setting of config.ts is in docs/operating.md's table with its
-// flag and environment variable, and every error code thrown under src/ is in docs/api.md.
+// flag and environment variable, every error code thrown under src/ is in docs/api.md, and api.md
+// names each /api route its OpenAPI document leaves out.
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -35,5 +36,23 @@ describe('docs/api.md', () => {
     const api = read('docs/api.md')
     const missing = [...thrownErrorCodes()].filter((code) => !api.includes(`\`${code}\``)).sort()
     expect(missing).toEqual([])
+  })
+})
+
+describe('docs/api.md and /api/openapi.json', () => {
+  test('every route under /api is in the OpenAPI document, or api.md names it as the exception', async () => {
+    const { createTestContext } = await import('../test-support')
+    const context = createTestContext()
+    try {
+      const document = (await context.call('GET', '/api/openapi.json')).body as { paths: Record<string, Record<string, unknown>> }
+      const described = new Set(Object.entries(document.paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`)))
+      const routes = (context.app as unknown as { routes: { method: string; path: string }[] }).routes.filter((route) => route.path.startsWith('/api/')).map((route) => `${route.method} ${route.path}`)
+      expect(routes.length).toBeGreaterThan(40)
+      const api = read('docs/api.md')
+      const leftOut = routes.filter((route) => !described.has(route))
+      expect(leftOut.filter((route) => !api.includes(`\`${route}\``))).toEqual([])
+    } finally {
+      context.close()
+    }
   })
 })
