@@ -292,7 +292,7 @@ export function doctorCommand(): Command {
           if (backlog !== null) line(`INFO: background jobs: ${describeBacklog(backlog)}`)
           if (problems.length > 0) process.exitCode = 1
           if (json) {
-            const results = checks.map((check) => ({ name: check.name, ok: check.problems.length === 0 && check.skipped === undefined, ...check }))
+            const results = checks.map(({ name, ...check }) => ({ name, ok: check.problems.length === 0 && check.skipped === undefined, ...check }))
             const document = { dataDir: config.dataDir, healthy: problems.length === 0, schemaVersion, fixed, checks: results, problems, backgroundJobs: backgroundJobsReport(backlog) }
             process.stdout.write(`${JSON.stringify(document, null, 2)}\n`)
             return

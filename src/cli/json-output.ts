@@ -20,8 +20,9 @@ export function asksForJson(args: readonly string[]): boolean {
   return (end < 0 ? args : args.slice(0, end)).includes('--json')
 }
 
-function rootOf(command: Command): Command {
-  return command.parent ? rootOf(command.parent) : command
+/** The program's command line as parsed (commander keeps it on the root; not in its typings). */
+function rawArgsOf(command: Command): string[] {
+  return command.parent ? rawArgsOf(command.parent) : ((command as Command & { rawArgs?: string[] }).rawArgs ?? [])
 }
 
 function commandPath(command: Command): string {
@@ -36,7 +37,7 @@ function commandPath(command: Command): string {
 export function withJsonUsageErrors<T extends Command>(command: T): T {
   const raise = command.error.bind(command)
   command.error = (message, options) => {
-    if (asksForJson(rootOf(command).rawArgs)) {
+    if (asksForJson(rawArgsOf(command))) {
       const text = message.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')
       // the CLI's own code, not one the server answers (docs/api.md lists those)
       const code = 'USAGE'

@@ -14,7 +14,7 @@ export function asCommandGroup<T extends Command>(group: T): T {
     return group.error(`error: unknown command '${group.args[0]}' for '${group.name()}'; its commands: ${names.join(', ')}`, { code: 'commander.unknownCommand' })
   }
   // commander's own (not in its typings) is what it calls for a word that names no subcommand
-  ;(group as Command & { unknownCommand(): never }).unknownCommand = unknownCommand
+  ;(group as Command as Command & { unknownCommand(): never }).unknownCommand = unknownCommand
   group.hook('preSubcommand', (_group, subcommand) => {
     const first = group.args[0]
     // dispatched to the default subcommand with a word that names no subcommand
