@@ -277,7 +277,8 @@ export function createOutput(json: boolean): Output {
 
 /**
  * Runs a client command: a CliError prints its message on stderr (and, with --json, the error as
- * the one JSON document) and exits with its code; anything else is a bug and exits 1.
+ * the one JSON document) and exits with its code; anything else is a bug and exits 1 (with --json,
+ * code FAILED).
  */
 export async function runClient(json: boolean, action: () => Promise<void>): Promise<void> {
   try {
@@ -289,7 +290,9 @@ export async function runClient(json: boolean, action: () => Promise<void>): Pro
       process.exit(error.exitCode)
     }
     if (Bun.env.MINISHIP_DEBUG === '1') throw error
-    process.stderr.write(`miniship: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (run with MINISHIP_DEBUG=1 for details)\n`)
+    const message = `${error instanceof Error ? error.message.split('\n')[0] : String(error)} (run with MINISHIP_DEBUG=1 for details)`
+    process.stderr.write(`miniship: ${message}\n`)
+    if (json) writeJsonError({ code: 'FAILED', message })
     process.exit(1)
   }
 }
