@@ -21,7 +21,9 @@ const commands =
     ? [(await import('./cli/serve')).serveCommand()]
     : [...(await import('./cli')).serverCommands(), ...(await import('./client')).clientCommands()]
 
-const program = new Command('miniship')
+const { withJsonUsageErrors } = await import('./cli/json-output')
+// `miniship bogus --json`: the program's own refusals print the JSON error document too
+const program = withJsonUsageErrors(new Command('miniship'))
   .description('Self-hosted server for React Native miniapps: upload, review, publish, roll back and download them.')
   .version(productVersion, '-v, --version', 'print the version')
   // `push --version 1.2.0` is the push's option, not the program's: program options only before the command

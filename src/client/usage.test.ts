@@ -13,6 +13,8 @@ describe('--json: a command line commander refuses still prints one JSON documen
     ['too many arguments', ['apps', 'ls', 'extra', '--json'], "too many arguments for 'ls'"],
     ['an unknown subcommand', ['keys', 'bogus', '--json'], "unknown command 'bogus' for 'keys'"],
     ['an unknown option of a command that is not a client of the server', ['keys', 'generate', '--bogus', '--json'], "unknown option '--bogus'"],
+    ['an unknown command', ['bogus', '--json'], "unknown command 'bogus'"],
+    ['an unknown option of the program itself', ['--bogus', '--json'], "unknown option '--bogus'"],
   ]
   for (const [what, args, message] of table) {
     test(what, async () => {

@@ -200,11 +200,11 @@ describe('a developer at a terminal', () => {
     expect(created.stdout).toContain('Created notes')
   })
 
-  test('logout forgets the token; then whoami says how to sign in (exit 1)', async () => {
+  test('logout forgets the token; then whoami says how to sign in (exit 2: no server was asked)', async () => {
     const out = await cli(['logout'], env())
     expect(out.exitCode).toBe(0)
     const who = await cli(['whoami', '--server', server.baseUrl], env())
-    expect(who.exitCode).toBe(1)
+    expect(who.exitCode).toBe(2)
     expect(who.stderr).toContain('not signed in')
   })
 
