@@ -219,6 +219,11 @@ export function createUpdater(options: UpdaterOptions): Updater {
     if (!raw || raw.length !== 32) throw new UpdateError('SIGNATURE_INVALID', `Not an Ed25519 public key: ${key.slice(0, 60)}`)
     trustedKeys.push(raw)
   }
+  // the server refuses any other deviceId with 400 INVALID_DEVICE_ID (decisions §18): say so once, here,
+  // rather than have every check() fail with SERVER
+  if (typeof options.deviceId !== 'string' || !/^[A-Za-z0-9._:-]{1,200}$/.test(options.deviceId) || options.deviceId === '.' || options.deviceId === '..') {
+    throw new UpdateError('INVALID_OPTION', `deviceId must be 1–200 characters of A-Z a-z 0-9 . _ : - and not "." or ".." (got ${JSON.stringify(String(options.deviceId).slice(0, 60))}); send a base64 id as base64url`)
+  }
   // the server refuses a hostVersion of fewer than three parts: "1.5" (common on iOS) is sent as 1.5.0
   const hostVersion = options.hostVersion === undefined ? undefined : (normalizeVersion(String(options.hostVersion)) ?? undefined)
   if (hostVersion === undefined && options.hostVersion !== undefined) {

@@ -701,6 +701,20 @@ describe('the host app’s own version (hostVersion)', () => {
     }
   })
 
+  test('a deviceId the server would refuse (decisions §18) is INVALID_OPTION at createUpdater, not a SERVER error at every check', () => {
+    for (const deviceId of ['', '.', '..', 'a b', 'q83v+jRW/JA=', 'é', 'x'.repeat(201)]) {
+      let error: unknown
+      try {
+        createUpdater({ serverUrl: 'http://localhost/api', appId: 'com.example.ids', platform: 'ios', deviceId, storage: memoryStorage() })
+      } catch (caught) {
+        error = caught
+      }
+      expect({ deviceId, code: (error as UpdateError | undefined)?.code }).toEqual({ deviceId, code: 'INVALID_OPTION' })
+      expect((error as UpdateError).message).toContain('deviceId')
+    }
+    for (const deviceId of ['device-1', 'AbC_09.x:y-z', 'x'.repeat(200)]) createUpdater({ serverUrl: 'http://localhost/api', appId: 'com.example.ids', platform: 'ios', deviceId, storage: memoryStorage() })
+  })
+
   test.each([
     ['1', '1.0.0'],
     ['1.5', '1.5.0'],
