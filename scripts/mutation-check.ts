@@ -695,6 +695,20 @@ const mutations: Mutation[] = [
     tests: ['src/sdk/sdk.test.ts'],
     why: 'update client: install info must name the digests the signed statement lists',
   },
+  {
+    file: 'src/sdk/index.ts',
+    find: 'const back = outside(state.previous) ? null : state.previous',
+    replace: 'const back = state.previous',
+    tests: ['src/sdk/sdk.test.ts'],
+    why: 'update client: a crash-loop rollback never goes back to an update made for another native host (§17)',
+  },
+  {
+    file: 'src/sdk/semver.ts',
+    find: 'if (parsed[3].length === 0 || set.some(',
+    replace: 'if (true || set.some(',
+    tests: ['src/sdk/sdk.test.ts'],
+    why: 'update client: a prerelease host (2.0.0-beta.1) is outside ">=1.0.0 <2", as the server judges it, so an old update never runs on it (§17)',
+  },
 ]
 
 const root = resolve(import.meta.dir, '..')
