@@ -70,3 +70,20 @@ describe('what stays allowed', () => {
     expect(renamed.status).toBe(200)
   })
 })
+
+// decisions §1: no 500 for bad input. A {miniAppId} that does not percent-decode reached the guard as null.
+describe('a miniAppId segment that does not decode', () => {
+  const paths = ['/api/mini-apps/%ff', '/api/mini-apps/%C0%AE/channels', '/api/mini-apps/%E0%A4%A/insights', '/api/mini-apps/%ff/workspace', '/api/mini-apps/%u0000/versions/x']
+  test('is 401 without a token and 404 MINI_APP_NOT_FOUND with one, never 500', async () => {
+    for (const path of paths) {
+      for (const method of ['GET', 'POST', 'DELETE'] as const) {
+        const anonymous = await context.call(method, path, method === 'POST' ? { json: {} } : {})
+        expect({ path, method, status: anonymous.status }).toEqual({ path, method, status: anonymous.status === 404 ? 404 : 401 })
+        const signed = await context.call(method, path, { token: owner.token, ...(method === 'POST' ? { json: {} } : {}) })
+        expect({ path, method, status: signed.status < 500, code: signed.status === 404 ? signed.body.code : 'not 404' }).toEqual({ path, method, status: true, code: signed.status === 404 ? expect.stringMatching(/NOT_FOUND$/) : 'not 404' })
+      }
+      const read = await context.call('GET', path, { token: owner.token })
+      expect({ path, status: read.status, code: read.body.code }).toEqual({ path, status: 404, code: path.endsWith('/x') ? expect.stringMatching(/NOT_FOUND$/) : 'MINI_APP_NOT_FOUND' })
+    }
+  })
+})

@@ -96,6 +96,8 @@ export function createGuard(verify: CallerVerifiers, config: Pick<Config, 'trust
       detail: { security: [{ bearer: [] }], ...(access === true ? {} : { description: access === 'any-key' ? 'API keys may call this too' : `API keys with the "${access}" scope may call this too` }) },
       transform: ({ request, server, params }: { request: Request; server: AddressSource; params?: Record<string, string> }) => {
         // `/mini-apps/com.example.shop/…` is `/mini-apps/<its UUID>/…` for every route below (console URLs use either)
+        // a segment that does not decode (`%ff`) reaches here as null: no miniapp has it, so the route answers 404 (after authentication)
+        if (params !== undefined && params.miniAppId !== undefined && typeof params.miniAppId !== 'string') params.miniAppId = ''
         if (params?.miniAppId !== undefined && verify.miniAppIdOf) params.miniAppId = verify.miniAppIdOf(params.miniAppId) ?? params.miniAppId
         return authenticate(request, server, access, false)
       },
