@@ -209,6 +209,13 @@ const mutations: Mutation[] = [
     why: 'grants that end: a draft link handed out through an API key stops when the key is revoked',
   },
   {
+    file: 'src/modules/auth/grants.ts',
+    find: 'if (!open) return publicEnded()',
+    replace: '',
+    tests: ['src/modules/runtime/existing-clients.test.ts'],
+    why: "grants that end: a draft link from the public experience install stops when experiencePublic is turned off",
+  },
+  {
     file: 'src/modules/miniapps/service.ts',
     find: 'tx.update(users).set({ grantGeneration: bumpedGrantGeneration }).where(eq(users.id, userId)).run()',
     replace: '',

@@ -23,6 +23,7 @@ export function grantOf(db: Db, caller: { id: string; apiKey?: { id?: string } |
 export const bumpedGrantGeneration = sql`${users.grantGeneration} + 1`
 
 const userEnded = () => new AppError(401, 'TOKEN_REVOKED', 'This download link was handed out on the authority of an account that is no longer active or no longer a member; ask a member for a new link')
+const publicEnded = () => new AppError(401, 'TOKEN_REVOKED', "This download link came from the mini app's public experience install, which has since been turned off; ask a member for a link")
 const keyEnded = () => new AppError(401, 'TOKEN_REVOKED', 'This download link was handed out through an API key that has been revoked or has expired; ask for a new link')
 
 const cacheLimit = 10_000
@@ -35,21 +36,25 @@ const cacheLimit = 10_000
  */
 export function createGrantCheck(db: Db, writes?: WriteWatch) {
   const userQuery = db.$client.query<{ status: string; generation: number }, [string]>('SELECT status, grant_generation AS generation FROM users WHERE id = ?')
+  const publicQuery = db.$client.query<{ public: number }, [string]>('SELECT a.experience_public AS public FROM versions v JOIN mini_apps a ON a.id = v.mini_app_id WHERE v.id = ?')
   const keyQuery = db.$client.query<{ revokedAt: string | null; expiresAt: string | null }, [string]>('SELECT revoked_at AS revokedAt, expires_at AS expiresAt FROM api_keys WHERE id = ?')
   const totalChanges = db.$client.query<{ changes: number }, []>('SELECT total_changes() AS changes')
   const mayHaveChanged = createChangeCheck(writes)
   const usersById = new Map<string, { active: boolean; generation: number } | null>()
   const keysById = new Map<string, { revoked: boolean; expiresAt: number | null } | null>()
+  /** by version id: whether its miniapp's experience install is public now */
+  const publicByVersion = new Map<string, boolean>()
   let asOf = -1
 
   function freshen(): void {
-    if (usersById.size >= cacheLimit || keysById.size >= cacheLimit) asOf = -1
+    if (usersById.size >= cacheLimit || keysById.size >= cacheLimit || publicByVersion.size >= cacheLimit) asOf = -1
     else if (!mayHaveChanged()) return
     const changes = totalChanges.get()!.changes
     if (changes === asOf) return
     asOf = changes
     usersById.clear()
     keysById.clear()
+    publicByVersion.clear()
   }
 
   function user(id: string) {
@@ -74,9 +79,14 @@ export function createGrantCheck(db: Db, writes?: WriteWatch) {
 
   return {
     /** null while the grant `claims` name still holds (or they name none: a published version's token); else the 401 to answer. */
-    refusal(claims: Pick<DownloadClaims, 'uid' | 'ug' | 'kid'>, now: number): AppError | null {
-      if (claims.uid === undefined && claims.kid === undefined) return null
+    refusal(claims: Pick<DownloadClaims, 'vid' | 'uid' | 'ug' | 'kid' | 'pub'>, now: number): AppError | null {
+      if (claims.uid === undefined && claims.kid === undefined && claims.pub === undefined) return null
       freshen()
+      if (claims.pub === 1) {
+        let open = publicByVersion.get(claims.vid)
+        if (open === undefined) publicByVersion.set(claims.vid, (open = publicQuery.get(claims.vid)?.public === 1))
+        if (!open) return publicEnded()
+      }
       if (claims.uid !== undefined) {
         const holder = user(claims.uid)
         if (!holder || !holder.active || holder.generation !== (claims.ug ?? 0)) return userEnded()

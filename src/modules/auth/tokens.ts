@@ -24,6 +24,8 @@ export interface DownloadClaims {
   ug?: number
   /** the API key it was handed out through, if any */
   kid?: string
+  /** 1: handed out by the miniapp's public experience install, without a member: it holds while experiencePublic is on */
+  pub?: 1
   exp?: number
 }
 
@@ -33,6 +35,10 @@ export interface DownloadGrant {
   generation: number
   keyId?: string
 }
+
+/** The authority of the public experience install (decisions §18): the miniapp's experiencePublic switch, not a person. */
+export const publicExperienceGrant = { publicExperience: true } as const
+export type IssuedTo = DownloadGrant | typeof publicExperienceGrant
 
 export type VerifyResult =
   | { ok: true; kind: 'access'; claims: AccessClaims }
@@ -60,7 +66,7 @@ export interface TokenService {
    * Without `expiresAt` the token never expires and is the same string for the same version (a
    * published version's: no `issuedTo` either). `issuedTo` is the grant a draft's link is handed out on.
    */
-  signDownload(versionId: string, expiresAt: number | null, issuedTo?: DownloadGrant): Promise<string>
+  signDownload(versionId: string, expiresAt: number | null, issuedTo?: IssuedTo): Promise<string>
   /**
    * The `token` of release-stable URLs (decisions §9): those are public, but every URL in install
    * info carries a token; this one names the miniapp, never expires and is the same string every time.
@@ -99,7 +105,9 @@ export function createTokenService(secret: Uint8Array, clock: Clock, accessTtlSe
       const claims: DownloadClaims =
         issuedTo === undefined
           ? { purpose: 'download', vid: versionId }
-          : { purpose: 'download', vid: versionId, uid: issuedTo.userId, ug: issuedTo.generation, ...(issuedTo.keyId === undefined ? {} : { kid: issuedTo.keyId }) }
+          : 'publicExperience' in issuedTo
+            ? { purpose: 'download', vid: versionId, pub: 1 }
+            : { purpose: 'download', vid: versionId, uid: issuedTo.userId, ug: issuedTo.generation, ...(issuedTo.keyId === undefined ? {} : { kid: issuedTo.keyId }) }
       if (expiresAt !== null) claims.exp = Math.floor(expiresAt / 1000)
       return signHs256(secret, claims)
     },
@@ -125,6 +133,7 @@ export function createTokenService(secret: Uint8Array, clock: Clock, accessTtlSe
         if (typeof payload.uid === 'string') claims.uid = payload.uid
         if (typeof payload.ug === 'number') claims.ug = payload.ug
         if (typeof payload.kid === 'string') claims.kid = payload.kid
+        if (payload.pub === 1) claims.pub = 1
       } else if (
         typeof payload.sub === 'string' &&
         (payload.role === 'ADMIN' || payload.role === 'USER') &&

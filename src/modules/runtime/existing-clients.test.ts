@@ -100,6 +100,26 @@ describe('the experience install (decisions §9)', () => {
     const bundle = await context.app.handle(new Request(res.body.bundles.android))
     expect(bundle.status).toBe(200)
   })
+
+  test("a draft's links from the public install stop working when experiencePublic is turned off (decisions §18), in every file and install info", async () => {
+    const res = await context.call('GET', `${access}/apps/${appId}/experience/install`)
+    expect(res.status).toBe(200)
+    const versionId = res.body.versionId as string
+    const token = new URL(res.body.bundles.android).searchParams.get('token')!
+    const links = [res.body.bundles.android, res.body.bundles.ios, res.body.manifestUrl, res.body.assetsUrl.ios, `http://localhost${access}/versions/${versionId}/install?token=${token}`]
+    for (const url of links) expect({ url, status: (await context.app.handle(new Request(url))).status }).toEqual({ url, status: 200 })
+    expect((await context.call('PATCH', `/api/mini-apps/${miniAppId}`, { token: owner.token, json: { experiencePublic: false } })).status).toBe(200)
+    for (const url of links) {
+      const answer = await context.app.handle(new Request(url))
+      expect({ url, status: answer.status, code: ((await answer.json()) as { code: string }).code }).toEqual({ url, status: 401, code: 'TOKEN_REVOKED' })
+    }
+    // a member's own links are not the public switch's: they keep working
+    const member = await context.call('GET', `${access}/apps/${appId}/experience/install?token=${owner.token}`)
+    expect((await context.app.handle(new Request(member.body.bundles.android))).status).toBe(200)
+    // public again: the switch's links hold again
+    expect((await context.call('PATCH', `/api/mini-apps/${miniAppId}`, { token: owner.token, json: { experiencePublic: true } })).status).toBe(200)
+    expect((await context.app.handle(new Request(links[0]))).status).toBe(200)
+  })
 })
 
 describe('URLs on the request origin, never a bare path (decisions §6)', () => {

@@ -9,7 +9,7 @@ import { AppError } from '../../http/errors'
 import { userFromAccessToken } from '../auth/access'
 import { createGrantCheck, grantOf, type Grant } from '../auth/grants'
 import type { BlobStore } from '../../storage'
-import type { DownloadClaims, TokenService } from '../auth/tokens'
+import { publicExperienceGrant, type DownloadClaims, type IssuedTo, type TokenService } from '../auth/tokens'
 import { canSeeMiniApp, isValidAppId } from '../miniapps/service'
 import { isApiKey, type ApiKeyAuthenticator } from '../api-keys/service'
 import { channelExists, channelNotFound, defaultChannel, isChannelName, liveReleases } from '../channels/service'
@@ -339,7 +339,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
     if (!claims || claims.vid !== versionId || (claims.exp !== undefined && claims.exp * 1000 <= clock())) return null
     if (grants.refusal(claims, clock()) !== null) return null
     // nothing of such a token can end (no expiry, no grant): only the version's facts changing can
-    if (facts !== null && claims.exp === undefined && claims.uid === undefined && claims.kid === undefined) facts.openedBy = token
+    if (facts !== null && claims.exp === undefined && claims.uid === undefined && claims.kid === undefined && claims.pub === undefined) facts.openedBy = token
     return facts
   }
 
@@ -398,7 +398,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
    * carry that same token rather than a fresh one: otherwise a link could renew itself forever, and
    * a removed member or a disabled user's tester would keep access to drafts by polling.
    */
-  async function buildInstallInfo(facts: VersionFacts, files: string, presented?: string, issuedTo?: Grant): Promise<InstallInfo> {
+  async function buildInstallInfo(facts: VersionFacts, files: string, presented?: string, issuedTo?: IssuedTo): Promise<InstallInfo> {
     const published = facts.status === 'PUBLISHED'
     const token = published
       ? await tokens.signDownload(facts.id, null)
@@ -435,7 +435,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
   }
 
   /** `issuedTo`: the grant of whoever asked (a user, or a user through an API key), named in a draft's fresh download token. */
-  async function installJson(facts: VersionFacts, files: string, presented?: string, issuedTo?: Grant): Promise<SerialisedJson> {
+  async function installJson(facts: VersionFacts, files: string, presented?: string, issuedTo?: IssuedTo): Promise<SerialisedJson> {
     const cached = cachedInstallJson(facts, files)
     if (cached) return cached
     const json = serialise(await buildInstallInfo(facts, files, presented, issuedTo))
@@ -659,7 +659,8 @@ export function createRuntimeService(deps: RuntimeDeps) {
         }
         const facts = app.currentExperienceVersionId ? versionFacts(app.currentExperienceVersionId) : null
         if (!facts) throw new AppError(404, 'EXPERIENCE_NOT_FOUND', `Mini app ${appId} has no experience version yet; upload one`)
-        return installJson(facts, files)
+        // a draft's links hold while the experience stays public (decisions §18: they were handed out on that switch)
+        return installJson(facts, files, undefined, facts.status === 'PUBLISHED' ? undefined : publicExperienceGrant)
       }
       let user
       if (isApiKey(token) && deps.apiKeys) user = deps.apiKeys.authenticate(token, 'read', null)
