@@ -163,6 +163,23 @@ export function isInitialised(root: string): boolean {
   return existsSync(paths.database) && existsSync(paths.secret)
 }
 
+/** The name of a backup's staging directory in tmp/: the pid of the backup that owns it comes first. */
+export const backupStagingName = (uuid: string) => `backup-${process.pid}-${uuid}`
+
+/**
+ * The entries of tmp/ that no running process uses: leftovers of uploads or backups a crash (or a
+ * stop) interrupted. Spared: the staging of a backup still running, named by its pid, which takes
+ * no lock (it is safe beside a serving server), so a server starting, `doctor --fix`, `init` or
+ * `create-admin` must not sweep its files away midway.
+ */
+export function tmpLeftovers(tmp: string): string[] {
+  if (!existsSync(tmp)) return []
+  return readdirSync(tmp).filter((name) => {
+    const backup = /^backup-(\d+)-/.exec(name)
+    return backup === null || Number(backup[1]) === process.pid || !processAlive(Number(backup[1]))
+  })
+}
+
 export interface OpenedDataDir {
   paths: DataDirPaths
   db: Db
@@ -183,7 +200,7 @@ export function openDataDir(root: string, options: { sweepTmp?: boolean; warn?: 
   mkdirSync(paths.tmp, { recursive: true, mode: 0o700 })
   // While another process serves this directory, tmp/ holds its uploads in flight: not leftovers.
   if (options.sweepTmp !== false && lockHolder(paths) === null) {
-    for (const name of readdirSync(paths.tmp)) rmSync(join(paths.tmp, name), { recursive: true, force: true })
+    for (const name of tmpLeftovers(paths.tmp)) rmSync(join(paths.tmp, name), { recursive: true, force: true })
   }
   const secret = readOrCreateSecret(paths, options.warn ?? ((line) => process.stderr.write(`miniship: warning: ${line}\n`)))
   readOrCreateInsightsKey(paths)
@@ -264,5 +281,5 @@ function processAlive(pid: number): boolean {
   } catch {
     return true
   }
-  return /miniship|\u0000(serve|doctor|restore)\u0000/.test(commandLine + '\u0000')
+  return /miniship|\u0000(serve|doctor|restore|backup)\u0000/.test(commandLine + '\u0000')
 }

@@ -4,7 +4,7 @@ import { createWriteStream, existsSync, lstatSync, symlinkSync, mkdirSync, readd
 import { createReadStream } from 'node:fs'
 import { createGunzip } from 'node:zlib'
 import { pipeline } from 'node:stream/promises'
-import { dirname, join, relative } from 'node:path'
+import { basename, dirname, join, relative } from 'node:path'
 import { Database } from 'bun:sqlite'
 import { TarArchive } from 'archiver'
 import { dataDirPaths, openDataDir, type OpenedDataDir } from '../data-dir'
@@ -277,6 +277,8 @@ describe('restore', () => {
     const withoutDatabase = (tree: Record<string, string>) => Object.fromEntries(Object.entries(tree).filter(([path]) => !path.startsWith('miniship.db')))
     expect(withoutDatabase(snapshotTree(target))).toEqual(withoutDatabase(snapshotTree(root)))
     expect(readdirSync(join(target, 'tmp'))).toEqual([])
+    // tmp/ holds uploads in flight (drafts): the owner's alone, as a directory miniship makes
+    expect(statSync(join(target, 'tmp')).mode & 0o777).toBe(0o700)
     expect(statSync(join(target, 'secret.key')).mode & 0o777).toBe(0o600)
     expect(readFileSync(join(target, 'insights.key'), 'utf8')).toBe(readFileSync(join(root, 'insights.key'), 'utf8'))
     expect(statSync(join(target, 'insights.key')).mode & 0o777).toBe(0o600)
@@ -521,6 +523,37 @@ describe('restore', () => {
 })
 
 describe('garbage collection', () => {
+  test("a running backup's staging in tmp/ is no leftover: serve's start, doctor --fix, init and create-admin leave it; a dead backup's is swept", async () => {
+    const { opened } = populatedDataDir()
+    // another process that is a running `miniship … backup` (its command line says so), and one that has ended
+    const running = Bun.spawn([process.execPath, '-e', 'setTimeout(() => {}, 60000)', 'backup'], { stdout: 'ignore', stderr: 'ignore' })
+    const ended = Bun.spawn([process.execPath, '-e', '0', 'backup'], { stdout: 'ignore', stderr: 'ignore' })
+    await ended.exited
+    try {
+      await Bun.sleep(100)
+      const live = join(opened.paths.tmp, `backup-${running.pid}-0192f0aa-0000-7000-8000-000000000001`)
+      const dead = join(opened.paths.tmp, `backup-${ended.pid}-0192f0aa-0000-7000-8000-000000000002`)
+      for (const staging of [live, dead]) {
+        mkdirSync(join(staging, 'blobs'), { recursive: true })
+        writeFileSync(join(staging, 'blobs', 'a-file'), 'staged')
+      }
+      writeFileSync(join(opened.paths.tmp, 'upload-1'), 'half an upload')
+      expect(findGarbage(opened.paths, opened.db.$client).tmpLeftovers.sort()).toEqual([basename(dead), 'upload-1'].sort())
+      // a server starting (openDataDir sweeps tmp/ when nobody holds the lock), then doctor --fix's collection
+      openDataDir(dirname(opened.paths.tmp)).db.$client.close()
+      expect(readdirSync(opened.paths.tmp)).toEqual([basename(live)])
+      expect(readFileSync(join(live, 'blobs', 'a-file'), 'utf8')).toBe('staged')
+      collectGarbage(opened.paths, opened.db.$client)
+      expect(readdirSync(opened.paths.tmp)).toEqual([basename(live)])
+    } finally {
+      running.kill()
+      await running.exited
+    }
+    // once it has ended, it is a leftover like any other
+    expect(findGarbage(opened.paths, opened.db.$client).tmpLeftovers).toEqual([expect.stringMatching(/^backup-/)])
+    opened.db.$client.close()
+  })
+
   test('removes unreferenced blobs, strays and tmp/ leftovers, never a referenced blob', () => {
     const { opened, blobs } = populatedDataDir()
     const orphan = putBlob(opened, 'orphan from a crash').sha256

@@ -4,7 +4,7 @@ import { createReadStream, createWriteStream, existsSync, linkSync, copyFileSync
 import { basename, dirname, join, resolve, sep } from 'node:path'
 import { Database } from 'bun:sqlite'
 import type { TarArchive as TarArchiveType } from 'archiver'
-import { dataDirPaths, fsyncPath, type DataDirPaths } from '../data-dir'
+import { backupStagingName, dataDirPaths, fsyncPath, type DataDirPaths } from '../data-dir'
 import { appliedMigrationCount } from '../db/open'
 import { blobPath, createLocalBlobStore, idleOf, type BlobStore } from '../storage'
 import { idleTimeoutStream } from '../storage/idle'
@@ -253,7 +253,7 @@ export async function createBackup(options: BackupOptions): Promise<BackupResult
 
   // Staged inside the data directory so that hard links work (same file system); tmp/ is swept
   // at server startup, so a backup killed midway leaves nothing behind for long.
-  const staging = join(paths.tmp, `backup-${Bun.randomUUIDv7()}`)
+  const staging = join(paths.tmp, backupStagingName(Bun.randomUUIDv7()))
   try {
     mkdirSync(staging, { recursive: true, mode: 0o700 })
   } catch (error) {

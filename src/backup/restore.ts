@@ -199,7 +199,8 @@ function prepareDatabase(directory: string, manifest: BackupManifest, blobsAreLo
     db.$client.close()
   }
   mkdirSync(join(paths.blobs, 'sha256'), { recursive: true })
-  mkdirSync(paths.tmp, { recursive: true })
+  // uploads in flight (drafts among them) land here: the owner's alone, as openDataDir makes it
+  mkdirSync(paths.tmp, { recursive: true, mode: 0o700 })
   return schemaVersion - applied
 }
 
@@ -262,6 +263,7 @@ function processAlive(pid: number): boolean {
     return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
+
 
 /**
  * Removes the staging directories that killed restores (SIGKILL, power loss) left beside `target`:

@@ -4,7 +4,7 @@
 import { readdirSync, rmSync, statSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { Database } from 'bun:sqlite'
-import type { DataDirPaths } from '../data-dir'
+import { tmpLeftovers as leftoversIn, type DataDirPaths } from '../data-dir'
 import type { BlobStore } from './blob-store'
 import { isS3BlobStore } from './s3'
 import { blobPath } from './local'
@@ -61,8 +61,7 @@ export interface Garbage {
 export function findGarbage(paths: Pick<DataDirPaths, 'blobs' | 'tmp'>, database: Database): Garbage {
   const referenced = referencedBlobs(database)
   const unreferenced = storedFiles(paths).filter((file) => file.sha256 === null || !referenced.has(file.sha256))
-  const tmpLeftovers = existsSync(paths.tmp) ? readdirSync(paths.tmp) : []
-  return { unreferenced, tmpLeftovers }
+  return { unreferenced, tmpLeftovers: leftoversIn(paths.tmp) }
 }
 
 export interface CollectedGarbage {
