@@ -2,7 +2,9 @@
 import { Command } from 'commander'
 import type { BunRequest, Server } from 'bun'
 import { configFrom, fail, runAction, withServerOptions } from './common'
-import { acquireLock, openDataDir } from '../data-dir'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { acquireLock, openDataDir, tmpLeftovers } from '../data-dir'
 import { collectGarbage } from '../storage/gc'
 import { createApp, uploadPathPattern } from '../app'
 import { closeDatabase } from '../db/open'
@@ -154,7 +156,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
         const timedOut = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), shutdownGraceMs).unref())
         // requests in flight and the bucket clean-up finish first
         const finished = Promise.all([drained, background])
-        if ((await Promise.race([finished, timedOut])) === 'timeout') await server.stop(true)
+        if ((await Promise.race([finished, timedOut])) === 'timeout') {
+          // said before they go: these requests get no answer and so no log line of their own
+          const cut = server.pendingRequests
+          if (cut > 0) logSink.log(JSON.stringify({ level: 'warn', msg: `${cut} request(s) still in flight after ${shutdownGraceMs / 1000} s were cut off`, time: new Date().toISOString() }))
+          await server.stop(true)
+        }
         // then the background job in flight (a mirror write, a delivery) settles, bounded: an
         // unfinished one stays in the queue and runs again at the next start
         await app.store.jobs.stop(jobsGraceMs)
@@ -163,6 +170,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
         insightTimers.stop()
         app.store.apiKeyUsage.stop()
         closeDatabase(db)
+        // what the requests cut off were writing (a half upload) goes now, under the lock: doctor
+        // would report it as interrupted work after a routine stop
+        for (const name of tmpLeftovers(paths.tmp)) rmSync(join(paths.tmp, name), { recursive: true, force: true })
         releaseLock()
         logSink.flush()
         process.removeListener('exit', logSink.flush)

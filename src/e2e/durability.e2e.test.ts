@@ -332,3 +332,38 @@ describe('garbage collection', () => {
     await expectDoctorClean(dataDir)
   }, 60_000)
 })
+
+describe('SIGTERM while an upload is still sending', () => {
+  test('after the grace the upload is cut off: one log line says so, tmp/ is empty, doctor is clean, exit 0', async () => {
+    const dataDir = join(dir, 'cut-upload')
+    const { server, token } = await provision(dataDir, 'cut.app')
+    // a multipart body that starts a large bundle and then stalls, as a slow network does
+    const boundary = 'miniship-cut-upload'
+    let stall: () => void = () => {}
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        const encoder = new TextEncoder()
+        controller.enqueue(encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="version"\r\n\r\n1.0.0\r\n--${boundary}\r\nContent-Disposition: form-data; name="bundleIos"; filename="main.ios.jsbundle"\r\nContent-Type: application/javascript\r\n\r\n`))
+        for (let chunk = 0; chunk < 8; chunk++) controller.enqueue(new Uint8Array(256 * 1024).fill(0x61))
+        await new Promise<void>((resolve) => (stall = resolve))
+        controller.close()
+      },
+    })
+    const sending = fetch(`${server.baseUrl}/api/mini-apps/by-app-id/cut.app/versions/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body,
+      // @ts-expect-error Bun and undici take a streamed request body with duplex: 'half'
+      duplex: 'half',
+    }).catch((error: unknown) => error)
+    const tmp = join(dataDir, 'tmp')
+    for (let waited = 0; readdirSync(tmp).length === 0 && waited < 5000; waited += 50) await Bun.sleep(50)
+    expect(readdirSync(tmp).length).toBeGreaterThan(0)
+    expect(await server.stop('SIGTERM')).toBe(0)
+    stall()
+    await sending
+    expect(server.output().stdout).toContain('request(s) still in flight after 10 s were cut off')
+    expect(readdirSync(tmp)).toEqual([])
+    await expectDoctorClean(dataDir)
+  }, 60_000)
+})
