@@ -8,6 +8,7 @@ import { appliedMigrationCount, schemaVersion } from '../db/open'
 import { collectGarbage, collectStoreGarbage, describeCollected, findGarbage, findStoreGarbage } from '../storage/gc'
 import { checkStoredFiles, createLocalBlobStore, openBlobStore, type BlobStore } from '../storage'
 import { jobBacklog, type JobBacklog } from '../jobs/queue'
+import { ConfigError } from '../config'
 
 /** A backlog older than this is a problem (the bucket or a receiver has been unreachable for a while). */
 const stuckJobSeconds = 15 * 60
@@ -45,6 +46,8 @@ export interface DoctorCheck {
   name: string
   /** reads our tables: skipped (the migrations check says why) until every migration is applied */
   needsSchema?: boolean
+  /** reads the stored files: skipped while the bucket cannot be reached */
+  needsStore?: boolean
   /** problems found; an empty list means the check passed */
   run(paths: DataDirPaths, database: Database, store: BlobStore): string[] | Promise<string[]>
 }
@@ -78,6 +81,7 @@ export const databaseChecks: DoctorCheck[] = [
   {
     name: 'stored files',
     needsSchema: true,
+    needsStore: true,
     // every file a version refers to exists, with its recorded size and sha256
     run: (_paths, database, store) => checkStoredFiles(database, store),
   },
@@ -89,6 +93,7 @@ export const databaseChecks: DoctorCheck[] = [
   {
     name: 'leftovers',
     needsSchema: true,
+    needsStore: true,
     // While a server runs, tmp/ and fresh blobs belong to uploads in flight; it collects at startup.
     run: (paths, database, store) => (lockHolder(paths) === null ? garbageProblems(paths, database, store) : []),
   },
@@ -183,6 +188,22 @@ function backlogOf(root: string): JobBacklog | null {
   }
 }
 
+/** The schema version the database is at (its applied migrations), or null when it cannot be read. */
+function databaseSchemaVersion(root: string): number | null {
+  const paths = dataDirPaths(root)
+  if (!existsSync(paths.database)) return null
+  try {
+    const database = openForChecks(paths.database)
+    try {
+      return appliedMigrationCount(database)
+    } finally {
+      database.close()
+    }
+  } catch {
+    return null
+  }
+}
+
 /** What one check found: its problems (none: it passed), or why it was not run. */
 export interface CheckResult {
   name: string
@@ -192,7 +213,7 @@ export interface CheckResult {
 }
 
 /** Every check doctor runs on the data directory at `root`, in order, with what each found. */
-export async function runChecks(root: string, progress: (line: string) => void = () => {}, store?: BlobStore): Promise<CheckResult[]> {
+export async function runChecks(root: string, progress: (line: string) => void = () => {}, store?: BlobStore, unreachable?: string): Promise<CheckResult[]> {
   const paths = dataDirPaths(root)
   const blobs = store ?? createLocalBlobStore(paths)
   const results: CheckResult[] = []
@@ -236,6 +257,10 @@ export async function runChecks(root: string, progress: (line: string) => void =
         results.push({ name: check.name, problems: [], skipped: 'migrations not applied' })
         continue
       }
+      if (check.needsStore && unreachable !== undefined) {
+        results.push({ name: check.name, problems: [], skipped: 'the bucket cannot be reached' })
+        continue
+      }
       progress(`checking ${check.name}…`)
       try {
         results.push({ name: check.name, problems: await check.run(paths, database, blobs) })
@@ -274,9 +299,17 @@ export function doctorCommand(): Command {
           const line = (text: string) => {
             if (!json) console.log(text)
           }
-          // refused credentials, a missing bucket or another data directory's prefix: one line, exit 2
-          const store = await openBlobStore(config, dataDirPaths(config.dataDir))
-          const fixed = fix ? await fixLeftovers(config.dataDir, store) : null
+          // refused credentials, a missing bucket or another data directory's prefix: one line, exit 2;
+          // a bucket that cannot be reached (an outage) is a problem found, and the rest is still checked
+          let store: BlobStore | undefined
+          let unreachable: string | undefined
+          try {
+            store = await openBlobStore(config, dataDirPaths(config.dataDir))
+          } catch (error) {
+            if (fix || !(error instanceof ConfigError) || !/cannot be reached/.test(error.message)) throw error
+            unreachable = error.message
+          }
+          const fixed = fix && store !== undefined ? await fixLeftovers(config.dataDir, store) : null
           if (fixed !== null) line(`FIXED: ${fixed}`)
           const tty = process.stderr.isTTY
           const checks = await runChecks(
@@ -285,7 +318,9 @@ export function doctorCommand(): Command {
               if (tty) process.stderr.write(`\r\x1b[K${text}`)
             },
             store,
+            unreachable,
           )
+          if (unreachable !== undefined) checks.unshift({ name: 'storage', problems: [`${unreachable}; the stored files were not checked (pending mirror writes wait for it: see background jobs)`] })
           if (tty) process.stderr.write('\r\x1b[K')
           const problems = checks.flatMap((check) => check.problems)
           const backlog = backlogOf(config.dataDir)
@@ -293,7 +328,8 @@ export function doctorCommand(): Command {
           if (problems.length > 0) process.exitCode = 1
           if (json) {
             const results = checks.map(({ name, ...check }) => ({ name, ok: check.problems.length === 0 && check.skipped === undefined, ...check }))
-            const document = { dataDir: config.dataDir, healthy: problems.length === 0, schemaVersion, fixed, checks: results, problems, backgroundJobs: backgroundJobsReport(backlog) }
+            // the database's own version, as backup --json and restore --json report it; this miniship's beside it
+            const document = { dataDir: config.dataDir, healthy: problems.length === 0, schemaVersion: databaseSchemaVersion(config.dataDir), supportedSchemaVersion: schemaVersion, fixed, checks: results, problems, backgroundJobs: backgroundJobsReport(backlog) }
             process.stdout.write(`${JSON.stringify(document, null, 2)}\n`)
             return
           }
