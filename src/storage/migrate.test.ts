@@ -151,6 +151,35 @@ describe('migrate-storage --to s3', () => {
   })
 })
 
+describe('migrate-storage stopped midway (SIGTERM)', () => {
+  test('frees the data directory (no lock left), says nothing was switched, exits 143; storage.json unwritten', async () => {
+    const context = createTestContext()
+    await populate(context, 'com.example.stopped')
+    const dataDir = context.config.dataDir
+    context.dataDir.db.$client.close()
+    // a bucket that takes the connection and never answers: the command waits on it, holding the lock
+    const frozen = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Promise<Response>(() => {}) })
+    try {
+      const child = Bun.spawn([process.execPath, join(import.meta.dir, '..', 'main.ts'), 'migrate-storage', '--to', 's3', '--data-dir', dataDir, '--s3-bucket', 'frozen', '--s3-endpoint', `http://127.0.0.1:${frozen.port}`, '--s3-timeout', '60s'], {
+        env: { ...process.env, ...testCredentials },
+        stdout: 'pipe',
+        stderr: 'pipe',
+      })
+      const lock = dataDirPaths(dataDir).lock
+      for (let waited = 0; !existsSync(lock) && waited < 10_000; waited += 50) await Bun.sleep(50)
+      expect(existsSync(lock)).toBe(true)
+      child.kill('SIGTERM')
+      expect(await child.exited).toBe(143)
+      expect(await new Response(child.stderr).text()).toContain('interrupted by SIGTERM; nothing was switched')
+      expect(existsSync(lock)).toBe(false)
+      expect(existsSync(join(dataDir, 'storage.json'))).toBe(false)
+    } finally {
+      frozen.stop(true)
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }, 30_000)
+})
+
 describe('restore and migrate-storage fill only a prefix that is no other installation\'s (owner marker)', () => {
   /** A prefix filled and marked by installation `owner`: its two versions' files, and the marker. */
   async function takenPrefix(prefix: string, owner: string): Promise<string[]> {

@@ -31,6 +31,14 @@ export async function migrateToS3(dataDir: string, target: S3StorageConfig, prog
   if (!existsSync(paths.database)) throw new MigrateError(`there is no miniship database in ${dataDir}`)
   if (readStorageFile(dataDir)?.storage === 's3') throw new MigrateError(`${dataDir} already keeps its stored files in S3 (see storage.json)`)
   const releaseLock = acquireLock(paths)
+  // stopped midway (Ctrl-C, a SIGTERM): nothing is switched before the end, so say so and free the lock
+  const interrupted = (signal: NodeJS.Signals) => {
+    releaseLock()
+    process.stderr.write(`\nminiship: interrupted by ${signal}; nothing was switched (files copied so far stay in the bucket; run migrate-storage again)\n`)
+    process.exit(signal === 'SIGINT' ? 130 : 143)
+  }
+  process.once('SIGINT', interrupted)
+  process.once('SIGTERM', interrupted)
   try {
     const local = createLocalBlobStore(paths)
     // a local data directory has no owner id yet: it gets a new one, or the prefix is another's
@@ -77,6 +85,8 @@ export async function migrateToS3(dataDir: string, target: S3StorageConfig, prog
     })
     return result
   } finally {
+    process.off('SIGINT', interrupted)
+    process.off('SIGTERM', interrupted)
     releaseLock()
   }
 }
