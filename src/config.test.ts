@@ -82,6 +82,7 @@ describe('bad values stop with a message naming the setting', () => {
     ['registration maybe', { registration: 'maybe' }, {}, /--registration must be "open" or "closed"/],
     ['upload limit zero', { uploadLimitMb: '0' }, {}, /--upload-limit-mb/],
     ['upload limit text', {}, { MINISHIP_UPLOAD_LIMIT_MB: 'lots' }, /MINISHIP_UPLOAD_LIMIT_MB/],
+    ['upload limit past 1 TB: the range is named', { uploadLimitMb: '999999999' }, {}, /--upload-limit-mb must be a whole number of megabytes from 1 to 1048576 \(1 TB\)/],
     ['token ttl', { tokenTtl: 'forever' }, {}, /--token-ttl must be a duration/],
     ['rate limit', { rateLimit: 'sometimes' }, {}, /--rate-limit must be "on" or "off"/],
     ['public url', { publicUrl: 'apps.example.com' }, {}, /--public-url must be a full http\(s\) URL/],

@@ -285,7 +285,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   const uploadLimit = pick('uploadLimitMb')
   const uploadLimitMb = Number(uploadLimit.value)
   if (!/^\d+$/.test(uploadLimit.value) || uploadLimitMb < 1 || uploadLimitMb > 1024 * 1024) {
-    throw new ConfigError(`${uploadLimit.name} must be a whole number of megabytes of at least 1, got "${uploadLimit.value}"`)
+    throw new ConfigError(`${uploadLimit.name} must be a whole number of megabytes from 1 to 1048576 (1 TB), got "${uploadLimit.value}"`)
   }
 
   const tokenTtl = pick('tokenTtl')
