@@ -4,6 +4,7 @@ import { createTestContext, type TestContext } from '../../test-support'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
 import { rolloutBucket } from './decide'
 import { pauseRollout } from './service'
+import { servedFiles } from '../runtime/test-runtime'
 
 const access = '/api/mini-apps/access'
 const appId = 'com.example.pause'
@@ -30,20 +31,9 @@ async function updateVersion(deviceId: string | null, currentVersion: string): P
 async function installVersion(query: string): Promise<string> {
   const res = await context.call('GET', `${access}/apps/${appId}/release/install${query}`)
   expect(res.status).toBe(200)
-  const install = res.body
-  const files: [string, string][] = [
-    [install.bundles.ios, 'bundleIos'],
-    [install.bundles.android, 'bundleAndroid'],
-    [install.assetsUrl.ios, 'assetsIos'],
-    [install.assetsUrl.android, 'assetsAndroid'],
-    [install.manifestUrl, 'manifest'],
-  ]
-  for (const [url, kind] of files) {
-    const response = await context.app.handle(new Request(url))
-    const bytes = new Uint8Array(await response.arrayBuffer())
-    expect({ query, kind, status: response.status, size: bytes.length, sha256: new Bun.CryptoHasher('sha256').update(bytes).digest('hex') }).toEqual({ query, kind, status: 200, size: install.files[kind].size, sha256: install.files[kind].sha256 })
-  }
-  return install.version
+  const { served, listed } = await servedFiles((request) => context.app.handle(request), res.body)
+  expect({ query, served }).toEqual({ query, served: listed })
+  return res.body.version
 }
 
 function device(inside: boolean, salt: string): string {

@@ -45,3 +45,19 @@ export function installFiles(info: InstallInfo): [string, FileInfo][] {
     [info.manifestUrl, info.files.manifest],
   ]
 }
+
+/**
+ * Fetches every file of install info through `handle` (an app's) and answers what each gave: its
+ * status, size and sha256 beside what install info lists, for one `toEqual` of the two lists.
+ */
+export async function servedFiles(handle: (request: Request) => Response | Promise<Response>, info: InstallInfo): Promise<{ served: unknown[]; listed: unknown[] }> {
+  const served: unknown[] = []
+  const listed: unknown[] = []
+  for (const [url, file] of installFiles(info)) {
+    const response = await handle(new Request(url))
+    const bytes = new Uint8Array(await response.arrayBuffer())
+    served.push({ url, status: response.status, size: bytes.length, sha256: sha256Hex(bytes) })
+    listed.push({ url, status: 200, size: file.size, sha256: file.sha256 })
+  }
+  return { served, listed }
+}

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createTestContext, type TestContext } from '../../test-support'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
+import { servedFiles } from './test-runtime'
 
 const appId = 'com.example.answers'
 const access = '/api/mini-apps/access'
@@ -64,17 +65,6 @@ test('devices that get the same release: the same bytes for each, whatever their
 
 test("each file URL of an answer downloads the offered version's file: its size and sha256", async () => {
   const answer = JSON.parse(await text(`${access}/apps/${appId}/update?platform=ios&currentVersion=1.0.0&deviceId=phone-1`))
-  const install = answer.install
-  const files: [string, string][] = [
-    [install.bundles.ios, 'bundleIos'],
-    [install.bundles.android, 'bundleAndroid'],
-    [install.assetsUrl.ios, 'assetsIos'],
-    [install.assetsUrl.android, 'assetsAndroid'],
-    [install.manifestUrl, 'manifest'],
-  ]
-  for (const [url, kind] of files) {
-    const response = await context.app.handle(new Request(url))
-    const bytes = new Uint8Array(await response.arrayBuffer())
-    expect({ kind, status: response.status, size: bytes.length, sha256: new Bun.CryptoHasher('sha256').update(bytes).digest('hex') }).toEqual({ kind, status: 200, size: install.files[kind].size, sha256: install.files[kind].sha256 })
-  }
+  const { served, listed } = await servedFiles((request) => context.app.handle(request), answer.install)
+  expect(served).toEqual(listed)
 })
