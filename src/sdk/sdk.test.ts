@@ -777,7 +777,7 @@ describe('host version ranges without Bun.semver (for phones)', () => {
     }
     hosts.push('v1.2.3', '1.2.3+45', '1.2', '1', 'not-a-version')
     const operators = ['', '=', '<', '<=', '>', '>=', '~', '^']
-    const versions = ['*', 'x', '0', '1', '2', '0.0', '0.2', '1.2', '1.x', '1.2.x', '2.x.x', '0.0.3', '0.2.3', '1.2.3', '2.0.0', 'v1.2.3', '1.2.3+b', '1.2.3-alpha', '1.2.3-beta.2', '2.0.0-0', '1.9.0-rc.0', '0.0.3-rc.1']
+    const versions = ['*', 'x', '0', '1', '2', '0.0', '0.2', '1.2', '1.x', '1.2.x', '2.x.x', '0.0.3', '0.2.3', '1.2.3', '2.0.0', 'v1.2.3', '1.2.3+b', '1.2.3-alpha', '1.2.3-beta.2', '2.0.0-0', '1.9.0-rc.0', '0.0.3-rc.1', '1.x.0', '2.*.0', '2.X.10', '1.*.2', '1.x.0-rc.1', '1.2.x-beta', 'x.1.2', '*.*.3']
     const single = operators.flatMap((operator) => versions.map((version) => operator + version))
     const ranges = [
       ...single,

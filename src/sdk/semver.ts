@@ -44,8 +44,10 @@ function comparators(item: string): Comparator[] | null {
   if (!match) return null
   const operator = match[1] ?? ''
   // major, minor, patch; -1 where x, * or left out
-  const [M, m, p] = [match[2], match[3], match[4]].map((value) => (value === undefined || /[xX*]/.test(value) ? -1 : +value)) as [number, number, number]
-  const pre = match[5] ? match[5].split('.') : []
+  const [M, m, given] = [match[2], match[3], match[4]].map((value) => (value === undefined || /[xX*]/.test(value) ? -1 : +value)) as [number, number, number]
+  // a wildcard ends the version: 1.x.0 is 1.x, and a wildcard's prerelease is dropped (node-semver)
+  const p = m < 0 ? -1 : given
+  const pre = match[5] && p >= 0 ? match[5].split('.') : []
   if (M < 0) return operator === '<' || operator === '>' ? [below(0, 0, 0)] : []
   const ranged = operator[0] === '~' || operator === '^'
   if (p >= 0 && !ranged) return [[operator === '=' ? '' : operator, [M, m, p, pre]]]
