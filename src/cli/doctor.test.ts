@@ -104,18 +104,25 @@ test('--json: a bad setting is the error document, exit 2', async () => {
   expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('--s3-timeout') } })
 })
 
-test('--json: a bucket that cannot be reached is a problem found (exit 1), the rest still checked; schemaVersion is the database\'s', async () => {
+test('--json: a bucket that cannot be reached (refused, or its service down: 503) is a problem found (exit 1), the rest still checked; schemaVersion is the database\'s', async () => {
   const { jsonDocument, runCli } = await import('./test-run')
   const closed = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
-  const endpoint = `http://127.0.0.1:${closed.port}`
+  const refused = `http://127.0.0.1:${closed.port}`
   closed.stop(true)
-  const run = await runCli(['doctor', '--data-dir', initialised(), '--storage', 's3', '--s3-bucket', 'some-bucket', '--s3-endpoint', endpoint, '--s3-timeout', '2s', '--json'], { env: { MINISHIP_S3_ACCESS_KEY_ID: 'x', MINISHIP_S3_SECRET_ACCESS_KEY: 'y' } })
-  expect(run.exitCode).toBe(1)
-  const document = jsonDocument(run) as { healthy: boolean; schemaVersion: number; supportedSchemaVersion: number; checks: { name: string; ok: boolean; problems: string[]; skipped?: string }[]; backgroundJobs: unknown }
-  expect(document.healthy).toBe(false)
-  expect(document.checks[0]).toMatchObject({ name: 'storage', ok: false, problems: [expect.stringContaining('cannot be reached')] })
-  expect(document.checks.find((check) => check.name === 'database integrity')).toMatchObject({ ok: true })
-  expect(document.checks.find((check) => check.name === 'stored files')).toMatchObject({ skipped: 'the bucket cannot be reached' })
-  expect(document.backgroundJobs).not.toBeNull()
-  expect(document.schemaVersion).toBe(document.supportedSchemaVersion)
+  const down = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('<Error><Code>ServiceUnavailable</Code><Message>down</Message></Error>', { status: 503, headers: { 'content-type': 'application/xml' } }) })
+  try {
+    for (const endpoint of [refused, `http://127.0.0.1:${down.port}`]) {
+      const run = await runCli(['doctor', '--data-dir', initialised(), '--storage', 's3', '--s3-bucket', 'some-bucket', '--s3-endpoint', endpoint, '--s3-timeout', '2s', '--json'], { env: { MINISHIP_S3_ACCESS_KEY_ID: 'x', MINISHIP_S3_SECRET_ACCESS_KEY: 'y' } })
+      expect({ endpoint, exitCode: run.exitCode }).toEqual({ endpoint, exitCode: 1 })
+      const document = jsonDocument(run) as { healthy: boolean; schemaVersion: number; supportedSchemaVersion: number; checks: { name: string; ok: boolean; problems: string[]; skipped?: string }[]; backgroundJobs: unknown }
+      expect(document.healthy).toBe(false)
+      expect(document.checks[0]).toMatchObject({ name: 'storage', ok: false, problems: [expect.stringContaining('cannot be reached')] })
+      expect(document.checks.find((check) => check.name === 'database integrity')).toMatchObject({ ok: true })
+      expect(document.checks.find((check) => check.name === 'stored files')).toMatchObject({ skipped: 'the bucket cannot be reached' })
+      expect(document.backgroundJobs).not.toBeNull()
+      expect(document.schemaVersion).toBe(document.supportedSchemaVersion)
+    }
+  } finally {
+    down.stop(true)
+  }
 })

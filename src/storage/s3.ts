@@ -520,7 +520,13 @@ export function describeProbeFailure(config: S3StorageConfig, code: string): str
     case 'ConnectionClosed':
     case 'Timeout':
     case 'FailedToOpenSocket':
+    case 'DNSResolveFailed':
       return `S3 storage: --s3-endpoint: ${where} cannot be reached (${code})`
+    // the bucket's service is down or overloaded (5xx): an outage, not a setting to change
+    case 'ServiceUnavailable':
+    case 'InternalError':
+    case 'SlowDown':
+      return `S3 storage: ${where} cannot be reached: the service is unavailable (${code})`
     default:
       return `S3 storage: ${where} could not be written and read back (${code}); check --s3-endpoint, --s3-region and the credentials`
   }
