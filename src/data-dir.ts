@@ -176,7 +176,7 @@ export function tmpLeftovers(tmp: string): string[] {
   if (!existsSync(tmp)) return []
   return readdirSync(tmp).filter((name) => {
     const backup = /^backup-(\d+)-/.exec(name)
-    return backup === null || Number(backup[1]) === process.pid || !processAlive(Number(backup[1]))
+    return backup === null || Number(backup[1]) === process.pid || !processAlive(Number(backup[1]), backupCommand)
   })
 }
 
@@ -264,12 +264,16 @@ export function lockHolder(paths: Pick<DataDirPaths, 'lock'>): number | null {
   return Number.isInteger(holder) && holder > 0 && (holder === process.pid || processAlive(holder)) ? holder : null
 }
 
+/** A command line (NUL-separated, as /proc has it) of a miniship that takes the lock, or of one running a backup. */
+const lockCommand = /miniship|\u0000(serve|doctor|restore)\u0000/
+const backupCommand = /(miniship|main\.ts).*\u0000backup\u0000/
+
 /**
  * Whether `pid` is a live miniship. After a crash and a reboot the pid in a stale lock may belong
  * to some other program; where /proc tells, a process whose command line names none of our
  * lock-taking subcommands is not taken for a holder.
  */
-function processAlive(pid: number): boolean {
+function processAlive(pid: number, command = lockCommand): boolean {
   try {
     process.kill(pid, 0)
   } catch (error) {
@@ -281,5 +285,5 @@ function processAlive(pid: number): boolean {
   } catch {
     return true
   }
-  return /miniship|\u0000(serve|doctor|restore|backup)\u0000/.test(commandLine + '\u0000')
+  return command.test(commandLine + '\u0000')
 }

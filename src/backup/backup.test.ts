@@ -525,20 +525,23 @@ describe('restore', () => {
 describe('garbage collection', () => {
   test("a running backup's staging in tmp/ is no leftover: serve's start, doctor --fix, init and create-admin leave it; a dead backup's is swept", async () => {
     const { opened } = populatedDataDir()
-    // another process that is a running `miniship … backup` (its command line says so), and one that has ended
-    const running = Bun.spawn([process.execPath, '-e', 'setTimeout(() => {}, 60000)', 'backup'], { stdout: 'ignore', stderr: 'ignore' })
-    const ended = Bun.spawn([process.execPath, '-e', '0', 'backup'], { stdout: 'ignore', stderr: 'ignore' })
+    // another process that is a running `miniship … backup` (its command line says so, as `bun src/main.ts backup` does), one that has ended,
+    // and one that runs some other program's backup (`restic backup`): only the first is a miniship backup
+    const running = Bun.spawn([process.execPath, '-e', 'setTimeout(() => {}, 60000)', 'src/main.ts', 'backup'], { stdout: 'ignore', stderr: 'ignore' })
+    const other = Bun.spawn([process.execPath, '-e', 'setTimeout(() => {}, 60000)', 'restic', 'backup'], { stdout: 'ignore', stderr: 'ignore' })
+    const ended = Bun.spawn([process.execPath, '-e', '0', 'src/main.ts', 'backup'], { stdout: 'ignore', stderr: 'ignore' })
     await ended.exited
     try {
       await Bun.sleep(100)
       const live = join(opened.paths.tmp, `backup-${running.pid}-0192f0aa-0000-7000-8000-000000000001`)
       const dead = join(opened.paths.tmp, `backup-${ended.pid}-0192f0aa-0000-7000-8000-000000000002`)
-      for (const staging of [live, dead]) {
+      const notOurs = join(opened.paths.tmp, `backup-${other.pid}-0192f0aa-0000-7000-8000-000000000003`)
+      for (const staging of [live, dead, notOurs]) {
         mkdirSync(join(staging, 'blobs'), { recursive: true })
         writeFileSync(join(staging, 'blobs', 'a-file'), 'staged')
       }
       writeFileSync(join(opened.paths.tmp, 'upload-1'), 'half an upload')
-      expect(findGarbage(opened.paths, opened.db.$client).tmpLeftovers.sort()).toEqual([basename(dead), 'upload-1'].sort())
+      expect(findGarbage(opened.paths, opened.db.$client).tmpLeftovers.sort()).toEqual([basename(dead), basename(notOurs), 'upload-1'].sort())
       // a server starting (openDataDir sweeps tmp/ when nobody holds the lock), then doctor --fix's collection
       openDataDir(dirname(opened.paths.tmp)).db.$client.close()
       expect(readdirSync(opened.paths.tmp)).toEqual([basename(live)])
@@ -547,7 +550,8 @@ describe('garbage collection', () => {
       expect(readdirSync(opened.paths.tmp)).toEqual([basename(live)])
     } finally {
       running.kill()
-      await running.exited
+      other.kill()
+      await Promise.all([running.exited, other.exited])
     }
     // once it has ended, it is a leftover like any other
     expect(findGarbage(opened.paths, opened.db.$client).tmpLeftovers).toEqual([expect.stringMatching(/^backup-/)])

@@ -172,7 +172,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
         closeDatabase(db)
         // what the requests cut off were writing (a half upload) goes now, under the lock: doctor
         // would report it as interrupted work after a routine stop
-        for (const name of tmpLeftovers(paths.tmp)) rmSync(join(paths.tmp, name), { recursive: true, force: true })
+        try {
+          for (const name of tmpLeftovers(paths.tmp)) rmSync(join(paths.tmp, name), { recursive: true, force: true })
+        } catch {
+          // what cannot be removed now, the next start or doctor --fix removes; the lock goes in any case
+        }
         releaseLock()
         logSink.flush()
         process.removeListener('exit', logSink.flush)

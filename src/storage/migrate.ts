@@ -32,9 +32,15 @@ export async function migrateToS3(dataDir: string, target: S3StorageConfig, prog
   if (readStorageFile(dataDir)?.storage === 's3') throw new MigrateError(`${dataDir} already keeps its stored files in S3 (see storage.json)`)
   const releaseLock = acquireLock(paths)
   // stopped midway (Ctrl-C, a SIGTERM): nothing is switched before the end, so say so and free the lock
+  let switching = false
   const interrupted = (signal: NodeJS.Signals) => {
     releaseLock()
-    process.stderr.write(`\nminiship: interrupted by ${signal}; nothing was switched (files copied so far stay in the bucket; run migrate-storage again)\n`)
+    // storage.json is written first, then the bucket's owner marker: stopped between the two, the
+    // next serve writes the marker (it reads the owner id from storage.json)
+    const state = switching
+      ? 'it was switching: storage.json may already name the bucket, and the next serve then completes the switch; run miniship doctor to see which storage the directory uses'
+      : 'nothing was switched (files copied so far stay in the bucket; run migrate-storage again)'
+    process.stderr.write(`\nminiship: interrupted by ${signal}; ${state}\n`)
     process.exit(signal === 'SIGINT' ? 130 : 143)
   }
   process.once('SIGINT', interrupted)
@@ -73,6 +79,7 @@ export async function migrateToS3(dataDir: string, target: S3StorageConfig, prog
       if ((await bucket.size(sha256)) === null) throw new MigrateError(`the database refers to ${bucket.describe(sha256)}, which is neither in the data directory nor in the bucket; run miniship doctor; nothing was switched`)
     }
     // storage.json first, then the marker: a marker naming an id no storage.json records would lock the prefix
+    switching = true
     await writeStorageFileThen(dataDir, target, ownership.owner, async () => {
       if (ownership.kind !== 'claim') return
       try {
