@@ -79,9 +79,10 @@ export interface UpdaterOptions {
   channel?: string
   /**
    * the host app's own version: the server skips releases whose hostVersionRange it does not satisfy.
-   * `1` and `1.5` are read as `1.0.0` and `1.5.0`; what is not a version is refused at createUpdater
+   * `1` and `1.5` are read as `1.0.0` and `1.5.0`; null or empty is no host version (as left out);
+   * anything else that is not a version is refused at createUpdater
    */
-  hostVersion?: string
+  hostVersion?: string | null
   /** the miniapp version the host app ships with, sent as `currentVersion` while no update is installed (default `0.0.0`) */
   embeddedVersion?: string
   /** base64 Ed25519 public keys (32 bytes): when given, only updates signed by one of them are installed */
@@ -225,8 +226,10 @@ export function createUpdater(options: UpdaterOptions): Updater {
     throw new UpdateError('INVALID_OPTION', `deviceId must be 1–200 characters of A-Z a-z 0-9 . _ : - and not "." or ".." (got ${JSON.stringify(String(options.deviceId).slice(0, 60))}); send a base64 id as base64url`)
   }
   // the server refuses a hostVersion of fewer than three parts: "1.5" (common on iOS) is sent as 1.5.0
-  const hostVersion = options.hostVersion === undefined ? undefined : (normalizeVersion(String(options.hostVersion)) ?? undefined)
-  if (hostVersion === undefined && options.hostVersion !== undefined) {
+  // null or empty (expo's nativeApplicationVersion where there is none): no host version, as when left out
+  const givenHost = options.hostVersion === null || (typeof options.hostVersion === 'string' && options.hostVersion.trim() === '') ? undefined : options.hostVersion
+  const hostVersion = givenHost === undefined ? undefined : (normalizeVersion(String(givenHost)) ?? undefined)
+  if (hostVersion === undefined && givenHost !== undefined) {
     throw new UpdateError('INVALID_OPTION', `hostVersion must be a version such as 2.3.0 or 1.5 (got ${JSON.stringify(String(options.hostVersion).slice(0, 60))})`)
   }
 

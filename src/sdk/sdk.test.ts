@@ -688,7 +688,9 @@ describe('the host app’s own version (hostVersion)', () => {
     expect(started.current!.version).toBe('1.1.0')
     expect((await updater(withRange, '2').start()).dropped).toMatchObject({ version: '1.1.0' })
 
-    for (const refused of ['', 'latest', '1.2.3 (45)', '1.2.3.4', '1.2.3-01']) {
+    // null or empty: no host version (expo's nativeApplicationVersion where there is none), as if left out
+    for (const none of ['', '  ', null]) expect(() => updater(memoryStorage(), none as string)).not.toThrow()
+    for (const refused of ['latest', '1.2.3 (45)', '1.2.3.4', '1.2.3-01']) {
       let error: unknown
       try {
         updater(memoryStorage(), refused)
