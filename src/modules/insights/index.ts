@@ -26,7 +26,7 @@ export function insightRoutes(deps: AppDeps) {
         },
       },
     )
-    .get('/:miniAppId/insights', ({ user, params, query }) => insights.report(user, params.miniAppId, { days: query.days ?? 30, channel: query.channel ?? null }), {
+    .get('/:miniAppId/insights', ({ user, params, query }) => insights.report(user, params.miniAppId, { days: query.days === undefined ? 30 : Number(query.days), channel: query.channel ?? null }), {
       auth: true,
       params: insightsParams,
       query: insightsQuery,

@@ -125,7 +125,7 @@ describe('counting install info and downloads', () => {
   })
 
   test('bad queries and callers: 400 with details, 401, 404 for someone who cannot see the miniapp', async () => {
-    for (const query of ['?days=0', '?days=91', '?days=abc', '?channel=Beta!']) {
+    for (const query of ['?days=0', '?days=91', '?days=abc', '?days=Infinity', '?days=0x10', '?days=1.5', '?days=-1', '?days=', '?channel=Beta!']) {
       const res = await report(setup, query)
       expect(res.status).toBe(400)
       expect(res.body.code).toBe('VALIDATION_ERROR')

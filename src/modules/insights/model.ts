@@ -35,8 +35,9 @@ export const eventsAnswer = t.Object({
 
 export const insightsParams = t.Object({ miniAppId: t.String() })
 export const insightsQuery = t.Object({
-  // the range is checked by the service: Elysia reports a Numeric's own minimum/maximum failure without the field's name
-  days: t.Optional(t.Numeric({ error: 'must be a whole number of days from 1 to 90', description: 'days up to today (UTC), 1 to 90 (default 30)' })),
+  // digits only, read by the route and range-checked by the service: a Numeric took 0x10 as 16 and
+  // reported Infinity without the field's name
+  days: t.Optional(t.String({ pattern: '^[0-9]{1,6}$', error: 'must be a whole number of days from 1 to 90', description: 'days up to today (UTC), 1 to 90 (default 30)' })),
   channel: t.Optional(channelName),
 })
 
