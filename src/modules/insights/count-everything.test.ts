@@ -106,6 +106,36 @@ test('the report counts known, unknown and withdrawn versions on every channel, 
     failures: sample(metrics, 'miniship_device_events_total', 'event="failed"'),
     rolledBack: sample(metrics, 'miniship_device_events_total', 'event="rolled_back"'),
   })
+  // per miniapp too: another miniapp's traffic moves the server's totals and its own counters, never this one's
+  const otherApp = 'com.example.truth.other'
+  const otherMiniApp = await createMiniApp(context, owner.token, otherApp)
+  const otherVersion = (await upload(context, owner.token, otherApp, uploadForm(otherApp, { version: '1.0.0' }))).body.id
+  expect((await context.call('POST', `/api/mini-apps/${otherMiniApp.id}/versions/${otherVersion}/publish`, { token: owner.token, json: {} })).status).toBe(200)
+  for (const deviceId of ['o-1', 'o-2']) expect((await context.call('GET', `${access}/apps/${otherApp}/update?platform=ios&currentVersion=0.9.0&deviceId=${deviceId}`)).status).toBe(200)
+  const after = (await context.call('GET', '/api/metrics', { token: metricsToken })).text
+  const app = `app_id="${appId}"`
+  expect({
+    installInfoRequests: totals.installInfoRequests,
+    updateChecks: totals.updateChecks,
+    ios: totals.downloads.ios,
+    android: totals.downloads.android,
+    installed: totals.installed,
+    launched: totals.launched,
+    failures: totals.failures,
+    rolledBack: totals.rolledBack,
+  }).toEqual({
+    installInfoRequests: sample(after, 'miniship_app_install_info_total', app),
+    updateChecks: sample(after, 'miniship_app_update_checks_total', app),
+    ios: sample(after, 'miniship_app_bundle_downloads_total', `${app},platform="ios"`),
+    android: sample(after, 'miniship_app_bundle_downloads_total', `${app},platform="android"`),
+    installed: sample(after, 'miniship_app_device_events_total', `${app},event="installed"`),
+    launched: sample(after, 'miniship_app_device_events_total', `${app},event="launched"`),
+    failures: sample(after, 'miniship_app_device_events_total', `${app},event="failed"`),
+    rolledBack: sample(after, 'miniship_app_device_events_total', `${app},event="rolled_back"`),
+  })
+  expect(sample(after, 'miniship_app_update_checks_total', `app_id="${otherApp}"`)).toBe(2)
+  expect(sample(after, 'miniship_update_checks_total')).toBe(totals.updateChecks + 2)
+
   // and the figures are what was sent, not zero on both sides
   expect(totals).toMatchObject({ updateChecks: 10, installInfoRequests: 3, installed: 2, launched: 4, failures: 1, rolledBack: 1, downloads: { ios: 0, android: 3 } })
   expect(sample(metrics, 'miniship_device_events_rejected_total')).toBe(2)

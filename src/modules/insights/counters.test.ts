@@ -145,3 +145,23 @@ test('a flush that fails while writing device sketches loses no device and count
     context.close()
   }
 })
+
+test("a miniapp's totals are added up when its counts are drained, taken back when a failed write restores them, and counted once when drained again", () => {
+  const counters = createInsightCounters({ clock: () => Date.UTC(2026, 10, 25, 12), enabled: true, hashDevice: () => Buffer.alloc(64) })
+  const other = { id: 'v2', miniAppId: 'm2' }
+  counters.countUpdateCheck(subject, 'stable', 'ios', 'd1')
+  counters.countUpdateCheck(subject, 'beta', 'android', 'd2')
+  counters.countInstall(subject, 'stable')
+  counters.countEvent(subject, 'stable', 'ios', 'failed', 'd1', { message: 'x', at: '2026-11-25T12:00:00.000Z' })
+  counters.countUpdateCheck(other, 'stable', 'ios', 'd3')
+  expect(counters.totals.byApp.size).toBe(0)
+  const batches = counters.drain()
+  expect(counters.totals.byApp.get('m1')).toEqual({ installInfos: 1, updateChecks: 2, downloads: { ios: 0, android: 0 }, installed: 0, launched: 0, failed: 1, rolledBack: 0 })
+  expect(counters.totals.byApp.get('m2')).toMatchObject({ updateChecks: 1 })
+  counters.restore(batches)
+  expect(counters.totals.byApp.get('m1')).toMatchObject({ updateChecks: 0, installInfos: 0, failed: 0 })
+  counters.countUpdateCheck(subject, 'stable', 'ios', 'd4')
+  counters.drain()
+  expect(counters.totals.byApp.get('m1')).toMatchObject({ installInfos: 1, updateChecks: 3, failed: 1 })
+  expect(counters.totals.updateChecks).toBe(4)
+})

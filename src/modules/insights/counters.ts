@@ -89,6 +89,23 @@ export interface Totals {
   rejectedEvents: number
   flushes: number
   flushFailures: number
+  /**
+   * The same counts per miniapp (by its id), as its insights report counts them (decisions §13):
+   * added up from the counters' cells when they are drained for a flush (a scrape flushes first), so
+   * the requests themselves pay nothing for them. Bundle downloads by platform, as the report has them.
+   */
+  byApp: Map<string, AppTotals>
+}
+
+/** One miniapp's counts since start (see Totals.byApp). */
+export interface AppTotals {
+  installInfos: number
+  updateChecks: number
+  downloads: { ios: number; android: number }
+  installed: number
+  launched: number
+  failed: number
+  rolledBack: number
 }
 
 const dayMs = 86_400_000
@@ -162,6 +179,28 @@ export function createInsightCounters(options: { clock: () => number; enabled: b
     rejectedEvents: 0,
     flushes: 0,
     flushFailures: 0,
+    byApp: new Map(),
+  }
+  /** Adds (sign 1) or takes back (-1: a batch restored after a failed write, drained again later) a batch's counts to its miniapps' totals. */
+  const addToApps = (batches: DayBatch[], sign: 1 | -1) => {
+    for (const batch of batches) {
+      for (const slot of batch.slots.values()) {
+        let app = totals.byApp.get(slot.miniAppId)
+        if (app === undefined) totals.byApp.set(slot.miniAppId, (app = { installInfos: 0, updateChecks: 0, downloads: { ios: 0, android: 0 }, installed: 0, launched: 0, failed: 0, rolledBack: 0 }))
+        for (const [ios, android, unknown] of slot.channels.values()) {
+          for (const cell of [ios, android, unknown]) {
+            app.installInfos += sign * cell.installInfos
+            app.updateChecks += sign * cell.updateChecks
+            app.installed += sign * cell.installed
+            app.launched += sign * cell.launched
+            app.failed += sign * cell.failed
+            app.rolledBack += sign * cell.rolledBack
+          }
+          app.downloads.ios += sign * ios.downloads
+          app.downloads.android += sign * android.downloads
+        }
+      }
+    }
   }
   let sealed: DayBatch[] = []
   let current: DayBatch = { day: '', slots: new Map(), failures: [] }
@@ -277,9 +316,11 @@ export function createInsightCounters(options: { clock: () => number; enabled: b
       if (current.slots.size > 0 || current.failures.length > 0) batches.push(current)
       sealed = []
       current = { day: current.day, slots: new Map(), failures: [] }
+      addToApps(batches, 1)
       return batches
     },
     restore(batches) {
+      addToApps(batches, -1)
       sealed = [...batches, ...sealed]
     },
     pending() {

@@ -149,6 +149,16 @@ export function renderMetrics(deps: MetricsDeps): string {
   metric(lines, 'miniship_update_checks_total', 'counter', 'Update-check answers counted by insights.', [['', totals.updateChecks]])
   metric(lines, 'miniship_device_events_total', 'counter', 'Device events accepted, by event.', deviceEvents.map((event) => [`event="${event}"`, totals.events[event]]))
   metric(lines, 'miniship_device_events_rejected_total', 'counter', 'Device events refused (malformed, or naming an app or channel the server does not have).', [['', totals.rejectedEvents]])
+  // the same counts per miniapp (decisions §13: a miniapp's /insights totals are the sums of its counters)
+  const appIds = new Map(client.query<{ id: string; appId: string }, []>('SELECT id, app_id AS appId FROM mini_apps').all().map((row) => [row.id, `app_id="${labelValue(row.appId)}"`]))
+  const apps = [...totals.byApp].flatMap(([id, app]) => (appIds.has(id) ? [[appIds.get(id)!, app] as const] : [])).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  if (apps.length > 0) {
+    metric(lines, 'miniship_app_install_info_total', 'counter', 'Install-info answers counted by insights, by miniapp.', apps.map(([label, app]) => [label, app.installInfos]))
+    metric(lines, 'miniship_app_update_checks_total', 'counter', 'Update-check answers counted by insights, by miniapp.', apps.map(([label, app]) => [label, app.updateChecks]))
+    metric(lines, 'miniship_app_bundle_downloads_total', 'counter', 'Whole bundle downloads (what insights count as downloads), by miniapp and platform.', apps.flatMap(([label, app]) => (['ios', 'android'] as const).map((platform) => [`${label},platform="${platform}"`, app.downloads[platform]] as [string, number])))
+    const events = { installed: 'installed', launched: 'launched', failed: 'failed', rolled_back: 'rolledBack' } as const
+    metric(lines, 'miniship_app_device_events_total', 'counter', 'Device events accepted, by miniapp and event.', apps.flatMap(([label, app]) => deviceEvents.map((event) => [`${label},event="${event}"`, app[events[event]]] as [string, number])))
+  }
   metric(lines, 'miniship_insights_flushes_total', 'counter', 'Insight counter flushes written.', [['', totals.flushes]])
   metric(lines, 'miniship_insights_flush_failures_total', 'counter', 'Insight counter flushes that failed (the counts stayed in memory).', [['', totals.flushFailures]])
 
