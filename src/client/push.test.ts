@@ -7,6 +7,7 @@ import { tempDir } from '../test-support'
 
 const root = tempDir('miniship-push-')
 const uploaded = { id: 'v-1', miniAppId: 'app-1', version: '1.0.0', buildNumber: 7, status: 'DRAFT', releaseType: 'RELEASE', createdAt: '2026-11-22T10:00:00.000Z', publishedAt: null, warnings: [] }
+let uploads = 0
 const server = Bun.serve({
   hostname: '127.0.0.1',
   port: 0,
@@ -14,6 +15,10 @@ const server = Bun.serve({
     const path = new URL(request.url).pathname
     await request.arrayBuffer()
     if (path === '/api/info') return Response.json({})
+    if (path === '/api/auth/me' && request.headers.get('authorization') === 'Bearer msk_readonly') {
+      return Response.json({ id: 'u-1', email: 'ci@example.com', displayName: 'CI', role: 'USER', apiKey: { name: 'ci-read', prefix: 'msk_read', scopes: ['read'], miniAppIds: null } })
+    }
+    if (path === '/api/mini-apps/by-app-id/com.example.shop/versions/upload') uploads++
     if (path === '/api/mini-apps/by-app-id/com.example.shop/versions/upload') return Response.json(uploaded, { status: 201 })
     if (path === '/api/mini-apps/app-1/versions/v-1/publish') return Response.json({ statusCode: 409, error: 'Conflict', code: 'ROLLOUT_PAUSED', message: 'The channel is paused' }, { status: 409 })
     return Response.json({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: path }, { status: 404 })
@@ -38,4 +43,19 @@ test('the publish refused after the upload: the error, and what was uploaded so 
     uploaded: { id: 'v-1', version: '1.0.0', buildNumber: 7, status: 'DRAFT', warnings: [] },
   })
   expect(run.stderr).toContain('com.example.shop 1.0.0 was uploaded (DRAFT); publish it: miniship publish com.example.shop 1.0.0')
+})
+
+test('an API key without the upload scope is refused before a byte of the build is sent (SCOPE_REQUIRED, exit 1)', async () => {
+  const dir = join(root, 'build-scope')
+  mkdirSync(join(dir, 'ios', 'assets'), { recursive: true })
+  mkdirSync(join(dir, 'android', 'res'), { recursive: true })
+  writeFileSync(join(dir, 'main.ios.jsbundle'), 'ios')
+  writeFileSync(join(dir, 'main.android.bundle'), 'android')
+  writeFileSync(join(dir, 'app.json'), '{}')
+  const before = uploads
+  const run = await runCli(['push', dir, '--app', 'com.example.shop', '--version', '1.0.1', '--json', '--server', `http://127.0.0.1:${server.port}`], { env: { MINISHIP_TOKEN: 'msk_readonly' } })
+  expect(run.exitCode).toBe(1)
+  expect(jsonDocument(run)).toEqual({ error: { statusCode: 403, code: 'SCOPE_REQUIRED', message: expect.stringContaining('needs the "upload" scope') } })
+  expect(uploads).toBe(before)
+  expect(run.stderr).toContain('ci-read')
 })

@@ -249,6 +249,23 @@ async function uploadLimit(api: ApiClient): Promise<number | null> {
   }
 }
 
+/**
+ * Refuses, before a byte of the build is sent, an API key without the `upload` scope: the server
+ * would answer 403 SCOPE_REQUIRED only after the whole upload. Says nothing when it cannot tell
+ * (a user's token, an older server): the upload then answers for itself.
+ */
+async function requireUploadScope(api: ApiClient): Promise<void> {
+  let key: { name?: unknown; scopes?: unknown } | undefined
+  try {
+    ;({ body: { apiKey: key } } = await api.request<{ apiKey?: { name?: unknown; scopes?: unknown } }>('GET', '/auth/me'))
+  } catch {
+    return
+  }
+  if (key === undefined || !Array.isArray(key.scopes) || key.scopes.includes('upload')) return
+  const message = `The API key "${String(key.name)}" has the scopes ${key.scopes.join(', ') || 'none'}; an upload needs the "upload" scope, so nothing was sent`
+  throw new CliError(1, `${message}; create a key with it in the console (/tokens) or with POST /api/auth/api-keys`, { statusCode: 403, code: 'SCOPE_REQUIRED', message })
+}
+
 export function pushCommand(): Command {
   return withReleaseOptions(withClientOptions(new Command('push')))
     .description('upload a build (the five artifacts in DIR) as a version of a mini app, and optionally publish it')
@@ -305,6 +322,7 @@ Examples:
           const total = artifacts.reduce((sum, a) => sum + a.size, 0)
           const body = multipartFromDisk(fields, artifacts)
           // refused before a byte is sent, rather than after the whole upload
+          await requireUploadScope(api)
           const limit = await uploadLimit(api)
           if (limit !== null && body.length > limit) {
             throw new CliError(1, `the upload is ${formatBytes(body.length)}, over the ${formatBytes(limit)} ${api.server} takes, so nothing was sent; an operator raises the limit with --upload-limit-mb (env MINISHIP_UPLOAD_LIMIT_MB)`, {
