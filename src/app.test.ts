@@ -25,6 +25,8 @@ describe('foundation HTTP behaviour', () => {
     expect(res.status).toBe(200)
     expect(res.body.openapi).toBe('3.0.3')
     expect(res.body.paths['/api/health'].get).toBeDefined()
+    // GET /api/info too, with the schema of its answer (the console and the CLI read it)
+    expect(res.body.paths['/api/info'].get.responses['200'].content['application/json'].schema.required).toEqual(['version', 'setupRequired', 'registration', 'passwordMinLength', 'uploadLimitBytes'])
   })
 })
 

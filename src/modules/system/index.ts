@@ -74,7 +74,9 @@ const serverInfo = t.Object({
 export function systemRoutes(deps: AppDeps, api: HasRoutes) {
   let document: Record<string, unknown> | null = null
   const health = (request?: Request) => healthWithDetail(deps, request)
-  return new Elysia({ prefix: '/api' })
+  // this module's own routes, for the document (GET /api/info with its answer's schema)
+  let own: HasRoutes | null = null
+  const system = new Elysia({ prefix: '/api' })
     .state('health', health)
     // `serve` starts the insight timers and feeds the request log's observations
     .state('insights', deps.insights)
@@ -120,9 +122,12 @@ export function systemRoutes(deps: AppDeps, api: HasRoutes) {
     .get(
       '/openapi.json',
       () => {
-        document ??= openApiDocument([...api.routes, { method: 'GET', path: '/api/health' }, { method: 'GET', path: '/api/metrics' }, { method: 'GET', path: '/api/openapi.json' }], productVersion)
+        const info = (own?.routes ?? []).filter((route) => route.path === '/api/info')
+        document ??= openApiDocument([...api.routes, ...info, { method: 'GET', path: '/api/health' }, { method: 'GET', path: '/api/metrics' }, { method: 'GET', path: '/api/openapi.json' }], productVersion)
         return document
       },
       { detail: { summary: 'This document', tags: ['system'] } },
     )
+  own = system as unknown as HasRoutes
+  return system
 }
