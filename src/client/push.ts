@@ -8,7 +8,7 @@ import { checkAssetsArchive, type Platform } from '../modules/versions/archive'
 import { checkManifest, type UploadWarning } from '../modules/versions/manifest'
 import { AppError } from '../http/app-error'
 import { releaseTypes, versionPattern } from '../modules/versions/version-rules'
-import { connect, withClientOptions, type ClientFlags } from './config'
+import { connect, withClientOptions, type ClientFlags, type KeyNeeds } from './config'
 import { CliError, createOutput, runClient, type ApiClient } from './http'
 import { formatBytes, transferBar } from './progress'
 import { publishBody, publishVersion, withReleaseOptions, type ReleaseFlags, type VersionSummary } from './publish'
@@ -254,7 +254,7 @@ async function uploadLimit(api: ApiClient): Promise<number | null> {
  * would answer 403 SCOPE_REQUIRED only after the whole upload. Says nothing when it cannot tell
  * (a user's token, an older server): the upload then answers for itself.
  */
-async function requireUploadScope(api: ApiClient): Promise<void> {
+async function requireUploadScope(api: ApiClient, command: string, scopes: readonly string[]): Promise<void> {
   let key: { name?: unknown; scopes?: unknown } | undefined
   try {
     ;({ body: { apiKey: key } } = await api.request<{ apiKey?: { name?: unknown; scopes?: unknown } }>('GET', '/auth/me'))
@@ -262,8 +262,11 @@ async function requireUploadScope(api: ApiClient): Promise<void> {
     return
   }
   if (key === undefined || !Array.isArray(key.scopes) || key.scopes.includes('upload')) return
-  const message = `The API key "${String(key.name)}" has the scopes ${key.scopes.join(', ') || 'none'}; an upload needs the "upload" scope, so nothing was sent`
-  throw new CliError(1, `${message}; create a key with it in the console (/tokens) or with POST /api/auth/api-keys`, { statusCode: 403, code: 'SCOPE_REQUIRED', message })
+  // worded as the server's refusal would be (connect's explanation included), with what was not done
+  const message = `The API key "${String(key.name)}" has the scopes ${key.scopes.join(', ') || 'none'}, not "upload"`
+  const all = scopes.map((scope) => `"${scope}"`)
+  const needs = all.length === 1 ? `the ${all[0]} scope` : `the ${all.slice(0, -1).join(', ')} and ${all.at(-1)} scopes`
+  throw new CliError(1, `${message} (SCOPE_REQUIRED, HTTP 403); miniship ${command} needs an API key with ${needs}; nothing was sent`, { statusCode: 403, code: 'SCOPE_REQUIRED', message })
 }
 
 export function pushCommand(): Command {
@@ -301,7 +304,8 @@ Examples:
         }
         if (flags.publish) publishBody(releaseFlags) // bad values are exit 2 before anything is sent
         const signingKey = signingKeyFrom(flags.signKey)
-        const api = connect(flags, { command: flags.publish ? 'push --publish' : 'push', scopes: flags.publish ? ['upload', 'release'] : ['upload'] })
+        const needs: KeyNeeds = { command: flags.publish ? 'push --publish' : 'push', scopes: flags.publish ? ['upload', 'release'] : ['upload'] }
+        const api = connect(flags, needs)
 
         let scratchDir: string | null = null
         const scratch = async () => (scratchDir ??= await mkdtemp(join(tmpdir(), 'miniship-push-')))
@@ -322,7 +326,7 @@ Examples:
           const total = artifacts.reduce((sum, a) => sum + a.size, 0)
           const body = multipartFromDisk(fields, artifacts)
           // refused before a byte is sent, rather than after the whole upload
-          await requireUploadScope(api)
+          await requireUploadScope(api, needs.command, needs.scopes)
           const limit = await uploadLimit(api)
           if (limit !== null && body.length > limit) {
             throw new CliError(1, `the upload is ${formatBytes(body.length)}, over the ${formatBytes(limit)} ${api.server} takes, so nothing was sent; an operator raises the limit with --upload-limit-mb (env MINISHIP_UPLOAD_LIMIT_MB)`, {
