@@ -24,18 +24,24 @@ const server = Bun.serve({
     return Response.json({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: path }, { status: 404 })
   },
 })
+/** A build folder push takes: both bundles, the manifest, an asset folder per platform. */
+function buildFolder(name: string): string {
+  const dir = join(root, name)
+  mkdirSync(join(dir, 'ios', 'assets'), { recursive: true })
+  mkdirSync(join(dir, 'android', 'res'), { recursive: true })
+  writeFileSync(join(dir, 'main.ios.jsbundle'), 'ios')
+  writeFileSync(join(dir, 'main.android.bundle'), 'android')
+  writeFileSync(join(dir, 'app.json'), '{}')
+  return dir
+}
+
 afterAll(() => {
   server.stop(true)
   rmSync(root, { recursive: true, force: true })
 })
 
 test('the publish refused after the upload: the error, and what was uploaded so the script can publish it', async () => {
-  const dir = join(root, 'build')
-  mkdirSync(join(dir, 'ios', 'assets'), { recursive: true })
-  mkdirSync(join(dir, 'android', 'res'), { recursive: true })
-  writeFileSync(join(dir, 'main.ios.jsbundle'), 'ios')
-  writeFileSync(join(dir, 'main.android.bundle'), 'android')
-  writeFileSync(join(dir, 'app.json'), '{}')
+  const dir = buildFolder('build')
   const run = await runCli(['push', dir, '--app', 'com.example.shop', '--version', '1.0.0', '--publish', '--json', '--server', `http://127.0.0.1:${server.port}`], { env: { MINISHIP_TOKEN: 'msk_test' } })
   expect(run.exitCode).toBe(1)
   expect(jsonDocument(run)).toEqual({
@@ -46,12 +52,7 @@ test('the publish refused after the upload: the error, and what was uploaded so 
 })
 
 test('an API key without the upload scope is refused before a byte of the build is sent (SCOPE_REQUIRED, exit 1)', async () => {
-  const dir = join(root, 'build-scope')
-  mkdirSync(join(dir, 'ios', 'assets'), { recursive: true })
-  mkdirSync(join(dir, 'android', 'res'), { recursive: true })
-  writeFileSync(join(dir, 'main.ios.jsbundle'), 'ios')
-  writeFileSync(join(dir, 'main.android.bundle'), 'android')
-  writeFileSync(join(dir, 'app.json'), '{}')
+  const dir = buildFolder('build-scope')
   const before = uploads
   const run = await runCli(['push', dir, '--app', 'com.example.shop', '--version', '1.0.1', '--json', '--server', `http://127.0.0.1:${server.port}`], { env: { MINISHIP_TOKEN: 'msk_readonly' } })
   expect(run.exitCode).toBe(1)
