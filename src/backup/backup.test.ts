@@ -256,6 +256,47 @@ describe('backup', () => {
     expect(readdirSync(join(root, 'tmp'))).toEqual([])
   })
 
+  test('a staged file removed while the archive is being written fails the backup (no hang, no uncaught error), leaving no archive, .partial or staging', async () => {
+    const { root, opened } = populatedDataDir()
+    // a database large enough that the archive is still writing it when the staged blobs go
+    opened.db.$client.run('CREATE TABLE filler (x BLOB)')
+    opened.db.$client.run('INSERT INTO filler VALUES (randomblob(40000000))')
+    opened.db.$client.close()
+    const out = join(scratch(), 'b.tar.gz')
+    const tmp = join(root, 'tmp')
+    let removed = 0
+    const removeStagedBlobs = () => {
+      for (const staging of readdirSync(tmp)) {
+        const blobsDir = join(tmp, staging, 'blobs')
+        if (!existsSync(blobsDir)) continue
+        for (const entry of readdirSync(blobsDir, { recursive: true, withFileTypes: true })) {
+          if (!entry.isFile()) continue
+          rmSync(join(entry.parentPath, entry.name))
+          removed++
+        }
+      }
+    }
+    // once the archive has bytes of the database, every entry was queued and looked at: the blobs are read later
+    const watch = setInterval(() => {
+      if ((statSync(`${out}.partial`, { throwIfNoEntry: false })?.size ?? 0) < 1_000_000) return
+      clearInterval(watch)
+      removeStagedBlobs()
+    }, 1)
+    const outcome = await Promise.race([
+      createBackup({ dataDir: root, out }).then(
+        () => 'finished',
+        (error: unknown) => error,
+      ),
+      Bun.sleep(20_000).then(() => 'hung'),
+    ])
+    clearInterval(watch)
+    expect(removed).toBeGreaterThan(0)
+    expect(outcome).toBeInstanceOf(BackupError)
+    expect((outcome as BackupError).message).toMatch(/ENOENT/)
+    expect(readdirSync(dirname(out))).toEqual([])
+    expect(readdirSync(tmp)).toEqual([])
+  })
+
   test('fails clearly on a directory that is not a data directory', async () => {
     await expect(createBackup({ dataDir: scratch(), out: join(scratch(), 'x.tar.gz') })).rejects.toThrow(/no miniship database/)
   })

@@ -191,11 +191,18 @@ async function writeArchive(out: string, manifest: BackupManifest, sources: Map<
   rmSync(partial, { force: true })
   cleanup.add(partial)
   const date = new Date(manifest.createdAt)
+  /** after a failure: stops reading and writing, so no stream is left open */
+  let stop = () => {}
   try {
     const output = createWriteStream(partial, { flags: 'wx', mode: 0o600 })
+    stop = () => output.destroy()
     // loaded here, not at the top: archiver is a fifth of the binary's start-up, and only backup needs it
     const { TarArchive } = (await import('archiver')) as { TarArchive: typeof TarArchiveType }
     const archive = new TarArchive({ gzip: true, gzipOptions: { level: 1 } })
+    stop = () => {
+      archive.abort()
+      output.destroy()
+    }
     const totalBytes = manifest.files.reduce((sum, file) => sum + file.size, 0)
     let lastReport = 0
     archive.on('progress', (data) => {
@@ -203,9 +210,11 @@ async function writeArchive(out: string, manifest: BackupManifest, sources: Map<
       if (now - lastReport < 100) return
       lastReport = now
       const percent = totalBytes === 0 ? 100 : Math.floor((data.fs.processedBytes / totalBytes) * 100)
-      progress(`archiving ${data.entries.processed}/${data.entries.total} files, ${percent}%…`)
+      progress(`archiving ${data.entries.processed}/${manifest.files.length + 1} files, ${percent}%…`)
     })
+    let fail: (error: Error) => void = () => {}
     const written = new Promise<void>((resolve, reject) => {
+      fail = reject
       output.on('close', resolve)
       output.on('error', reject)
       archive.on('error', reject)
@@ -213,20 +222,45 @@ async function writeArchive(out: string, manifest: BackupManifest, sources: Map<
       archive.on('warning', reject)
     })
     archive.pipe(output)
+    // One entry at a time, each file opened when its turn comes: archiver's `file()` opens its
+    // stream lazily but leaves that stream's errors unhandled (a staged file removed by hand
+    // mid-archive hung the backup, then killed it with an uncaught ENOENT), and `append()` of a
+    // stream starts reading at once (every file of a large backup open together).
+    const pending = manifest.files.slice()
+    const appendNext = () => {
+      const file = pending.shift()
+      if (file === undefined) {
+        archive.finalize().catch(fail)
+        return
+      }
+      const content = inline.get(file.path)
+      if (content !== undefined) {
+        archive.append(Buffer.from(content), { name: file.path, mode: 0o600, date })
+        return
+      }
+      const path = sources.get(file.path)!
+      const stream = createReadStream(path)
+      stream.on('error', fail)
+      // stats: the entry's size up front, so the file is streamed, not gathered in memory first
+      archive.append(stream, { name: file.path, mode: 0o600, date, stats: statSync(path) })
+    }
+    archive.on('entry', () => {
+      try {
+        appendNext()
+      } catch (error) {
+        fail(error as Error)
+      }
+    })
     // backup.json first: restore checks each later entry against it as it streams by.
     archive.append(Buffer.from(JSON.stringify(manifest, null, 2) + '\n'), { name: manifestName, mode: 0o600, date })
-    for (const file of manifest.files) {
-      const content = inline.get(file.path)
-      if (content !== undefined) archive.append(Buffer.from(content), { name: file.path, mode: 0o600, date })
-      else archive.file(sources.get(file.path)!, { name: file.path, mode: 0o600, date })
-    }
-    await Promise.all([archive.finalize(), written])
+    await written
     fsyncPath(partial)
     renameSync(partial, out)
     cleanup.delete(partial)
     fsyncPath(dirname(out))
     return statSync(out).size
   } catch (error) {
+    stop()
     rmSync(partial, { force: true })
     cleanup.delete(partial)
     if (error instanceof BackupError) throw error
