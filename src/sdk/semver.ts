@@ -7,10 +7,8 @@
 type Version = [number, number, number, string[]]
 type Comparator = [operator: string, version: Version]
 
-const number = '0|[1-9]\\d*'
-const identifiers = `(?:${number}|\\d*[A-Za-z-][0-9A-Za-z-]*)(?:\\.(?:${number}|\\d*[A-Za-z-][0-9A-Za-z-]*))*`
-const build = '(?:\\+[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*)?'
-const fullVersion = new RegExp(`^v?(${number})\\.(${number})\\.(${number})(?:-(${identifiers}))?${build}$`)
+// node-semver's full version: numbers without leading zeros, prerelease identifiers, build metadata
+const fullVersion = /^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/
 // the server checked the range's form before storing it: read it without checking it again
 const partialVersion = /^(<=|>=|<|>|=|~>?|\^)?[v=]*(\d+|[xX*])(?:\.(\d+|[xX*])(?:\.(\d+|[xX*])(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?)?)?$/
 
