@@ -44,40 +44,28 @@ interface SubtleLike {
 async function webCryptoVerify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean | null> {
   const subtle = (globalThis as { crypto?: { subtle?: SubtleLike } }).crypto?.subtle
   if (!subtle) return null
-  let key: unknown
   try {
-    key = await subtle.importKey('raw', publicKey, { name: 'Ed25519' }, false, ['verify'])
+    return await subtle.verify('Ed25519', await subtle.importKey('raw', publicKey, { name: 'Ed25519' }, false, ['verify']), signature, message)
   } catch {
     // no Ed25519 in this engine's WebCrypto (or not a valid point): let noble decide
     return null
   }
-  try {
-    return await subtle.verify('Ed25519', key, signature, message)
-  } catch {
-    return null
-  }
 }
 
+/** The lengths (32-byte key, 64-byte signature) are the caller's to check: createUpdater refuses any other. */
 export function resolveCrypto(given: UpdateCrypto | undefined): ResolvedCrypto {
   const sha256 = given?.sha256
   const verify = given?.verifyEd25519
   return {
     sha256() {
-      if (sha256) {
-        const hasher = sha256()
-        return {
-          update: (chunk) => void hasher.update(chunk),
-          digestHex: async () => hexOf(await hasher.digest()),
-        }
-      }
-      const hasher = nobleSha256.create()
+      // the app's hasher or noble's: either digest (bytes or hex) read as lowercase hex
+      const hasher = sha256 ? sha256() : nobleSha256.create()
       return {
         update: (chunk) => void hasher.update(chunk),
-        digestHex: async () => toHex(hasher.digest()),
+        digestHex: async () => hexOf(await hasher.digest()),
       }
     },
     async verifyEd25519(publicKey, message, signature) {
-      if (signature.length !== 64 || publicKey.length !== 32) return false
       if (verify) return (await verify(publicKey, message, signature)) === true
       const native = await webCryptoVerify(publicKey, message, signature)
       if (native !== null) return native

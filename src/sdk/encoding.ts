@@ -1,10 +1,9 @@
 // Hex and base64 without TextEncoder, atob or Buffer (Hermes has none of them).
 
-const hexDigits = '0123456789abcdef'
-
+/** Lowercase hex, two digits a byte. */
 export function toHex(bytes: Uint8Array): string {
   let out = ''
-  for (let i = 0; i < bytes.length; i++) out += hexDigits[bytes[i]! >> 4]! + hexDigits[bytes[i]! & 15]!
+  for (let i = 0; i < bytes.length; i++) out += (bytes[i]! < 16 ? '0' : '') + bytes[i]!.toString(16)
   return out
 }
 

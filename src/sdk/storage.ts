@@ -1,4 +1,5 @@
 // The storage adapter the update client writes through, and memoryStorage() for tests.
+import { toHex } from './encoding'
 import { utf8Bytes } from './statement'
 
 /** A file being written chunk by chunk (a download); `close()` completes it. */
@@ -38,19 +39,8 @@ export interface MemoryStorage extends UpdateStorage {
   readonly files: Map<string, Uint8Array>
 }
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length)
-  out.set(a, 0)
-  out.set(b, a.length)
-  return out
-}
-
-function utf8Text(bytes: Uint8Array): string {
-  // small files only: decode UTF-8 without TextDecoder (Hermes has none)
-  let encoded = ''
-  for (let i = 0; i < bytes.length; i++) encoded += '%' + (bytes[i]! < 16 ? '0' : '') + bytes[i]!.toString(16)
-  return decodeURIComponent(encoded)
-}
+/** UTF-8 without TextDecoder (Hermes has none): every byte as %XX, decoded (small files only). */
+const utf8Text = (bytes: Uint8Array) => decodeURIComponent(toHex(bytes).replace(/../g, '%$&'))
 
 /** An adapter that keeps everything in memory: for tests, and for apps that never persist updates. */
 export function memoryStorage(): MemoryStorage {
@@ -69,7 +59,11 @@ export function memoryStorage(): MemoryStorage {
       files.set(path, new Uint8Array(0))
       return {
         async write(chunk) {
-          files.set(path, concat(files.get(path) ?? new Uint8Array(0), chunk))
+          const before = files.get(path) ?? new Uint8Array(0)
+          const after = new Uint8Array(before.length + chunk.length)
+          after.set(before)
+          after.set(chunk, before.length)
+          files.set(path, after)
         },
         async close() {},
       }
