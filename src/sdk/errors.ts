@@ -26,8 +26,17 @@ export class UpdateError extends Error {
   }
 }
 
-/** Wraps whatever a storage adapter threw, so nothing but UpdateError leaves the library. */
-export function storageError(what: string, error: unknown): UpdateError {
-  if (error instanceof UpdateError) return error
-  return new UpdateError('STORAGE', `${what}: ${error instanceof Error ? error.message : String(error)}`)
+/** What a thrown value says: its message, or itself as text. */
+export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+/**
+ * What `work` answers; whatever else it throws (the storage adapter, fetch, a body's reader) becomes an
+ * UpdateError of `code` that says what failed, so nothing but UpdateError leaves the library.
+ */
+export async function failsAs<T>(code: UpdateErrorCode, what: string, work: () => T | Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (error) {
+    throw error instanceof UpdateError ? error : new UpdateError(code, `${what}: ${messageOf(error)}`)
+  }
 }

@@ -3,7 +3,7 @@
 // reports events. Imports nothing from the server and no Node built-in: it runs on Hermes as it is.
 import { resolveCrypto, type ResolvedCrypto, type UpdateCrypto } from './crypto'
 import { fromBase64 } from './encoding'
-import { storageError, UpdateError } from './errors'
+import { failsAs, messageOf, UpdateError } from './errors'
 import { normalizeVersion, satisfiesRange } from './semver'
 import { parseStatement, utf8Bytes } from './statement'
 import type { UpdateStorage } from './storage'
@@ -181,10 +181,6 @@ function query(params: Record<string, string | undefined>): string {
 
 const noop = () => undefined
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
-}
-
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
 
 function isInstallInfo(value: unknown): value is InstallInfo {
@@ -255,27 +251,23 @@ export function createUpdater(options: UpdaterOptions): Updater {
 
   async function load(): Promise<void> {
     if (loaded) return
-    try {
+    await failsAs('STORAGE', 'reading state', async () => {
       const text = await storage.readText(statePath)
       // an adapter whose rename is "remove, then move" may have died in between: the temp file is whole then
       // (it is renamed only once written), so it is the state
       const recovered = text === null ? await storage.readText(tmpPath) : null
       state = readState(text ?? recovered)
       if (recovered !== null && state !== emptyState) await storage.rename(tmpPath, statePath)
-    } catch (error) {
-      throw storageError('reading state', error)
-    }
+    })
     loaded = true
   }
 
   /** The switch: the whole state in a temp file, then one rename over the old one. */
   async function saveState(next: State): Promise<void> {
-    try {
+    await failsAs('STORAGE', 'saving state', async () => {
       await storage.writeText(tmpPath, JSON.stringify(next))
       await storage.rename(tmpPath, statePath)
-    } catch (error) {
-      throw storageError('saving state', error)
-    }
+    })
     state = next
   }
 
@@ -345,22 +337,13 @@ export function createUpdater(options: UpdaterOptions): Updater {
     return { signal: controller && controller.signal, touch, done }
   }
 
-  async function request(url: string, dog: ReturnType<typeof watchdog>, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<FetchResponse> {
-    try {
-      return await fetchImpl(url, dog.signal ? { ...init, signal: dog.signal } : init)
-    } catch (error) {
-      throw new UpdateError('NETWORK', `${url.split('?')[0]}: ${messageOf(error)}`)
-    }
+  function request(url: string, dog: ReturnType<typeof watchdog>, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<FetchResponse> {
+    return failsAs('NETWORK', url.split('?')[0]!, () => fetchImpl(url, dog.signal ? { ...init, signal: dog.signal } : init))
   }
 
-  /** The answer's JSON, undefined when it is not JSON; a body cut short is NETWORK. */
-  async function readJson(response: FetchResponse): Promise<unknown> {
-    let text: string
-    try {
-      text = await response.text()
-    } catch (error) {
-      throw new UpdateError('NETWORK', messageOf(error))
-    }
+  /** The answer's JSON, undefined when it is not JSON; a body cut short is NETWORK, saying what it answered. */
+  async function readJson(response: FetchResponse, what: string): Promise<unknown> {
+    const text = await failsAs('NETWORK', what, () => response.text())
     try {
       return JSON.parse(text) as unknown
     } catch {
@@ -453,23 +436,19 @@ export function createUpdater(options: UpdaterOptions): Updater {
     }
   }
 
-  const cut = (kind: FileKind, error: unknown) => new UpdateError('NETWORK', `Downloading the ${kind}: ${messageOf(error)}`)
-
   /** One file from `url` into `path`, hashed and counted as it arrives; throws on any difference. */
   async function fetchFile(url: string, path: string, expected: FileInfo, kind: FileKind, progress: (bytes: number) => void): Promise<void> {
     const dog = watchdog()
-    const disk = (error: unknown) => storageError(`writing the ${kind}`, error)
+    const what = `Downloading the ${kind}`
+    // the storage adapter's failures are STORAGE, the network's NETWORK
+    const disk = <T>(work: () => Promise<T>) => failsAs('STORAGE', `writing the ${kind}`, work)
+    const cut = <T>(work: () => Promise<T>) => failsAs('NETWORK', what, work)
     try {
       const response = await request(url, dog)
-      if (!response.ok) throw serverError(response.status, await readJson(response), `Downloading the ${kind}`)
+      if (!response.ok) throw serverError(response.status, await readJson(response, what), what)
       const hasher = crypto.sha256()
       let received = 0
-      let writer
-      try {
-        writer = await storage.openWrite(path)
-      } catch (error) {
-        throw disk(error)
-      }
+      const writer = await disk(() => storage.openWrite(path))
       // closed on every path: a refused or cut download must not leave its file open (fileStorage's .part)
       let open = true
       const close = async () => {
@@ -481,11 +460,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
           received += chunk.length
           if (received > expected.size) throw new UpdateError('SIZE_MISMATCH', `The ${kind} exceeds ${expected.size} bytes`)
           hasher.update(chunk)
-          try {
-            await writer.write(chunk)
-          } catch (error) {
-            throw disk(error)
-          }
+          await disk(() => writer.write(chunk))
           progress(chunk.length)
           dog.touch()
         }
@@ -494,12 +469,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
           const reader = body.getReader()
           try {
             for (;;) {
-              let step
-              try {
-                step = await reader.read()
-              } catch (error) {
-                throw cut(kind, error)
-              }
+              const step = await cut(() => reader.read())
               if (step.done) break
               if (step.value && step.value.length > 0) await take(step.value)
             }
@@ -511,19 +481,9 @@ export function createUpdater(options: UpdaterOptions): Updater {
           // React Native's fetch has no streaming body: one buffer, hashed and written once. Its native
           // networking has its own read timeouts; a whole-file deadline would fail large bundles on slow links
           dog.done()
-          let buffer: ArrayBuffer
-          try {
-            buffer = await response.arrayBuffer()
-          } catch (error) {
-            throw cut(kind, error)
-          }
-          await take(new Uint8Array(buffer))
+          await take(new Uint8Array(await cut(() => response.arrayBuffer())))
         }
-        try {
-          await close()
-        } catch (error) {
-          throw disk(error)
-        }
+        await disk(close)
       } finally {
         // the error that ended the download is the one reported, not a failing close's
         if (open) await close().catch(noop)
@@ -573,11 +533,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
       for (const step of plan) {
         const path = `versions/${dir}/${step.name}`
         await fetchFile(step.url, path + '.part', install.files[step.kind], step.kind, progress)
-        try {
-          await storage.rename(path + '.part', path)
-        } catch (error) {
-          throw storageError(`renaming the ${step.kind}`, error)
-        }
+        await failsAs('STORAGE', `renaming the ${step.kind}`, () => storage.rename(path + '.part', path))
       }
     } catch (error) {
       return exclusive(() => failed(error))
@@ -658,7 +614,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
       let response, body
       try {
         response = await request(url, dog)
-        body = await readJson(response)
+        body = await readJson(response, 'The update check')
       } finally {
         dog.done()
       }
