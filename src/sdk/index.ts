@@ -242,10 +242,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
   let queue: Promise<unknown> = Promise.resolve()
   function exclusive<T>(work: () => Promise<T>): Promise<T> {
     const run = queue.then(work, work)
-    queue = run.then(
-      () => undefined,
-      () => undefined,
-    )
+    queue = run.then(noop, noop)
     return run
   }
 
@@ -262,12 +259,15 @@ export function createUpdater(options: UpdaterOptions): Updater {
     loaded = true
   }
 
-  /** The switch: the whole state in a temp file, then one rename over the old one. */
+  /** A whole JSON file in a temp file (`path`.tmp), then one rename over the old one. */
+  async function writeJson(path: string, value: unknown): Promise<void> {
+    await storage.writeText(path + '.tmp', JSON.stringify(value))
+    await storage.rename(path + '.tmp', path)
+  }
+
+  /** The switch: the whole state written by writeJson. */
   async function saveState(next: State): Promise<void> {
-    await failsAs('STORAGE', 'saving state', async () => {
-      await storage.writeText(tmpPath, JSON.stringify(next))
-      await storage.rename(tmpPath, statePath)
-    })
+    await failsAs('STORAGE', 'saving state', () => writeJson(statePath, next))
     state = next
   }
 
@@ -302,15 +302,8 @@ export function createUpdater(options: UpdaterOptions): Updater {
     return kept
   }
 
-  /** Events are reports: a storage failure keeps them in memory and never fails the update. */
-  async function saveEvents(): Promise<void> {
-    try {
-      await storage.writeText(eventsPath + '.tmp', JSON.stringify(events))
-      await storage.rename(eventsPath + '.tmp', eventsPath)
-    } catch {
-      // kept in memory; written with the next event
-    }
-  }
+  /** Events are reports: a storage failure keeps them in memory (written with the next event) and never fails the update. */
+  const saveEvents = () => writeJson(eventsPath, events).catch(noop)
 
   async function record(name: UpdateEventName, installed: { versionId: string; channel?: string }, message?: string): Promise<void> {
     const list = await loadEvents()
@@ -370,40 +363,35 @@ export function createUpdater(options: UpdaterOptions): Updater {
     await storage.remove(tmpPath).catch(noop)
   }
 
-  async function flush(): Promise<{ sent: number; pending: number }> {
-    const batch = await exclusive(async () => (await loadEvents()).slice(0, 100))
-    if (batch.length === 0) return { sent: 0, pending: 0 }
-    const dog = watchdog()
-    let response
-    try {
-      response = await request(`${base}/mini-apps/access/events`, dog, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ events: batch.map((entry) => entry.event) }),
-      })
-      await response.text().catch(noop)
-    } finally {
-      dog.done()
-    }
-    // 2xx: delivered. A 4xx other than 429 will never be accepted: drop it rather than block every later event.
-    const status = response.status
-    const delivered = response.ok || (status >= 400 && status < 500 && status !== 429)
-    if (!delivered) throw new UpdateError('SERVER', `Events answered ${status}`, status)
-    const sentSeqs = batch.map((entry) => entry.seq)
-    return exclusive(async () => {
-      const list = await loadEvents()
-      events = list.filter((entry) => sentSeqs.indexOf(entry.seq) === -1)
-      await saveEvents()
-      return { sent: batch.length, pending: events.length }
-    })
-  }
-
+  /** Sends the pending events, 100 a request, until none are left. */
   async function flushAll(): Promise<{ sent: number; pending: number }> {
     let sent = 0
     for (;;) {
-      const round = await flush()
-      sent += round.sent
-      if (round.sent === 0 || round.pending === 0) return { sent, pending: round.pending }
+      const batch = await exclusive(async () => (await loadEvents()).slice(0, 100))
+      if (batch.length === 0) return { sent, pending: 0 }
+      const dog = watchdog()
+      let response
+      try {
+        response = await request(`${base}/mini-apps/access/events`, dog, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ events: batch.map((entry) => entry.event) }),
+        })
+        await response.text().catch(noop)
+      } finally {
+        dog.done()
+      }
+      // 2xx: delivered. A 4xx other than 429 will never be accepted: drop it rather than block every later event.
+      const status = response.status
+      if (!response.ok && (status < 400 || status >= 500 || status === 429)) throw serverError(status, null, 'Events')
+      const sentSeqs = batch.map((entry) => entry.seq)
+      const pending = await exclusive(async () => {
+        events = (await loadEvents()).filter((entry) => sentSeqs.indexOf(entry.seq) === -1)
+        await saveEvents()
+        return events.length
+      })
+      sent += batch.length
+      if (pending === 0) return { sent, pending }
     }
   }
 
@@ -640,6 +628,6 @@ export function createUpdater(options: UpdaterOptions): Updater {
 
     current: () => view(state.current, state.pending),
 
-    flushEvents: () => flushAll(),
+    flushEvents: flushAll,
   }
 }
