@@ -183,11 +183,11 @@ const noop = () => undefined
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
 
-function isInstallInfo(value: unknown): value is InstallInfo {
-  if (!isRecord(value)) return false
-  const files = value.files
-  return typeof value.versionId === 'string' && typeof value.version === 'string' && isRecord(value.bundles) && isRecord(value.assetsUrl) && isRecord(files)
-}
+const isInstallInfo = (value: unknown): value is InstallInfo =>
+  isRecord(value) && typeof value.versionId === 'string' && typeof value.version === 'string' && isRecord(value.bundles) && isRecord(value.assetsUrl) && isRecord(value.files)
+
+/** An option's value as an error message quotes it: as JSON, at most 60 characters. */
+const shown = (value: unknown) => JSON.stringify(String(value).slice(0, 60))
 
 function readState(text: string | null): State {
   if (text === null) return emptyState
@@ -213,20 +213,20 @@ export function createUpdater(options: UpdaterOptions): Updater {
   const trustedKeys: Uint8Array[] = []
   for (const key of options.trustedKeys ?? []) {
     const raw = fromBase64(key)
-    if (!raw || raw.length !== 32) throw new UpdateError('SIGNATURE_INVALID', `Not an Ed25519 public key: ${key.slice(0, 60)}`)
+    if (!raw || raw.length !== 32) throw new UpdateError('SIGNATURE_INVALID', `Not an Ed25519 public key: ${shown(key)}`)
     trustedKeys.push(raw)
   }
   // the server refuses any other deviceId with 400 INVALID_DEVICE_ID (decisions §18): say so once, here,
   // rather than have every check() fail with SERVER
   if (typeof options.deviceId !== 'string' || !/^[A-Za-z0-9._:-]{1,200}$/.test(options.deviceId) || options.deviceId === '.' || options.deviceId === '..') {
-    throw new UpdateError('INVALID_OPTION', `deviceId must be 1–200 characters of A-Z a-z 0-9 . _ : - and not "." or ".." (got ${JSON.stringify(String(options.deviceId).slice(0, 60))}); send a base64 id as base64url`)
+    throw new UpdateError('INVALID_OPTION', `deviceId must be 1–200 characters of A-Z a-z 0-9 . _ : - and not "." or ".." (got ${shown(options.deviceId)}); send a base64 id as base64url`)
   }
   // the server refuses a hostVersion of fewer than three parts: "1.5" (common on iOS) is sent as 1.5.0
   // null or empty (expo's nativeApplicationVersion where there is none): no host version, as when left out
-  const givenHost = options.hostVersion === null || (typeof options.hostVersion === 'string' && options.hostVersion.trim() === '') ? undefined : options.hostVersion
-  const hostVersion = givenHost === undefined ? undefined : (normalizeVersion(String(givenHost)) ?? undefined)
-  if (hostVersion === undefined && givenHost !== undefined) {
-    throw new UpdateError('INVALID_OPTION', `hostVersion must be a version such as 2.3.0 or 1.5 (got ${JSON.stringify(String(options.hostVersion).slice(0, 60))})`)
+  const givenHost = options.hostVersion == null ? '' : String(options.hostVersion)
+  const hostVersion = normalizeVersion(givenHost) ?? undefined
+  if (hostVersion === undefined && givenHost.trim() !== '') {
+    throw new UpdateError('INVALID_OPTION', `hostVersion must be a version such as 2.3.0 or 1.5 (got ${shown(givenHost)})`)
   }
 
   let state: State = emptyState
@@ -558,7 +558,6 @@ export function createUpdater(options: UpdaterOptions): Updater {
         const result: StartResult = { current: null }
         let next = state
         const current = state.current
-        const which = current && { versionId: current.versionId, version: current.version }
         // §17: an update installed for another host app must never run on this one, nor be rolled back to
         const outside = (installed: InstalledVersion | null) => {
           const range = installed && installed.hostVersionRange
@@ -571,9 +570,9 @@ export function createUpdater(options: UpdaterOptions): Updater {
         if (outside(current)) {
           next = { ...emptyState, rejected: state.rejected }
         } else if (current && state.pending && state.launches >= crashLoopLimit) {
-          result.rolledBack = which!
+          result.rolledBack = { versionId: current.versionId, version: current.version }
           const back = outside(state.previous) ? null : state.previous
-          next = { current: back, previous: null, pending: false, launches: 0, rejected: (state.rejected ?? []).concat(current.versionId).slice(-10) }
+          next = { ...emptyState, current: back, rejected: (state.rejected ?? []).concat(current.versionId).slice(-10) }
         } else if (current && state.pending) {
           next = { ...state, launches: state.launches + 1 }
         }
@@ -609,11 +608,12 @@ export function createUpdater(options: UpdaterOptions): Updater {
       // nothing published on the channel, or nothing this host version can run: no update
       if (response.status === 404 && isRecord(body) && (body.code === 'RELEASE_NOT_FOUND' || body.code === 'NO_COMPATIBLE_RELEASE')) return null
       if (!response.ok || !isRecord(body)) throw serverError(response.status, body, 'The update check')
+      const install = body.install
       if (body.updateAvailable !== true) return null
-      if (!isInstallInfo(body.install)) throw new UpdateError('SERVER', 'Unusable install info')
+      if (!isInstallInfo(install)) throw new UpdateError('SERVER', 'Unusable install info')
       // a version that crash-looped here is not tried again
-      if ((state.rejected ?? []).indexOf(body.install.versionId) !== -1) return null
-      return { version: body.install.version, versionId: body.install.versionId, mandatory: body.mandatory === true, install: body.install }
+      if ((state.rejected ?? []).indexOf(install.versionId) !== -1) return null
+      return { version: install.version, versionId: install.versionId, mandatory: body.mandatory === true, install }
     },
 
     download,
