@@ -33,27 +33,24 @@ export function buildStatement(appId: string, version: string, files: Partial<Re
 
 /**
  * Reads a statement back, or null when it is not one: parsed, then rebuilt and compared byte for
- * byte, so a statement with extra keys, another order or whitespace is not accepted.
+ * byte, so a statement with another kind, extra keys, another order, whitespace or uppercase digests
+ * is not accepted (nor one buildStatement refuses: a digest that is not sha256 hex).
  */
 export function parseStatement(text: string): ReleaseStatement | null {
-  let value: unknown
   try {
-    value = JSON.parse(text)
+    // not an object (null included): the destructuring or Object.keys throws
+    const { appId, version, files } = JSON.parse(text) as { appId: unknown; version: unknown; files: Record<string, unknown> }
+    if (typeof appId !== 'string' || typeof version !== 'string') return null
+    const digests: Partial<Record<StatementFileKind, string>> = {}
+    for (const kind of Object.keys(files)) {
+      const digest = files[kind]
+      if ((statementFileKinds as readonly string[]).indexOf(kind) < 0 || typeof digest !== 'string') return null
+      digests[kind as StatementFileKind] = digest
+    }
+    return buildStatement(appId, version, digests) === text ? { kind: 'miniship-release-v1', appId, version, files: digests } : null
   } catch {
     return null
   }
-  if (typeof value !== 'object' || value === null) return null
-  const record = value as Record<string, unknown>
-  if (record.kind !== 'miniship-release-v1' || typeof record.appId !== 'string' || typeof record.version !== 'string') return null
-  const files = record.files
-  if (typeof files !== 'object' || files === null) return null
-  const digests: Partial<Record<StatementFileKind, string>> = {}
-  for (const [kind, digest] of Object.entries(files as Record<string, unknown>)) {
-    if (!(statementFileKinds as readonly string[]).includes(kind) || typeof digest !== 'string' || !hex64.test(digest)) return null
-    digests[kind as StatementFileKind] = digest
-  }
-  if (buildStatement(record.appId, record.version, digests) !== text) return null
-  return { kind: 'miniship-release-v1', appId: record.appId, version: record.version, files: digests }
 }
 
 /** UTF-8 bytes of a string without TextEncoder (Hermes 0.12 has none). */
