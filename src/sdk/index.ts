@@ -508,8 +508,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
     }
     try {
       for (const step of plan) {
-        const info = install.files[step.kind]
-        if (!info || typeof step.url !== 'string') throw new UpdateError('SERVER', `Install info lacks the ${step.kind}`)
+        if (!install.files[step.kind] || typeof step.url !== 'string') throw new UpdateError('SERVER', `Install info lacks the ${step.kind}`)
       }
       await verifySignature(update, plan.map((step) => step.kind))
       const total = plan.reduce((sum, step) => sum + install.files[step.kind].size, 0)
@@ -526,13 +525,15 @@ export function createUpdater(options: UpdaterOptions): Updater {
     } catch (error) {
       return exclusive(() => failed(error))
     }
+    const range = install.hostVersionRange
     const installed: InstalledVersion = {
       versionId: update.versionId,
       version: install.version,
       channel,
       dir,
       hostVersion: hostVersion ?? null,
-      hostVersionRange: typeof install.hostVersionRange === 'string' && install.hostVersionRange !== '' ? install.hostVersionRange : null,
+      // '' is any host, as null
+      hostVersionRange: (typeof range === 'string' && range) || null,
     }
     return exclusive(async () => {
       // a crash loop goes back to the last version that started well, not to one never confirmed
