@@ -189,15 +189,19 @@ const isInstallInfo = (value: unknown): value is InstallInfo =>
 /** An option's value as an error message quotes it: as JSON, at most 60 characters. */
 const shown = (value: unknown) => JSON.stringify(String(value).slice(0, 60))
 
-function readState(text: string | null): State {
-  if (text === null) return emptyState
+/** What JSON text says; undefined when there is no text (a missing file) or it is not JSON. */
+function parseJson(text: string | null): unknown {
   try {
-    const value = JSON.parse(text) as State
-    if (isRecord(value) && 'current' in value) return value
+    return text === null ? undefined : JSON.parse(text)
   } catch {
-    // unreadable: start from what the host app ships with
+    return undefined
   }
-  return emptyState
+}
+
+function readState(text: string | null): State {
+  const value = parseJson(text)
+  // missing or unreadable: start from what the host app ships with
+  return isRecord(value) && 'current' in value ? (value as unknown as State) : emptyState
 }
 
 /** Creates the update client of one miniapp on one device. */
@@ -289,13 +293,10 @@ export function createUpdater(options: UpdaterOptions): Updater {
     if (events) return events
     let kept: Array<{ seq: number; event: DeviceEvent }> = []
     try {
-      const text = await storage.readText(eventsPath)
-      if (text !== null) {
-        const parsed = JSON.parse(text) as unknown
-        if (Array.isArray(parsed)) kept = parsed.filter((entry): entry is { seq: number; event: DeviceEvent } => isRecord(entry) && typeof entry.seq === 'number' && isRecord(entry.event))
-      }
+      const parsed = parseJson(await storage.readText(eventsPath))
+      if (Array.isArray(parsed)) kept = parsed.filter((entry): entry is { seq: number; event: DeviceEvent } => isRecord(entry) && typeof entry.seq === 'number' && isRecord(entry.event))
     } catch {
-      // unreadable events are dropped: they are reports, not state
+      // events the storage cannot read are dropped: they are reports, not state
     }
     for (const entry of kept) if (entry.seq >= nextSeq) nextSeq = entry.seq + 1
     events = kept
@@ -336,12 +337,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
 
   /** The answer's JSON, undefined when it is not JSON; a body cut short is NETWORK, saying what it answered. */
   async function readJson(response: FetchResponse, what: string): Promise<unknown> {
-    const text = await failsAs('NETWORK', what, () => response.text())
-    try {
-      return JSON.parse(text) as unknown
-    } catch {
-      return undefined
-    }
+    return parseJson(await failsAs('NETWORK', what, () => response.text()))
   }
 
   /** SERVER, with the server's own code and message when it sent them (§1's error body) */
