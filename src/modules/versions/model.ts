@@ -29,7 +29,9 @@ export const rollbackBody = t.Object({
 })
 
 export const workspaceQuery = t.Object({
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 200, error: 'must be a whole number from 1 to 200' })),
+  // The range and wholeness are checked by the service: Elysia reports a Numeric's own minimum/maximum
+  // failure without the field's name, and 1.5 reached SQLite's LIMIT (500 "datatype mismatch").
+  limit: t.Optional(t.Numeric({ error: 'must be a whole number from 1 to 200', description: 'versions per page, 1 to 200 (default 50)' })),
   cursor: t.Optional(t.String({ maxLength: 200 })),
   status: t.Optional(t.Union([t.Literal('DRAFT'), t.Literal('IN_REVIEW'), t.Literal('PUBLISHED')], { error: 'must be DRAFT, IN_REVIEW or PUBLISHED' })),
 })

@@ -54,6 +54,13 @@ describe('workspace paging', () => {
       expect({ query, ...outcome(await context.call('GET', `/api/mini-apps/${miniAppId}/workspace${query}`, { token: owner.token })) }).toEqual({ query, status: 400, code: 'VALIDATION_ERROR' })
     }
   })
+
+  test('a limit that is not a whole number, or out of range, is 400 VALIDATION_ERROR naming limit (not 500, not "property")', async () => {
+    for (const query of ['?limit=1.5', '?limit=-1', '?limit=%20', '?limit=0', '?limit=201']) {
+      const res = await context.call('GET', `/api/mini-apps/${miniAppId}/workspace${query}`, { token: owner.token })
+      expect({ query, ...outcome(res), details: res.body.details }).toEqual({ query, status: 400, code: 'VALIDATION_ERROR', details: [{ field: 'limit', message: 'must be a whole number from 1 to 200' }] })
+    }
+  })
 })
 
 describe('admin user paging', () => {

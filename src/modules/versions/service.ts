@@ -568,6 +568,9 @@ export interface WorkspaceQuery {
   status?: VersionStatus
 }
 
+/** The most versions one workspace page holds (`?limit=`). */
+const workspaceLimitMax = 200
+
 /** The release history shown with a workspace: the newest entries (the console pages nothing older yet). */
 const historyLimit = 200
 
@@ -591,6 +594,9 @@ export async function getWorkspace(
   const app = requireVisibleMiniApp(db, user, miniAppId)
   const viewerRole = memberRole(db, user.id, app.id)
   const limit = query.limit ?? 50
+  if (!Number.isInteger(limit) || limit < 1 || limit > workspaceLimitMax) {
+    throw new AppError(400, 'VALIDATION_ERROR', `Invalid query: limit must be a whole number from 1 to ${workspaceLimitMax}`, [{ field: 'limit', message: `must be a whole number from 1 to ${workspaceLimitMax}` }])
+  }
   let before = Number.MAX_SAFE_INTEGER
   if (query.cursor !== undefined) {
     if (!/^b\d{1,15}$/.test(query.cursor)) throw badCursor()
