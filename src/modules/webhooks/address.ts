@@ -44,10 +44,12 @@ export function parseWebhookUrl(text: string): URL {
   try {
     url = new URL(text)
   } catch {
-    throw new AppError(400, 'VALIDATION_ERROR', `"${text.slice(0, 100)}" is not a URL; give the receiver's full http(s) address`)
+    throw new AppError(400, 'VALIDATION_ERROR', `"${text.slice(0, 100)}" is not a URL; give the receiver's full http(s) address`, [{ field: 'url', message: 'must be a full http(s) URL' }])
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw urlNotAllowed(`A webhook URL must start with http:// or https:// (got ${url.protocol})`)
-  if (url.username !== '' || url.password !== '') throw new AppError(400, 'VALIDATION_ERROR', 'A webhook URL must not carry a user name or password; the signature authenticates deliveries')
+  if (url.username !== '' || url.password !== '') throw new AppError(400, 'VALIDATION_ERROR', 'A webhook URL must not carry a user name or password; the signature authenticates deliveries', [
+      { field: 'url', message: 'must not carry a user name or password' },
+    ])
   return url
 }
 

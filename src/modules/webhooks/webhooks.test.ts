@@ -116,6 +116,13 @@ describe('the address rule', () => {
     }
   })
 
+  test('a VALIDATION_ERROR about the URL names the field in details, as every validation error does (decisions §1)', async () => {
+    for (const url of ['not a url', 'https://user:pass@93.184.216.34/hook']) {
+      const res = await context.call('POST', `/api/mini-apps/${miniAppId}/webhooks`, { token: owner.token, json: { url } })
+      expect({ url, status: res.status, code: res.body.code, fields: res.body.details?.map((detail: { field: string }) => detail.field) }).toEqual({ url, status: 400, code: 'VALIDATION_ERROR', fields: ['url'] })
+    }
+  })
+
   test('public addresses (IPv4, IPv6, IPv4-mapped of a public one) are accepted', async () => {
     for (const url of ['https://93.184.216.34/hook', 'http://[2606:2800:220:1:248:1893:25c8:1946]/hook', 'http://[::ffff:93.184.216.34]/hook']) {
       const res = await context.call('POST', `/api/mini-apps/${miniAppId}/webhooks`, { token: owner.token, json: { url } })
