@@ -1,5 +1,6 @@
 // Where a request comes from: the client address for rate limits and the origin for links we hand out.
 import type { Config } from '../config'
+import { apiBase } from './urls'
 
 interface AddressSource {
   requestIP?(request: Request): { address: string } | null
@@ -28,21 +29,11 @@ export function clientAddress(request: Request, server: AddressSource | null | u
   return server?.requestIP?.(originals.get(request) ?? request)?.address ?? 'local'
 }
 
-const hostPattern = /^[A-Za-z0-9.\-:[\]]+$/
-
-/** Origin of `--public-url` if set, else the request's own (forwarded headers only when trusted). */
+/**
+ * Origin of `--public-url` if set, else the request's own (forwarded headers only when trusted): the
+ * origin `apiBase` builds install URLs on, so a Host that is no host name is 400 INVALID_HOST here too.
+ */
 export function publicOrigin(request: Request, config: Pick<Config, 'trustProxy' | 'publicUrl'>): string {
   if (config.publicUrl) return new URL(config.publicUrl).origin
-  const url = new URL(request.url)
-  let protocol = url.protocol.slice(0, -1)
-  let host = url.host
-  const hostHeader = request.headers.get('host')
-  if (hostHeader && hostPattern.test(hostHeader)) host = hostHeader
-  if (config.trustProxy) {
-    const forwardedProto = request.headers.get('x-forwarded-proto')?.split(',')[0]?.trim()
-    const forwardedHost = request.headers.get('x-forwarded-host')?.split(',')[0]?.trim()
-    if (forwardedProto === 'http' || forwardedProto === 'https') protocol = forwardedProto
-    if (forwardedHost && hostPattern.test(forwardedHost)) host = forwardedHost
-  }
-  return `${protocol}://${host}`
+  return apiBase(request, { publicUrl: null, trustProxy: config.trustProxy }).slice(0, -'/api'.length)
 }

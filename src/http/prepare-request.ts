@@ -35,11 +35,24 @@ async function bounded(request: Request, limitBytes: number): Promise<Request> {
  * Elysia finds the path with `url.indexOf('/', 11)`: behind a proxy that forwards `Host: nas`,
  * `http://nas/api/health` would route as `/health`. Such requests get `localhost` in the URL;
  * the Host header itself is kept (links are built from it).
+ *
+ * So do requests whose Host is no host name. Bun's URL is then the path alone ("evil example",
+ * "a/b", none at all: every route answered 404 ROUTE_NOT_FOUND), or keeps an authority that no URL
+ * parser takes ("x:y:z", "h:99999", "[zz]": every `new URL(request.url)` threw, a 500). Routed
+ * by their path, they answer as the route does; where a URL is built on the Host, `apiBase`
+ * refuses it (400 INVALID_HOST).
  */
 function routableUrl(request: Request): Request {
   const url = request.url
-  const pathStart = url.indexOf('/', url.indexOf('//') + 2)
-  if (pathStart === -1 || pathStart >= 11) return request
+  if (url.charCodeAt(0) === 0x2f) return derivedFrom(new Request(`http://localhost${url}`, request), request)
+  const authorityStart = url.indexOf('//') + 2
+  const pathStart = url.indexOf('/', authorityStart)
+  if (pathStart === -1) return request
+  if (pathStart >= 11) {
+    // only a port or an IPv6 literal can make Bun's authority unparseable: the common Host pays nothing more
+    const portOrLiteral = url.charCodeAt(authorityStart) === 0x5b || url.lastIndexOf(':', pathStart) >= authorityStart
+    if (!portOrLiteral || URL.canParse(url)) return request
+  }
   return derivedFrom(new Request(`http://localhost${url.slice(pathStart)}`, request), request)
 }
 
