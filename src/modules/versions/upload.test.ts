@@ -145,6 +145,15 @@ describe('upload: refused', () => {
     })
   }
 
+  for (const field of ['version', 'releaseType', 'channel', 'signatureKeyId']) {
+    test(`${field} sent twice (with different values): 400 VALIDATION_ERROR naming it, not the last one silently`, async () => {
+      const form = uploadForm(appId, { version: '9.0.0' })
+      form.append(field, field === 'version' ? '9.0.1' : field === 'releaseType' ? 'BETA' : field === 'channel' ? 'beta' : 'abc')
+      if (field !== 'version') form.append(field, field === 'releaseType' ? 'RELEASE' : field === 'channel' ? 'stable' : 'def')
+      await expectRefused(form, 400, 'VALIDATION_ERROR', field)
+    })
+  }
+
   test('an unknown releaseType: 400 VALIDATION_ERROR', async () => {
     await expectRefused(uploadForm(appId, { version: '9.0.0', releaseType: 'NIGHTLY' }), 400, 'VALIDATION_ERROR', 'releaseType')
   })

@@ -33,6 +33,9 @@ export async function discardUpload(upload: Pick<ReceivedUpload, 'files'>): Prom
   await Promise.all(Object.values(upload.files).map((file) => removeTemp(file)))
 }
 
+/** The text fields an upload is read for (service.ts); each may come once. */
+const readFields = new Set(['version', 'changelog', 'releaseType', 'channel', 'signatureKeyId', 'signature'])
+
 /**
  * Streams the body of a multipart upload into tmp/: each known file part to its own temp file
  * (with backpressure from the disk back to the socket), text fields into memory (small, limited).
@@ -108,6 +111,12 @@ export async function receiveUpload(request: Request, paths: Pick<DataDirPaths, 
   busboy.on('field', (name, value, info) => {
     if (info.valueTruncated) {
       fail(new AppError(400, 'VALIDATION_ERROR', `Invalid upload: ${name} is too long`, [{ field: name, message: 'must be at most 64 KB' }]))
+      return
+    }
+    // two versions (or channels, keys…) in one upload are ambiguous: refused like a file sent twice,
+    // rather than the last one silently winning; fields the server does not read are left alone
+    if (readFields.has(name) && Object.hasOwn(upload.fields, name)) {
+      fail(new AppError(400, 'VALIDATION_ERROR', `${name} is sent more than once; send each field once`, [{ field: name, message: 'must be sent once' }]))
       return
     }
     upload.fields[name] = value
