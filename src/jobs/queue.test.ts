@@ -204,6 +204,40 @@ describe('the job queue', () => {
     await queue.stop(1000)
   })
 
+  test('an outcome that cannot be recorded (another process holds the write lock) is recorded once it can: the job is retried, not stuck running', async () => {
+    const { queue, rows, dataDir, now, logs } = setUp()
+    const { Database } = await import('bun:sqlite')
+    let attempts = 0
+    let release: () => void = () => {}
+    queue.register(
+      'flaky',
+      handler(async () => {
+        attempts++
+        if (attempts === 1) {
+          // the receiver answers 500 while another process (a sqlite3 shell, a script) holds the write lock
+          await new Promise<void>((resolve) => (release = resolve))
+          throw new Error('the receiver answered 500')
+        }
+      }),
+    )
+    queue.start()
+    queue.enqueue('flaky', { n: 1 })
+    await until(() => attempts === 1)
+    const other = new Database(dataDir.paths.database)
+    other.exec('BEGIN IMMEDIATE')
+    release()
+    await until(() => logs.some((line) => line.includes('recording the outcome failed')))
+    other.exec('COMMIT')
+    other.close()
+    // once the lock is gone the failure is recorded, and the retry runs after its wait
+    await until(() => rows()[0]?.state === 'pending')
+    expect(rows()[0]).toMatchObject({ state: 'pending', attempts: 1, last_error: 'the receiver answered 500' })
+    now.value += 10_000
+    await until(() => rows().length === 0)
+    expect(attempts).toBe(2)
+    await queue.stop(1000)
+  })
+
   test('stop waits for an attempt in flight, bounded by its grace', async () => {
     const { queue } = setUp()
     let finished = false

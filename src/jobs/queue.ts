@@ -155,6 +155,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const handlers = new Map<string, JobHandler<unknown>>()
   /** attempts whose promise has not settled yet, timed-out ones included (they block their dedupe key) */
   const inFlight = new Map<string, { key: string | null; outcome: Promise<void>; decided: boolean; settled: Promise<void> }>()
+  /** outcomes whose recording failed (another process held the write lock): recorded at the next tick, else the job would stay `running` until a restart */
+  const unrecorded: { job: Claimed; handler: JobHandler<unknown>; error: string | null }[] = []
   let counted = 0
   let timer: ReturnType<typeof setInterval> | null = null
   let stopped = false
@@ -242,7 +244,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       try {
         finish(job, handler, error)
       } catch (finishError) {
-        log(JSON.stringify({ level: 'error', msg: 'background job: recording the outcome failed', kind: job.kind, job: job.id, error: (finishError as Error).message }))
+        unrecorded.push({ job, handler, error })
+        log(JSON.stringify({ level: 'error', msg: 'background job: recording the outcome failed; it is tried again shortly', kind: job.kind, job: job.id, error: (finishError as Error).message }))
       }
     })
     // the job's key stays blocked until its handler has really stopped, so two writes of one channel never overlap
@@ -254,8 +257,22 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     return outcome
   }
 
+  /** Records the outcomes that could not be recorded before, in order; stops at the first that still cannot be. */
+  function recordUnrecorded(): void {
+    while (unrecorded.length > 0) {
+      const { job, handler, error } = unrecorded[0]!
+      try {
+        finish(job, handler, error)
+      } catch {
+        return
+      }
+      unrecorded.shift()
+    }
+  }
+
   function tick(): void {
     if (stopped) return
+    recordUnrecorded()
     try {
       for (const job of claim(concurrency - counted)) void runAttempt(job)
     } catch (error) {
@@ -335,10 +352,13 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         await within([...claimed.map(runAttempt), ...undecided])
       }
       if (inFlight.size > 0 && Date.now() < deadline) await within([...inFlight.values()].map((entry) => entry.settled))
+      // what still cannot be recorded stays `running`: the next start runs it again
+      recordUnrecorded()
     },
     async drain() {
       // waits for each attempt's outcome, not for a timed-out handler that may never return
       for (;;) {
+        recordUnrecorded()
         const claimed = claim(Number.MAX_SAFE_INTEGER)
         const undecided = [...inFlight.values()].filter((entry) => !entry.decided).map((entry) => entry.outcome)
         if (claimed.length === 0 && undecided.length === 0) return
