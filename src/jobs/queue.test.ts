@@ -128,6 +128,33 @@ describe('the job queue', () => {
     expect(attempts).toBe(4)
   })
 
+  test('a job of a dedupe key that succeeds clears the ones of its key that gave up: their work is done, doctor and metrics stop counting them', async () => {
+    const { queue, rows, now } = setUp()
+    let down = true
+    queue.register('mirror', handler(async () => {
+      if (down) throw new Error('the bucket cannot be reached')
+    }, { maxAttempts: 1 }))
+    queue.register('other', handler(async () => {
+      throw new Error('no')
+    }, { maxAttempts: 1 }))
+    queue.enqueue('mirror', { n: 1 }, { dedupeKey: 'release-mirror:a:stable' })
+    queue.enqueue('mirror', { n: 2 }, { dedupeKey: 'release-mirror:b:stable' })
+    queue.enqueue('other', { n: 3 })
+    await queue.drain()
+    expect(queue.backlog()).toMatchObject({ failed: 3 })
+    // the bucket is back; the next serve start queues a write of the channel again, and it lands
+    down = false
+    now.value += 1000
+    queue.enqueue('mirror', { n: 1 }, { dedupeKey: 'release-mirror:a:stable' })
+    await queue.drain()
+    // the other channel's write and the job without a key still gave up: they stay
+    expect(rows().map((row) => [row.kind, row.payload, row.state])).toEqual([
+      ['mirror', '{"n":2}', 'failed'],
+      ['other', '{"n":3}', 'failed'],
+    ])
+    expect(queue.backlog()).toMatchObject({ failed: 2, byKind: { mirror: { failed: 1 } } })
+  })
+
   test('retryDelay repeats the last wait', () => {
     const kind = { retryDelaysMs: [1, 2, 3] }
     expect([1, 2, 3, 4, 5].map((n) => retryDelay(kind, n))).toEqual([1, 2, 3, 3, 3])

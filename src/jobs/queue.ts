@@ -189,6 +189,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     const at = new Date(clock()).toISOString()
     if (error === null) {
       client.query('DELETE FROM jobs WHERE id = ?').run(job.id)
+      // earlier jobs of its key that gave up are done now (the channel's mirror written): no longer a problem to report
+      if (job.dedupeKey !== null) client.query("DELETE FROM jobs WHERE dedupe_key = ? AND state = 'failed'").run(job.dedupeKey)
       return
     }
     if (job.dedupeKey !== null) {
