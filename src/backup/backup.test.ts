@@ -382,6 +382,29 @@ describe('restore', () => {
     expect(quiet).toEqual([])
   })
 
+  test('the old directory a killed restore --force was still removing (.data.replaced-…) goes at the next restore; a live restore\'s stays', async () => {
+    const { root, opened } = populatedDataDir()
+    opened.db.$client.close()
+    const { archive } = await backupOf(root)
+    const parent = scratch()
+    const target = join(parent, 'data')
+    await restoreBackup({ archive, dataDir: target })
+    // SIGKILL while the replaced directory (its database, its secret, its stored files) was being removed
+    const deadPid = Bun.spawnSync(['true']).pid
+    const leftovers = ['.data.replaced-0123456789ab', `.data.replaced-${deadPid}-abcdef012345`]
+    for (const name of leftovers) {
+      mkdirSync(join(parent, name, 'blobs'), { recursive: true })
+      writeFileSync(join(parent, name, 'secret.key'), 'the old secret')
+    }
+    const kept = [`.data.replaced-${process.ppid}-0123456789ab`, '.other.replaced-0123456789ab']
+    for (const name of kept) mkdirSync(join(parent, name))
+    const notices: string[] = []
+    await restoreBackup({ archive, dataDir: target, force: true, notice: (line) => notices.push(line) })
+    expect(readdirSync(parent).sort()).toEqual(['data', ...kept].sort())
+    expect(notices).toHaveLength(1)
+    for (const name of leftovers) expect(notices[0]).toContain(name)
+  })
+
   test('through a symbolic link, the directory it points to is replaced and the link stays', async () => {
     const { root, opened } = populatedDataDir()
     opened.db.$client.close()

@@ -265,19 +265,28 @@ function processAlive(pid: number): boolean {
 }
 
 
+/** `.<name>.replaced-`: the directory a restore --force moved aside, removed once the new one is in place. */
+function replacedPrefix(target: string): string {
+  return `.${basename(target)}.replaced-`
+}
+
 /**
- * Removes the staging directories that killed restores (SIGKILL, power loss) left beside `target`:
- * each holds a copy of the secret and the database, and nothing else would ever remove it. Spared:
- * the staging of a restore still running, in this process or in another live one (by the pid in
- * the name; a name without one, from before the pid was recorded, is always a leftover). Returns
- * one line saying what was done, or null when there was nothing.
+ * Removes the staging directories that killed restores (SIGKILL, power loss) left beside `target`,
+ * and the replaced directories a killed restore --force was still removing once the new one was in
+ * place: each holds a copy of a secret and a database (and the old stored files), and nothing else
+ * would ever remove it. A replaced directory is left while `target` does not exist (killed between
+ * the two renames: it is the only data directory there is). Spared: those of a restore still
+ * running, in this process or in another live one (by the pid in the name; a name without one,
+ * from before the pid was recorded, is always a leftover). Returns one line saying what was done,
+ * or null when there was nothing.
  */
 export function removeRestoreLeftovers(target: string): string | null {
   const parent = dirname(target)
-  const prefix = stagingPrefix(target)
+  const prefixes = existsSync(target) ? [stagingPrefix(target), replacedPrefix(target)] : [stagingPrefix(target)]
+  const suffixOf = (name: string) => name.slice(prefixes.find((prefix) => name.startsWith(prefix))!.length)
   let names: string[]
   try {
-    names = readdirSync(parent).filter((name) => name.startsWith(prefix) && stagingSuffix.test(name.slice(prefix.length)))
+    names = readdirSync(parent).filter((name) => prefixes.some((prefix) => name.startsWith(prefix) && stagingSuffix.test(name.slice(prefix.length))))
   } catch {
     return null // no parent yet: nothing left there
   }
@@ -286,7 +295,7 @@ export function removeRestoreLeftovers(target: string): string | null {
   for (const name of names) {
     const path = join(parent, name)
     if (activeStagings.has(path)) continue
-    const pid = stagingSuffix.exec(name.slice(prefix.length))![1]
+    const pid = stagingSuffix.exec(suffixOf(name))![1]
     if (pid !== undefined && Number(pid) !== process.pid && processAlive(Number(pid))) continue
     try {
       rmSync(path, { recursive: true, force: true })
@@ -354,7 +363,7 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreRes
     // moving the new one in.
     const holder = targetExists ? lockHolder(dataDirPaths(target)) : null
     if (holder !== null) throw new BackupError(`a miniship server (pid ${holder}) started on ${options.dataDir} during the restore; stop it and restore again`)
-    const aside = join(parent, `.${basename(target)}.replaced-${randomBytes(6).toString('hex')}`)
+    const aside = join(parent, `${replacedPrefix(target)}${process.pid}-${randomBytes(6).toString('hex')}`)
     const replaced = existsSync(target)
     if (replaced) renameSync(target, aside)
     try {
