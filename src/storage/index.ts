@@ -3,8 +3,8 @@ import { open, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import type { Database } from 'bun:sqlite'
-import type { DataDirPaths } from '../data-dir'
-import { ConfigError, type Config } from '../config'
+import { hasStoredFiles, type DataDirPaths } from '../data-dir'
+import { ConfigError, readStorageFile, type Config } from '../config'
 import { sha256Pattern, type BlobStore, type TempFile } from './blob-store'
 import { createLocalBlobStore } from './local'
 import { idleTimeoutStream } from './idle'
@@ -58,8 +58,13 @@ export async function removeTemp(file: Pick<TempFile, 'path'>): Promise<void> {
  * credentials, a missing bucket or another data directory's prefix stop it with one line naming
  * the setting (ConfigError, exit 2).
  */
-export async function openBlobStore(config: Pick<Config, 'storage'>, paths: Pick<DataDirPaths, 'blobs' | 'tmp'>): Promise<BlobStore> {
+export async function openBlobStore(config: Pick<Config, 'storage'>, paths: Pick<DataDirPaths, 'root' | 'blobs' | 'tmp'>): Promise<BlobStore> {
   if (config.storage.kind !== 's3') return createLocalBlobStore(paths)
+  // as serve refuses it: the files are still in the data directory (a migrate-storage not done, or
+  // killed before its switch), and the bucket would answer that every one of them is missing
+  if (readStorageFile(paths.root)?.storage !== 's3' && hasStoredFiles(paths)) {
+    throw new ConfigError(`--storage s3: ${paths.root} keeps its stored files in the data directory; copy them to the bucket first with miniship migrate-storage --to s3`)
+  }
   return (await openS3Store(config.storage, paths, 'read', (message) => new ConfigError(message))).store
 }
 

@@ -180,6 +180,30 @@ describe('migrate-storage stopped midway (SIGTERM)', () => {
   }, 30_000)
 })
 
+describe('doctor and backup told --storage s3 for a directory whose files are still local (a migrate-storage killed before the switch)', () => {
+  test('are refused as serve refuses it, naming migrate-storage: doctor does not report every stored file missing', async () => {
+    const context = createTestContext()
+    await populate(context, 'com.example.notmoved')
+    const dataDir = context.config.dataDir
+    context.dataDir.db.$client.close()
+    const { runCli } = await import('../cli/test-run')
+    const env = s3.env('not-moved-yet')
+    try {
+      for (const args of [['doctor'], ['backup', '--out', join(tempDir(), 'b.tar.gz')]]) {
+        const run = await runCli([...args, '--data-dir', dataDir], { env })
+        expect({ args, exitCode: run.exitCode }).toEqual({ args, exitCode: 2 })
+        expect(run.stderr).toContain('migrate-storage')
+        expect(run.stdout).not.toContain('missing')
+      }
+      // the same directory checked as it is stored: healthy
+      const local = await runCli(['doctor', '--data-dir', dataDir])
+      expect(local.exitCode).toBe(0)
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }, 30_000)
+})
+
 describe('restore and migrate-storage fill only a prefix that is no other installation\'s (owner marker)', () => {
   /** A prefix filled and marked by installation `owner`: its two versions' files, and the marker. */
   async function takenPrefix(prefix: string, owner: string): Promise<string[]> {
