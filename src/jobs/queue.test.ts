@@ -208,6 +208,40 @@ describe('the job queue', () => {
     expect(second.rows()).toEqual([])
   })
 
+  test('a job whose attempts the process keeps dying in (a poison job) is not run for ever: past its last attempt and one more, a start marks it failed', async () => {
+    const first = setUp()
+    const runs: number[] = []
+    const gaveUp: string[] = []
+    const dying = handler(
+      (_payload, { attempt }) => {
+        runs.push(attempt)
+        return new Promise<void>(() => {})
+      },
+      { maxAttempts: 2, onGiveUp: (_payload, error) => gaveUp.push(error) },
+    )
+    first.queue.register('poison', dying)
+    first.queue.enqueue('poison', { n: 1 })
+    let dir = first.dir
+    // the process dies during every attempt (no stop), and is started again each time
+    let current = first
+    for (let life = 0; life < 5; life++) {
+      if (life > 0) {
+        current = setUp(dir)
+        current.queue.register('poison', dying)
+      }
+      current.queue.start()
+      await Bun.sleep(50)
+      current.dataDir.db.$client.close()
+      await current.queue.stop(0)
+    }
+    // attempts 1 and 2 (its last), one more after that death, then never again
+    expect(runs).toEqual([1, 2, 3])
+    const last = setUp(dir)
+    expect(last.rows()).toMatchObject([{ state: 'failed', attempts: 3 }])
+    expect(last.rows()[0]!.last_error).toContain('stopped during')
+    expect(gaveUp).toHaveLength(1)
+  })
+
   test('at start, pending jobs of a kind nobody registered (the mirror turned off) are dropped, with a log line', async () => {
     const { queue, rows, dataDir, now, logs } = setUp()
     enqueueJob(dataDir.db, () => now.value, 'release-mirror', { miniAppId: 'a', channel: 'stable' })

@@ -306,10 +306,21 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       if (timer !== null) return
       stopped = false
       const at = new Date(clock()).toISOString()
+      const gaveUp: { job: Claimed; handler: JobHandler<unknown>; error: string }[] = []
       // bun:sqlite's own transaction, like the rest of the worker: drizzle's cost a few ms of every start (issue 30)
       client.transaction(() => {
         // a job that was running when the process died runs again, unless a newer one of its key waits
         client.run("DELETE FROM jobs WHERE state = 'running' AND dedupe_key IN (SELECT dedupe_key FROM jobs WHERE state = 'pending' AND dedupe_key IS NOT NULL)")
+        // … or unless it has had its last attempt and one more (cut off by a stop): a job the process
+        // keeps dying in would otherwise run at every start, for ever
+        const left = client.query<Claimed & { lastError: string | null }, []>("SELECT id, kind, payload, attempts, dedupe_key AS dedupeKey, last_error AS lastError FROM jobs WHERE state = 'running'").all()
+        for (const job of left) {
+          const handler = handlers.get(job.kind)
+          if (!handler || job.attempts <= handler.maxAttempts) continue
+          const error = `the process stopped during attempt ${job.attempts}${job.lastError ? ` (before it: ${job.lastError})` : ''}`.slice(0, 1000)
+          client.query("UPDATE jobs SET state = 'failed', last_error = ?, updated_at = ? WHERE id = ?").run(error, at, job.id)
+          gaveUp.push({ job, handler, error })
+        }
         client.query("UPDATE jobs SET state = 'pending', updated_at = ? WHERE state = 'running'").run(at)
         // work of a kind this server does not do any more (the release mirror turned off) would wait forever
         const kinds = [...handlers.keys()]
@@ -323,6 +334,14 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         // jobs that gave up a month ago have been seen (or never will be)
         client.query("DELETE FROM jobs WHERE state = 'failed' AND updated_at < ?").run(new Date(clock() - 30 * 24 * 3600_000).toISOString())
       })()
+      for (const { job, handler, error } of gaveUp) {
+        log(JSON.stringify({ level: 'error', msg: 'background job gave up: the process stopped during its attempts', kind: job.kind, job: job.id, attempts: job.attempts, error }))
+        try {
+          handler.onGiveUp?.(JSON.parse(job.payload), error)
+        } catch (hookError) {
+          log(JSON.stringify({ level: 'error', msg: 'background job: recording the give-up failed', kind: job.kind, job: job.id, error: (hookError as Error).message }))
+        }
+      }
       timer = setInterval(tick, pollMs)
       timer.unref?.()
       tick()
