@@ -264,6 +264,11 @@ export function lockHolder(paths: Pick<DataDirPaths, 'lock'>): number | null {
   return Number.isInteger(holder) && holder > 0 && (holder === process.pid || processAlive(holder)) ? holder : null
 }
 
+/** Whether `pid` is a `miniship backup` still running (another process than this one). */
+export function backupRunning(pid: number): boolean {
+  return pid !== process.pid && processAlive(pid, backupCommand)
+}
+
 /** A command line (NUL-separated, as /proc has it) of a miniship that takes the lock, or of one running a backup. */
 const lockCommand = /miniship|\u0000(serve|doctor|restore)\u0000/
 const backupCommand = /(miniship|main\.ts).*\u0000backup\u0000/

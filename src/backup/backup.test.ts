@@ -225,6 +225,24 @@ describe('backup', () => {
     expect(result.manifest.createdAt).toBe('2026-11-23T01:00:00.000Z')
   })
 
+  test('the .partial archives killed runs left in the directory (this --out\'s, or default-named ones) are removed; a live backup\'s and others\' files stay', async () => {
+    const { root, opened } = populatedDataDir()
+    opened.db.$client.close()
+    const directory = scratch()
+    const deadPid = Bun.spawnSync(['true']).pid
+    // a backup still writing: its command line names miniship backup
+    const live = Bun.spawn(['bash', '-c', 'sleep 30; true', 'miniship', 'backup'])
+    try {
+      const leftovers = [`nightly.tar.gz.${deadPid}.partial`, 'nightly.tar.gz.partial', `miniship-backup-20261101T010000Z.tar.gz.${deadPid}.partial`]
+      const kept = [`nightly.tar.gz.${live.pid}.partial`, `other.tar.gz.${deadPid}.partial`, 'notes.txt']
+      for (const name of [...leftovers, ...kept]) writeFileSync(join(directory, name), 'a copy of the secret and the database')
+      await createBackup({ dataDir: root, out: join(directory, 'nightly.tar.gz') })
+      expect(readdirSync(directory).sort()).toEqual(['nightly.tar.gz', ...kept].sort())
+    } finally {
+      live.kill()
+    }
+  })
+
   test('a run that fails leaves the existing archive as it was', async () => {
     const { root, opened, blobs } = populatedDataDir()
     opened.db.$client.close()

@@ -1,10 +1,10 @@
 // `miniship backup`: a consistent .tar.gz of a data directory (database snapshot, the blobs it refers to,
 // the signing secret, backup.json), taken while a server may be running and writing.
-import { createReadStream, createWriteStream, existsSync, linkSync, copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
+import { createReadStream, createWriteStream, existsSync, linkSync, copyFileSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { basename, dirname, join, resolve, sep } from 'node:path'
 import { Database } from 'bun:sqlite'
 import type { TarArchive as TarArchiveType } from 'archiver'
-import { backupStagingName, dataDirPaths, fsyncPath, type DataDirPaths } from '../data-dir'
+import { backupRunning, backupStagingName, dataDirPaths, fsyncPath, type DataDirPaths } from '../data-dir'
 import { appliedMigrationCount } from '../db/open'
 import { blobPath, createLocalBlobStore, idleOf, type BlobStore } from '../storage'
 import { idleTimeoutStream } from '../storage/idle'
@@ -183,11 +183,34 @@ async function stageSnapshot(paths: DataDirPaths, staging: string, progress: Bac
 }
 
 /**
- * Writes the archive to `<out>.partial` beside `out`, fsyncs it and renames it over `out`: an
+ * Removes the partial archives that killed runs (SIGKILL, a cron timeout, power loss) left beside
+ * `out`: `<out>.<pid>.partial` (or `<out>.partial`, as runs named it before) and default-named
+ * `miniship-backup-….tar.gz.<pid>.partial`. Each is a copy of the secret and the database that
+ * nothing else would remove. A run still writing (its pid a live backup) keeps its own.
+ */
+function removeKilledPartials(out: string): void {
+  const directory = dirname(out)
+  const name = basename(out)
+  let names: string[]
+  try {
+    names = readdirSync(directory)
+  } catch {
+    return
+  }
+  for (const entry of names) {
+    const partial = /^(.+)\.(\d+)\.partial$/.exec(entry)
+    const ours = entry === `${name}.partial` || (partial !== null && (partial[1] === name || /^miniship-backup-\d{8}T\d{6}Z\.tar\.gz$/.test(partial[1]!)) && !backupRunning(Number(partial[2])))
+    if (ours) rmSync(join(directory, entry), { force: true })
+  }
+}
+
+/**
+ * Writes the archive to `<out>.<pid>.partial` beside `out`, fsyncs it and renames it over `out`: an
  * existing archive (last night's) is replaced in one step, and stays whole if this run fails.
  */
 async function writeArchive(out: string, manifest: BackupManifest, sources: Map<string, string>, inline: Map<string, Uint8Array>, progress: BackupProgress, cleanup: Set<string>): Promise<number> {
-  const partial = `${out}.partial`
+  const partial = `${out}.${process.pid}.partial`
+  removeKilledPartials(out)
   rmSync(partial, { force: true })
   cleanup.add(partial)
   const date = new Date(manifest.createdAt)
