@@ -296,7 +296,7 @@ describe('backup', () => {
     }
     // once the archive has bytes of the database, every entry was queued and looked at: the blobs are read later
     const watch = setInterval(() => {
-      if ((statSync(`${out}.partial`, { throwIfNoEntry: false })?.size ?? 0) < 1_000_000) return
+      if ((statSync(`${out}.${process.pid}.partial`, { throwIfNoEntry: false })?.size ?? 0) < 1_000_000) return
       clearInterval(watch)
       removeStagedBlobs()
     }, 1)
