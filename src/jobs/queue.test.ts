@@ -52,6 +52,30 @@ describe('the job queue', () => {
     expect(rows()).toEqual([])
   })
 
+  test('a claim that fails part way marks no job running (none is left stuck until a restart); both run once the failure is gone', async () => {
+    const { queue, rows, logs, dataDir } = setUp()
+    const seen: number[] = []
+    queue.register('count', handler(async ({ n }) => void seen.push(n)))
+    queue.enqueue('count', { n: 1 })
+    queue.enqueue('count', { n: 2 })
+    // SQLite refuses to mark the second job running (as a write lock taken between the two would)
+    dataDir.db.$client.run("CREATE TRIGGER refuse_second BEFORE UPDATE OF state ON jobs WHEN NEW.state = 'running' AND json_extract(OLD.payload, '$.n') = 2 BEGIN SELECT RAISE(ABORT, 'refused'); END")
+    queue.start()
+    await until(() => logs.some((line) => line.includes('looking for due jobs failed')))
+    await queue.stop(0)
+    expect(seen).toEqual([])
+    expect(rows().map((row) => [row.payload, row.state, row.attempts])).toEqual([
+      ['{"n":1}', 'pending', 0],
+      ['{"n":2}', 'pending', 0],
+    ])
+    dataDir.db.$client.run('DROP TRIGGER refuse_second')
+    const again = createJobQueue({ db: dataDir.db, clock: () => Date.parse('2026-11-25T10:00:00.000Z'), log: () => {}, pollMs: 20 })
+    again.register('count', handler(async ({ n }) => void seen.push(n)))
+    await again.drain()
+    expect(seen.sort()).toEqual([1, 2])
+    expect(rows()).toEqual([])
+  })
+
   test('one pending job per dedupe key: the later payload wins', async () => {
     const { queue, rows } = setUp()
     const seen: number[] = []
@@ -184,6 +208,20 @@ describe('the job queue', () => {
     await queue.drain()
     expect(rows()).toEqual([])
     expect(queue.backlog()).toMatchObject({ pending: 0, oldestPendingSeconds: 0 })
+  })
+
+  test('a stop whose grace runs out says which jobs it cut off; they stay running and run again at the next start', async () => {
+    const { queue, rows, logs } = setUp()
+    let started = false
+    queue.register('deliver', handler(() => ((started = true), new Promise<void>(() => {}))))
+    queue.start()
+    queue.enqueue('deliver', { n: 1 })
+    await until(() => started)
+    await queue.stop(50)
+    const line = logs.map((text) => JSON.parse(text) as { msg: string; jobs?: { kind: string; job: string }[] }).find((entry) => entry.msg.includes('still running when the stop'))
+    expect(line?.msg).toBe("background jobs: 1 still running when the stop's 0.1 s ran out; they run again at the next start")
+    expect(line?.jobs).toEqual([{ kind: 'deliver', job: rows()[0]!.id }])
+    expect(rows()[0]).toMatchObject({ state: 'running', attempts: 1 })
   })
 
   test('a job that was running when the process died runs again after a restart', async () => {

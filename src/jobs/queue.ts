@@ -154,7 +154,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const pollMs = options.pollMs ?? 500
   const handlers = new Map<string, JobHandler<unknown>>()
   /** attempts whose promise has not settled yet, timed-out ones included (they block their dedupe key) */
-  const inFlight = new Map<string, { key: string | null; outcome: Promise<void>; decided: boolean; settled: Promise<void> }>()
+  const inFlight = new Map<string, { key: string | null; kind: string; outcome: Promise<void>; decided: boolean; settled: Promise<void> }>()
   /** outcomes whose recording failed (another process held the write lock): recorded at the next tick, else the job would stay `running` until a restart */
   const unrecorded: { job: Claimed; handler: JobHandler<unknown>; error: string | null }[] = []
   let counted = 0
@@ -175,13 +175,17 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     const blocked = blockedKeys()
     const claimed: Claimed[] = []
     const at = new Date(clock()).toISOString()
-    for (const job of candidates) {
-      if (claimed.length >= limit) break
-      if (job.dedupeKey !== null && blocked.has(job.dedupeKey)) continue
-      if (job.dedupeKey !== null) blocked.add(job.dedupeKey)
-      client.query("UPDATE jobs SET state = 'running', attempts = attempts + 1, updated_at = ? WHERE id = ? AND state = 'pending'").run(at, job.id)
-      claimed.push({ ...job, attempts: job.attempts + 1 })
-    }
+    // one transaction: a claim that fails part way (the write lock taken between two jobs) marks none
+    // `running`, rather than leaving the ones before it `running` and never run until a restart
+    client.transaction(() => {
+      for (const job of candidates) {
+        if (claimed.length >= limit) break
+        if (job.dedupeKey !== null && blocked.has(job.dedupeKey)) continue
+        if (job.dedupeKey !== null) blocked.add(job.dedupeKey)
+        client.query("UPDATE jobs SET state = 'running', attempts = attempts + 1, updated_at = ? WHERE id = ? AND state = 'pending'").run(at, job.id)
+        claimed.push({ ...job, attempts: job.attempts + 1 })
+      }
+    })()
     return claimed
   }
 
@@ -255,7 +259,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       inFlight.delete(job.id)
       if (timer !== null) wake()
     })
-    inFlight.set(job.id, { key: job.dedupeKey, outcome, decided: false, settled })
+    inFlight.set(job.id, { key: job.dedupeKey, kind: job.kind, outcome, decided: false, settled })
     return outcome
   }
 
@@ -375,6 +379,11 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       if (inFlight.size > 0 && Date.now() < deadline) await within([...inFlight.values()].map((entry) => entry.settled))
       // what still cannot be recorded stays `running`: the next start runs it again
       recordUnrecorded()
+      // said, as serve says which requests it cut off: a delivery to a slow receiver stays `running` and is sent again at the next start
+      const cutOff = [...inFlight.entries()].filter(([, entry]) => !entry.decided)
+      if (cutOff.length > 0) {
+        log(JSON.stringify({ level: 'warn', msg: `background jobs: ${cutOff.length} still running when the stop's ${Math.round(graceMs / 100) / 10} s ran out; they run again at the next start`, jobs: cutOff.map(([id, entry]) => ({ kind: entry.kind, job: id })) }))
+      }
     },
     async drain() {
       // waits for each attempt's outcome, not for a timed-out handler that may never return
