@@ -237,6 +237,11 @@ describe('signed uploads', () => {
     form.append('signatureKeyId', laptop.keyId)
     const res = await expectUploadRefused(form, 400, 'VALIDATION_ERROR')
     expect(res.body.details).toEqual([{ field: 'signature', message: expect.any(String) }])
+    expect(res.body.message).toBe('signature is required with signatureKeyId: send both (or neither for an unsigned version)')
+    const reverse = uploadForm(appId, { version: '1.3.0' })
+    reverse.append('signature', 'c2ln')
+    const refused = await expectUploadRefused(reverse, 400, 'VALIDATION_ERROR')
+    expect(refused.body.message).toBe('signatureKeyId is required with signature: send both (or neither for an unsigned version)')
   })
 
   test('re-uploading a signed draft unsigned drops its signature (its files changed)', async () => {

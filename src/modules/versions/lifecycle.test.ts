@@ -128,6 +128,14 @@ describe('review, publish, rollback and delete through HTTP', () => {
     expect(outcome(await post(`/api/mini-apps/${miniAppId}/rollback`, owner.token, { notes: 'x' }))).toEqual({ status: 400, code: 'VALIDATION_ERROR' })
   })
 
+  test('notes that are not text (or null) are 400 VALIDATION_ERROR saying what notes take, on rollback and publish', async () => {
+    for (const path of [`/api/mini-apps/${miniAppId}/rollback`, `/api/mini-apps/${miniAppId}/versions/${ids['1.0.0']}/publish`]) {
+      const res = await post(path, owner.token, { targetVersionId: ids['1.0.0'], notes: 5 })
+      expect(outcome(res)).toEqual({ status: 400, code: 'VALIDATION_ERROR' })
+      expect((res.body as { details?: unknown }).details).toEqual([{ field: 'notes', message: 'must be text of at most 2000 characters, or null' }])
+    }
+  })
+
   test('rollback to 1.0.0: answers { miniApp, version }; statuses do not change', async () => {
     context.advance(1000)
     const res = await post(`/api/mini-apps/${miniAppId}/rollback`, developer.token, { targetVersionId: ids['1.0.0'], notes: 'checkout broken' })

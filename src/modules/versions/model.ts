@@ -8,13 +8,15 @@ export const miniAppIdParams = t.Object({ miniAppId: t.String() })
 export const versionParams = t.Object({ miniAppId: t.String(), versionId: t.String() })
 
 const notes = t.String({ maxLength: 2000, error: 'must be text of at most 2000 characters' })
+/** notes, or null for none; the union names what it takes (Elysia's own words were "expected union value") */
+const optionalNotes = t.Optional(t.Union([notes, t.Null()], { error: 'must be text of at most 2000 characters, or null' }))
 
 const channel = t.String({ maxLength: 64, description: 'a channel name (default: the channel the version was uploaded to)', error: 'must be a channel name such as stable or beta' })
 
 /** rolloutPercent, hostVersionRange and mandatory are checked by the channel rules (their own error codes). */
 export const publishBody = t.Optional(
   t.Object({
-    notes: t.Optional(t.Union([notes, t.Null()])),
+    notes: optionalNotes,
     channel: t.Optional(channel),
     rolloutPercent: t.Optional(t.Unknown({ description: 'a whole number 1–100 (default 100): the share of devices that get it' })),
     hostVersionRange: t.Optional(t.Unknown({ description: 'a semver range the host app version must satisfy, e.g. ">=2.3.0 <3" (default: any)' })),
@@ -24,7 +26,7 @@ export const publishBody = t.Optional(
 
 export const rollbackBody = t.Object({
   targetVersionId: t.String({ minLength: 1, error: 'must be the id of a published version' }),
-  notes: t.Optional(t.Union([notes, t.Null()])),
+  notes: optionalNotes,
   channel: t.Optional(channel),
 })
 

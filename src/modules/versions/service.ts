@@ -199,8 +199,8 @@ function checkUploadForm(received: ReceivedUpload): UploadInput {
   const keyId = fields.signatureKeyId?.trim() || undefined
   const value = fields.signature?.trim() || undefined
   if ((keyId === undefined) !== (value === undefined)) {
-    const missing = keyId === undefined ? 'signatureKeyId' : 'signature'
-    throw badField('VALIDATION_ERROR', missing, 'is required with signatureKeyId and signature: send both (or neither for an unsigned version)')
+    const [missing, sent] = keyId === undefined ? ['signatureKeyId', 'signature'] : ['signature', 'signatureKeyId']
+    throw badField('VALIDATION_ERROR', missing, `is required with ${sent}: send both (or neither for an unsigned version)`)
   }
   const signature = keyId !== undefined && value !== undefined ? { keyId, value } : null
   // A copy: the manifest may be swapped for a rewritten one, and the received temp files must all still be discarded.
