@@ -1,5 +1,6 @@
 import { describe, expect, test, afterAll } from 'bun:test'
 import { createTestContext } from './test-support'
+import { createMiniApp, createTestUser } from './test-fixtures'
 
 const context = createTestContext()
 afterAll(() => context.close())
@@ -70,6 +71,25 @@ describe('health', () => {
     expect(res.status).toBe(503)
     expect(res.body.status).toBe('unavailable')
     broken.close = () => {}
+  })
+})
+
+describe('a JSON body is an object', () => {
+  test('an array, a string, a number, a boolean or null is 400 VALIDATION_ERROR (field body), after authentication', async () => {
+    for (const raw of ['[]', '"s"', '5', 'true', 'null']) {
+      const res = await context.call('PATCH', '/api/mini-apps/whatever', { body: raw, headers: { 'content-type': 'application/json' }, token: 'garbage' })
+      expect([raw, res.status, res.body.code]).toEqual([raw, 401, 'INVALID_TOKEN'])
+    }
+    const owner = await createTestUser(context)
+    const app = await createMiniApp(context, owner.token, 'shape.app')
+    for (const [raw, shape] of [['[]', 'an array'], ['"s"', 'a string'], ['5', 'a number'], ['true', 'a boolean'], ['null', 'null']] as const) {
+      const res = await context.call('PATCH', `/api/mini-apps/${app.id}`, { body: raw, headers: { 'content-type': 'application/json' }, token: owner.token })
+      expect([raw, res.status, res.body.code]).toEqual([raw, 400, 'VALIDATION_ERROR'])
+      if (raw !== 'null') expect(res.body).toMatchObject({ message: `The request body must be a JSON object (got ${shape})`, details: [{ field: 'body', message: 'must be a JSON object' }] })
+    }
+    // an object, and no body at all where none is needed, still work
+    expect((await context.call('PATCH', `/api/mini-apps/${app.id}`, { json: { name: 'Renamed' }, token: owner.token })).status).toBe(200)
+    expect((await context.call('POST', `/api/mini-apps/${app.id}/versions/nope/review`, { token: owner.token })).body.code).toBe('VERSION_NOT_FOUND')
   })
 })
 

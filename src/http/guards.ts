@@ -67,6 +67,18 @@ export interface CallerVerifiers {
   miniAppIdOf?(idOrAppId: string): string | null
 }
 
+/**
+ * Every JSON body a signed-in route takes is an object: Elysia reads an array, a string, a number or
+ * a boolean as `{}` where every field is optional (`PATCH …` with `[]` answered 200 and changed
+ * nothing; a publish with `5` published with the defaults). Checked after authentication, as the
+ * body's fields are. No body at all stays fine.
+ */
+function checkBodyShape(body: unknown): void {
+  if (body === undefined || body === '' || (typeof body === 'object' && body !== null && !Array.isArray(body))) return
+  const shape = body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`
+  throw new AppError(400, 'VALIDATION_ERROR', `The request body must be a JSON object (got ${shape})`, [{ field: 'body', message: 'must be a JSON object' }])
+}
+
 export function createGuard(verify: CallerVerifiers, config: Pick<Config, 'trustProxy'>) {
   // Authentication runs in `transform`, before body validation, so that a caller who may not call
   // a route learns 401/403 rather than what its body should look like; `resolve` hands the user on.
@@ -94,18 +106,22 @@ export function createGuard(verify: CallerVerifiers, config: Pick<Config, 'trust
   return new Elysia({ name: 'guard' }).macro({
     auth: (access: Access) => ({
       detail: { security: [{ bearer: [] }], ...(access === true ? {} : { description: access === 'any-key' ? 'API keys may call this too' : `API keys with the "${access}" scope may call this too` }) },
-      transform: ({ request, server, params }: { request: Request; server: AddressSource; params?: Record<string, string> }) => {
+      transform: async ({ request, server, params, body }: { request: Request; server: AddressSource; params?: Record<string, string>; body?: unknown }) => {
         // `/mini-apps/com.example.shop/…` is `/mini-apps/<its UUID>/…` for every route below (console URLs use either)
         // a segment that does not decode (`%ff`) reaches here as null: no miniapp has it, so the route answers 404 (after authentication)
         if (params !== undefined && params.miniAppId !== undefined && typeof params.miniAppId !== 'string') params.miniAppId = ''
         if (params?.miniAppId !== undefined && verify.miniAppIdOf) params.miniAppId = verify.miniAppIdOf(params.miniAppId) ?? params.miniAppId
-        return authenticate(request, server, access, false)
+        await authenticate(request, server, access, false)
+        checkBodyShape(body)
       },
       resolve: ({ request }: { request: Request }) => ({ user: userOf(request) }),
     }),
     admin: {
       detail: { security: [{ bearer: [] }], description: 'Administrators only' },
-      transform: ({ request, server }) => authenticate(request, server, true, true),
+      transform: async ({ request, server, body }) => {
+        await authenticate(request, server, true, true)
+        checkBodyShape(body)
+      },
       resolve: ({ request }) => ({ user: userOf(request) }),
     },
   })
