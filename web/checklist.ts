@@ -26,9 +26,12 @@ interface Step {
   body(state: ChecklistState, mark: (id: string) => void): HTMLElement
 }
 
-/** The command a newcomer copies: log in once, then push from the build folder. */
+/**
+ * The command a newcomer copies: log in once, then push from the build folder. It names no channel:
+ * a new miniapp has only `stable` (the default), and a push to a channel it lacks is refused.
+ */
 function pushCommand(appId: string): string {
-  return `miniship push ./build --app ${appId} --version 1.0.0 --channel beta`
+  return `miniship push ./build --app ${appId} --version 1.0.0`
 }
 
 /**
