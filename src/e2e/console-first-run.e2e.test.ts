@@ -21,7 +21,7 @@ describe.skipIf(!hasChromium)('the first sign-in after set-up', () => {
   const watch = new PageWatch()
   const contexts: BrowserContext[] = []
 
-  async function signedIn(who: { email: string; password: string }, viewport = { width: 390, height: 844 }): Promise<Page> {
+  async function signedIn(who: { email: string; password: string }, viewport = { width: 375, height: 812 }): Promise<Page> {
     const context = await browser.newContext({ viewport })
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: fixture.base })
     watch.attach(context)
@@ -60,7 +60,7 @@ describe.skipIf(!hasChromium)('the first sign-in after set-up', () => {
     expect(await doneOf(page)).toEqual({ 'create-miniapp': false, 'copy-push': false, registration: false, 'signing-key': false })
     expect(await page.getByTestId('checklist').textContent()).toContain('0 of 4 done')
     expect(await layoutProblems(page)).toEqual([])
-    await screenshot(page, 'first-run-checklist-390')
+    await screenshot(page, 'first-run-checklist-375')
 
     const form = page.getByTestId('create-app-form')
     await form.locator('[name=appId]').fill('com.example.first')

@@ -12,9 +12,9 @@ export interface ConsolePage {
 /**
  * The problems of the page as drawn, as sentences (empty when it fits):
  * - the document is wider than the viewport;
- * - a visible button, select, input or link lies partly outside the viewport, or its content is wider
- *   than its box (text cut off) — unless it sits in a horizontal scroller, which is how a row of
- *   tabs or a wide table is meant to fit;
+ * - a visible button, select, input or link lies partly outside the viewport or out of the content box
+ *   of the card it sits in (into its padding), or its content is wider than its box (text cut off) — unless it sits in a
+ *   horizontal scroller, which is how a row of tabs or a wide table is meant to fit;
  * - a select is narrower than the text of its chosen option (a truncated choice);
  * - a word of up to 24 characters is broken across lines (a long App ID may break, a scope label may not;
  *   text styled `word-break: break-all`, a URL or a hash, is meant to).
@@ -57,6 +57,17 @@ export function layoutProblems(page: Page): Promise<string[]> {
       const box = el.getBoundingClientRect()
       if (box.width === 0) continue
       if (!inScroller(el) && (box.left < -0.5 || box.right > width + 0.5)) problems.push(`${describe(el)} reaches from ${Math.round(box.left)} to ${Math.round(box.right)} px on a ${width} px screen`)
+      else if (!inScroller(el)) {
+        // inside the screen, but out of the room its card gives its content (into the padding or past the border)
+        const card = el.parentElement?.closest('.card')
+        if (card) {
+          const edge = card.getBoundingClientRect()
+          const cardStyle = getComputedStyle(card)
+          const left = edge.left + parseFloat(cardStyle.borderLeftWidth) + parseFloat(cardStyle.paddingLeft)
+          const right = edge.right - parseFloat(cardStyle.borderRightWidth) - parseFloat(cardStyle.paddingRight)
+          if (box.left < left - 0.5 || box.right > right + 0.5) problems.push(`${describe(el)} reaches from ${Math.round(box.left)} to ${Math.round(box.right)} px, out of its card's content (${Math.round(left)} to ${Math.round(right)} px)`)
+        }
+      }
       const style = getComputedStyle(el)
       // text fields scroll their own value by design; everything else must show all of its content
       const textField = el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && !['button', 'submit', 'reset', 'checkbox', 'radio'].includes(el.type))
