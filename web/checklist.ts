@@ -4,7 +4,7 @@
 // registration was decided), per user. On a server that signs releases a fourth step asks for a
 // signing key, done once a miniapp trusts one (GET /api/mini-apps/{id}/signing-keys).
 import type { Me, MiniApp } from './api.ts'
-import { copyText, h } from './dom.ts'
+import { commandCode, copyText, h } from './dom.ts'
 import { appPath } from './router.ts'
 
 /** What the steps look at to tell whether they are done. */
@@ -32,15 +32,6 @@ interface Step {
  */
 function pushCommand(appId: string): string {
   return `miniship push ./build --app ${appId} --version 1.0.0`
-}
-
-/**
- * A command in <code>, each word kept whole on a line (a browser would otherwise break `--app`
- * after its first hyphen); a word longer than the line, a 64-character App ID, still wraps.
- */
-function commandCode(command: string): HTMLElement {
-  const words = command.split(' ')
-  return h('code', { class: 'command-words' }, words.flatMap((word, index) => [index ? ' ' : '', h('span', null, word)]))
 }
 
 const STEPS: Step[] = [

@@ -345,6 +345,19 @@ export function infoDialog(title: string, content: Child, testId: string, action
  * Copies `text`, saying so in the notice and on the button that asked (a dialog hides the notice),
  * or asking to copy by hand when the browser refuses.
  */
+/**
+ * A command in <code>, each word kept whole on a line (a browser would otherwise break `--app`
+ * after its first hyphen, or `/api` after its `a`); a URL too long for the line breaks after a `/`
+ * of its path, and only a word longer than the line with none, a 64-character App ID, wraps
+ * anywhere. `attrs` go on the <code>.
+ */
+export function commandCode(command: string, attrs: Attrs = {}): HTMLElement {
+  const words = command.split(' ')
+  // a break is offered after each `/` that ends a path segment (not inside `//`)
+  const pieces = (word: string) => word.split(/(?<=[^:/]\/)(?=[^/])/).flatMap((piece, index) => (index ? [h('wbr'), piece] : [piece]))
+  return h('code', { ...attrs, class: ['command-words', attrs.class].filter(Boolean).join(' ') }, words.flatMap((word, index) => [index ? ' ' : '', h('span', null, ...pieces(word))]))
+}
+
 export async function copyText(text: string, what: string, button?: HTMLButtonElement): Promise<void> {
   try {
     await navigator.clipboard.writeText(text)

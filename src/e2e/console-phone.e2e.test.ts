@@ -1,4 +1,4 @@
-// The console on a phone (390 × 844), light and dark: every page fits the screen, with no control
+// The console on a phone (375 × 812), light and dark: every page fits the screen, with no control
 // cut off and no word broken; a miniapp's address by App ID.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
@@ -6,7 +6,7 @@ import { hasChromium, launchChromium, PageWatch, screenshot } from './browser-su
 import { FIXTURE_APP_ID, signIn, startConsoleFixture, type ConsoleFixture } from './console-fixture'
 import { layoutProblems, type ConsolePage } from './console-layout'
 
-const PHONE = { width: 390, height: 844 }
+const PHONE = { width: 375, height: 812 }
 
 /** Every page of the seeded console, by the address a person would open. */
 function consolePages(fixture: ConsoleFixture): ConsolePage[] {
@@ -58,7 +58,7 @@ describe.skipIf(!hasChromium)('the console on a phone', () => {
   for (const dark of [false, true]) {
     const scheme = dark ? 'dark' : 'light'
     test(
-      `every page at 390 × 844 (${scheme}): nothing scrolls sideways, no control is cut off, no word is broken`,
+      `every page at 375 × 812 (${scheme}): nothing scrolls sideways, no control is cut off, no word is broken`,
       async () => {
         const page = await newPage(dark)
         await page.goto(`${fixture.base}/`)

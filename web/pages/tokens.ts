@@ -1,7 +1,7 @@
 // Tokens, for every user: API keys for CI (created with scopes and apps, shown once, revoked here)
 // and the command-line tool's login and push commands for this server, ready to copy.
 import { api, seg, type ApiKey, type ApiKeyScope, type Me, type MiniApp } from '../api.ts'
-import { ago, confirmDialog, copyText, field, h, onSubmit, showError, showNotice, time } from '../dom.ts'
+import { ago, commandCode, confirmDialog, copyText, field, h, onSubmit, showError, showNotice, time } from '../dom.ts'
 import { serverHas } from '../features.ts'
 import type { PageContext } from '../router.ts'
 
@@ -39,7 +39,7 @@ function copyButton(text: string, what: string, testId: string, kind = 'secondar
 }
 
 function commandBox(command: string, testId: string, copyId: string, what: string): HTMLElement {
-  return h('div', { class: 'command' }, h('code', { 'data-testid': testId }, command), copyButton(command, what, copyId))
+  return h('div', { class: 'command' }, commandCode(command, { 'data-testid': testId }), copyButton(command, what, copyId))
 }
 
 export async function tokensPage(ctx: PageContext, me: Me): Promise<void> {
