@@ -122,5 +122,8 @@ describe.skipIf(!hasChromium)('the first sign-in after set-up', () => {
     const page = await signedIn(USER)
     await page.getByTestId('apps-empty').waitFor()
     expect(await page.getByTestId('checklist').count()).toBe(0)
+    // the empty list points at the New miniapp form where it is: above it
+    expect(await page.getByTestId('apps-empty').textContent()).toContain('with the form above')
+    expect((await page.getByTestId('create-app-form').boundingBox())!.y).toBeLessThan((await page.getByTestId('apps-empty').boundingBox())!.y)
   })
 })

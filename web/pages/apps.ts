@@ -108,7 +108,7 @@ export async function appsPage(ctx: PageContext): Promise<void> {
     return row
   })
 
-  const list = apps.length ? h('ul', { class: 'app-list card', 'data-testid': 'apps-list' }, rows) : h('p', { class: 'empty', 'data-testid': 'apps-empty' }, 'No miniapps yet. Create your first one with the form below.')
+  const list = apps.length ? h('ul', { class: 'app-list card', 'data-testid': 'apps-list' }, rows) : h('p', { class: 'empty', 'data-testid': 'apps-empty' }, 'No miniapps yet. Create your first one with the form above.')
   const noMatch = h('p', { class: 'empty', 'data-testid': 'apps-no-match', hidden: true }, 'No miniapp matches this search.')
   const search = h('input', { type: 'search', name: 'q', placeholder: 'Search by name or App ID', 'aria-label': 'Search miniapps', 'data-testid': 'apps-search', autocomplete: 'off' })
   search.addEventListener('input', () => {
