@@ -146,6 +146,13 @@ describe.skipIf(!hasChromium)('the console on a phone', () => {
       const tallest = Math.max(...(await bars.evaluateAll((rects) => rects.map((rect) => rect.getBoundingClientRect().height))))
       expect(tallest).toBeGreaterThanOrEqual(80)
       expect(await chart.locator('svg[role=img]').textContent()).toContain('1.0.0 83%')
+      // the live version's share, with what it is a share of under it in small print (not as large as a figure)
+      const fontOf = (testId: string) => page.getByTestId(testId).evaluate((el) => ({ size: parseFloat(getComputedStyle(el).fontSize), weight: Number(getComputedStyle(el).fontWeight) }))
+      const share = await fontOf('figure-adoption')
+      const of = await fontOf('figure-adoption-devices')
+      expect(await page.getByTestId('figure-adoption-devices').textContent()).toMatch(/^of the \d+ devices seen on \d{4}-\d{2}-\d{2}$/)
+      expect(of.size).toBeLessThan(share.size)
+      expect(of.weight).toBeLessThan(600)
       await screenshot(page, `adoption-one-day-${viewport.width}`)
     }
   })

@@ -75,7 +75,7 @@ function insightsPanel(insights: Insights, workspace: Workspace): HTMLElement {
           null,
           h('dt', null, `On ${live}`),
           h('dd', { 'data-testid': 'figure-adoption' }, `${Math.round(insights.adoption.share * 100)} %`),
-          insights.adoption.devices !== undefined && insights.adoption.day ? h('dd', { class: 'hint' }, `of the ${insights.adoption.devices} devices seen on ${insights.adoption.day}`) : null,
+          insights.adoption.devices !== undefined && insights.adoption.day ? h('dd', { class: 'hint', 'data-testid': 'figure-adoption-devices' }, `of the ${insights.adoption.devices} devices seen on ${insights.adoption.day}`) : null,
         )
       : null,
   )
