@@ -1,6 +1,6 @@
 // The adoption chart's numbers: shares per day, stacking order, empty days and the empty state.
 import { expect, test } from 'bun:test'
-import { adoptionSeries, adoptionShape } from './adoption'
+import { adoptionSeries, adoptionShape, stackedShares } from './adoption'
 
 const version = (versionId: string, activeDevices: number) => ({ versionId, version: versionId.replace('v', '1.'), activeDevices })
 
@@ -48,4 +48,22 @@ test('one day with devices is drawn as bars from that day on (an area would be a
   expect(adoptionShape(adoptionSeries(report([0, 0, 4, 0, 0])))).toEqual({ shape: 'bars', from: 2 })
   expect(adoptionShape(adoptionSeries(report([7])))).toEqual({ shape: 'bars', from: 0 })
   expect(adoptionShape(adoptionSeries(report([0, 3, 0, 5])))).toEqual({ shape: 'areas', from: 0 })
+})
+
+test('a day whose shares add up to more than 1 (devices that moved versions count twice) is stacked to 100 %, not past it', () => {
+  // what a README fleet run gives: all 864 devices checked on 1.0.0, 87 of them then installed 1.1.0
+  const series = adoptionSeries({
+    days: [
+      { day: '2026-11-26', devices: 10, versions: [version('v0', 8), version('v1', 2)] },
+      { day: '2026-11-27', devices: 864, versions: [version('v0', 864), version('v1', 87)] },
+    ],
+    adoption: { versionId: 'v1', share: 87 / 864, devices: 864 },
+  })
+  expect(series.shares.map((shares) => shares[1])).toEqual([1, 87 / 864])
+  const heights = stackedShares(series)
+  const top = (day: number) => heights.reduce((sum, shares) => sum + shares[day]!, 0)
+  expect(top(1)).toBeCloseTo(1, 10)
+  expect(heights[0]![1]! / heights[1]![1]!).toBeCloseTo(864 / 87, 10)
+  // a day that adds up to 1 or less is drawn as it is
+  expect(heights.map((shares) => shares[0])).toEqual([0.8, 0.2])
 })

@@ -44,6 +44,16 @@ export function adoptionSeries(report: AdoptionReport): AdoptionSeries {
 }
 
 /**
+ * The heights to stack, per version and day: the shares, scaled down on a day whose shares add up to
+ * more than 1 (a device that moved to another version that day counts in both), so that a day's
+ * stack ends at 100 % instead of running off the top of the chart. The labels keep the shares.
+ */
+export function stackedShares(series: AdoptionSeries): number[][] {
+  const sums = series.days.map((_, day) => series.shares.reduce((sum, shares) => sum + shares[day]!, 0))
+  return series.shares.map((shares) => shares.map((share, day) => (sums[day]! > 1 ? share / sums[day]! : share)))
+}
+
+/**
  * How to draw the series: stacked areas need two days with devices to say anything; with fewer (a
  * new install's first day) an area is a sliver at the edge, so each day becomes a stacked bar
  * instead, over the days from the first one that saw devices (`from`).
@@ -115,9 +125,10 @@ export function adoptionChart(report: AdoptionReport, options: { width?: number;
     figure.append(legendOf(series, report))
     return figure
   }
+  const heights = stackedShares(series)
   const below = series.days.map(() => 0)
   series.versions.forEach((version, versionIndex) => {
-    const above = below.map((base, dayIndex) => base + series.shares[versionIndex]![dayIndex]!)
+    const above = below.map((base, dayIndex) => base + heights[versionIndex]![dayIndex]!)
     const top = above.map((share, dayIndex) => `${x(dayIndex).toFixed(1)},${y(share).toFixed(1)}`)
     const bottom = below.map((share, dayIndex) => `${x(dayIndex).toFixed(1)},${y(share).toFixed(1)}`).reverse()
     const colour = palette[versionIndex % palette.length]!
@@ -151,16 +162,18 @@ function drawBars(chart: SVGSVGElement, series: AdoptionSeries, from: number, fr
   const slot = plotWidth / days
   const barWidth = Math.min(MAX_BAR_WIDTH, slot * 0.8)
   const centre = (day: number) => margin.left + (day - from + 0.5) * slot
+  const heights = stackedShares(series)
   for (let day = from; day < series.days.length; day++) {
     let below = 0
     series.versions.forEach((version, versionIndex) => {
       const share = series.shares[versionIndex]![day]!
+      const height = heights[versionIndex]![day]!
       if (share <= 0) return
       const bar = svg('rect', {
         x: (centre(day) - barWidth / 2).toFixed(1),
-        y: y(below + share).toFixed(1),
+        y: y(below + height).toFixed(1),
         width: barWidth.toFixed(1),
-        height: (share * plotHeight).toFixed(1),
+        height: (height * plotHeight).toFixed(1),
         fill: palette[versionIndex % palette.length]!,
         'data-version': version.version,
         'data-day': series.days[day]!,
@@ -168,10 +181,10 @@ function drawBars(chart: SVGSVGElement, series: AdoptionSeries, from: number, fr
       bar.append(svg('title', {}, `${version.version} on ${series.days[day]}: ${percent(share)}`))
       chart.append(bar)
       // the share beside a lone bar, where there is room to read it
-      if (days <= 3 && share * plotHeight >= 14) {
-        chart.append(svg('text', { x: (centre(day) + barWidth / 2 + 6).toFixed(1), y: (y(below + share / 2) + 4).toFixed(1), 'font-size': 11, fill: '#555' }, `${version.version} ${percent(share)}`))
+      if (days <= 3 && height * plotHeight >= 14) {
+        chart.append(svg('text', { x: (centre(day) + barWidth / 2 + 6).toFixed(1), y: (y(below + height / 2) + 4).toFixed(1), 'font-size': 11, fill: '#555' }, `${version.version} ${percent(share)}`))
       }
-      below += share
+      below += height
     })
   }
   if (days === 1) chart.append(svg('text', { x: centre(from).toFixed(1), y: height - 6, 'text-anchor': 'middle', 'font-size': 11, fill: '#555' }, series.days[from]!))
