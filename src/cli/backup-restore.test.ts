@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { openDataDir } from '../data-dir'
 import { closeDatabase } from '../db/open'
 import { tempDir } from '../test-support'
+import { archiveSize } from './backup'
 import { jsonDocument, runCli } from './test-run'
 
 const root = tempDir('miniship-backup-cli-')
@@ -30,4 +31,15 @@ test('restore of an archive that does not exist is bad input: exit 2 (as any oth
   const directory = await runCli(['restore', root, '--data-dir', join(root, 'elsewhere')])
   expect(directory.exitCode).toBe(2)
   expect(directory.stderr).toContain('is not a file')
+})
+
+test('backup says how big the archive is in a unit that shows it: a fresh installation is some KB, not 0.0 MB', async () => {
+  const dataDir = join(root, 'data-small')
+  closeDatabase(openDataDir(dataDir).db)
+  const archive = join(root, 'small.tar.gz')
+  const backup = await runCli(['backup', '--data-dir', dataDir, '--out', archive])
+  expect(backup.exitCode).toBe(0)
+  expect(backup.stdout).not.toContain('0.0 MB')
+  expect(backup.stdout).toMatch(/, \d+ KB\)\n?$/)
+  expect([512, 48_150, 3 * 1024 * 1024, 5 * 1024 * 1024 * 1024].map(archiveSize)).toEqual(['512 B', '47 KB', '3.0 MB', '5.00 GB'])
 })

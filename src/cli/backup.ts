@@ -10,8 +10,12 @@ import { backupTarget, createBackup } from '../backup/create'
 import { BackupError, storedFileCount } from '../backup/manifest'
 import { removeOnInterrupt, terminalProgress } from '../terminal/progress'
 
-function megabytes(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`
+/** The archive's size as a person reads it: `48 KB` rather than `0.0 MB` for a small installation. */
+export function archiveSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`
+  if (bytes < 1024 * 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MB`
+  return `${(bytes / 1024 / 1024 / 1024).toFixed(2)} GB`
 }
 
 export function backupCommand(): Command {
@@ -47,7 +51,7 @@ export function backupCommand(): Command {
             process.stdout.write(`${JSON.stringify(document, null, 2)}\n`)
             return
           }
-          console.log(`Backup written to ${result.out} (${where}, schema version ${result.manifest.schemaVersion}, ${megabytes(result.archiveBytes)})`)
+          console.log(`Backup written to ${result.out} (${where}, schema version ${result.manifest.schemaVersion}, ${archiveSize(result.archiveBytes)})`)
         } catch (error) {
           progress.done()
           if (error instanceof BackupError) fail(`backup failed: ${error.message}`, 1, 'BACKUP_FAILED')
