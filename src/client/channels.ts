@@ -1,4 +1,4 @@
-// `miniship channels ls|create|rm`: a mini app's release channels, in the state words of decisions §13.
+// `miniship channels ls|create|rm`: a miniapp's release channels, in the state words of decisions §13.
 import { Command } from 'commander'
 import { connect, withClientOptions, type ClientFlags } from './config'
 import { createOutput, runClient } from './http'
@@ -21,7 +21,7 @@ function channelPath(miniAppId: string, channel?: string): string {
 
 export function channelsCommand(): Command {
   const channels = new Command('channels')
-    .description("a mini app's release channels: list, create, remove")
+    .description("a miniapp's release channels: list, create, remove")
     .addHelpText(
       'after',
       `

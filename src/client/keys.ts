@@ -1,4 +1,4 @@
-// `miniship keys`: make an Ed25519 signing key (the private half never leaves this machine) and manage the keys a mini app trusts (decisions §14).
+// `miniship keys`: make an Ed25519 signing key (the private half never leaves this machine) and manage the keys a miniapp trusts (decisions §14).
 import { Command } from 'commander'
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs'
@@ -93,7 +93,7 @@ interface AppFlags extends ClientFlags {
 
 export function keysCommand(): Command {
   const keys = new Command('keys')
-    .description('signing keys: make one, and manage the public keys a mini app trusts')
+    .description('signing keys: make one, and manage the public keys a miniapp trusts')
     .addHelpText(
       'after',
       `
@@ -121,7 +121,7 @@ Examples:
           out.line(`Private key written to ${path} (mode 0600). Keep it off the server; anyone holding it can sign releases.`)
           out.line(`Public key: ${publicKey}`)
           out.line(`Key id:     ${keyId}`)
-          out.line(`Next, trust it for a mini app:  miniship keys add --app APPID ${publicKey} --name "${basename(path)}"`)
+          out.line(`Next, trust it for a miniapp:  miniship keys add --app APPID ${publicKey} --name "${basename(path)}"`)
           out.line(`Then sign what you push:        miniship push build --app APPID --version 1.0.0 --sign-key ${path}`)
           out.result({ file: path, publicKey, keyId, next: `miniship keys add --app APPID ${publicKey}` })
         }),
@@ -130,7 +130,7 @@ Examples:
 
   keys.addCommand(
     withClientOptions(new Command('add'))
-      .description('trust a public key to sign versions of a mini app (owners)')
+      .description('trust a public key to sign versions of a miniapp (owners)')
       .argument('<publicKey>', 'the base64 public key, or a file: its PEM, the private key PEM, or the base64')
       .requiredOption('--app <appId>', 'the app id, e.g. com.example.shop')
       .option('--name <name>', 'what people know the key by (default: the file name, or "key KEYID")')
@@ -151,7 +151,7 @@ Examples:
 
   keys.addCommand(
     withClientOptions(new Command('ls'))
-      .description('list the keys a mini app trusts, and the revoked ones')
+      .description('list the keys a miniapp trusts, and the revoked ones')
       .requiredOption('--app <appId>', 'the app id')
       .addHelpText('after', '\nExample:\n  $ miniship keys ls --app com.example.shop --json')
       .action((flags: AppFlags) =>

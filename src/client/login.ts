@@ -136,7 +136,7 @@ export function whoamiCommand(): Command {
         const { body: me } = await createApiClient(target.server, target.token).request<Me>('GET', '/auth/me')
         out.line(`${me.email} (${me.displayName}) on ${target.server}`)
         if (me.apiKey) {
-          out.line(`using API key "${me.apiKey.name}" (${me.apiKey.prefix}…) with scopes ${me.apiKey.scopes.join(', ')}${me.apiKey.miniAppIds ? ` for ${me.apiKey.miniAppIds.length} mini app(s)` : ''}`)
+          out.line(`using API key "${me.apiKey.name}" (${me.apiKey.prefix}…) with scopes ${me.apiKey.scopes.join(', ')}${me.apiKey.miniAppIds ? ` for ${me.apiKey.miniAppIds.length} miniapp(s)` : ''}`)
         } else out.line(`role ${me.role}, token from ${target.tokenSource === 'MINISHIP_TOKEN' ? 'MINISHIP_TOKEN' : configPath()}`)
         out.result({ server: target.server, user: me })
       }),

@@ -50,7 +50,7 @@ export interface Channel {
 export async function findMiniApp(api: ApiClient, appId: string): Promise<MiniApp> {
   const { body } = await api.request<MiniApp[]>('GET', '/mini-apps')
   const found = body.find((app) => app.appId === appId)
-  if (!found) throw new CliError(1, `no mini app ${appId} that you can see on ${api.server} (MINI_APP_NOT_FOUND); miniship apps lists them`, { statusCode: 404, code: 'MINI_APP_NOT_FOUND', message: `Mini app ${appId} not found` })
+  if (!found) throw new CliError(1, `no miniapp ${appId} that you can see on ${api.server} (MINI_APP_NOT_FOUND); miniship apps lists them`, { statusCode: 404, code: 'MINI_APP_NOT_FOUND', message: `Miniapp ${appId} not found` })
   return found
 }
 
@@ -129,21 +129,21 @@ export async function publishVersion(api: ApiClient, miniAppId: string, versionI
 }
 
 export function appsCommand(): Command {
-  const apps = new Command('apps').description('list the mini apps you can see, or create one').addHelpText('after', '\nExamples:\n  $ miniship apps\n  $ miniship apps create com.example.shop --name "Shop"')
+  const apps = new Command('apps').description('list the miniapps you can see, or create one').addHelpText('after', '\nExamples:\n  $ miniship apps\n  $ miniship apps create com.example.shop --name "Shop"')
   const list = withClientOptions(new Command('ls'))
-    .description('list the mini apps you can see')
+    .description('list the miniapps you can see')
     .addHelpText('after', '\nExample:\n  $ miniship apps ls --json')
     .action((flags: ClientFlags) =>
       runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
         const { body } = await connect(flags, { command: 'apps', scopes: ['read'] }).request<MiniApp[]>('GET', '/mini-apps')
-        if (body.length === 0) out.line('No mini apps yet: miniship apps create APPID --name NAME')
+        if (body.length === 0) out.line('No miniapps yet: miniship apps create APPID --name NAME')
         for (const app of body) out.line(`${app.appId.padEnd(32)} ${app.name}`)
         out.result({ miniApps: body })
       }),
     )
   const create = withClientOptions(new Command('create'))
-    .description('register a mini app; you become its owner')
+    .description('register a miniapp; you become its owner')
     .argument('<appId>', 'the app id, e.g. com.example.shop')
     .requiredOption('--name <name>', 'display name')
     .option('--description <text>', 'a description')
@@ -162,10 +162,10 @@ export function appsCommand(): Command {
 }
 
 export function versionsCommand(): Command {
-  const versions = new Command('versions').description('the versions of a mini app').addHelpText('after', '\nExample:\n  $ miniship versions ls com.example.shop')
+  const versions = new Command('versions').description('the versions of a miniapp').addHelpText('after', '\nExample:\n  $ miniship versions ls com.example.shop')
   versions.addCommand(
     withClientOptions(new Command('ls'))
-      .description('list the versions of a mini app, newest first')
+      .description('list the versions of a miniapp, newest first')
       .argument('<appId>', 'the app id')
       .addHelpText('after', '\nExample:\n  $ miniship versions ls com.example.shop --json')
       .action((appId: string, flags: ClientFlags) =>

@@ -271,7 +271,7 @@ async function requireUploadScope(api: ApiClient, command: string, scopes: reado
 
 export function pushCommand(): Command {
   return withReleaseOptions(withClientOptions(new Command('push')))
-    .description('upload a build (the five artifacts in DIR) as a version of a mini app, and optionally publish it')
+    .description('upload a build (the five artifacts in DIR) as a version of a miniapp, and optionally publish it')
     .argument('[dir]', 'folder holding the build', '.')
     .requiredOption('--app <appId>', 'the app id, e.g. com.example.shop')
     .requiredOption('--version <version>', 'the version number, e.g. 1.2.0 or 2.0.0-beta.1')

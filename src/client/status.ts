@@ -20,7 +20,7 @@ export function describeChannel(channel: Channel): string {
 
 export function statusCommand(): Command {
   return withClientOptions(new Command('status'))
-    .description('what each channel of a mini app serves, its rollout, and the experience and review versions')
+    .description('what each channel of a miniapp serves, its rollout, and the experience and review versions')
     .argument('<appId>', 'the app id')
     .addHelpText('after', '\nExample:\n  $ miniship status com.example.shop')
     .action((appId: string, flags: ClientFlags) =>

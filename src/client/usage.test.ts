@@ -2,7 +2,9 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type { Command } from 'commander'
 import { jsonDocument, runCli } from '../cli/test-run'
+import { clientCommands } from './index'
 import { tempDir } from '../test-support'
 
 describe('--json: a command line commander refuses still prints one JSON document (code USAGE, exit 2)', () => {
@@ -107,4 +109,15 @@ describe('--help says which options are required', () => {
       expect(help.match(/\(required\)/g)).toHaveLength(required.length)
     })
   }
+})
+
+test('the help of every developer command calls it a miniapp, as the console, README and server do (not "mini app")', () => {
+  const texts: string[] = []
+  const walk = (command: Command) => {
+    texts.push(command.helpInformation())
+    command.commands.forEach(walk)
+  }
+  clientCommands().forEach(walk)
+  expect(texts.length).toBeGreaterThan(20)
+  expect(texts.filter((text) => /mini apps?\b/i.test(text)).map((text) => text.split('\n')[0])).toEqual([])
 })

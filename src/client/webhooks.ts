@@ -1,4 +1,4 @@
-// `miniship webhooks ls|create|rm|test|deliveries --app APPID`: a mini app's webhooks (decisions §16), for its owners.
+// `miniship webhooks ls|create|rm|test|deliveries --app APPID`: a miniapp's webhooks (decisions §16), for its owners.
 import { Command } from 'commander'
 import { connect, withClientOptions, type ClientFlags } from './config'
 import { CliError, createOutput, runClient, type ApiClient } from './http'
@@ -29,7 +29,7 @@ interface Delivery {
 
 type AppFlags = ClientFlags & { app: string }
 
-/** The API path of the mini app's webhooks, found by its appId. */
+/** The API path of the miniapp's webhooks, found by its appId. */
 async function webhooksPath(api: ApiClient, appId: string): Promise<string> {
   const app = await findMiniApp(api, appId)
   return `/mini-apps/${encodeURIComponent(app.id)}/webhooks`
@@ -55,7 +55,7 @@ function parseEvents(text: string | undefined): string[] | undefined {
 
 function lsCommand(): Command {
   return withAppOption(new Command('ls'))
-    .description("list a mini app's webhooks (their secrets are never shown again)")
+    .description("list a miniapp's webhooks (their secrets are never shown again)")
     .addHelpText('after', '\nExample:\n  $ miniship webhooks ls --app com.example.shop')
     .action((flags: AppFlags) =>
       runClient(flags.json === true, async () => {
@@ -149,7 +149,7 @@ function deliveriesCommand(): Command {
 
 export function webhooksCommand(): Command {
   const webhooks = new Command('webhooks')
-    .description("a mini app's webhooks: ls, create, rm, test, deliveries (owners and admins)")
+    .description("a miniapp's webhooks: ls, create, rm, test, deliveries (owners and admins)")
     .addHelpText('after', '\nExamples:\n  $ miniship webhooks create --app com.example.shop --url https://ci.example.com/miniship\n  $ miniship webhooks ls --app com.example.shop')
     .addCommand(lsCommand())
     .addCommand(createCommand())

@@ -17,7 +17,7 @@ export interface ApiKeyGrant {
   name: string
   prefix: string
   scopes: ApiKeyScope[]
-  /** null: every mini app its owner is a member of */
+  /** null: every miniapp its owner is a member of */
   miniAppIds: string[] | null
 }
 

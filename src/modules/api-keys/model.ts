@@ -12,11 +12,11 @@ export const createApiKeyBody = t.Object({
     minItems: 1,
     maxItems: 3,
     error: 'must list one or more of "read", "upload", "release"',
-    description: 'read = list mini apps and read workspaces and downloads; upload = upload versions; release = review, publish, roll back and change rollouts',
+    description: 'read = list miniapps and read workspaces and downloads; upload = upload versions; release = review, publish, roll back and change rollouts',
   }),
   miniAppIds: t.Optional(
-    t.Union([t.Array(t.String({ maxLength: 64 }), { minItems: 1, maxItems: 100, error: 'must be a list of 1 to 100 mini app ids' }), t.Null()], {
-      description: 'the mini apps (record ids) the key may touch; absent or null: every mini app its owner is a member of',
+    t.Union([t.Array(t.String({ maxLength: 64 }), { minItems: 1, maxItems: 100, error: 'must be a list of 1 to 100 miniapp ids' }), t.Null()], {
+      description: 'the miniapps (record ids) the key may touch; absent or null: every miniapp its owner is a member of',
     }),
   ),
   expiresAt: t.Optional(t.Union([t.String({ maxLength: 40, description: 'ISO 8601 UTC, in the future' }), t.Null()])),

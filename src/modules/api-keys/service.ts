@@ -85,7 +85,7 @@ export interface CreateApiKeyInput {
 }
 
 /**
- * Creates a key for `owner`. The listed mini apps must be ones the owner is a member of (an
+ * Creates a key for `owner`. The listed miniapps must be ones the owner is a member of (an
  * admin's key gets no admin powers, so the same rule applies to admins); a key answers 404 for
  * the rest just as a non-member is answered.
  */
@@ -131,7 +131,7 @@ export function createApiKey(deps: ApiKeyDeps, owner: Actor, input: CreateApiKey
       action: 'api_key.create',
       targetType: 'api_key',
       targetId: row.id,
-      summary: `${owner.email} created API key "${name}" (${row.prefix}…) with ${scopes.join(', ')}${miniAppIds ? ` for ${miniAppIds.length} mini app(s)` : ''}`,
+      summary: `${owner.email} created API key "${name}" (${row.prefix}…) with ${scopes.join(', ')}${miniAppIds ? ` for ${miniAppIds.length} miniapp(s)` : ''}`,
       metadata: { name, prefix: row.prefix, scopes, miniAppIds, expiresAt },
     })
   })

@@ -23,7 +23,7 @@ export function grantOf(db: Db, caller: { id: string; apiKey?: { id?: string } |
 export const bumpedGrantGeneration = sql`${users.grantGeneration} + 1`
 
 const userEnded = () => new AppError(401, 'TOKEN_REVOKED', 'This download link was handed out on the authority of an account that is no longer active or no longer a member; ask a member for a new link')
-const publicEnded = () => new AppError(401, 'TOKEN_REVOKED', "This download link came from the mini app's public experience install, which has since been turned off; ask a member for a link")
+const publicEnded = () => new AppError(401, 'TOKEN_REVOKED', "This download link came from the miniapp's public experience install, which has since been turned off; ask a member for a link")
 const keyEnded = () => new AppError(401, 'TOKEN_REVOKED', 'This download link was handed out through an API key that has been revoked or has expired; ask for a new link')
 
 const cacheLimit = 10_000

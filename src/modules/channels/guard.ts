@@ -74,7 +74,7 @@ function checkGuardSettings(input: unknown, current: GuardSettings): GuardSettin
 function requireGuardOwner(db: Db, user: Caller, miniAppId: string): MiniAppRow {
   const app = requireVisibleMiniApp(db, user, miniAppId)
   if (user.role !== 'ADMIN' && memberRole(db, user.id, app.id) !== 'OWNER') {
-    throw new AppError(403, 'OWNER_REQUIRED', 'Only owners of this mini app and administrators may change its release guard')
+    throw new AppError(403, 'OWNER_REQUIRED', 'Only owners of this miniapp and administrators may change its release guard')
   }
   return app
 }

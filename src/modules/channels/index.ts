@@ -14,7 +14,7 @@ export function channelRoutes(deps: AppDeps) {
       auth: 'read',
       params: channelsParams,
       response: { 200: t.Object({ channels: t.Array(channelRecord) }) },
-      detail: { summary: 'Channels of a mini app with the release and previous release of each (stable first)', tags: ['channels'] },
+      detail: { summary: 'Channels of a miniapp with the release and previous release of each (stable first)', tags: ['channels'] },
     })
     .post(
       '/:miniAppId/channels',

@@ -378,7 +378,7 @@ function badPercent(): AppError {
 function rolloutApp(db: Db, actor: RolloutActor, miniAppId: string): MiniAppRow {
   if (actor !== 'release-guard') return requireVisibleMiniApp(db, actor, miniAppId)
   const row = db.select().from(miniApps).where(eq(miniApps.id, miniAppId)).get()
-  if (!row) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${miniAppId} not found`)
+  if (!row) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Miniapp ${miniAppId} not found`)
   return row
 }
 

@@ -255,7 +255,7 @@ export function createInsightsService(deps: InsightsDeps) {
       let miniAppId = apps.get(event.appId)
       if (miniAppId === undefined) apps.set(event.appId, (miniAppId = statements.appOfEvent.get(event.appId)?.id ?? null))
       if (miniAppId === null) {
-        errors.push({ index, code: 'MINI_APP_NOT_FOUND', message: `There is no mini app ${event.appId.slice(0, 64)}` })
+        errors.push({ index, code: 'MINI_APP_NOT_FOUND', message: `There is no miniapp ${event.appId.slice(0, 64)}` })
         return
       }
       const channel = event.channel ?? defaultChannel

@@ -38,7 +38,10 @@ test('every /mini-apps/{miniAppId}/… route takes the appId: reads, publish, ch
 test('a stranger, or an unknown appId, is 404 MINI_APP_NOT_FOUND', async () => {
   const stranger = await createTestUser(context)
   expect(outcome(await context.call('GET', `/api/mini-apps/${appId}/workspace`, { token: stranger.token }))).toEqual({ status: 404, code: 'MINI_APP_NOT_FOUND' })
-  expect(outcome(await context.call('GET', `/api/mini-apps/com.example.nothing/workspace`, { token: owner.token }))).toEqual({ status: 404, code: 'MINI_APP_NOT_FOUND' })
+  const unknown = await context.call('GET', `/api/mini-apps/com.example.nothing/workspace`, { token: owner.token })
+  expect(outcome(unknown)).toEqual({ status: 404, code: 'MINI_APP_NOT_FOUND' })
+  // the word the console and the CLI use
+  expect((unknown.body as { message: string }).message).toBe('Miniapp com.example.nothing not found')
 })
 
 test("an API key's miniAppIds take the appId; the key keeps the UUID and opens only that app", async () => {

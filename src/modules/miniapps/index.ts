@@ -36,7 +36,7 @@ export function miniAppRoutes(deps: AppDeps) {
     .use(deps.guard)
     .get('', ({ user }) => listMiniApps(db, user), {
       auth: 'read',
-      detail: { summary: 'Mini apps the caller can see (all of them for admins)', tags: ['mini-apps'] },
+      detail: { summary: 'Miniapps the caller can see (all of them for admins)', tags: ['mini-apps'] },
     })
     .post(
       '',
@@ -45,12 +45,12 @@ export function miniAppRoutes(deps: AppDeps) {
         set.status = 201
         return record
       },
-      { auth: true, body: createMiniAppBody, detail: { summary: 'Register a mini app; the caller becomes its OWNER', tags: ['mini-apps'] } },
+      { auth: true, body: createMiniAppBody, detail: { summary: 'Register a miniapp; the caller becomes its OWNER', tags: ['mini-apps'] } },
     )
     .get('/:miniAppId', ({ user, params }) => miniAppRecord(db, requireVisibleMiniApp(db, user, params.miniAppId)), {
       auth: 'read',
       params: miniAppIdParams,
-      detail: { summary: 'One mini app', tags: ['mini-apps'] },
+      detail: { summary: 'One miniapp', tags: ['mini-apps'] },
     })
     .patch('/:miniAppId', ({ user, params, body }) => updateMiniApp(db, clock, user, params.miniAppId, body), {
       auth: true,
@@ -62,7 +62,7 @@ export function miniAppRoutes(deps: AppDeps) {
     .get('/:miniAppId/members', ({ user, params }) => listMembers(db, user, params.miniAppId), {
       auth: true,
       params: miniAppIdParams,
-      detail: { summary: 'Members of a mini app (owners and admins)', tags: ['mini-apps'] },
+      detail: { summary: 'Members of a miniapp (owners and admins)', tags: ['mini-apps'] },
     })
     .post(
       '/:miniAppId/members',

@@ -13,11 +13,11 @@ export interface Caller {
   id: string
   email: string
   role: 'ADMIN' | 'USER'
-  /** a caller with an API key restricted to some mini apps sees only those (the rest answer 404) */
+  /** a caller with an API key restricted to some miniapps sees only those (the rest answer 404) */
   apiKey?: { id?: string; miniAppIds: readonly string[] | null; /** named in the audit log */ name?: string }
 }
 
-/** False when the caller's API key is restricted to other mini apps. */
+/** False when the caller's API key is restricted to other miniapps. */
 function keyAllows(user: Caller, miniAppId: string): boolean {
   const allowed = user.apiKey?.miniAppIds
   return allowed === undefined || allowed === null || allowed.includes(miniAppId)
@@ -60,7 +60,7 @@ export function isValidAppId(appId: string): boolean {
 }
 
 function notFound(miniAppId: string): AppError {
-  return new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${miniAppId} not found`)
+  return new AppError(404, 'MINI_APP_NOT_FOUND', `Miniapp ${miniAppId} not found`)
 }
 
 export function memberRole(db: Db, userId: string, miniAppId: string): MemberRole | null {
@@ -100,7 +100,7 @@ export function requireVisibleMiniApp(db: Db, user: Caller, miniAppId: string): 
 
 /** Same as `requireVisibleMiniApp` by `appId` (the CLI's upload path). */
 export function requireVisibleMiniAppByAppId(db: Db, user: Caller, appId: string): MiniAppRow {
-  const missing = new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${appId} not found`)
+  const missing = new AppError(404, 'MINI_APP_NOT_FOUND', `Miniapp ${appId} not found`)
   if (!isValidAppId(appId)) throw missing
   const row = db.select().from(miniApps).where(eq(miniApps.appId, appId)).get()
   if (!row || !keyAllows(user, row.id)) throw missing
@@ -112,7 +112,7 @@ export function requireVisibleMiniAppByAppId(db: Db, user: Caller, appId: string
 function requireOwner(db: Db, user: Caller, miniAppId: string): MiniAppRow {
   const row = requireVisibleMiniApp(db, user, miniAppId)
   if (user.role !== 'ADMIN' && memberRole(db, user.id, row.id) !== 'OWNER') {
-    throw new AppError(403, 'OWNER_REQUIRED', 'Only owners of this mini app and administrators may manage its members')
+    throw new AppError(403, 'OWNER_REQUIRED', 'Only owners of this miniapp and administrators may manage its members')
   }
   return row
 }
@@ -217,7 +217,7 @@ export function createMiniApp(db: Db, clock: Clock, user: Caller, input: CreateM
         action: 'miniapp.create',
         targetType: 'miniapp',
         targetId: id,
-        summary: `${user.email} created mini app ${input.appId}`,
+        summary: `${user.email} created miniapp ${input.appId}`,
         metadata: { appId: input.appId, name },
       })
     },
@@ -246,7 +246,7 @@ export function updateMiniApp(db: Db, clock: Clock, user: Caller, miniAppId: str
   if (input.experiencePublic !== undefined) changes.experiencePublic = input.experiencePublic
   if (input.requireSignature !== undefined) {
     if (memberRole(db, user.id, row.id) !== 'OWNER' && user.role !== 'ADMIN') {
-      throw new AppError(403, 'OWNER_REQUIRED', 'Only owners of this mini app and administrators may change requireSignature')
+      throw new AppError(403, 'OWNER_REQUIRED', 'Only owners of this miniapp and administrators may change requireSignature')
     }
     changes.requireSignature = input.requireSignature
   }
@@ -260,7 +260,7 @@ export function updateMiniApp(db: Db, clock: Clock, user: Caller, miniAppId: str
           action: 'miniapp.update',
           targetType: 'miniapp',
           targetId: row.id,
-          summary: `${user.email} changed ${changed.join(', ')} of mini app ${row.appId}`,
+          summary: `${user.email} changed ${changed.join(', ')} of miniapp ${row.appId}`,
           metadata: { appId: row.appId, changed, ...('experiencePublic' in changes ? { experiencePublic: changes.experiencePublic } : {}), ...('requireSignature' in changes ? { requireSignature: changes.requireSignature } : {}) },
         })
       },
@@ -314,7 +314,7 @@ export function addMember(db: Db, clock: Clock, user: Caller, miniAppId: string,
         action: 'miniapp.member.add',
         targetType: 'miniapp',
         targetId: row.id,
-        summary: `${user.email} added ${email} to mini app ${row.appId} as ${input.role}`,
+        summary: `${user.email} added ${email} to miniapp ${row.appId} as ${input.role}`,
         metadata: { appId: row.appId, userId: member.id, email, role: input.role },
       })
     },
@@ -346,7 +346,7 @@ export function removeMember(db: Db, clock: Clock, user: Caller, miniAppId: stri
         action: 'miniapp.member.remove',
         targetType: 'miniapp',
         targetId: row.id,
-        summary: `${user.email} removed ${member.email} (${member.role}) from mini app ${row.appId}`,
+        summary: `${user.email} removed ${member.email} (${member.role}) from miniapp ${row.appId}`,
         metadata: { appId: row.appId, userId, email: member.email, role: member.role },
       })
     },

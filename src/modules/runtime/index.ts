@@ -301,7 +301,7 @@ export function runtimeRoutes(deps: AppDeps) {
         params: appParams,
         query: tokenQuery,
         response: { 200: installInfo },
-        detail: { summary: "Install info of the current experience version: with a member's token, or without one while the mini app's experiencePublic is on", tags: ['runtime'] },
+        detail: { summary: "Install info of the current experience version: with a member's token, or without one while the miniapp's experiencePublic is on", tags: ['runtime'] },
       })
       .get('/apps/:appId/*', ({ request, params, query }) => answerReleaseFile(request, params.appId, params['*'], query.platform), {
         query: bundleQuery,

@@ -651,14 +651,14 @@ export function createRuntimeService(deps: RuntimeDeps) {
      */
     async experienceInstallJson(appId: string, token: string | undefined, base: string): Promise<SerialisedJson> {
       const app = appFacts(appId)
-      if (!app) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${appId.slice(0, 64)} not found`)
+      if (!app) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Miniapp ${appId.slice(0, 64)} not found`)
       const files = fileBase(config, base)
       if (token === undefined || token === '') {
         if (!app.experiencePublic) {
           throw new AppError(401, 'EXPERIENCE_NOT_PUBLIC', `The experience version of ${appId} is not public: add ?token= with a member's access token, or turn on experiencePublic (PATCH /api/mini-apps/{miniAppId} {"experiencePublic": true}, or the console's Settings)`)
         }
         const facts = app.currentExperienceVersionId ? versionFacts(app.currentExperienceVersionId) : null
-        if (!facts) throw new AppError(404, 'EXPERIENCE_NOT_FOUND', `Mini app ${appId} has no experience version yet; upload one`)
+        if (!facts) throw new AppError(404, 'EXPERIENCE_NOT_FOUND', `Miniapp ${appId} has no experience version yet; upload one`)
         // a draft's links hold while the experience stays public (decisions §18: they were handed out on that switch)
         return installJson(facts, files, undefined, facts.status === 'PUBLISHED' ? undefined : publicExperienceGrant)
       }
@@ -667,13 +667,13 @@ export function createRuntimeService(deps: RuntimeDeps) {
       else {
         const verified = await tokens.verify(token)
         if (!verified.ok || verified.kind !== 'access') {
-          throw new AppError(401, verified.ok ? 'INVALID_TOKEN' : verified.reason === 'expired' ? 'TOKEN_EXPIRED' : 'INVALID_TOKEN', 'The experience install takes the access token of a member of the mini app')
+          throw new AppError(401, verified.ok ? 'INVALID_TOKEN' : verified.reason === 'expired' ? 'TOKEN_EXPIRED' : 'INVALID_TOKEN', 'The experience install takes the access token of a member of the miniapp')
         }
         user = await userFromAccessToken(db, tokens, token)
       }
-      if (!canSeeMiniApp(db, user, app.id)) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${appId.slice(0, 64)} not found`)
+      if (!canSeeMiniApp(db, user, app.id)) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Miniapp ${appId.slice(0, 64)} not found`)
       const facts = app.currentExperienceVersionId ? versionFacts(app.currentExperienceVersionId) : null
-      if (!facts) throw new AppError(404, 'EXPERIENCE_NOT_FOUND', `Mini app ${appId} has no experience version yet; upload one`)
+      if (!facts) throw new AppError(404, 'EXPERIENCE_NOT_FOUND', `Miniapp ${appId} has no experience version yet; upload one`)
       return installJson(facts, files, undefined, facts.status === 'PUBLISHED' ? undefined : grantOf(db, user))
     },
 

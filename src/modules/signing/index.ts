@@ -11,7 +11,7 @@ export function signingRoutes(deps: AppDeps) {
     .get('/:miniAppId/signing-keys', ({ user, params }) => listSigningKeys(db, user, params.miniAppId), {
       auth: 'read',
       params: miniAppIdParams,
-      detail: { summary: 'The Ed25519 public keys the mini app trusts, revoked ones too (members)', tags: ['signing'] },
+      detail: { summary: 'The Ed25519 public keys the miniapp trusts, revoked ones too (members)', tags: ['signing'] },
     })
     .post(
       '/:miniAppId/signing-keys',

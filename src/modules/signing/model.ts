@@ -16,7 +16,7 @@ export const addSigningKeyBody = t.Object(
 
 export const signVersionBody = t.Object(
   {
-    keyId: t.String({ minLength: 1, maxLength: 64, error: 'must be the keyId of one of the mini app\'s signing keys' }),
+    keyId: t.String({ minLength: 1, maxLength: 64, error: 'must be the keyId of one of the miniapp\'s signing keys' }),
     signature: t.String({ minLength: 1, maxLength: 200, error: 'must be the base64 of the 64-byte Ed25519 signature' }),
   },
   { additionalProperties: false },

@@ -71,7 +71,7 @@ function toRecord(row: SigningKeyRow): SigningKeyRecord {
 function requireKeyManager(db: Db, user: Caller, miniAppId: string): MiniAppRow {
   const row = requireVisibleMiniApp(db, user, miniAppId)
   if (user.role !== 'ADMIN' && memberRole(db, user.id, row.id) !== 'OWNER') {
-    throw new AppError(403, 'OWNER_REQUIRED', 'Only owners of this mini app and administrators may manage its signing keys')
+    throw new AppError(403, 'OWNER_REQUIRED', 'Only owners of this miniapp and administrators may manage its signing keys')
   }
   return row
 }
@@ -107,7 +107,7 @@ export function addSigningKey(db: Db, clock: Clock, user: Caller, miniAppId: str
         action: 'miniapp.signing_key.add',
         targetType: 'miniapp',
         targetId: app.id,
-        summary: `${user.email} added the signing key ${key.keyId} ("${name}") to mini app ${app.appId}`,
+        summary: `${user.email} added the signing key ${key.keyId} ("${name}") to miniapp ${app.appId}`,
         metadata: { appId: app.appId, keyId: key.keyId, name, publicKey: key.publicKey },
       })
     },
@@ -122,7 +122,7 @@ export function revokeSigningKey(db: Db, clock: Clock, user: Caller, miniAppId: 
   return db.transaction(
     (tx) => {
       const row = tx.select().from(signingKeys).where(and(eq(signingKeys.miniAppId, app.id), eq(signingKeys.keyId, keyId))).get()
-      if (!row) throw new AppError(404, 'SIGNING_KEY_NOT_FOUND', `Mini app ${app.appId} has no signing key ${keyId.slice(0, 64)}`)
+      if (!row) throw new AppError(404, 'SIGNING_KEY_NOT_FOUND', `Miniapp ${app.appId} has no signing key ${keyId.slice(0, 64)}`)
       if (row.revokedAt) return toRecord(row)
       const now = isoAt(clock)
       tx.update(signingKeys).set({ revokedAt: now }).where(and(eq(signingKeys.miniAppId, app.id), eq(signingKeys.keyId, keyId))).run()
@@ -131,7 +131,7 @@ export function revokeSigningKey(db: Db, clock: Clock, user: Caller, miniAppId: 
         action: 'miniapp.signing_key.revoke',
         targetType: 'miniapp',
         targetId: app.id,
-        summary: `${user.email} revoked the signing key ${keyId} ("${row.name}") of mini app ${app.appId}`,
+        summary: `${user.email} revoked the signing key ${keyId} ("${row.name}") of miniapp ${app.appId}`,
         metadata: { appId: app.appId, keyId, name: row.name },
       })
       return toRecord({ ...row, revokedAt: now })
@@ -143,7 +143,7 @@ export function revokeSigningKey(db: Db, clock: Clock, user: Caller, miniAppId: 
 /** The key a signature names, if it may sign now: 422 SIGNING_KEY_UNKNOWN / SIGNING_KEY_REVOKED. */
 export function requireUsableKey(db: Reader, miniAppId: string, keyId: string): SigningKeyRow {
   const row = db.select().from(signingKeys).where(and(eq(signingKeys.miniAppId, miniAppId), eq(signingKeys.keyId, keyId))).get()
-  if (!row) throw new AppError(422, 'SIGNING_KEY_UNKNOWN', `The mini app trusts no signing key ${keyId.slice(0, 64)}; add it first (miniship keys add, or the console's Signing tab)`)
+  if (!row) throw new AppError(422, 'SIGNING_KEY_UNKNOWN', `The miniapp trusts no signing key ${keyId.slice(0, 64)}; add it first (miniship keys add, or the console's Signing tab)`)
   if (row.revokedAt) throw new AppError(422, 'SIGNING_KEY_REVOKED', `The signing key ${keyId} ("${row.name}") was revoked at ${row.revokedAt}; sign with a current key`)
   return row
 }

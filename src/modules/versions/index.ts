@@ -40,7 +40,7 @@ export function versionRoutes(deps: AppDeps) {
       auth: 'read',
       params: miniAppIdParams,
       query: workspaceQuery,
-      detail: { summary: 'The mini app with a page of its versions (?limit=50&cursor=&status=), their install links, its channels and release history', tags: ['versions'] },
+      detail: { summary: 'The miniapp with a page of its versions (?limit=50&cursor=&status=), their install links, its channels and release history', tags: ['versions'] },
     })
     .post('/:miniAppId/versions/:versionId/review', ({ user, params }) => reviewVersion(services, user, params.miniAppId, params.versionId), {
       auth: 'release',

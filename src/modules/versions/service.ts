@@ -262,7 +262,7 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
     const { versionId, replaced } = db.transaction(
       (tx) => {
         const app = tx.select().from(miniApps).where(eq(miniApps.id, miniApp.id)).get()
-        if (!app) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Mini app ${miniApp.appId} not found`)
+        if (!app) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Miniapp ${miniApp.appId} not found`)
         const existing = tx.select().from(versions).where(and(eq(versions.miniAppId, app.id), eq(versions.version, input.version))).get()
         // what may have changed since the checks above: the switch, the key's revocation
         requireSignedIfRequired(app, signature !== null, 'upload')

@@ -28,7 +28,7 @@ export function webhookRoutes(deps: AppDeps) {
       auth: true,
       params: webhooksParams,
       response: { 200: t.Object({ webhooks: t.Array(webhookRecord) }) },
-      detail: { summary: 'Webhooks of a mini app (never their secrets)', tags: ['webhooks'] },
+      detail: { summary: 'Webhooks of a miniapp (never their secrets)', tags: ['webhooks'] },
     })
     .delete('/:miniAppId/webhooks/:webhookId', ({ user, params }) => deleteWebhook(services, user, params.miniAppId, params.webhookId), {
       auth: true,

@@ -53,7 +53,7 @@ export function signatureOf(secret: string, body: string): string {
 function requireOwner(db: Db, user: Caller, miniAppId: string) {
   const row = requireVisibleMiniApp(db, user, miniAppId)
   if (user.role !== 'ADMIN' && memberRole(db, user.id, row.id) !== 'OWNER') {
-    throw new AppError(403, 'OWNER_REQUIRED', 'Only owners of this mini app and administrators may manage its webhooks')
+    throw new AppError(403, 'OWNER_REQUIRED', 'Only owners of this miniapp and administrators may manage its webhooks')
   }
   return row
 }
@@ -64,7 +64,7 @@ function toRecord(row: typeof webhooks.$inferSelect): WebhookRecord {
 
 function requireWebhook(db: Db, miniAppId: string, webhookId: string) {
   const row = db.select().from(webhooks).where(and(eq(webhooks.id, webhookId), eq(webhooks.miniAppId, miniAppId))).get()
-  if (!row) throw new AppError(404, 'WEBHOOK_NOT_FOUND', `Webhook ${webhookId} not found in this mini app`)
+  if (!row) throw new AppError(404, 'WEBHOOK_NOT_FOUND', `Webhook ${webhookId} not found in this miniapp`)
   return row
 }
 
