@@ -77,6 +77,15 @@ describe('console pages', () => {
       expect((await fetch(`${server.baseUrl}${asset}`, { headers: { 'if-none-match': etag } })).status).toBe(304)
     }
   })
+
+  test('/favicon.ico, which browsers ask of pages without an icon link (/setup), is the console icon, not a 404', async () => {
+    const html = await (await fetch(`${server.baseUrl}/`)).text()
+    const icon = /rel="icon"[^>]*href="(\/favicon-[^"]+\.svg)"/.exec(html)![1]!
+    const response = await fetch(`${server.baseUrl}/favicon.ico`)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toMatch(/image\/svg\+xml/)
+    expect(await response.text()).toBe(await (await fetch(`${server.baseUrl}${icon}`)).text())
+  })
 })
 
 describe('client addresses through the serve path', () => {

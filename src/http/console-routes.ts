@@ -52,6 +52,8 @@ export function consoleRoutes<S>(page: HTMLBundle, pagePaths: readonly string[],
     // hashed names: the content behind one never changes
     const headers = { 'content-type': file.headers['content-type'], etag: file.headers.etag, 'cache-control': 'public, max-age=31536000, immutable', 'x-content-type-options': 'nosniff' }
     routes[`/${basename(file.path)}`] = both((request) => fileResponse(request, file.path, headers))
+    // browsers ask /favicon.ico of every page without an icon link (/setup, a JSON answer opened in a tab): the console's icon, not a 404
+    if (basename(file.path).startsWith('favicon-')) routes['/favicon.ico'] = both((request) => fileResponse(request, file.path, { ...headers, 'cache-control': 'public, max-age=86400' }))
   }
   return routes
 }
