@@ -7,15 +7,19 @@ import { currentUser } from '../session.ts'
 import { revokeKeyButton } from './tokens.ts'
 
 const AUDIT_PAGE = 50
+/** users per page: more are loaded with "Show more users" */
+const USERS_PAGE = 100
 
 interface AdminListing {
   users: User[]
+  /** the next page of users (`userCursor`); null on the last */
+  usersNextCursor: string | null
   auditLogs: AuditLog[]
 }
 
 /** The listing, paged back from the oldest audit entry shown (its createdAt and id). */
 function listingPath(before?: AuditLog): string {
-  const query = new URLSearchParams({ auditLimit: String(AUDIT_PAGE) })
+  const query = new URLSearchParams({ auditLimit: String(AUDIT_PAGE), userLimit: String(USERS_PAGE) })
   if (before) {
     query.set('auditBefore', before.createdAt)
     query.set('auditBeforeId', before.id)
@@ -30,7 +34,7 @@ export async function adminPage(ctx: PageContext): Promise<void> {
   ctx.render(
     h('h1', { tabindex: -1 }, 'Administration'),
     h('p', { class: 'lead' }, 'Manage who can sign in, and see who did what on this server.'),
-    usersSection(ctx, listing.users),
+    usersSection(ctx, listing.users, listing.usersNextCursor ?? null),
     createUserSection(ctx),
     keys ? apiKeysSection(ctx, keys) : null,
     auditSection(listing.auditLogs),
@@ -83,7 +87,7 @@ function apiKeysSection(ctx: PageContext, keys: OwnedApiKey[]): HTMLElement {
   )
 }
 
-function usersSection(ctx: PageContext, users: User[]): HTMLElement {
+function usersSection(ctx: PageContext, users: User[], nextCursor: string | null): HTMLElement {
   const me = currentUser()
 
   async function patch(user: User, body: Partial<Pick<User, 'displayName' | 'role' | 'status'>> & { password?: string }, done: string, button: HTMLButtonElement): Promise<void> {
@@ -106,7 +110,7 @@ function usersSection(ctx: PageContext, users: User[]): HTMLElement {
 
   const signsOut = 'Their current sessions end at once; they sign in again with the same password.'
 
-  const rows = users.map((user) => {
+  const userRow = (user: User) => {
     const self = me?.id === user.id
     const newRole: Role = user.role === 'ADMIN' ? 'USER' : 'ADMIN'
     const roleButton = button(newRole === 'ADMIN' ? 'Make admin' : 'Make regular user', `toggle-role-${user.email}`, 'secondary', async (b) => {
@@ -164,12 +168,36 @@ function usersSection(ctx: PageContext, users: User[]): HTMLElement {
       h('td', { 'data-label': 'Created' }, time(user.createdAt)),
       h('td', { 'data-label': 'Actions' }, h('div', { class: 'actions' }, roleButton, statusButton, passwordButton, renameButton)),
     )
+  }
+
+  // the server answers users a page at a time, oldest first: the rest come with "Show more users"
+  let shown = users.length
+  let cursor = nextCursor
+  const title = h('h2', { id: 'users-title' }, '')
+  const sayCount = () => (title.textContent = cursor === null ? `Users (${shown})` : `Users (the first ${shown})`)
+  sayCount()
+  const body = h('tbody', null, users.map(userRow))
+  const more = h('button', { type: 'button', class: 'secondary', 'data-testid': 'users-more' }, 'Show more users')
+  more.hidden = cursor === null
+  more.addEventListener('click', () => {
+    more.disabled = true
+    const query = new URLSearchParams({ userLimit: String(USERS_PAGE), userCursor: cursor ?? '', auditLimit: '1' })
+    api<AdminListing>('GET', `/api/admin/users?${query}`)
+      .then((page) => {
+        body.append(...page.users.map(userRow))
+        shown += page.users.length
+        cursor = page.usersNextCursor ?? null
+        more.hidden = cursor === null
+        sayCount()
+      })
+      .catch(showError)
+      .finally(() => (more.disabled = false))
   })
 
   return h(
     'section',
     { 'aria-labelledby': 'users-title' },
-    h('h2', { id: 'users-title' }, `Users (${users.length})`),
+    title,
     h(
       'div',
       { class: 'table-wrap' },
@@ -177,9 +205,10 @@ function usersSection(ctx: PageContext, users: User[]): HTMLElement {
         'table',
         { class: 'responsive', 'data-testid': 'users-table' },
         h('thead', null, h('tr', null, ['User', 'Role', 'Status', 'Created', 'Actions'].map((t) => h('th', { scope: 'col' }, t)))),
-        h('tbody', null, rows),
+        body,
       ),
     ),
+    h('div', { class: 'actions' }, more),
   )
 }
 
