@@ -88,6 +88,25 @@ describe('the job queue', () => {
     expect(seen.sort()).toEqual([2, 3])
   })
 
+  test('a job that replaces one waiting to retry starts its own attempts (and runs now), so it does not give up after the failures of the one it replaced', async () => {
+    const { queue, rows, now } = setUp()
+    const seen: number[] = []
+    queue.register('count', handler(async ({ n }) => {
+      seen.push(n)
+      if (n === 1) throw new Error('bucket down')
+    }, { maxAttempts: 3 }))
+    queue.enqueue('count', { n: 1 }, { dedupeKey: 'channel' })
+    await queue.drain()
+    now.value += 10_000
+    await queue.drain()
+    expect(rows()[0]).toMatchObject({ state: 'pending', attempts: 2 })
+    queue.enqueue('count', { n: 2 }, { dedupeKey: 'channel' })
+    expect(rows()[0]).toMatchObject({ state: 'pending', attempts: 0, payload: '{"n":2}' })
+    await queue.drain()
+    expect(seen).toEqual([1, 1, 2])
+    expect(rows()).toEqual([])
+  })
+
   test('a job of a key that is running waits for it, then runs with what came meanwhile', async () => {
     const { queue } = setUp()
     const events: string[] = []

@@ -58,8 +58,10 @@ export function enqueueJob(db: Writer, clock: Clock, kind: string, payload: unkn
       .where(and(eq(jobs.dedupeKey, options.dedupeKey), eq(jobs.state, 'pending')))
       .get()
     if (waiting) {
+      // new work (what is true now) with attempts of its own: a change that replaces a write waiting for
+      // its third retry does not give up after the failures of the one it replaced
       db.update(jobs)
-        .set({ kind, payload: text, runAfter: Math.min(waiting.runAfter, runAfter), updatedAt: at })
+        .set({ kind, payload: text, attempts: 0, runAfter: Math.min(waiting.runAfter, runAfter), updatedAt: at })
         .where(eq(jobs.id, waiting.id))
         .run()
       return waiting.id
