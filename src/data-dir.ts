@@ -172,6 +172,15 @@ export const backupStagingName = (uuid: string) => `backup-${process.pid}-${uuid
  * no lock (it is safe beside a serving server), so a server starting, `doctor --fix`, `init` or
  * `create-admin` must not sweep its files away midway.
  */
+/** The staging directories in tmp/ of backups that were killed (their pid no running `miniship backup`): nobody's, even while a server runs. */
+export function deadBackupStagings(tmp: string): string[] {
+  if (!existsSync(tmp)) return []
+  return readdirSync(tmp).filter((name) => {
+    const backup = /^backup-(\d+)-/.exec(name)
+    return backup !== null && Number(backup[1]) !== process.pid && !processAlive(Number(backup[1]), backupCommand)
+  })
+}
+
 export function tmpLeftovers(tmp: string): string[] {
   if (!existsSync(tmp)) return []
   return readdirSync(tmp).filter((name) => {

@@ -1,10 +1,11 @@
 import { afterAll, expect, test } from 'bun:test'
-import { mkdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { openDataDir } from '../data-dir'
+import { acquireLock, dataDirPaths, openDataDir } from '../data-dir'
 import { closeDatabase } from '../db/open'
 import { tempDir } from '../test-support'
-import { diagnose } from './doctor'
+import { createLocalBlobStore } from '../storage'
+import { diagnose, fixLeftovers } from './doctor'
 
 const made: string[] = []
 afterAll(() => {
@@ -124,5 +125,27 @@ test('--json: a bucket that cannot be reached (refused, or its service down: 503
     }
   } finally {
     down.stop(true)
+  }
+})
+
+test("while a server runs, a killed backup's staging in tmp/ is a problem, and doctor --fix removes it (and only it) without waiting for the server to stop", async () => {
+  const root = initialised()
+  const paths = dataDirPaths(root)
+  // the lock held by a live process: this one, as a server's would be
+  const releaseLock = acquireLock(paths)
+  const ended = Bun.spawn([process.execPath, '-e', '0', 'src/main.ts', 'backup'], { stdout: 'ignore', stderr: 'ignore' })
+  await ended.exited
+  try {
+    const dead = join(paths.tmp, `backup-${ended.pid}-0192f0aa-0000-7000-8000-000000000002`)
+    mkdirSync(join(dead, 'blobs'), { recursive: true })
+    writeFileSync(join(dead, 'blobs', 'a-file'), 'staged')
+    writeFileSync(join(paths.tmp, 'upload-1'), 'an upload in flight')
+    expect(await diagnose(root)).toEqual([`1 staging directory of a killed backup in ${paths.tmp} (its hard links keep stored files on disk); miniship doctor --fix removes it, also while the server runs`])
+    const fixed = await fixLeftovers(root, createLocalBlobStore(paths))
+    expect(fixed).toBe(`removed 1 staging directory of a killed backup from ${paths.tmp}; the server (pid ${process.pid}) collects the rest when it next starts`)
+    expect(readdirSync(paths.tmp)).toEqual(['upload-1'])
+    expect(await diagnose(root)).toEqual([])
+  } finally {
+    releaseLock()
   }
 })

@@ -1,9 +1,10 @@
 // `miniship doctor`: find what a crash, a restore or a disk problem broke, and name it.
 import { Command } from 'commander'
-import { accessSync, constants, existsSync, statSync } from 'node:fs'
+import { accessSync, constants, existsSync, rmSync, statSync } from 'node:fs'
+import { join } from 'node:path'
 import { Database } from 'bun:sqlite'
 import { configFrom, fail, runAction, withDataDirOption, withJsonOption, withStorageOptions } from './common'
-import { acquireLock, dataDirPaths, hasStoredFiles, lockHolder, type DataDirPaths } from '../data-dir'
+import { acquireLock, dataDirPaths, deadBackupStagings, hasStoredFiles, lockHolder, type DataDirPaths } from '../data-dir'
 import { appliedMigrationCount, schemaVersion } from '../db/open'
 import { collectGarbage, collectStoreGarbage, describeCollected, findGarbage, findStoreGarbage } from '../storage/gc'
 import { checkStoredFiles, createLocalBlobStore, openBlobStore, type BlobStore } from '../storage'
@@ -95,9 +96,15 @@ export const databaseChecks: DoctorCheck[] = [
     needsSchema: true,
     needsStore: true,
     // While a server runs, tmp/ and fresh blobs belong to uploads in flight; it collects at startup.
-    run: (paths, database, store) => (lockHolder(paths) === null ? garbageProblems(paths, database, store) : []),
+    // A killed backup's staging is nobody's even then, and its hard links keep deleted files on disk.
+    run: (paths, database, store) => (lockHolder(paths) === null ? garbageProblems(paths, database, store) : deadBackupProblems(paths)),
   },
 ]
+
+function deadBackupProblems(paths: DataDirPaths): string[] {
+  const dead = deadBackupStagings(paths.tmp)
+  return dead.length === 0 ? [] : [`${dead.length} staging director${dead.length === 1 ? 'y' : 'ies'} of a killed backup in ${paths.tmp} (its hard links keep stored files on disk); miniship doctor --fix removes ${dead.length === 1 ? 'it' : 'them'}, also while the server runs`]
+}
 
 async function garbageProblems(paths: DataDirPaths, database: Database, store: BlobStore): Promise<string[]> {
   const { unreferenced: local, tmpLeftovers } = findGarbage(paths, database)
@@ -113,12 +120,18 @@ async function garbageProblems(paths: DataDirPaths, database: Database, store: B
 }
 
 /** `--fix`: collect garbage under the data directory's lock, so that no server starts meanwhile. */
-async function fixLeftovers(root: string, store: BlobStore): Promise<string> {
+export async function fixLeftovers(root: string, store: BlobStore): Promise<string> {
   const paths = dataDirPaths(root)
   if (!existsSync(paths.database)) return 'nothing to fix: there is no database'
   if (!schemaComplete(paths)) fail('the database is not complete (see the problems below); nothing was removed', 1)
   const holder = lockHolder(paths)
-  if (holder !== null) fail(`a miniship server (pid ${holder}) is serving ${root}; it cleans up at startup, or stop it and run doctor --fix again`, 1)
+  if (holder !== null) {
+    // what a killed backup staged is nobody's: removed now; the rest waits for the server's next start
+    const dead = deadBackupStagings(paths.tmp)
+    if (dead.length === 0) fail(`a miniship server (pid ${holder}) is serving ${root}; it cleans up at startup, or stop it and run doctor --fix again`, 1)
+    for (const name of dead) rmSync(join(paths.tmp, name), { recursive: true, force: true })
+    return `removed ${dead.length} staging director${dead.length === 1 ? 'y' : 'ies'} of a killed backup from ${paths.tmp}; the server (pid ${holder}) collects the rest when it next starts`
+  }
   const releaseLock = acquireLock(paths)
   try {
     const database = openForChecks(paths.database)
