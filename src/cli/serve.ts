@@ -234,6 +234,7 @@ function afterStartWithBucket(blobs: S3BlobStore, db: Db, mirror: ReleaseMirror 
   return collectStoreGarbage(blobs, db.$client, report)
     .catch((error: unknown) => report(`cleaning up the bucket failed: ${(error as Error).message}`))
     .then(() => mirror?.syncAll())
+    .catch((error: unknown) => report(`looking for release mirror folders to remove failed: ${(error as Error).message}`))
 }
 
 export function serveCommand(): Command {

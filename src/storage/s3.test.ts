@@ -336,6 +336,19 @@ describe('the release mirror (decisions §11)', () => {
     // stable is another channel: untouched
     expect((await object('install.json')).status).toBe(200)
   })
+
+  test("a deleted channel whose objects the mirror never removed (that write gave up, or the mirror was off) is removed at the next start's sync; live channels are written again", async () => {
+    const goneObject = async (path: string) => (await setup.context.app.store.jobs.drain(), fetch(s3.publicUrl(`mirror/releases/${setup.appId}/gone/${path}`)))
+    // what a channel deleted while its removal was lost leaves: its folder in the bucket, no channel row
+    for (const name of ['install.json', 'manifest', 'bundles/ios']) await setup.store.writeObject(`releases/${setup.appId}/gone/${name}`, '{}', { contentType: 'application/json', cacheControl: 'public, max-age=60' })
+    expect((await goneObject('install.json')).status).toBe(200)
+    // the next start
+    await setup.context.app.store.mirror!.syncAll()
+    for (const path of ['install.json', 'manifest', 'bundles/ios']) {
+      expect({ path, status: (await goneObject(path)).status }).toEqual({ path, status: 404 })
+    }
+    expect((await object('install.json')).status).toBe(200)
+  })
 })
 
 // ---- one prefix, one data directory: the owner marker ------------------------------------------

@@ -45,6 +45,8 @@ export interface S3BlobStore extends BlobStore {
   writeObject(relative: string, body: Blob | string, headers: { contentType: string; cacheControl: string }): Promise<void>
   /** Removes an object written by `writeObject` (absent already is fine). */
   deleteObject(relative: string): Promise<void>
+  /** The (appId, channel) folders under `releases/` that hold any object of the release mirror. */
+  listMirroredChannels(): Promise<{ appId: string; channel: string }[]>
   /** write + stat + delete of a probe key: throws a one-line Error naming what is wrong. */
   probe(): Promise<void>
   /**
@@ -316,6 +318,23 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
     return { blobs: blobs.sort((a, b) => a.sha256.localeCompare(b.sha256)), strays: ours }
   }
 
+  /** Every `releases/{appId}/{channel}/` folder that holds an object, each once. */
+  async function listMirroredChannels(): Promise<{ appId: string; channel: string }[]> {
+    await ensureOwned()
+    const prefix = objectKey('releases/')
+    const found = new Map<string, { appId: string; channel: string }>()
+    let continuationToken: string | undefined
+    do {
+      const page = await withTimeout(client.list({ prefix, maxKeys: 1000, ...(continuationToken ? { continuationToken } : {}) }), timeoutMs, 'list')
+      for (const object of page.contents ?? []) {
+        const [appId, channel, ...rest] = object.key.slice(prefix.length).split('/')
+        if (appId && channel && rest.length > 0) found.set(`${appId}/${channel}`, { appId, channel })
+      }
+      continuationToken = page.isTruncated ? page.nextContinuationToken : undefined
+    } while (continuationToken)
+    return [...found.values()]
+  }
+
   const failed = (what: string) => (error: unknown): never => {
     log(JSON.stringify({ level: 'error', msg: `object storage: ${what} failed`, code: errorCode(error), bucket: config.bucket }))
     throw storageUnavailable()
@@ -379,6 +398,7 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
       return (await listBlobObjects()).blobs
     },
     listObjects: listBlobObjects,
+    listMirroredChannels,
     async remove(sha256) {
       await ensureOwned()
       await withTimeout(client.delete(blobKey(sha256)), timeoutMs, 'delete')

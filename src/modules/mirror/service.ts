@@ -25,8 +25,12 @@ export interface ReleaseMirror {
    * failed one is retried. `app` is the miniapp's id or its appId.
    */
   releaseChanged(app: string, channel?: string): void
-  /** Queues a write of every channel of every miniapp that has a release (serve start). */
-  syncAll(): void
+  /**
+   * Queues a write of every channel of every miniapp that has a release (serve start), then of every
+   * channel the bucket still holds objects of but the database serves nothing on (a deleted channel
+   * whose removal gave up, or was dropped while the mirror was off): those objects go.
+   */
+  syncAll(): Promise<void>
 }
 
 /** The job kind of the mirror's writes. */
@@ -147,9 +151,15 @@ export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
       const miniApp = db.select({ id: miniApps.id }).from(miniApps).where(or(eq(miniApps.id, app), eq(miniApps.appId, app))).get()
       if (miniApp) enqueue(miniApp.id, channel)
     },
-    syncAll() {
+    async syncAll() {
       const live = db.selectDistinct({ miniAppId: channelReleases.miniAppId, channel: channelReleases.channel }).from(channelReleases).where(isNull(channelReleases.withdrawnAt)).all()
       for (const { miniAppId, channel } of live) enqueue(miniAppId, channel)
+      const queued = new Set(live.map(({ miniAppId, channel }) => `${miniAppId}/${channel}`))
+      // a write of a channel that serves nothing removes its objects (see write)
+      for (const { appId, channel } of await blobs.listMirroredChannels()) {
+        const miniApp = db.select({ id: miniApps.id }).from(miniApps).where(eq(miniApps.appId, appId)).get()
+        if (miniApp && !queued.has(`${miniApp.id}/${channel}`)) enqueue(miniApp.id, channel)
+      }
     },
   }
 }
