@@ -119,7 +119,7 @@ export interface Updater {
   check(): Promise<Update | null>
   /** Downloads, verifies and switches to `update`; the current version is untouched when it throws. */
   download(update: Update, options?: { onProgress?: (received: number, total: number) => void }): Promise<CurrentVersion>
-  /** Tells the library the running version started well: it will not be rolled back. */
+  /** Tells the library the version the last start() answered started well: it will not be rolled back. A version downloaded since stays pending until a start() runs it. */
   markReady(): Promise<void>
   /** The version to run (after start() or download()); null: the one the host app ships with. */
   current(): CurrentVersion | null
@@ -239,6 +239,8 @@ export function createUpdater(options: UpdaterOptions): Updater {
   let events: Array<{ seq: number; event: DeviceEvent }> | null = null
   let nextSeq = 1
   let nonce = 0
+  /** the dir of the version the last start() answered (null: embedded); undefined before any start() */
+  let started: string | null | undefined
   /** version directories being downloaded into: not strays */
   const downloading: string[] = []
 
@@ -573,6 +575,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
         } else if (current && state.pending) {
           next = { ...state, launches: state.launches + 1 }
         }
+        started = next.current && next.current.dir
         if (next !== state) await saveState(next)
         if (result.rolledBack) {
           const dropped = result.dropped ? ` (${result.dropped.version} is not for host ${hostVersion}: ${result.dropped.hostVersionRange})` : ''
@@ -618,7 +621,8 @@ export function createUpdater(options: UpdaterOptions): Updater {
     markReady: () =>
       exclusive(async () => {
         await load()
-        if (!state.pending) return
+        // the running version started well, not one downloaded since start() (check().then(download) in the background)
+        if (!state.pending || (started !== undefined && state.current!.dir !== started)) return
         await saveState({ ...state, previous: null, pending: false, launches: 0 })
         await removeStrays()
       }),

@@ -616,6 +616,42 @@ describe('a staged rollout decides what the update client gets', () => {
   })
 })
 
+describe('the version running now, while the next one downloads in the background (the docs’ snippet)', () => {
+  let setup: Setup
+  const appId = 'com.example.sdk-running'
+  const updater = (storage: UpdateStorage) =>
+    createUpdater({ serverUrl: 'http://localhost/api', appId, platform: 'ios', deviceId: 'device-running', storage, fetch: serverFetch(setup.context) })
+  const launch = (storage: UpdateStorage) => updater(storage).start()
+
+  beforeAll(async () => {
+    setup = await setUp(appId)
+    await publishVersion(setup, '1.0.0')
+  })
+  afterAll(() => setup.context.close())
+
+  test('markReady() confirms the version start() answered, not one downloaded since: that one is still rolled back when it crash-loops', async () => {
+    const storage = memoryStorage()
+    const first = updater(storage)
+    await first.start()
+    await first.download((await first.check())!)
+    const second = updater(storage)
+    await second.start()
+    await second.markReady()
+    await publishVersion(setup, '1.1.0')
+    // launch: 1.0.0 runs; check().then(download) gets 1.1.0 before 1.0.0 has shown its first screen
+    const client = updater(storage)
+    expect((await client.start()).current!.version).toBe('1.0.0')
+    await client.download((await client.check())!)
+    await client.markReady()
+    // 1.1.0 never ran; it crashes at every launch
+    expect((await launch(storage)).current).toMatchObject({ version: '1.1.0', pending: true })
+    expect((await launch(storage)).current).toMatchObject({ version: '1.1.0', pending: true })
+    const third = await launch(storage)
+    expect(third.rolledBack).toEqual({ versionId: setup.versions['1.1.0']!.id, version: '1.1.0' })
+    expect(third.current).toMatchObject({ version: '1.0.0', pending: false })
+  })
+})
+
 describe('the host app’s own version (hostVersion)', () => {
   let setup: Setup
   const appId = 'com.example.sdk-host'
