@@ -348,9 +348,9 @@ export function createUpdater(options: UpdaterOptions): Updater {
     return new UpdateError('SERVER', `${what} answered ${status}${detail ? `: ${detail}` : ''}`, status)
   }
 
-  /** Removes version directories the state does not name: leftovers of a download a crash cut short. */
+  /** Removes version directories the state does not name (leftovers of a download a crash cut short), except the one running. */
   async function removeStrays(): Promise<void> {
-    const keep = [state.current?.dir, state.previous?.dir, ...downloading]
+    const keep = [state.current?.dir, state.previous?.dir, started, ...downloading]
     let names: string[]
     try {
       names = await storage.list('versions')

@@ -650,6 +650,23 @@ describe('the version running now, while the next one downloads in the backgroun
     expect(third.rolledBack).toEqual({ versionId: setup.versions['1.1.0']!.id, version: '1.1.0' })
     expect(third.current).toMatchObject({ version: '1.0.0', pending: false })
   })
+
+  test('a download does not remove the files of the version running, even one not yet confirmed; the next start() does', async () => {
+    await publishVersion(setup, '2.0.0')
+    const storage = memoryStorage()
+    const first = updater(storage)
+    await first.start()
+    await first.download((await first.check())!)
+    // 2.0.0 runs, pending; meanwhile 2.1.0 is published and downloaded
+    const client = updater(storage)
+    const running = (await client.start()).current!
+    expect(running).toMatchObject({ version: '2.0.0', pending: true })
+    await publishVersion(setup, '2.1.0')
+    await client.download((await client.check())!)
+    for (const file of [running.bundle, running.manifest, running.assets]) expect(storage.files.has(file.replace('memory://', ''))).toBe(true)
+    expect((await launch(storage)).current!.version).toBe('2.1.0')
+    expect(storage.files.has(running.bundle.replace('memory://', ''))).toBe(false)
+  })
 })
 
 describe('the host app’s own version (hostVersion)', () => {
