@@ -204,7 +204,7 @@ function readState(text: string | null): State {
   return isRecord(value) && 'current' in value ? (value as unknown as State) : emptyState
 }
 
-/** Creates the update client of one miniapp on one device. */
+/** Creates the update client of one miniapp on one device; each miniapp needs a storage of its own. */
 export function createUpdater(options: UpdaterOptions): Updater {
   const base = apiBase(options.serverUrl)
   const storage = options.storage
