@@ -320,14 +320,15 @@ export function createUpdater(options: UpdaterOptions): Updater {
 
   /** Aborts a request when nothing arrives for timeoutMs: `touch()` on progress, `done()` at the end. */
   function watchdog() {
-    const Controller = (globalThis as { AbortController?: new () => { signal: unknown; abort(): void } }).AbortController
+    const Controller = (globalThis as { AbortController?: new () => { signal: unknown; abort(reason?: unknown): void } }).AbortController
     const controller = Controller ? new Controller() : null
     let timer: ReturnType<typeof setTimeout> | undefined
     // Hermes refuses clearTimeout(undefined)
     const done = () => timer !== undefined && clearTimeout(timer)
     const touch = () => {
       done()
-      if (controller) timer = setTimeout(() => controller.abort(), timeoutMs)
+      // the reason is what WHATWG fetch rejects with: the error then says why
+      if (controller) timer = setTimeout(() => controller.abort(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs)
     }
     touch()
     return { signal: controller && controller.signal, touch, done }

@@ -330,6 +330,19 @@ describe('the update client against the server', () => {
     expect(client.current()!.version).toBe('1.0.0')
   })
 
+  test('an update check that gets no answer in timeoutMs is NETWORK and says so, not just "aborted"', async () => {
+    // as WHATWG fetch does (Node, Bun, browsers): an aborted request rejects with the signal's reason
+    const hanging: FetchLike = (url, init) =>
+      new Promise((_, reject) => {
+        const signal = init!.signal as AbortSignal
+        signal.addEventListener('abort', () => reject(signal.reason))
+      })
+    const error = await updater(memoryStorage(), { fetch: hanging, timeoutMs: 150 }).check().catch((thrown: unknown) => thrown)
+    expect(error).toBeInstanceOf(UpdateError)
+    expect((error as UpdateError).code).toBe('NETWORK')
+    expect((error as UpdateError).message).toContain('no answer in 150 ms')
+  })
+
   describe('signatures (§14) with pinned keys', () => {
     const trusted = signer()
     const other = signer()
