@@ -217,7 +217,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
   const trustedKeys: Uint8Array[] = []
   for (const key of options.trustedKeys ?? []) {
     const raw = fromBase64(key)
-    if (!raw || raw.length !== 32) throw new UpdateError('SIGNATURE_INVALID', `Not an Ed25519 public key: ${shown(key)}`)
+    if (!raw || raw.length !== 32) throw new UpdateError('INVALID_OPTION', `Not an Ed25519 public key: ${shown(key)}`)
     trustedKeys.push(raw)
   }
   // the server refuses any other deviceId with 400 INVALID_DEVICE_ID (decisions §18): say so once, here,

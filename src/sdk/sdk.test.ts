@@ -392,8 +392,17 @@ describe('the update client against the server', () => {
       expect(await codeOf(client.download((await client.check())!))).toBe('SHA256_MISMATCH')
     })
 
-    test('a trusted key that is not 32 bytes of base64 is refused at createUpdater', () => {
-      expect(() => updater(memoryStorage(), { trustedKeys: ['not-a-key'] })).toThrow(UpdateError)
+    test('a trusted key that is not 32 bytes of base64 is refused at createUpdater as INVALID_OPTION, as the docs say of options', () => {
+      // the docs' own placeholder, as a developer might leave it
+      let thrown: unknown
+      try {
+        updater(memoryStorage(), { trustedKeys: ['q3Y…base64 Ed25519 public key…='] })
+      } catch (error) {
+        thrown = error
+      }
+      expect(thrown).toBeInstanceOf(UpdateError)
+      expect((thrown as UpdateError).code).toBe('INVALID_OPTION')
+      expect((thrown as UpdateError).message).toContain('Not an Ed25519 public key')
     })
   })
 
