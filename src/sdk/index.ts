@@ -86,7 +86,7 @@ export interface UpdaterOptions {
   /** the miniapp version the host app ships with, sent as `currentVersion` while no update is installed (default `0.0.0`) */
   embeddedVersion?: string
   /** base64 Ed25519 public keys (32 bytes): when given, only updates signed by one of them are installed */
-  trustedKeys?: string[]
+  trustedKeys?: readonly string[]
   storage: UpdateStorage
   /** default: the global fetch */
   fetch?: FetchLike

@@ -386,6 +386,13 @@ describe('the update client against the server', () => {
       expect(await codeOf(swapped.download((await swapped.check())!))).toBe('SIGNATURE_INVALID')
     })
 
+    test('trustedKeys takes a readonly array, as a config constant is written (`npm run typecheck` checks the type)', async () => {
+      const TRUSTED_KEYS = [trusted.publicKey] as const
+      const client = updater(clone(withV1), { trustedKeys: TRUSTED_KEYS, fetch: rewriteUpdate(serverFetch(setup.context), (install) => signInstall(install, trusted)) })
+      await client.start()
+      expect((await client.download((await client.check())!)).version).toBe('1.1.0')
+    })
+
     test('a signed bundle changed on the way is SHA256_MISMATCH', async () => {
       const client = pinned(rewriteFiles(rewriteUpdate(serverFetch(setup.context), (install) => signInstall(install, trusted)), (url) => url.includes('/bundles/ios'), flipFirstByte))
       await client.start()
