@@ -239,8 +239,8 @@ export function createUpdater(options: UpdaterOptions): Updater {
   let events: Array<{ seq: number; event: DeviceEvent }> | null = null
   let nextSeq = 1
   let nonce = 0
-  /** the dir of the version the last start() answered (null: embedded); undefined before any start() */
-  let started: string | null | undefined
+  /** the version the last start() answered (null: embedded); undefined before any start() */
+  let started: InstalledVersion | null | undefined
   /** version directories being downloaded into: not strays */
   const downloading: string[] = []
 
@@ -351,7 +351,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
 
   /** Removes version directories the state does not name (leftovers of a download a crash cut short), except the one running. */
   async function removeStrays(): Promise<void> {
-    const keep = [state.current?.dir, state.previous?.dir, started, ...downloading]
+    const keep = [state.current?.dir, state.previous?.dir, started?.dir, ...downloading]
     let names: string[]
     try {
       names = await storage.list('versions')
@@ -576,11 +576,11 @@ export function createUpdater(options: UpdaterOptions): Updater {
         } else if (current && state.pending) {
           next = { ...state, launches: state.launches + 1 }
         }
-        started = next.current && next.current.dir
+        started = next.current
         if (next !== state) await saveState(next)
         if (result.rolledBack) {
           const dropped = result.dropped ? ` (${result.dropped.version} is not for host ${hostVersion}: ${result.dropped.hostVersionRange})` : ''
-          await record('rolled_back', current!, `no markReady() in ${crashLoopLimit} launches; back to ${next.current ? next.current.version : 'embedded'}${dropped}`)
+          await record('rolled_back', current!, `no markReady() in ${crashLoopLimit} launches; back to ${next.current?.version ?? 'embedded'}${dropped}`)
         }
         if (next.current) await record('launched', next.current)
         if (result.dropped || result.rolledBack) await removeStrays()
@@ -593,7 +593,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
       await flushAll().catch(noop)
       const url = `${base}/mini-apps/access/apps/${encodeURIComponent(options.appId)}/update?${query({
         platform: options.platform,
-        currentVersion: state.current ? state.current.version : (options.embeddedVersion ?? '0.0.0'),
+        currentVersion: state.current?.version ?? options.embeddedVersion ?? '0.0.0',
         channel,
         deviceId: options.deviceId,
         hostVersion,
@@ -622,9 +622,13 @@ export function createUpdater(options: UpdaterOptions): Updater {
     markReady: () =>
       exclusive(async () => {
         await load()
-        // the running version started well, not one downloaded since start() (check().then(download) in the background)
-        if (!state.pending || (started !== undefined && state.current!.dir !== started)) return
-        await saveState({ ...state, previous: null, pending: false, launches: 0 })
+        // the running version started well, not one downloaded since start() (check().then(download) in the
+        // background): that one stays pending, and a crash loop of it goes back to the running one
+        if (started !== undefined && state.current?.dir !== started?.dir) {
+          if (started) await saveState({ ...state, previous: started })
+        } else if (state.pending) {
+          await saveState({ ...state, previous: null, pending: false, launches: 0 })
+        }
         await removeStrays()
       }),
 

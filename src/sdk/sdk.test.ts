@@ -696,6 +696,26 @@ describe('the version running now, while the next one downloads in the backgroun
     expect((await launch(storage)).current!.version).toBe('2.1.0')
     expect(storage.files.has(running.bundle.replace('memory://', ''))).toBe(false)
   })
+
+  test('markReady() after a download switched: the running version started well, so a crash loop of the new one goes back to it, not past it', async () => {
+    await publishVersion(setup, '3.0.0')
+    const storage = memoryStorage()
+    const first = updater(storage)
+    await first.start()
+    await first.download((await first.check())!)
+    // 3.0.0 runs, not yet confirmed; 3.1.0 is downloaded before its first screen, then it shows
+    const client = updater(storage)
+    expect((await client.start()).current).toMatchObject({ version: '3.0.0', pending: true })
+    await publishVersion(setup, '3.1.0')
+    await client.download((await client.check())!)
+    await client.markReady()
+    expect(client.current()).toMatchObject({ version: '3.1.0', pending: true })
+    expect((await launch(storage)).current).toMatchObject({ version: '3.1.0', pending: true })
+    expect((await launch(storage)).current).toMatchObject({ version: '3.1.0', pending: true })
+    const third = await launch(storage)
+    expect(third.rolledBack).toMatchObject({ version: '3.1.0' })
+    expect(third.current).toMatchObject({ version: '3.0.0', pending: false })
+  })
 })
 
 describe('the host app’s own version (hostVersion)', () => {
