@@ -21,3 +21,7 @@ test('every sample of push --publish has the Uploaded line push prints before Pu
     expect(before).toMatch(new RegExp(`^Uploaded ${match[1]!.replace(/\./g, '\\.')} ${match[2]!.replace(/\./g, '\\.')} \\(build \\d+, DRAFT\\), version id [0-9a-f-]{36}\\.$`))
   }
 })
+
+test('the README stays a landing page: at most 200 lines (the rest is in docs/)', () => {
+  expect(readme.trimEnd().split('\n').length).toBeLessThanOrEqual(200)
+})
