@@ -1,8 +1,12 @@
 import { afterAll, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { drizzle } from 'drizzle-orm/bun-sqlite'
+import { readMigrationFiles } from 'drizzle-orm/migrator'
 import { mkdirSync, rmSync, writeFileSync, existsSync, truncateSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { ConfigError } from './config'
 import { dataDirPaths, lockHolder, openDataDir } from './data-dir'
+import { appliedMigrationCount, schemaVersion } from './db/open'
 import { tempDir } from './test-support'
 
 const made: string[] = []
@@ -90,6 +94,44 @@ test('a lock naming a live process that is not miniship is stale', async () => {
     other.kill()
     await other.exited
   }
+})
+
+test('an older server still serving the directory: its database is not migrated under it (an upgrade started before the old serve stopped)', async () => {
+  const root = tempDir('miniship-datadir-')
+  made.push(root)
+  // the database a previous release left: its first 7 migrations
+  const client = new Database(join(root, 'miniship.db'), { create: true, strict: true })
+  const migrations = readMigrationFiles({ migrationsFolder: join(import.meta.dir, '..', 'migrations') })
+  const internals = drizzle(client) as unknown as { dialect: { migrate(list: typeof migrations, session: unknown, config: object): void }; session: unknown }
+  internals.dialect.migrate(migrations.slice(0, 7), internals.session, { migrationsFolder: '' })
+  client.close()
+  const applied = () => {
+    const db = new Database(join(root, 'miniship.db'), { readonly: true })
+    try {
+      return appliedMigrationCount(db)
+    } finally {
+      db.close()
+    }
+  }
+  // a live miniship holding the lock, as the old `serve` does
+  const older = Bun.spawn(['bash', '-c', 'exec -a miniship sleep 30'])
+  try {
+    await Bun.sleep(50)
+    writeFileSync(dataDirPaths(root).lock, `${older.pid}\n`)
+    expect(lockHolder(dataDirPaths(root))).toBe(older.pid)
+    expect(() => openDataDir(root)).toThrow(ConfigError)
+    expect(() => openDataDir(root)).toThrow(
+      new RegExp(`another miniship \\(pid ${older.pid}\\) is serving .* on database schema version 7; stop it first: this miniship would apply ${schemaVersion - 7} migrations`),
+    )
+    expect(applied()).toBe(7)
+  } finally {
+    older.kill()
+    await older.exited
+  }
+  // once it has stopped (its lock is stale), the directory opens and is migrated
+  const { db } = openDataDir(root)
+  db.$client.close()
+  expect(applied()).toBe(schemaVersion)
 })
 
 describe('a directory that is not miniship\'s is refused', () => {

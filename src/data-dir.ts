@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, existsSync, readFileSync, writeFileSync, openSync
 import { dirname, join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { ConfigError } from './config'
-import { openDatabase, databaseFileName, NewerSchemaError, type Db } from './db/open'
+import { openDatabase, databaseFileName, NewerSchemaError, pendingMigrations, schemaVersion, type Db } from './db/open'
 
 export const secretFileName = 'secret.key'
 export const lockFileName = 'miniship.lock'
@@ -220,6 +220,7 @@ export function openDataDir(root: string, options: { sweepTmp?: boolean; warn?: 
       throw new ConfigError(`database ${paths.database} is not writable by this user`)
     }
   }
+  refuseMigratingUnderAnotherHolder(paths)
   let db: Db
   try {
     db = openDatabase(paths.database)
@@ -232,6 +233,23 @@ export function openDataDir(root: string, options: { sweepTmp?: boolean; warn?: 
     if (existsSync(file)) chmodSync(file, 0o600)
   }
   return { paths, db, secret }
+}
+
+/**
+ * An older miniship still serving the directory (an upgrade whose new binary ran `serve`, `init` or
+ * `create-admin` before the old `serve` stopped) must not have the database migrated under it: it
+ * would go on serving a schema it does not know, refuse to start again, and its backups could no
+ * longer be restored by it. Nothing is written; the caller stops with one line.
+ */
+function refuseMigratingUnderAnotherHolder(paths: DataDirPaths): void {
+  if (!existsSync(paths.database)) return
+  const holder = lockHolder(paths)
+  if (holder === null || holder === process.pid) return
+  const schema = pendingMigrations(paths.database)
+  if (schema === null || schema.pending === 0) return
+  throw new ConfigError(
+    `another miniship (pid ${holder}) is serving ${paths.root} on database schema version ${schema.applied}; stop it first: this miniship would apply ${schema.pending} migrations (schema version ${schemaVersion}) under it. Then start this miniship's serve, which applies them`,
+  )
 }
 
 /** Held by `serve`: a second server on the same data directory refuses to start. */

@@ -34,6 +34,28 @@ function upToDate(client: Database, applied: number): boolean {
   return newest !== null && migrations.every((migration) => Number(newest.at) >= migration.folderMillis)
 }
 
+/**
+ * The schema version of the database at `path` and how many of this build's migrations it lacks,
+ * read without writing anything (null when there is no database there yet).
+ */
+export function pendingMigrations(path: string): { applied: number; pending: number } | null {
+  let client: Database
+  try {
+    client = new Database(path, { readonly: true, strict: true })
+  } catch {
+    return null
+  }
+  try {
+    const applied = appliedMigrationCount(client)
+    return { applied, pending: applied > schemaVersion || upToDate(client, applied) ? 0 : Math.max(schemaVersion - applied, 1) }
+  } catch {
+    // unreadable: openDatabase says what is wrong with it
+    return null
+  } finally {
+    client.close()
+  }
+}
+
 export class NewerSchemaError extends Error {}
 
 /**
