@@ -21,6 +21,15 @@ const commands =
     ? [(await import('./cli/serve')).serveCommand()]
     : [...(await import('./cli')).serverCommands(), ...(await import('./client')).clientCommands()]
 
+// `miniship versions ls APP | head -3`: once the reader has gone, the rest of the output has nowhere to
+// go; end as the other tools of a pipeline do, instead of printing an EPIPE stack trace
+if (process.argv[2] !== 'serve') {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0)
+    throw error
+  })
+}
+
 const { withJsonUsageErrors } = await import('./cli/json-output')
 // `miniship bogus --json`: the program's own refusals print the JSON error document too
 const program = withJsonUsageErrors(new Command('miniship'))

@@ -1,6 +1,6 @@
 // The command line as a user (or a CI script) types it: refusals of the command line itself, with and without --json.
 import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Command } from 'commander'
 import { jsonDocument, runCli } from '../cli/test-run'
@@ -120,4 +120,19 @@ test('the help of every developer command calls it a miniapp, as the console, RE
   clientCommands().forEach(walk)
   expect(texts.length).toBeGreaterThan(20)
   expect(texts.filter((text) => /mini apps?\b/i.test(text)).map((text) => text.split('\n')[0])).toEqual([])
+})
+
+test('output piped into a reader that has gone (`miniship … | head -1`): the command ends quietly, no EPIPE stack trace', () => {
+  const dir = tempDir('miniship-epipe-')
+  try {
+    const main = join(import.meta.dir, '..', 'main.ts')
+    // `head -0` exits before reading, as `head -1` does once the first line came: the next write finds no reader
+    const script = `"${process.execPath}" "${main}" keys generate --out "${join(dir, 'release.pem')}" 2>"${join(dir, 'stderr')}" | head -0; echo "exit \${PIPESTATUS[0]}"`
+    const run = Bun.spawnSync(['bash', '-c', script], { env: { ...process.env, XDG_CONFIG_HOME: dir } })
+    const stderr = readFileSync(join(dir, 'stderr'), 'utf8')
+    expect(stderr).not.toContain('EPIPE')
+    expect(run.stdout.toString().trim()).toBe('exit 0')
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 })
