@@ -625,7 +625,7 @@ const mutations: Mutation[] = [
   },
   {
     file: 'src/modules/miniapps/service.ts',
-    find: "throw new AppError(403, 'OWNER_REQUIRED', 'Only owners of this mini app and administrators may change requireSignature')",
+    find: "throw new AppError(403, 'OWNER_REQUIRED', 'Only owners of this miniapp and administrators may change requireSignature')",
     replace: '{}',
     tests: signingTests,
     why: 'signing: only owners and admins switch requireSignature',
