@@ -266,6 +266,13 @@ const mutations: Mutation[] = [
     tests: ['src/modules/miniapps/miniapps.test.ts'],
     why: 'only owners and admins manage members (403 OWNER_REQUIRED)',
   },
+  {
+    file: 'src/app.ts',
+    find: 'findVisibleMiniApp(input.db, caller, idOrAppId)?.id ?? null',
+    replace: "findVisibleMiniApp(input.db, { ...caller, role: 'ADMIN', apiKey: undefined }, idOrAppId)?.id ?? null",
+    tests: ['src/modules/miniapps/app-id-paths.test.ts'],
+    why: "membership: a non-member's 404 for an existing appId names what was sent, not the miniapp's UUID (App IDs cannot be probed)",
+  },
 
   // archive entry checks (src/modules/versions/archive.ts)
   {

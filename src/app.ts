@@ -14,7 +14,7 @@ import { authRoutes } from './modules/auth'
 import { cliSessionRoutes } from './modules/cli-sessions'
 import { adminRoutes } from './modules/admin'
 import { miniAppRoutes } from './modules/miniapps'
-import { miniAppIdOf } from './modules/miniapps/service'
+import { findVisibleMiniApp } from './modules/miniapps/service'
 import { versionRoutes } from './modules/versions'
 import { runtimeRoutes } from './modules/runtime'
 import { insightRoutes } from './modules/insights'
@@ -143,7 +143,7 @@ export function createApp(input: AppInput) {
         isApiKey,
         accessToken: (token) => userFromAccessToken(input.db, tokens, token),
         apiKey: (key, scope, address) => apiKeys.authenticate(key, scope, address),
-        miniAppIdOf: (idOrAppId) => miniAppIdOf(input.db, idOrAppId),
+        miniAppIdOf: (idOrAppId, caller) => findVisibleMiniApp(input.db, caller, idOrAppId)?.id ?? null,
       },
       input.config,
     ),

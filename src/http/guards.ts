@@ -63,8 +63,11 @@ export interface CallerVerifiers {
   accessToken(token: string): Promise<AuthUser>
   /** the caller a key stands for, or an AppError: 401 for a bad key, 403 SCOPE_REQUIRED when it lacks `scope` */
   apiKey(key: string, scope: ApiKeyScope | null, address: string | null): AuthUser
-  /** the UUID of a miniapp named by UUID or appId (null: none), so `:miniAppId` in a path takes either */
-  miniAppIdOf?(idOrAppId: string): string | null
+  /**
+   * the UUID of a miniapp named by UUID or appId that `caller` may see (null: none, or hidden from them),
+   * so `:miniAppId` in a path takes either; a hidden one stays as sent, so its 404 names what was sent
+   */
+  miniAppIdOf?(idOrAppId: string, caller: AuthUser): string | null
 }
 
 /**
@@ -110,8 +113,10 @@ export function createGuard(verify: CallerVerifiers, config: Pick<Config, 'trust
         // `/mini-apps/com.example.shop/…` is `/mini-apps/<its UUID>/…` for every route below (console URLs use either)
         // a segment that does not decode (`%ff`) reaches here as null: no miniapp has it, so the route answers 404 (after authentication)
         if (params !== undefined && params.miniAppId !== undefined && typeof params.miniAppId !== 'string') params.miniAppId = ''
-        if (params?.miniAppId !== undefined && verify.miniAppIdOf) params.miniAppId = verify.miniAppIdOf(params.miniAppId) ?? params.miniAppId
         await authenticate(request, server, access, false)
+        // only for a caller who may see it: a non-member's 404 would otherwise name the UUID of an
+        // existing appId and "com.x not found" for an unknown one, so App IDs could be probed
+        if (params?.miniAppId !== undefined && verify.miniAppIdOf) params.miniAppId = verify.miniAppIdOf(params.miniAppId, userOf(request)) ?? params.miniAppId
         checkBodyShape(body)
       },
       resolve: ({ request }: { request: Request }) => ({ user: userOf(request) }),

@@ -44,6 +44,26 @@ test('a stranger, or an unknown appId, is 404 MINI_APP_NOT_FOUND', async () => {
   expect((unknown.body as { message: string }).message).toBe('Miniapp com.example.nothing not found')
 })
 
+test("a non-member's 404 for an existing appId reads as for an unknown one: the miniapp's UUID is not disclosed, its App ID cannot be probed", async () => {
+  const stranger = await createTestUser(context)
+  const restricted = await context.call('POST', '/api/auth/api-keys', { token: owner.token, json: { name: 'other only', scopes: ['read', 'release'], miniAppIds: [otherId] } })
+  for (const [token, method, path] of [
+    [stranger.token, 'GET', ''],
+    [stranger.token, 'GET', '/workspace'],
+    [stranger.token, 'PATCH', '/channels/stable/rollout'],
+    [stranger.token, 'GET', '/webhooks'],
+    [restricted.body.key as string, 'GET', '/channels'],
+  ] as const) {
+    const json = method === 'PATCH' ? { paused: true } : undefined
+    const existing = await context.call(method, `/api/mini-apps/${appId}${path}`, { token, json })
+    const unknown = await context.call(method, `/api/mini-apps/com.example.nothing${path}`, { token, json })
+    expect(outcome(existing)).toEqual({ status: 404, code: 'MINI_APP_NOT_FOUND' })
+    expect(existing.text).not.toContain(miniAppId)
+    expect((existing.body as { message: string }).message).toBe(`Miniapp ${appId} not found`)
+    expect((existing.body as { message: string }).message.replace(appId, 'X')).toBe((unknown.body as { message: string }).message.replace('com.example.nothing', 'X'))
+  }
+})
+
 test("an API key's miniAppIds take the appId; the key keeps the UUID and opens only that app", async () => {
   const created = await context.call('POST', '/api/auth/api-keys', { token: owner.token, json: { name: 'named', scopes: ['read'], miniAppIds: [appId] } })
   expect(created.status).toBe(201)

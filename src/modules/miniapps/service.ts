@@ -72,15 +72,10 @@ export function memberRole(db: Db, userId: string, miniAppId: string): MemberRol
   return row?.role ?? null
 }
 
-/** The miniapp if `user` may see it (a member, or an admin), else null: callers answer 404 alike. */
-/** The id of the miniapp `idOrAppId` names: its UUID as given, or the one of the miniapp with that appId (the name users know); null when none. */
-export function miniAppIdOf(db: Pick<Db, 'select'>, idOrAppId: string): string | null {
-  if (db.select({ id: miniApps.id }).from(miniApps).where(eq(miniApps.id, idOrAppId)).get()) return idOrAppId
-  if (!isValidAppId(idOrAppId)) return null
-  return db.select({ id: miniApps.id }).from(miniApps).where(eq(miniApps.appId, idOrAppId)).get()?.id ?? null
-}
-
-/** `miniAppId`: the UUID, or the appId users know (console URLs, API keys' miniAppIds). */
+/**
+ * The miniapp if `user` may see it (a member, or an admin), else null: callers answer 404 alike.
+ * `miniAppId`: the UUID, or the appId users know (console URLs, API keys' miniAppIds).
+ */
 export function findVisibleMiniApp(db: Db, user: Caller, miniAppId: string): MiniAppRow | null {
   const row = db.select().from(miniApps).where(eq(miniApps.id, miniAppId)).get() ?? (isValidAppId(miniAppId) ? db.select().from(miniApps).where(eq(miniApps.appId, miniAppId)).get() : undefined)
   if (!row || !keyAllows(user, row.id)) return null
