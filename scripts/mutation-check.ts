@@ -537,6 +537,13 @@ const mutations: Mutation[] = [
     tests: ['src/modules/api-keys/api-keys.test.ts'],
     why: 'API keys: a key restricted to some mini apps sees no other (404)',
   },
+  {
+    file: 'src/modules/insights/index.ts',
+    find: "auth: 'read',",
+    replace: "auth: 'any-key',",
+    tests: ['src/modules/api-keys/api-keys.test.ts'],
+    why: 'API keys: insights take the read scope, no other (403 SCOPE_REQUIRED)',
+  },
   // webhooks (src/modules/webhooks/, decisions §16): where deliveries may go, and their signature
   {
     file: 'src/modules/webhooks/address.ts',

@@ -123,6 +123,20 @@ describe('using keys', () => {
     expect(rollout.status).toBe(200)
   })
 
+  test('insights: read reads them (api.md), other scopes are 403, a key for another miniapp 404', async () => {
+    const reader = await createKey(owner, { name: 'insights reader', scopes: ['read'] })
+    const releaser = await createKey(owner, { name: 'insights releaser', scopes: ['upload', 'release'] })
+    const blogOnly = await createKey(owner, { name: 'insights blog', scopes: ['read'], miniAppIds: [blog.id] })
+    const report = await context.call('GET', `/api/mini-apps/${shop.id}/insights?days=7`, { token: reader.key })
+    expect(report.status).toBe(200)
+    expect(report.body.days).toHaveLength(7)
+    expect((await context.call('GET', `/api/mini-apps/shop/insights?days=7`, { token: reader.key })).status).toBe(200)
+    expect(outcome(await context.call('GET', `/api/mini-apps/${shop.id}/insights`, { token: releaser.key }))).toEqual({ status: 403, code: 'SCOPE_REQUIRED' })
+    expect(outcome(await context.call('GET', `/api/mini-apps/${shop.id}/insights`, { token: blogOnly.key }))).toEqual({ status: 404, code: 'MINI_APP_NOT_FOUND' })
+    const strangersKey = await createKey(other, { name: 'not a member', scopes: ['read'] })
+    expect(outcome(await context.call('GET', `/api/mini-apps/${shop.id}/insights`, { token: strangersKey.key }))).toEqual({ status: 404, code: 'MINI_APP_NOT_FOUND' })
+  })
+
   test('the experience install takes a read key of a member (and 404 for a key of another mini app)', async () => {
     const reader = await createKey(owner, { name: 'experience', scopes: ['read'] })
     const blogOnly = await createKey(owner, { name: 'experience blog', scopes: ['read'], miniAppIds: [blog.id] })

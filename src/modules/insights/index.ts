@@ -27,7 +27,8 @@ export function insightRoutes(deps: AppDeps) {
       },
     )
     .get('/:miniAppId/insights', ({ user, params, query }) => insights.report(user, params.miniAppId, { days: query.days === undefined ? 30 : Number(query.days), channel: query.channel ?? null }), {
-      auth: true,
+      // the read scope reads insights (docs/api.md), as it reads workspaces and channels
+      auth: 'read',
       params: insightsParams,
       query: insightsQuery,
       response: { 200: insightsAnswer },
