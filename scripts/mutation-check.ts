@@ -501,6 +501,13 @@ const mutations: Mutation[] = [
     tests: ['src/http/urls.test.ts', 'src/modules/runtime/existing-clients.test.ts'],
     why: 'origins: a Host header that is not a host name never reaches a URL handed to phones',
   },
+  {
+    file: 'src/http/rate-limit.ts',
+    find: "return `${address.parts.slice(0, 4).map((part) => part.toString(16)).join(':')}::/64`",
+    replace: 'return key',
+    tests: ['src/modules/auth/auth.test.ts'],
+    why: "rate limits: an IPv6 client's /64 spends one budget, not one per address",
+  },
   // API keys (src/modules/api-keys/service.ts, src/modules/miniapps/service.ts)
   {
     file: 'src/modules/api-keys/service.ts',

@@ -307,6 +307,22 @@ describe('rate limits (decisions §3)', () => {
     expect(later.status).toBe(401)
   })
 
+  test('login: an IPv6 client has one budget per /64, not one per address of its /64; an IPv4-mapped address shares its IPv4 budget', async () => {
+    // a host on IPv6 is routinely handed a whole /64: one budget per address would be 2^64 budgets
+    for (let i = 1; i <= 3; i++) {
+      const res = await limited.call('POST', '/api/auth/login', { json: { email: 'x@example.com', password: 'wrong-1' }, headers: from(`2001:db8:1:2::${i}`) })
+      expect(res.status).toBe(401)
+    }
+    const sameSubnet = await limited.call('POST', '/api/auth/login', { json: { email: 'x@example.com', password: 'wrong-1' }, headers: from('2001:db8:1:2:ffff:abcd:1234:9') })
+    expect({ status: sameSubnet.status, code: sameSubnet.body.code }).toEqual({ status: 429, code: 'RATE_LIMITED' })
+    const otherSubnet = await limited.call('POST', '/api/auth/login', { json: { email: 'x@example.com', password: 'wrong-1' }, headers: from('2001:db8:1:3::1') })
+    expect(otherSubnet.status).toBe(401)
+    for (let i = 0; i < 3; i++) expect((await limited.call('POST', '/api/auth/login', { json: { email: 'x@example.com', password: 'wrong-1' }, headers: from('203.0.113.77') })).status).toBe(401)
+    const mapped = await limited.call('POST', '/api/auth/login', { json: { email: 'x@example.com', password: 'wrong-1' }, headers: from('::ffff:203.0.113.77') })
+    expect({ status: mapped.status, code: mapped.body.code }).toEqual({ status: 429, code: 'RATE_LIMITED' })
+    limited.advance(61_000)
+  })
+
   test('register: past the limit is 429 before any account is made', async () => {
     // A refused attempt (here a duplicate) counts as much as a success.
     const first = await limited.call('POST', '/api/auth/register', { json: { email: 'r1@example.com', password: 'secret1' }, headers: from('198.51.100.7') })

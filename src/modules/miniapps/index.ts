@@ -2,6 +2,7 @@
 import { Elysia } from 'elysia'
 import { AppError } from '../../http/errors'
 import { clientAddress } from '../../http/client'
+import { budgetKey } from '../../http/rate-limit'
 import type { AppDeps } from '../deps'
 import { addMemberBody, createMiniAppBody, memberParams, miniAppIdParams, updateMiniAppBody } from './model'
 import { addMember, createMiniApp, listMembers, listMiniApps, miniAppRecord, removeMember, requireVisibleMiniApp, updateMiniApp } from './service'
@@ -70,7 +71,7 @@ export function miniAppRoutes(deps: AppDeps) {
         // "No user with the email …" tells whether an address has an account: a budget of such
         // answers per user and per address, checked before the lookup so that a used-up budget
         // answers 429 for registered and unregistered emails alike.
-        const keys = [`user:${user.id}`, `address:${clientAddress(request, server, deps.config)}`]
+        const keys = [`user:${user.id}`, `address:${budgetKey(clientAddress(request, server, deps.config))}`]
         const limit = deps.config.rateLimits.memberUnknownEmail
         for (const key of keys) deps.rateLimiter.check('member-unknown-email', key, limit)
         try {
