@@ -553,6 +553,20 @@ const mutations: Mutation[] = [
   },
   // webhooks (src/modules/webhooks/, decisions §16): where deliveries may go, and their signature
   {
+    file: 'src/modules/webhooks/service.ts',
+    find: '  limit(row.id)\n',
+    replace: '\n',
+    tests: ['src/modules/webhooks/webhooks.test.ts'],
+    why: 'webhook test deliveries: 5 a minute per webhook, then 429 (each is retried six times: no unbounded posting)',
+  },
+  {
+    file: 'src/modules/webhooks/address.ts',
+    find: '`${url.hostname} resolves to an address that is not public: ${privateAdvice}`',
+    replace: '`${url.hostname} resolves to ${address}, which is not public: ${privateAdvice}`',
+    tests: ['src/modules/webhooks/webhooks.test.ts'],
+    why: "webhook address refusal: a name's resolved private address is not told (creation is no DNS lookup of internal names)",
+  },
+  {
     file: 'src/modules/webhooks/address.ts',
     find: "return parsed.range() === 'unicast'",
     replace: 'return true',

@@ -81,7 +81,8 @@ export async function checkWebhookTarget(url: URL, allowPrivate: boolean, resolv
   if (allowPrivate) return addresses
   for (const address of addresses) {
     if (!isPublicAddress(address)) {
-      throw urlNotAllowed(literal !== null ? `${url.hostname} is not a public address: ${privateAdvice}` : `${url.hostname} resolves to ${address}, which is not a public address: ${privateAdvice}`)
+      // the address a name resolves to is not told: webhook creation must not be a DNS lookup of internal names
+      throw urlNotAllowed(literal !== null ? `${url.hostname} is not a public address: ${privateAdvice}` : `${url.hostname} resolves to an address that is not public: ${privateAdvice}`)
     }
   }
   return addresses

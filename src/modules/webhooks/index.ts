@@ -2,7 +2,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps'
 import { createdWebhook, createWebhookBody, deliveryRecord, webhookParams, webhookRecord, webhooksParams } from './model'
-import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, testWebhook } from './service'
+import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, testWebhook, webhookTestsPerMinute } from './service'
 
 export function webhookRoutes(deps: AppDeps) {
   const services = { db: deps.db, clock: deps.clock, allowPrivate: deps.config.webhooksAllowPrivate }
@@ -36,11 +36,11 @@ export function webhookRoutes(deps: AppDeps) {
       response: { 200: t.Object({ success: t.Literal(true), id: t.String() }) },
       detail: { summary: 'Remove a webhook and its deliveries', tags: ['webhooks'] },
     })
-    .post('/:miniAppId/webhooks/:webhookId/test', ({ user, params }) => testWebhook(services, user, params.miniAppId, params.webhookId), {
+    .post('/:miniAppId/webhooks/:webhookId/test', ({ user, params }) => testWebhook(services, user, params.miniAppId, params.webhookId, (id) => deps.rateLimiter.hit('webhook-test', id, webhookTestsPerMinute)), {
       auth: true,
       params: webhookParams,
       response: { 200: deliveryRecord },
-      detail: { summary: 'Queue a webhook.test delivery to this webhook; see its deliveries for the outcome', tags: ['webhooks'] },
+      detail: { summary: 'Queue a webhook.test delivery to this webhook (5 a minute, then 429 RATE_LIMITED); see its deliveries for the outcome', tags: ['webhooks'] },
     })
     .get('/:miniAppId/webhooks/:webhookId/deliveries', ({ user, params }) => ({ deliveries: listDeliveries(deps.db, user, params.miniAppId, params.webhookId) }), {
       auth: true,

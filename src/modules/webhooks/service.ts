@@ -140,10 +140,15 @@ export function deleteWebhook(deps: Pick<WebhookDeps, 'db' | 'clock'>, user: Cal
 }
 
 /** Queues a `webhook.test` delivery to this webhook alone; the answer is the delivery (pending). */
-export function testWebhook(deps: Pick<WebhookDeps, 'db' | 'clock'>, user: Caller, miniAppId: string, webhookId: string): DeliveryRecord {
+/** Test deliveries a webhook takes per minute: each is retried up to six times, so an owner cannot make the server post without end. */
+export const webhookTestsPerMinute = 5
+
+export function testWebhook(deps: Pick<WebhookDeps, 'db' | 'clock'>, user: Caller, miniAppId: string, webhookId: string, limit: (webhookId: string) => void = () => {}): DeliveryRecord {
   const { db, clock } = deps
   const app = requireOwner(db, user, miniAppId)
   const row = requireWebhook(db, app.id, webhookId)
+  // counted once the caller may test it: 429 RATE_LIMITED past the budget
+  limit(row.id)
   return db.transaction((tx) => {
     const delivery = queueDelivery(tx, clock, row, { id: app.id, appId: app.appId, name: app.name }, testEvent, { message: 'A test delivery from miniship', by: actorOf(user) })
     recordAudit(tx, clock, {

@@ -91,6 +91,8 @@ describe('the address rule', () => {
       expect(res.status).toBe(400)
       expect(res.body.code).toBe('WEBHOOK_URL_NOT_ALLOWED')
       expect(res.body.message).toContain('--webhooks-allow-private')
+      // a name's resolved address is not told (creation is no DNS lookup of internal names)
+      if (url.includes('localhost')) expect(res.text).not.toContain('127.0.0.1')
     })
   }
 
@@ -158,6 +160,27 @@ describe('the address rule', () => {
       ['not an address', false],
     ]
     for (const [address, allowed] of table) expect({ address, allowed: isPublicAddress(address) }).toEqual({ address, allowed })
+  })
+})
+
+describe('test deliveries are limited', () => {
+  test('a webhook takes 5 test deliveries a minute, then 429 RATE_LIMITED with Retry-After; another webhook has its own budget; a minute later it takes tests again', async () => {
+    const context = createTestContext({ rateLimit: true })
+    const { owner, miniAppId } = await setUpApp(context)
+    const create = async () => (await context.call('POST', `/api/mini-apps/${miniAppId}/webhooks`, { token: owner.token, json: { url: 'https://93.184.216.34/hook' } })).body.id as string
+    const [first, second] = [await create(), await create()]
+    const test = (id: string) => context.call('POST', `/api/mini-apps/${miniAppId}/webhooks/${id}/test`, { token: owner.token })
+    for (let index = 0; index < 5; index++) expect((await test(first)).status).toBe(200)
+    const refused = await test(first)
+    expect(refused.status).toBe(429)
+    expect(refused.body.code).toBe('RATE_LIMITED')
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect((await test(second)).status).toBe(200)
+    context.advance(61_000)
+    expect((await test(first)).status).toBe(200)
+    const queued = context.dataDir.db.$client.query<{ n: number }, []>("SELECT count(*) AS n FROM webhook_deliveries WHERE event = 'webhook.test'").get()!.n
+    expect(queued).toBe(7)
+    context.close()
   })
 })
 
