@@ -21,6 +21,12 @@ export function historyLine(entry: ReleaseHistoryEntry, rc: Pick<ReleaseContext,
   }
 }
 
+/** Who made a history entry: its person, or the release guard for the pauses it made (they have no person), else someone. */
+export function historyActor(entry: Pick<ReleaseHistoryEntry, 'actor' | 'notes'>): string {
+  if (entry.actor) return personName(entry.actor)
+  return entry.notes?.startsWith('paused by release-guard') ? 'the release guard' : 'someone'
+}
+
 export function historyTab(entries: ReleaseHistoryEntry[], rc: Pick<ReleaseContext, 'versionName'>): HTMLElement {
   return h(
     'section',
@@ -35,7 +41,7 @@ export function historyTab(entries: ReleaseHistoryEntry[], rc: Pick<ReleaseConte
               'li',
               { 'data-testid': 'history-entry', 'data-action': entry.action },
               h('p', null, h('strong', null, historyLine(entry, rc))),
-              h('p', { class: 'muted' }, 'by ', personName(entry.actor), ' · ', time(entry.createdAt)),
+              h('p', { class: 'muted' }, 'by ', historyActor(entry), ' · ', time(entry.createdAt)),
               entry.notes?.trim() ? h('p', { class: 'notes' }, entry.notes) : null,
             ),
           ),

@@ -1,14 +1,14 @@
 // The Overview tab: per channel what phones get now and how its rollout goes, adoption and
 // downloads from insights, the review and experience versions, and the latest changes.
 import { api, type Channel, type Insights, type ReleaseHistoryEntry, type Workspace } from '../api.ts'
-import { ago, h, personName } from '../dom.ts'
+import { ago, h } from '../dom.ts'
 import { stackedBarChart } from '../charts/bars.ts'
 import { adoptionChart } from '../charts/adoption.ts'
 import { downloadSeries } from '../charts/series.ts'
 import { appPath } from '../router.ts'
 import { actionButton, completeRollout, pauseRollout, raiseRollout, resumeRollout, revertRollout, type ReleaseContext } from './release-actions.ts'
 import { channelDevicesText, channelState, stateText } from '../../src/modules/channels/words.ts'
-import { historyLine } from './history.ts'
+import { historyActor, historyLine } from './history.ts'
 import { showInstall } from './versions.ts'
 import { guardPart } from './guard.ts'
 
@@ -140,7 +140,7 @@ export function overviewTab(options: OverviewOptions): HTMLElement {
     { class: 'card recent', 'aria-labelledby': 'recent-title' },
     h('h2', { id: 'recent-title' }, 'Latest changes'),
     recent.length
-      ? h('ul', { class: 'plain' }, recent.map((entry) => h('li', null, h('strong', null, historyLine(entry, rc)), h('span', { class: 'muted', title: personName(entry.actor) }, ' · ', entry.actor?.displayName || entry.actor?.email || 'someone', ' · ', ago(entry.createdAt)))))
+      ? h('ul', { class: 'plain' }, recent.map((entry) => h('li', null, h('strong', null, historyLine(entry, rc)), h('span', { class: 'muted', title: historyActor(entry) }, ' · ', entry.actor?.displayName || entry.actor?.email || historyActor(entry), ' · ', ago(entry.createdAt)))))
       : h('p', { class: 'muted' }, 'Nothing has been published yet.'),
     recent.length ? h('p', null, h('a', { href: appPath(miniApp.appId, 'history') }, 'All of the release history')) : null,
   )

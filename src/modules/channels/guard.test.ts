@@ -165,6 +165,11 @@ describe('the check: distinct devices of the newest release, paused as release-g
     expect(entry.actorEmail).toBeNull()
     // the console's Who column shows actorName: the guard by its name, not "system"
     expect((entry as { actorName?: string | null }).actorName).toBe('release-guard')
+    // the release history's entry has no person: its notes name the guard, as the console's History reads them (web/pages/history.ts historyActor)
+    const history = (await context.call('GET', `/api/mini-apps/${target.miniAppId}/workspace`, { token: owner.token })).body.releaseHistory as { action: string; actor: unknown; notes: string | null }[]
+    const pauseEntry = history.find((candidate) => candidate.notes?.startsWith('paused by '))!
+    expect(pauseEntry.actor).toBeNull()
+    expect(pauseEntry.notes).toStartWith('paused by release-guard: 12 of 140 devices failed')
     expect(entry.metadata).toMatchObject({ actor: 'release-guard', channel: 'stable', version: '1.1.0', failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, maxFailureRate: 0.05, minDevices: 20 })
     expect(entry.summary).toBe(`release-guard paused the rollout of ${target.appId} 1.1.0 on stable at 50 % (was rolling-out 50 %): 12 of 140 devices failed (8.6 %), above the threshold of 5 %`)
     expect(pauses.filter((pause) => pause.appId === target.appId)).toEqual([
