@@ -2,10 +2,11 @@
 // registration, add a signing key) above the miniapps, which ticks itself off, goes away once done,
 // and can be hidden.
 import { generateKeyPairSync } from 'node:crypto'
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { hasChromium, launchChromium, PageWatch, screenshot } from './browser-support'
-import { FIXTURE_ADMIN, startConsoleFixture, type ConsoleFixture } from './console-fixture'
+import { describe, expect, test } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { hasChromium, screenshot } from './browser-support'
+import { FIXTURE_ADMIN } from './console-fixture'
+import { consoleSession } from './console-session'
 import { layoutProblems } from './console-layout'
 
 /** The base64 raw public key of a new Ed25519 pair, as the Signing card takes it. */
@@ -16,18 +17,16 @@ function publicKeyBase64(): string {
 const USER = { email: 'regular@example.com', displayName: 'Regular User', password: 'regular-password-1' }
 
 describe.skipIf(!hasChromium)('the first sign-in after set-up', () => {
-  let fixture: ConsoleFixture
-  let browser: Browser
-  const watch = new PageWatch()
-  const contexts: BrowserContext[] = []
+  const session = consoleSession({ seed: false })
+  const { watch, contexts } = session
 
   async function signedIn(who: { email: string; password: string }, viewport = { width: 375, height: 812 }): Promise<Page> {
-    const context = await browser.newContext({ viewport })
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: fixture.base })
+    const context = await session.browser.newContext({ viewport })
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: session.fixture.base })
     watch.attach(context)
     contexts.push(context)
     const page = await context.newPage()
-    await page.goto(`${fixture.base}/signin`)
+    await page.goto(`${session.fixture.base}/signin`)
     await page.getByTestId('signin-form').locator('[name=email]').fill(who.email)
     await page.getByTestId('signin-form').locator('[name=password]').fill(who.password)
     await page.getByTestId('signin-submit').click()
@@ -38,21 +37,6 @@ describe.skipIf(!hasChromium)('the first sign-in after set-up', () => {
   const doneOf = (page: Page) =>
     page.locator('[data-testid=checklist] li').evaluateAll((items) => Object.fromEntries(items.map((li) => [(li as HTMLElement).dataset.testid!.slice('checklist-'.length), (li as HTMLElement).dataset.done === 'true'])))
 
-  beforeAll(async () => {
-    fixture = await startConsoleFixture({ seed: false })
-    browser = await launchChromium()
-  }, 120_000)
-
-  afterEach(async () => {
-    await Bun.sleep(100)
-    expect(watch.takeProblems()).toEqual([])
-  })
-
-  afterAll(async () => {
-    for (const context of contexts) await context.close().catch(() => undefined)
-    await browser?.close()
-    await fixture?.stop()
-  })
 
   test('the checklist ticks off a created miniapp, a copied push command, the registration decision and a signing key, then goes away for good', async () => {
     const page = await signedIn(FIXTURE_ADMIN)
@@ -118,7 +102,7 @@ describe.skipIf(!hasChromium)('the first sign-in after set-up', () => {
   })
 
   test('a regular user never sees it: the steps are an administrator’s', async () => {
-    expect((await fixture.api('POST', '/api/admin/users', { token: fixture.token, json: { ...USER, role: 'USER' } })).status).toBe(201)
+    expect((await session.fixture.api('POST', '/api/admin/users', { token: session.fixture.token, json: { ...USER, role: 'USER' } })).status).toBe(201)
     const page = await signedIn(USER)
     await page.getByTestId('apps-empty').waitFor()
     expect(await page.getByTestId('checklist').count()).toBe(0)

@@ -1,9 +1,10 @@
 // The console on a phone (375 × 812), light and dark: every page fits the screen, with no control
 // cut off and no word broken; a miniapp's address by App ID.
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { hasChromium, launchChromium, PageWatch, screenshot } from './browser-support'
-import { FIXTURE_APP_ID, signIn, startConsoleFixture, type ConsoleFixture } from './console-fixture'
+import { describe, expect, test } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { hasChromium, screenshot } from './browser-support'
+import { FIXTURE_APP_ID, signIn, type ConsoleFixture } from './console-fixture'
+import { consoleSession } from './console-session'
 import { layoutProblems, type ConsolePage } from './console-layout'
 
 const PHONE = { width: 375, height: 812 }
@@ -27,33 +28,15 @@ function consolePages(fixture: ConsoleFixture): ConsolePage[] {
 }
 
 describe.skipIf(!hasChromium)('the console on a phone', () => {
-  let fixture: ConsoleFixture
-  let browser: Browser
-  const watch = new PageWatch()
-  const contexts: BrowserContext[] = []
+  const session = consoleSession()
+  const { watch, contexts } = session
 
   async function newPage(dark: boolean, viewport = PHONE): Promise<Page> {
-    const context = await browser.newContext({ viewport, colorScheme: dark ? 'dark' : 'light' })
+    const context = await session.browser.newContext({ viewport, colorScheme: dark ? 'dark' : 'light' })
     watch.attach(context)
     contexts.push(context)
     return context.newPage()
   }
-
-  beforeAll(async () => {
-    fixture = await startConsoleFixture()
-    browser = await launchChromium()
-  }, 120_000)
-
-  afterEach(async () => {
-    await Bun.sleep(100)
-    expect(watch.takeProblems()).toEqual([])
-  })
-
-  afterAll(async () => {
-    for (const context of contexts) await context.close().catch(() => undefined)
-    await browser?.close()
-    await fixture?.stop()
-  })
 
   for (const dark of [false, true]) {
     const scheme = dark ? 'dark' : 'light'
@@ -61,20 +44,20 @@ describe.skipIf(!hasChromium)('the console on a phone', () => {
       `every page at 375 × 812 (${scheme}): nothing scrolls sideways, no control is cut off, no word is broken`,
       async () => {
         const page = await newPage(dark)
-        await page.goto(`${fixture.base}/`)
+        await page.goto(`${session.fixture.base}/`)
         await page.getByTestId('signin-form').waitFor()
         const found: Record<string, string[]> = { 'sign-in': await layoutProblems(page) }
         await screenshot(page, `phone-sign-in-${scheme}`)
-        await signIn(page, fixture.base)
-        for (const { name, path, ready } of consolePages(fixture)) {
-          await page.goto(`${fixture.base}${path}`)
+        await signIn(page, session.fixture.base)
+        for (const { name, path, ready } of consolePages(session.fixture)) {
+          await page.goto(`${session.fixture.base}${path}`)
           await page.getByTestId(ready).first().waitFor()
           await page.waitForLoadState('networkidle')
           found[name] = await layoutProblems(page)
           await screenshot(page, `phone-${name}-${scheme}`)
         }
         // the dialogs: publishing the draft, installing a version
-        await page.goto(`${fixture.base}/apps/${fixture.shop!.id}/versions`)
+        await page.goto(`${session.fixture.base}/apps/${session.fixture.shop!.id}/versions`)
         await page.getByTestId('publish-1.2.0').click()
         await page.locator('dialog[open]').waitFor()
         found['publish-dialog'] = await layoutProblems(page)
@@ -92,11 +75,11 @@ describe.skipIf(!hasChromium)('the console on a phone', () => {
 
   test('a miniapp opens at /apps/<App ID>, which is the address its links use; a link by internal id still opens it and shows the App ID address', async () => {
     const page = await newPage(false, { width: 1280, height: 800 })
-    await signIn(page, fixture.base)
-    await page.goto(`${fixture.base}/apps`)
+    await signIn(page, session.fixture.base)
+    await page.goto(`${session.fixture.base}/apps`)
     expect(await page.getByTestId(`open-app-${FIXTURE_APP_ID}`).getAttribute('href')).toBe(`/apps/${FIXTURE_APP_ID}`)
 
-    await page.goto(`${fixture.base}/apps/${FIXTURE_APP_ID}`)
+    await page.goto(`${session.fixture.base}/apps/${FIXTURE_APP_ID}`)
     await page.getByTestId('channels').waitFor()
     expect(await page.getByTestId('app-title').textContent()).toBe('Shop')
     expect(new URL(page.url()).pathname).toBe(`/apps/${FIXTURE_APP_ID}`)
@@ -106,17 +89,17 @@ describe.skipIf(!hasChromium)('the console on a phone', () => {
     expect(new URL(page.url()).pathname).toBe(`/apps/${FIXTURE_APP_ID}/versions`)
 
     // the old address, by internal id, with a tab and a query
-    await page.goto(`${fixture.base}/apps/${fixture.shop!.id}/versions?status=PUBLISHED`)
+    await page.goto(`${session.fixture.base}/apps/${session.fixture.shop!.id}/versions?status=PUBLISHED`)
     await page.getByTestId('versions-table').waitFor()
     expect(await page.getByTestId('app-id').textContent()).toBe(FIXTURE_APP_ID)
     const moved = new URL(page.url())
     expect(moved.pathname + moved.search).toBe(`/apps/${FIXTURE_APP_ID}/versions?status=PUBLISHED`)
-    await page.goto(`${fixture.base}/apps/${fixture.shop!.id}`)
+    await page.goto(`${session.fixture.base}/apps/${session.fixture.shop!.id}`)
     await page.getByTestId('channels').waitFor()
     expect(new URL(page.url()).pathname).toBe(`/apps/${FIXTURE_APP_ID}`)
 
     // an App ID nobody has: the page says so
-    await page.goto(`${fixture.base}/apps/com.example.nothing`)
+    await page.goto(`${session.fixture.base}/apps/com.example.nothing`)
     await page.getByTestId('load-error').waitFor()
     expect(await page.getByTestId('load-error').textContent()).toContain('No miniapp with the App ID com.example.nothing')
     expect(await page.getByTestId('alert').textContent()).toContain('com.example.nothing')
@@ -125,10 +108,10 @@ describe.skipIf(!hasChromium)('the console on a phone', () => {
   test('the adoption chart with one day of devices draws a stacked bar per version, wide enough to read, with its share beside it', async () => {
     for (const viewport of [PHONE, { width: 1280, height: 800 }]) {
       const page = await newPage(false, viewport)
-      await signIn(page, fixture.base)
-      await page.goto(`${fixture.base}/apps/${FIXTURE_APP_ID}`)
+      await signIn(page, session.fixture.base)
+      await page.goto(`${session.fixture.base}/apps/${FIXTURE_APP_ID}`)
       const chart = page.getByTestId('adoption-chart')
-      // the day's events reach the report at the next flush (1 s in the fixture)
+      // the day's events reach the report at the next flush (1 s in the session.fixture)
       for (let attempt = 0; (await chart.count()) === 0 && attempt < 50; attempt++) {
         await Bun.sleep(200)
         await page.reload()
@@ -159,8 +142,8 @@ describe.skipIf(!hasChromium)('the console on a phone', () => {
 
   test('the miniapp tabs scroll sideways in their own row on a phone, and the current tab is in view', async () => {
     const page = await newPage(false)
-    await signIn(page, fixture.base)
-    await page.goto(`${fixture.base}/apps/${fixture.shop!.id}/members`)
+    await signIn(page, session.fixture.base)
+    await page.goto(`${session.fixture.base}/apps/${session.fixture.shop!.id}/members`)
     await page.getByTestId('add-member-form').waitFor()
     const tabs = await page.locator('nav.tabs').evaluate((nav) => ({ overflowX: getComputedStyle(nav).overflowX, scrollWidth: nav.scrollWidth, clientWidth: nav.clientWidth }))
     expect(tabs.overflowX).toBe('auto')

@@ -1,48 +1,35 @@
 // The Administration page with more users than one page of the server's listing: every user can be
 // reached (and disabled), not only the first page's.
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
-import type { Browser } from 'playwright-core'
-import { hasChromium, launchChromium, PageWatch } from './browser-support'
-import { signIn, startConsoleFixture, type ConsoleFixture } from './console-fixture'
+import { hasChromium } from './browser-support'
+import { signIn } from './console-fixture'
+import { consoleSession } from './console-session'
 
 const EXTRA_USERS = 150
 
+function addUsers(dataDir: string): void {
+  const db = new Database(join(dataDir, 'miniship.db'))
+  db.run('PRAGMA busy_timeout = 5000')
+  const insert = db.query("INSERT INTO users (id, email, display_name, password_hash, role, status, token_version, created_at, updated_at) VALUES (?, ?, ?, 'not-a-hash', 'USER', 'ACTIVE', 1, ?, ?)")
+  const start = Date.parse('2026-11-27T00:00:00.000Z')
+  db.transaction(() => {
+    for (let index = 0; index < EXTRA_USERS; index++) {
+      const at = new Date(start + index * 1000).toISOString()
+      insert.run(Bun.randomUUIDv7(), `user-${String(index).padStart(3, '0')}@example.com`, `User ${index}`, at, at)
+    }
+  })()
+  db.close()
+}
+
 describe.skipIf(!hasChromium)('the Administration page pages its users', () => {
-  let fixture: ConsoleFixture
-  let browser: Browser
-  const watch = new PageWatch()
-
-  beforeAll(async () => {
-    fixture = await startConsoleFixture({ seed: false })
-    // many accounts at once, straight into the running server's database (creating each through the
-    // API hashes its password: minutes for 150); the server reads them like any other
-    const db = new Database(join(fixture.dataDir, 'miniship.db'))
-    db.run('PRAGMA busy_timeout = 5000')
-    const insert = db.query("INSERT INTO users (id, email, display_name, password_hash, role, status, token_version, created_at, updated_at) VALUES (?, ?, ?, 'not-a-hash', 'USER', 'ACTIVE', 1, ?, ?)")
-    const start = Date.parse('2026-11-27T00:00:00.000Z')
-    db.transaction(() => {
-      for (let index = 0; index < EXTRA_USERS; index++) {
-        const at = new Date(start + index * 1000).toISOString()
-        insert.run(Bun.randomUUIDv7(), `user-${String(index).padStart(3, '0')}@example.com`, `User ${index}`, at, at)
-      }
-    })()
-    db.close()
-    browser = await launchChromium()
-  }, 120_000)
-
-  afterEach(async () => {
-    await Bun.sleep(100)
-    expect(watch.takeProblems()).toEqual([])
-  })
-
-  afterAll(async () => {
-    await browser?.close()
-    await fixture?.stop()
-  })
+  // many accounts at once, straight into the running server's database (creating each through the
+  // API hashes its password: minutes for 150); the server reads them like any other
+  const session = consoleSession({ seed: false, prepare: (fixture) => addUsers(fixture.dataDir) })
 
   test('the first 100 are listed, "Show more users" adds the rest, and the last one can be disabled', async () => {
+    const { fixture, browser, watch } = session
     const context = await browser.newContext()
     watch.attach(context)
     const page = await context.newPage()
