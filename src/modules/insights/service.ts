@@ -7,7 +7,7 @@ import type { Caller } from '../miniapps/service'
 import { requireVisibleMiniApp } from '../miniapps/service'
 import { createInsightCounters, isOtherKey, otherPrefix, otherSubject, utcDay, type CountSubject, type DayBatch, type DeviceEvent, type InsightCounters } from './counters'
 import { checkDeviceEvent, type EventError } from './events'
-import { channelExists, defaultChannel } from '../channels/service'
+import { channelExists, defaultChannel, liveReleases } from '../channels/service'
 import { countOf, deviceHashLength, deviceHasher, distinctDevices, emptySketch, exactLimit, hasDevices, isOversized, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from './sketch'
 
 export interface InsightsDeps {
@@ -388,8 +388,9 @@ export function createInsightsService(deps: InsightsDeps) {
     }
     totals.activeDevices = distinct(shownDeviceRows)
 
-    // adoption: the current release's share of the devices seen on the latest day that saw any
-    const releaseId = miniApp.currentReleaseVersionId
+    // adoption: the current release's share of the devices seen on the latest day that saw any; with
+    // a channel, that channel's newest live release (the miniapp's current release is stable's)
+    const releaseId = options.channel === null ? miniApp.currentReleaseVersionId : (liveReleases(db, miniApp.id, options.channel)[0]?.versionId ?? null)
     const latest = [...days].reverse().find((day) => day.versions.some((version) => version.activeDevices > 0)) ?? null
     let share = 0
     const all = latest?.devices ?? 0

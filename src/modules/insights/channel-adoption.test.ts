@@ -1,0 +1,40 @@
+// The report filtered to one channel: its adoption is the share of that channel's release, not the stable channel's.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { createTestContext, type TestContext } from '../../test-support'
+import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
+
+const access = '/api/mini-apps/access'
+const appId = 'com.example.adoption'
+let context: TestContext
+let owner: TestUser
+let miniAppId = ''
+const ids: Record<string, string> = {}
+
+beforeAll(async () => {
+  context = createTestContext()
+  owner = await createTestUser(context)
+  miniAppId = (await createMiniApp(context, owner.token, appId)).id
+  expect((await context.call('POST', `/api/mini-apps/${miniAppId}/channels`, { token: owner.token, json: { name: 'beta' } })).status).toBe(201)
+  for (const [version, channel] of [['1.0.0', 'stable'], ['2.0.0', 'beta']] as const) {
+    ids[version] = (await upload(context, owner.token, appId, uploadForm(appId, { version, channel }))).body.id
+    expect((await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${ids[version]}/publish`, { token: owner.token, json: {} })).status).toBe(200)
+  }
+})
+afterAll(() => context.close())
+
+test('with ?channel=beta, adoption names the beta release and its share of the devices seen', async () => {
+  // four beta devices: three run the beta release, one still the stable one
+  const events = ['2.0.0', '2.0.0', '2.0.0', '1.0.0'].map((version, index) => ({ appId, version, platform: 'ios', event: 'launched', channel: 'beta', deviceId: `beta-${index}` }))
+  expect((await context.call('POST', `${access}/events`, { json: { events } })).body.accepted).toBe(4)
+  const beta = await context.call('GET', `/api/mini-apps/${miniAppId}/insights?days=1&channel=beta`, { token: owner.token })
+  expect(beta.status).toBe(200)
+  expect(beta.body.adoption.versionId).toBe(ids['2.0.0'])
+  expect(beta.body.adoption.share).toBe(0.75)
+  // without a channel, the stable release, as before
+  const all = await context.call('GET', `/api/mini-apps/${miniAppId}/insights?days=1`, { token: owner.token })
+  expect(all.body.adoption.versionId).toBe(ids['1.0.0'])
+  // a channel with no live release: no release to adopt
+  expect((await context.call('POST', `/api/mini-apps/${miniAppId}/channels`, { token: owner.token, json: { name: 'empty' } })).status).toBe(201)
+  const empty = await context.call('GET', `/api/mini-apps/${miniAppId}/insights?days=1&channel=empty`, { token: owner.token })
+  expect(empty.body.adoption).toEqual({ versionId: null, share: 0, day: null, devices: 0 })
+})
