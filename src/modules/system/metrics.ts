@@ -11,7 +11,7 @@ import { userFromAccessToken } from '../auth/access'
 import { pathStartOf } from '../../http/request-log'
 import type { TokenService } from '../auth/tokens'
 import { fileKindNames } from '../versions/file-kinds'
-import { deviceEvents, otherPrefix, utcDay, type Totals } from '../insights/counters'
+import { deviceEvents, otherPrefix, utcDay, type AppTotals, type Totals } from '../insights/counters'
 import { distinctDevices, sketchFromRow, type DeviceSketch } from '../insights/sketch'
 
 /** Route groups: few and fixed, so that every label set exists from the start and costs an array slot. */
@@ -134,6 +134,9 @@ export interface MetricsDeps {
   jobs: Pick<JobQueue, 'backlog'>
 }
 
+/** The per-miniapp counts of a miniapp nothing was counted for since start. */
+const noCounts: AppTotals = Object.freeze({ installInfos: 0, updateChecks: 0, downloads: Object.freeze({ ios: 0, android: 0 }), installed: 0, launched: 0, failed: 0, rolledBack: 0 })
+
 /** Distinct stored files and their bytes: the blob store's size without walking it (works for any store). */
 const blobBytesQuery = 'SELECT count(*) AS files, coalesce(sum(size), 0) AS bytes FROM (SELECT DISTINCT sha256, size FROM version_files)'
 
@@ -151,7 +154,10 @@ export function renderMetrics(deps: MetricsDeps): string {
   metric(lines, 'miniship_device_events_rejected_total', 'counter', 'Device events refused (malformed, or naming an app or channel the server does not have).', [['', totals.rejectedEvents]])
   // the same counts per miniapp (decisions §13: a miniapp's /insights totals are the sums of its counters)
   const appIds = new Map(client.query<{ id: string; appId: string }, []>('SELECT id, app_id AS appId FROM mini_apps').all().map((row) => [row.id, `app_id="${labelValue(row.appId)}"`]))
-  const apps = [...totals.byApp].flatMap(([id, app]) => (appIds.has(id) ? [[appIds.get(id)!, app] as const] : [])).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  // every miniapp has its series from the first scrape, zeros included: Prometheus' increase() takes
+  // a series' first sample as its start, so counts made before a series first appears (a new
+  // miniapp, the first requests after a restart) would never show in it
+  const apps = [...appIds].map(([id, label]) => [label, totals.byApp.get(id) ?? noCounts] as const).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
   if (apps.length > 0) {
     metric(lines, 'miniship_app_install_info_total', 'counter', 'Install-info answers counted by insights, by miniapp.', apps.map(([label, app]) => [label, app.installInfos]))
     metric(lines, 'miniship_app_update_checks_total', 'counter', 'Update-check answers counted by insights, by miniapp.', apps.map(([label, app]) => [label, app.updateChecks]))
