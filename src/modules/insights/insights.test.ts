@@ -352,7 +352,7 @@ test('an app without any data answers every day empty, no adoption, no failures'
   }
 })
 
-test('active devices are kept 90 days: the prune drops older days and rows of deleted versions', async () => {
+test('active devices are kept 90 days: the prune drops older days; a deleted draft’s rows went to the other row, which the prune keeps', async () => {
   const setup = await setUp()
   try {
     const version = await publishedVersion(setup, '1.0.0')
@@ -363,15 +363,19 @@ test('active devices are kept 90 days: the prune drops older days and rows of de
     insights.flush()
     expect((await setup.context.call('DELETE', `/api/mini-apps/${setup.miniAppId}/versions/${draft.body.id}`, { token: setup.owner.token })).status).toBe(200)
     const count = (table: string) => setup.context.dataDir.db.$client.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table}`).get()!.n
-    expect(insights.prune()).toEqual({ deviceDays: 0, orphans: 3, compacted: 0 })
-    expect(count('insight_device_sketches')).toBe(1)
+    // the draft's count, devices and failure were moved to the other row when it was deleted
+    expect(insights.prune()).toEqual({ deviceDays: 0, orphans: 0, compacted: 0 })
+    expect(count('insight_device_sketches')).toBe(2)
+    // a row of a version deleted before its rows were moved (an older server) is still pruned
+    setup.context.dataDir.db.$client.run("INSERT INTO insight_failures (version_id, mini_app_id, platform, message, at) VALUES ('gone-version', ?, 'ios', 'm', '2026-11-22T10:00:00.000Z')", [setup.miniAppId])
+    expect(insights.prune().orphans).toBe(1)
     setup.context.advance((deviceRetentionDays - 1) * day)
     expect(insights.prune().deviceDays).toBe(0)
     setup.context.advance(day)
-    expect(insights.prune().deviceDays).toBe(1)
+    expect(insights.prune().deviceDays).toBe(2)
     expect(count('insight_device_sketches')).toBe(0)
     // the counts themselves stay
-    expect(count('insight_counts')).toBe(1)
+    expect(count('insight_counts')).toBe(2)
   } finally {
     setup.context.close()
   }

@@ -52,6 +52,7 @@ function prepareStatements(db: Db) {
     trimFailures: client.prepare<unknown, [string, string, number]>(
       'DELETE FROM insight_failures WHERE version_id = ? AND id NOT IN (SELECT id FROM insight_failures WHERE version_id = ? ORDER BY id DESC LIMIT ?)',
     ),
+    versionAndApp: client.prepare<{ version: number | null; app: number | null }, [string, string]>('SELECT (SELECT 1 FROM versions WHERE id = ?1) AS version, (SELECT 1 FROM mini_apps WHERE id = ?2) AS app'),
     appOfEvent: client.prepare<{ id: string }, [string]>('SELECT id FROM mini_apps WHERE app_id = ?'),
   }
 }
@@ -152,9 +153,23 @@ export function createInsightsService(deps: InsightsDeps) {
 
   function write(batches: DayBatch[]): void {
     const touchedByFailures = new Set<string>()
+    // a version deleted since it was counted (a draft) of a miniapp that still exists is counted in
+    // its `other` row, where deleting it moved what was stored of it (foldVersionIntoOther): checked
+    // here, once per version and flush, not on the requests
+    const keys = new Map<string, string>()
+    const keyOf = (versionId: string, miniAppId: string): string => {
+      if (isOtherKey(versionId)) return versionId
+      let key = keys.get(versionId)
+      if (key === undefined) {
+        const found = statements.versionAndApp.get(versionId, miniAppId)!
+        keys.set(versionId, (key = found.version === null && found.app !== null ? otherSubject(miniAppId).id : versionId))
+      }
+      return key
+    }
     for (const batch of batches) {
       for (const slot of batch.slots.values()) {
-        const { versionId, miniAppId } = slot
+        const { miniAppId } = slot
+        const versionId = keyOf(slot.versionId, miniAppId)
         for (const [channel, cells] of slot.channels) {
           cells.forEach((cell, index) => {
             if (cell.installInfos + cell.updateChecks + cell.downloads + cell.installed + cell.launched + cell.failed + cell.rolledBack === 0) return
@@ -165,8 +180,9 @@ export function createInsightsService(deps: InsightsDeps) {
         if (hasDevices(slot.devices)) writeDevices(versionId, batch.day, slot.devices)
       }
       for (const failure of batch.failures) {
-        statements.insertFailure.run(failure.versionId, failure.miniAppId, failure.platform, failure.message, failure.at)
-        touchedByFailures.add(failure.versionId)
+        const versionId = keyOf(failure.versionId, failure.miniAppId)
+        statements.insertFailure.run(versionId, failure.miniAppId, failure.platform, failure.message, failure.at)
+        touchedByFailures.add(versionId)
       }
     }
     for (const versionId of touchedByFailures) statements.trimFailures.run(versionId, versionId, failuresPerVersion)

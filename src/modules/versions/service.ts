@@ -13,6 +13,7 @@ import { grantOf } from '../auth/grants'
 import { memberRole, miniAppRecord, requireVisibleMiniApp, toMiniAppRecord, userSummaries, type Caller, type MemberRole, type MiniAppRecord, type UserSummary } from '../miniapps/service'
 import { nextStatus, refusals, type VersionAction, type VersionStatus } from './lifecycle'
 import { isCleanText } from '../../http/text'
+import { foldVersionIntoOther } from '../insights/fold'
 import { discardUpload, fileFields, type FileField, type ReceivedUpload } from './upload'
 import { releaseTypes, versionPattern, type ReleaseType } from './model'
 import { checkManifest, type UploadWarning } from './manifest'
@@ -499,6 +500,8 @@ export async function deleteVersion(deps: Pick<VersionDeps, 'db' | 'clock' | 'bl
       if (nextStatus('delete', row.status) === null) refuse('delete', row)
       const removed = Object.values(filesOf(tx, row.id)).map((file) => file.sha256)
       tx.delete(versions).where(eq(versions.id, row.id)).run()
+      // what devices reported of it stays counted, as a version the server does not know (decisions §13)
+      foldVersionIntoOther(db.$client, app.id, row.id)
       const newest = tx.select({ id: versions.id }).from(versions).where(eq(versions.miniAppId, app.id)).orderBy(desc(versions.buildNumber)).limit(1).get()
       const replacement = newest?.id ?? null
       tx.update(miniApps)
