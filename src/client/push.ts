@@ -295,7 +295,7 @@ Examples:
         const out = createOutput(flags.json === true)
         const appId = flags.app!
         const version = flags.version!
-        if (!versionPattern.test(version)) throw new CliError(2, `--version must be MAJOR.MINOR.PATCH with an optional -prerelease, such as 1.0.0 or 2.1.0-beta.1 (got ${JSON.stringify(version)})`)
+        if (!versionPattern.test(version)) throw new CliError(2, `--version must be MAJOR.MINOR.PATCH with an optional -prerelease, such as 1.0.0 or 2.1.0-beta.1: numbers of at most 15 digits without leading zeros (got ${JSON.stringify(version)})`)
         const releaseType = flags.releaseType?.toUpperCase()
         if (releaseType !== undefined && !(releaseTypes as readonly string[]).includes(releaseType)) throw new CliError(2, `--release-type must be one of ${releaseTypes.join(', ')}`)
         const releaseFlags: ReleaseFlags = { notes: flags.notes, rollout: flags.rollout, mandatory: flags.mandatory, hostRange: flags.hostRange, channel: flags.channel }

@@ -44,6 +44,18 @@ export function rolloutBucket(appId: string, versionId: string, deviceId: string
   return digestView.getUint32(0) % 100
 }
 
+/**
+ * Bun.semver's order, which throws on a number past 2^64: a release stored before uploads refused
+ * such versions (15 digits at most) is taken as newer than the device's, so its mandatory flag holds.
+ */
+function isNewer(version: string, than: string): boolean {
+  try {
+    return Bun.semver.order(version, than) > 0
+  } catch {
+    return true
+  }
+}
+
 function satisfies(hostVersion: string, range: string | null): boolean {
   return range === null || Bun.semver.satisfies(hostVersion, range)
 }
@@ -86,7 +98,7 @@ export function decideRelease<R extends LiveRelease>(appId: string, releases: re
     const end = held === -1 ? releases.length : held
     for (let index = chosen; index < end && !mandatory; index++) {
       const candidate = releases[index]!
-      mandatory = candidate.mandatory && (held !== -1 || Bun.semver.order(candidate.version, current) > 0)
+      mandatory = candidate.mandatory && (held !== -1 || isNewer(candidate.version, current))
     }
   }
   return { release, mandatory, bucket }

@@ -181,7 +181,7 @@ function checkUploadForm(received: ReceivedUpload): UploadInput {
   const version = fields.version?.trim()
   if (!version) throw badField('VALIDATION_ERROR', 'version', 'is required (a version number such as 1.0.0)')
   if (version.length > 64 || !versionPattern.test(version)) {
-    throw badField('VALIDATION_ERROR', 'version', `must be MAJOR.MINOR.PATCH with an optional -prerelease, such as 1.0.0 or 2.1.0-beta.1 (got "${version.slice(0, 64)}")`)
+    throw badField('VALIDATION_ERROR', 'version', `must be MAJOR.MINOR.PATCH with an optional -prerelease, such as 1.0.0 or 2.1.0-beta.1: numbers of at most 15 digits without leading zeros, at most 64 characters in all (got "${version.slice(0, 64)}")`)
   }
   const releaseType = (fields.releaseType?.trim() || 'RELEASE').toUpperCase()
   if (!(releaseTypes as readonly string[]).includes(releaseType)) {
