@@ -48,7 +48,7 @@ function join(path: string, key: string): string {
 }
 
 /** Index of the closing quote of the string starting at `start`. */
-function endOfString(text: string, start: number): number {
+export function endOfString(text: string, start: number): number {
   let i = start + 1
   while (i < text.length) {
     const char = text[i]

@@ -1,6 +1,6 @@
 // The manifest rules of an upload (decisions §5, §9): pure, so the developer CLI checks a build with the same code before sending it.
 import { AppError } from '../../http/app-error'
-import { findDuplicateKey } from './duplicate-keys'
+import { endOfString, findDuplicateKey } from './duplicate-keys'
 
 /** A note on an accepted upload (decisions §9): `{ code, message }`. */
 export interface UploadWarning {
@@ -48,6 +48,77 @@ export function checkManifest(bytes: Uint8Array, appId: string, version: string)
       ? `The manifest said version ${JSON.stringify(object.version)}; the stored manifest says ${version}, the version of the upload, because phones detect updates by it`
       : `The manifest named no version; the stored manifest says ${version}, the version of the upload, because phones detect updates by it`,
   })
-  return { bytes: new TextEncoder().encode(JSON.stringify({ ...object, version }, null, 2) + '\n'), warnings }
+  return { bytes: new TextEncoder().encode(withVersion(text, version)), warnings }
+}
+
+/**
+ * The manifest's text with its top-level `version` set: the value replaced where it stands, or added
+ * as the first member; every other byte stays as uploaded. Not `JSON.stringify` of the parsed object:
+ * that changes numbers JSON.parse cannot hold (1e400 became null, 12345678901234567890 lost digits)
+ * and throws on deep nesting (a 400 KB manifest of nested arrays was a 500). `text` is a JSON object
+ * without duplicate keys (checked above).
+ */
+function withVersion(text: string, version: string): string {
+  const value = JSON.stringify(version)
+  let depth = 0
+  let open = -1
+  let expectKey = false
+  let i = 0
+  while (i < text.length) {
+    const char = text[i]!
+    if (char === '"') {
+      const end = endOfString(text, i)
+      if (depth === 1 && expectKey) {
+        const raw = text.slice(i, end + 1)
+        const key = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1)
+        if (key === 'version') {
+          let start = text.indexOf(':', end + 1) + 1
+          while (/\s/.test(text[start]!)) start++
+          return text.slice(0, start) + value + text.slice(endOfValue(text, start))
+        }
+        expectKey = false
+      }
+      i = end + 1
+      continue
+    }
+    if (char === '{' || char === '[') {
+      depth++
+      if (depth === 1) {
+        open = i
+        expectKey = true
+      }
+    } else if (char === '}' || char === ']') depth--
+    else if (char === ',' && depth === 1) expectKey = true
+    i++
+  }
+  const rest = text.slice(open + 1)
+  return `${text.slice(0, open + 1)}"version": ${value}${rest.trimStart().startsWith('}') ? '' : ', '}${rest}`
+}
+
+/** Index just past the JSON value starting at `start`. */
+function endOfValue(text: string, start: number): number {
+  const first = text[start]
+  if (first === '"') return endOfString(text, start) + 1
+  if (first !== '{' && first !== '[') {
+    let i = start
+    while (i < text.length && !/[\s,}\]]/.test(text[i]!)) i++
+    return i
+  }
+  let depth = 0
+  let i = start
+  while (i < text.length) {
+    const char = text[i]!
+    if (char === '"') {
+      i = endOfString(text, i) + 1
+      continue
+    }
+    if (char === '{' || char === '[') depth++
+    else if (char === '}' || char === ']') {
+      depth--
+      if (depth === 0) return i + 1
+    }
+    i++
+  }
+  return i
 }
 
