@@ -200,10 +200,43 @@ async function readEndRecord(file: ArchiveFile): Promise<EndRecord> {
   return record
 }
 
+/** Where an entry lands when unpacked, `\\` read as `/` (as iOS unpackers do); folders end in `/`. */
+function diskPath(name: string, externalAttributes: number): string {
+  const path = name.replace(/\\/g, '/')
+  const isFolder = path.endsWith('/') || ((externalAttributes >>> 16) & TYPE_MASK) === TYPE_DIRECTORY || (externalAttributes & 0x10) !== 0
+  return isFolder && !path.endsWith('/') ? `${path}/` : path
+}
+
+/**
+ * Entries that cannot be unpacked side by side: a file where another entry needs a folder
+ * (`assets/x` and `assets/x/y.png`: every unpacker fails on the second), or one file twice once `\\`
+ * is read as `/`. Sorted, so a file's folder twin is found by binary search: no per-prefix sets,
+ * whose cost grows with the square of a name's depth.
+ */
+function clashingPath(paths: string[]): string | null {
+  const sorted = [...paths].sort()
+  for (let index = 0; index < sorted.length; index++) {
+    const path = sorted[index]!
+    if (path.endsWith('/')) continue
+    if (sorted[index + 1] === path) return `has two entries named ${path}`
+    const folder = `${path}/`
+    let low = index + 1
+    let high = sorted.length
+    while (low < high) {
+      const middle = (low + high) >>> 1
+      if (sorted[middle]! < folder) low = middle + 1
+      else high = middle
+    }
+    if (low < sorted.length && sorted[low]!.startsWith(folder)) return `has both a file and a folder named ${path}; such an archive cannot be unpacked`
+  }
+  return null
+}
+
 /** Reads every central directory record, refusing at the first bad name, type or limit. */
 function readCentralDirectory(directory: Buffer, count: number, platform: Platform, limits: ArchiveLimits): CentralEntry[] {
   const entries: CentralEntry[] = []
   const names = new Set<string>()
+  const paths: string[] = []
   let unpacked = 0
   let at = 0
   for (let index = 0; index < count; index++) {
@@ -228,6 +261,7 @@ function readCentralDirectory(directory: Buffer, count: number, platform: Platfo
     if (method === 0 && values.size !== values.packedSize) throw invalid(`the sizes of ${name} disagree`)
     if (names.has(name)) throw new Refusal(`has two entries named ${name}`)
     names.add(name)
+    paths.push(diskPath(name, directory.readUInt32LE(at + 38)))
     if (values.size >= ratioFloorBytes && values.size > values.packedSize * limits.maxCompressionRatio) {
       throw new Refusal(`has an entry (${name}) that unpacks to more than ${limits.maxCompressionRatio} times its packed size`)
     }
@@ -237,6 +271,8 @@ function readCentralDirectory(directory: Buffer, count: number, platform: Platfo
     at = end
   }
   if (at !== directory.length) throw invalid('its central directory holds more records than it counts')
+  const clash = clashingPath(paths)
+  if (clash) throw new Refusal(clash)
   return entries
 }
 
