@@ -68,11 +68,30 @@ async function isDirectory(path: string): Promise<boolean> {
   }
 }
 
-/** Every regular file under `root`, relative paths with `/`; a symbolic link is refused (the server refuses them in archives). */
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/**
+ * Every regular file under `root`, relative paths with `/`; a symbolic link is refused (the server
+ * refuses them in archives), and so is a name that would not reach the phone as it is on disk: one
+ * that is not UTF-8 (it cannot even be opened by the name it reads as), or, outside Windows, one
+ * with a `\\` (it became a folder separator, and the file was silently left out of the zip).
+ */
 async function listFiles(root: string): Promise<string[]> {
   const found: string[] = []
   const walk = async (dir: string) => {
-    for (const entry of (await readdir(dir)).sort()) {
+    const entries = (await readdir(dir, { encoding: 'buffer' })).map((raw) => {
+      let entry: string
+      try {
+        entry = utf8.decode(raw)
+      } catch {
+        throw localRefusal('INVALID_ARCHIVE', `${join(dir, raw.toString('utf8'))} has a name that is not UTF-8; rename it (asset names reach the phone as UTF-8)`)
+      }
+      if (process.platform !== 'win32' && entry.includes('\\')) {
+        throw localRefusal('INVALID_ARCHIVE', `${join(dir, entry)} has a backslash in its name, which unpackers read as a folder separator; rename it`)
+      }
+      return entry
+    })
+    for (const entry of entries.sort()) {
       const path = join(dir, entry)
       const info = await lstat(path)
       if (info.isSymbolicLink()) throw localRefusal('INVALID_ARCHIVE', `${path} is a symbolic link; asset folders must hold plain files`)
@@ -94,6 +113,8 @@ async function zipFolder(folder: string, entryPrefix: string, out: string): Prom
     sink.on('close', () => resolvePromise())
     sink.on('error', reject)
     archive.on('error', reject)
+    // archiver only warns about a file it cannot find, and leaves it out of the zip
+    archive.on('warning', reject)
     archive.pipe(sink)
   })
   for (const file of files) archive.file(join(folder, file), { name: `${entryPrefix}${file}` })
