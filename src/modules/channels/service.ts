@@ -3,6 +3,7 @@ import { and, asc, desc, eq, gt, inArray, isNull, max, or } from 'drizzle-orm'
 import { channelGuards, channelReleases, channels, miniApps, releaseHistory, versions, type MiniAppRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
+import { isCleanText } from '../../http/text'
 import { recordAudit } from '../audit/service'
 import { newId, isoAt, type Clock } from '../../ids'
 import { requireVisibleMiniApp, userSummaries, type Caller, type UserSummary } from '../miniapps/service'
@@ -519,5 +520,8 @@ export function patchRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppI
   if (hasPercent) return setRollout(db, clock, actor, miniAppId, channel, { rolloutPercent: input.rolloutPercent })
   if (typeof input.paused !== 'boolean') throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: paused must be true or false', [{ field: 'paused', message: 'must be true or false' }])
   if (input.reason !== undefined && input.reason !== null && typeof input.reason !== 'string') throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: reason must be text', [{ field: 'reason', message: 'must be a string' }])
+  if (typeof input.reason === 'string' && !isCleanText(input.reason, true)) {
+    throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: reason must not hold control characters (line breaks and tabs are fine)', [{ field: 'reason', message: 'must not hold control characters (line breaks and tabs are fine)' }])
+  }
   return input.paused ? pauseRollout(db, clock, actor, miniAppId, channel, { reason: input.reason as string | undefined }) : resumeRollout(db, clock, actor, miniAppId, channel)
 }

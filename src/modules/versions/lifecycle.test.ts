@@ -132,7 +132,7 @@ describe('review, publish, rollback and delete through HTTP', () => {
     for (const path of [`/api/mini-apps/${miniAppId}/rollback`, `/api/mini-apps/${miniAppId}/versions/${ids['1.0.0']}/publish`]) {
       const res = await post(path, owner.token, { targetVersionId: ids['1.0.0'], notes: 5 })
       expect(outcome(res)).toEqual({ status: 400, code: 'VALIDATION_ERROR' })
-      expect((res.body as { details?: unknown }).details).toEqual([{ field: 'notes', message: 'must be text of at most 2000 characters, or null' }])
+      expect((res.body as { details?: unknown }).details).toEqual([{ field: 'notes', message: 'must be text of at most 2000 characters without control characters (line breaks and tabs are fine), or null' }])
     }
   })
 

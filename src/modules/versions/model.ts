@@ -1,5 +1,6 @@
 // TypeBox schemas of the version endpoints (validation and OpenAPI).
 import { t } from 'elysia'
+import { multiLinePattern } from '../../http/text'
 
 export { releaseTypes, versionPattern, type ReleaseType } from './version-rules'
 
@@ -7,9 +8,10 @@ export const uploadParams = t.Object({ appId: t.String() })
 export const miniAppIdParams = t.Object({ miniAppId: t.String() })
 export const versionParams = t.Object({ miniAppId: t.String(), versionId: t.String() })
 
-const notes = t.String({ maxLength: 2000, error: 'must be text of at most 2000 characters' })
+// no control characters or bidi overrides, like every other free text (http/text.ts): notes are shown in the console's History and the audit log
+const notes = t.String({ maxLength: 2000, pattern: multiLinePattern, error: 'must be text of at most 2000 characters without control characters (line breaks and tabs are fine)' })
 /** notes, or null for none; the union names what it takes (Elysia's own words were "expected union value") */
-const optionalNotes = t.Optional(t.Union([notes, t.Null()], { error: 'must be text of at most 2000 characters, or null' }))
+const optionalNotes = t.Optional(t.Union([notes, t.Null()], { error: 'must be text of at most 2000 characters without control characters (line breaks and tabs are fine), or null' }))
 
 const channel = t.String({ maxLength: 64, description: 'a channel name (default: the channel the version was uploaded to)', error: 'must be a channel name such as stable or beta' })
 
