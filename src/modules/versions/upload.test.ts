@@ -154,6 +154,13 @@ describe('upload: refused', () => {
     })
   }
 
+  for (const length of [20_000, 70_000]) {
+    test(`a changelog of ${length} characters: 400 VALIDATION_ERROR naming its limit of 10000 characters (the form's 64 KB field limit says the same)`, async () => {
+      const res = await expectRefused(uploadForm(appId, { version: '9.0.0', changelog: 'x'.repeat(length) }), 400, 'VALIDATION_ERROR', 'changelog')
+      expect(res.body.message).toBe('changelog must be at most 10000 characters')
+    })
+  }
+
   test('an unknown releaseType: 400 VALIDATION_ERROR', async () => {
     await expectRefused(uploadForm(appId, { version: '9.0.0', releaseType: 'NIGHTLY' }), 400, 'VALIDATION_ERROR', 'releaseType')
   })

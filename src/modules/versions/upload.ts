@@ -110,7 +110,9 @@ export async function receiveUpload(request: Request, paths: Pick<DataDirPaths, 
   })
   busboy.on('field', (name, value, info) => {
     if (info.valueTruncated) {
-      fail(new AppError(400, 'VALIDATION_ERROR', `Invalid upload: ${name} is too long`, [{ field: name, message: 'must be at most 64 KB' }]))
+      // the field's own limit where it has one (the service's), so the answer names the same number either way
+      const limit = name === 'changelog' ? 'must be at most 10000 characters' : 'must be at most 64 KB'
+      fail(new AppError(400, 'VALIDATION_ERROR', `${name} ${limit}`, [{ field: name, message: limit }]))
       return
     }
     // two versions (or channels, keys…) in one upload are ambiguous: refused like a file sent twice,
