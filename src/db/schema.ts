@@ -319,6 +319,23 @@ export const insightDeviceSketches = sqliteTable(
   (table) => [primaryKey({ columns: [table.versionId, table.day] })],
 )
 
+/**
+ * The same distinct devices per version, UTC day **and channel** (since schema 14): what a report for
+ * one channel (`/insights?channel=`) counts, where insight_device_sketches holds the devices of all
+ * channels together. Kept 90 days, like it.
+ */
+export const insightChannelDeviceSketches = sqliteTable(
+  'insight_channel_device_sketches',
+  {
+    versionId: text('version_id').notNull(),
+    day: text('day').notNull(),
+    channel: text('channel').notNull(),
+    hashes: text('hashes'),
+    registers: blob('registers', { mode: 'buffer' }),
+  },
+  (table) => [primaryKey({ columns: [table.versionId, table.day, table.channel] })],
+)
+
 /** The last failure messages devices reported, a bounded number per version. */
 export const insightFailures = sqliteTable(
   'insight_failures',

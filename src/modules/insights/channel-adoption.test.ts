@@ -38,3 +38,27 @@ test('with ?channel=beta, adoption names the beta release and its share of the d
   const empty = await context.call('GET', `/api/mini-apps/${miniAppId}/insights?days=1&channel=empty`, { token: owner.token })
   expect(empty.body.adoption).toEqual({ versionId: null, share: 0, day: null, devices: 0 })
 })
+
+test('with ?channel=, device counts are the devices seen on that channel, not every device of the versions counted there', async () => {
+  // stable: 20 devices on 1.0.0 (update checks); qa: 2 devices on 1.0.0, one of them also seen on stable
+  expect((await context.call('POST', `/api/mini-apps/${miniAppId}/channels`, { token: owner.token, json: { name: 'qa' } })).status).toBe(201)
+  for (let index = 0; index < 20; index++) {
+    expect((await context.call('GET', `${access}/apps/${appId}/update?platform=ios&currentVersion=1.0.0&deviceId=stable-${index}`)).status).toBe(200)
+  }
+  const events = ['stable-0', 'qa-only'].map((deviceId) => ({ appId, version: '1.0.0', platform: 'android', event: 'launched', channel: 'qa', deviceId }))
+  expect((await context.call('POST', `${access}/events`, { json: { events } })).body.accepted).toBe(2)
+  const qa = await context.call('GET', `/api/mini-apps/${miniAppId}/insights?days=1&channel=qa`, { token: owner.token })
+  expect(qa.status).toBe(200)
+  expect(qa.body.totals.activeDevices).toBe(2)
+  expect(qa.body.days[0].devices).toBe(2)
+  expect(qa.body.days[0].versions.map((version: { version: string; activeDevices: number }) => [version.version, version.activeDevices])).toEqual([['1.0.0', 2]])
+  // stable: its 20, and the beta devices of the test before are not stable's
+  const stable = await context.call('GET', `/api/mini-apps/${miniAppId}/insights?days=1&channel=stable`, { token: owner.token })
+  expect(stable.body.totals.activeDevices).toBe(20)
+  // every channel together: a device seen on two channels counts once (20 stable + 1 qa-only + 4 beta)
+  const all = await context.call('GET', `/api/mini-apps/${miniAppId}/insights?days=1`, { token: owner.token })
+  expect(all.body.totals.activeDevices).toBe(25)
+  // a channel nobody reported on: no devices
+  const empty = await context.call('GET', `/api/mini-apps/${miniAppId}/insights?days=1&channel=empty`, { token: owner.token })
+  expect(empty.body.totals.activeDevices).toBe(0)
+})

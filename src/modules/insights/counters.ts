@@ -1,6 +1,6 @@
 // In-memory insight counters: the hot path adds to Maps, a flush hands whole days of them to be written at once.
 import type { FileKind } from '../versions/file-kinds'
-import { addDigest, emptySketch, type DeviceSketch } from './sketch'
+import { addDigest, emptySketch, mergeInto, type DeviceSketch } from './sketch'
 
 export type CountPlatform = 'ios' | 'android' | 'unknown'
 export type DeviceEvent = 'installed' | 'launched' | 'failed' | 'rolled_back'
@@ -63,12 +63,18 @@ export interface PendingFailure {
   at: string
 }
 
-/** One version's counts of one day: cells per channel, one per platform (ios, android, unknown). */
+/**
+ * One channel's cells of a version and day, one per platform (ios, android, unknown), and the
+ * devices seen on that channel since the last flush (by their keyed hash, never the id as sent).
+ */
+export type ChannelCells = [Cell, Cell, Cell] & { devices?: DeviceSketch }
+
+/** One version's counts of one day, per channel. */
 export interface VersionSlot {
   versionId: string
   miniAppId: string
-  channels: Map<string, [Cell, Cell, Cell]>
-  /** the devices seen since the last flush, by their keyed hash (never the id as sent): merged into the stored sketch when written */
+  channels: Map<string, ChannelCells>
+  /** the devices of every channel together, made when the counters are drained: merged into the stored sketch when written */
   devices: DeviceSketch
 }
 
@@ -228,36 +234,44 @@ export function createInsightCounters(options: { clock: () => number; enabled: b
     return slot
   }
 
-  function cellOf(slot: VersionSlot, channel: string, platform: CountPlatform): Cell {
+  function cellsOf(slot: VersionSlot, channel: string): ChannelCells {
     let cells = slot.channels.get(channel)
     if (cells === undefined) {
       cells = [new Cell(), new Cell(), new Cell()]
       slot.channels.set(channel, cells)
     }
-    // compared, not looked up: the platform is a slice of the request's URL, and a property
-    // lookup by a string made per request costs more than two comparisons
-    return cells[platform === 'ios' ? 0 : platform === 'android' ? 1 : 2]
+    return cells
+  }
+
+  // compared, not looked up: the platform is a slice of the request's URL, and a property
+  // lookup by a string made per request costs more than two comparisons
+  const platformIndex = (platform: CountPlatform): 0 | 1 | 2 => (platform === 'ios' ? 0 : platform === 'android' ? 1 : 2)
+
+  function cellOf(slot: VersionSlot, channel: string, platform: CountPlatform): Cell {
+    return cellsOf(slot, channel)[platformIndex(platform)]
   }
 
   // Devices are hashed into their sketches `deviceBatch` at a time: hashing a few hundred ids in one
   // go costs the server less than a hash in the middle of each update check (scripts/bench/ab.ts).
   // Whatever waits is hashed before a drain, so a flush writes every device counted.
+  // Each device goes into its channel's sketch only; the version's sketch (all channels) is their union, made at drain.
   const waitingIds: string[] = new Array(deviceBatch).fill('')
-  const waitingSlots: (VersionSlot | null)[] = new Array(deviceBatch).fill(null)
+  const waitingCells: (ChannelCells | null)[] = new Array(deviceBatch).fill(null)
   let waiting = 0
   function hashWaiting(): void {
     for (let index = 0; index < waiting; index++) {
-      addDigest(waitingSlots[index]!.devices, hashDevice(waitingIds[index]!))
-      waitingSlots[index] = null
+      const cells = waitingCells[index]!
+      addDigest((cells.devices ??= emptySketch()), hashDevice(waitingIds[index]!))
+      waitingCells[index] = null
     }
     waiting = 0
   }
 
-  function seeDevice(slot: VersionSlot, deviceId: string | undefined): void {
+  function seeDevice(cells: ChannelCells, deviceId: string | undefined): void {
     if (deviceId === undefined || deviceId === '' || deviceId.length > deviceIdLimit) return
     if (waiting === deviceBatch) hashWaiting()
     waitingIds[waiting] = deviceId
-    waitingSlots[waiting] = slot
+    waitingCells[waiting] = cells
     waiting++
   }
 
@@ -267,17 +281,17 @@ export function createInsightCounters(options: { clock: () => number; enabled: b
     countInstall(subject, channel, platform = 'unknown', deviceId) {
       if (!enabled) return
       totals.installInfos++
-      const slot = slotOf(subject)
-      cellOf(slot, channel, platform).installInfos++
-      seeDevice(slot, deviceId)
+      const cells = cellsOf(slotOf(subject), channel)
+      cells[platformIndex(platform)].installInfos++
+      seeDevice(cells, deviceId)
     },
     countUpdateCheck(subject, channel, platform, deviceId) {
       if (!enabled) return
       totals.updateChecks++
       if (subject === undefined) return
-      const slot = slotOf(subject)
-      cellOf(slot, channel, platform).updateChecks++
-      seeDevice(slot, deviceId)
+      const cells = cellsOf(slotOf(subject), channel)
+      cells[platformIndex(platform)].updateChecks++
+      seeDevice(cells, deviceId)
     },
     countDownload(file, channel, method, response) {
       if (!enabled) return
@@ -293,13 +307,13 @@ export function createInsightCounters(options: { clock: () => number; enabled: b
     countEvent(subject, channel, platform, event, deviceId, failure) {
       if (!enabled) return
       totals.events[event]++
-      const slot = slotOf(subject)
-      const cell = cellOf(slot, channel, platform)
+      const cells = cellsOf(slotOf(subject), channel)
+      const cell = cells[platformIndex(platform)]
       if (event === 'installed') cell.installed++
       else if (event === 'launched') cell.launched++
       else if (event === 'failed') cell.failed++
       else cell.rolledBack++
-      seeDevice(slot, deviceId)
+      seeDevice(cells, deviceId)
       if (failure !== null) {
         const failures = today().failures
         // a flood of failures keeps the newest: only the last few per version are kept anyway
@@ -317,6 +331,10 @@ export function createInsightCounters(options: { clock: () => number; enabled: b
       sealed = []
       current = { day: current.day, slots: new Map(), failures: [] }
       addToApps(batches, 1)
+      // each version's devices of all channels together (a batch drained again after a failed write: the union again, unchanged)
+      for (const batch of batches) {
+        for (const slot of batch.slots.values()) for (const cells of slot.channels.values()) if (cells.devices !== undefined) mergeInto(slot.devices, cells.devices)
+      }
       return batches
     },
     restore(batches) {

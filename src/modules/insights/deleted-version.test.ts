@@ -42,6 +42,10 @@ test('a deleted draft’s update checks, install info, devices and failures stay
   const other = after.days.at(-1).versions.find((version: { versionId: string | null }) => version.versionId === null)
   expect(other).toMatchObject({ version: 'other', updateChecks: 4, installInfoRequests: 2, failures: 1, activeDevices: 5 })
   expect(after.days.at(-1).devices).toBe(6)
+  // the report of the stable channel (every device above reported on it) keeps them too
+  const stable = (await context.call('GET', `/api/mini-apps/${miniAppId}/insights?days=1&channel=stable`, { token: owner.token })).body
+  expect(stable.totals.activeDevices).toBe(6)
+  expect(stable.days.at(-1).versions.find((version: { versionId: string | null }) => version.versionId === null)).toMatchObject({ activeDevices: 5 })
   expect(after.recentFailures).toEqual([expect.objectContaining({ versionId: null, version: 'other', message: 'draft crash' })])
 
   const metrics = (await context.call('GET', '/api/metrics', { token: metricsToken })).text

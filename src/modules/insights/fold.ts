@@ -31,5 +31,20 @@ export function foldVersionIntoOther(client: Db['$client'], miniAppId: string, v
     put.run(other, row.day, merged.hashes, merged.registers)
   }
   client.run('DELETE FROM insight_device_sketches WHERE version_id = ?', [versionId])
+  // and per channel (what `?channel=` reports count)
+  const channelSketchOf = client.prepare<{ hashes: string | null; registers: Uint8Array | null }, [string, string, string]>(
+    'SELECT hashes, registers FROM insight_channel_device_sketches WHERE version_id = ? AND day = ? AND channel = ?',
+  )
+  const putChannel = client.prepare<unknown, [string, string, string, string | null, Uint8Array | null]>(
+    'INSERT INTO insight_channel_device_sketches (version_id, day, channel, hashes, registers) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (version_id, day, channel) DO UPDATE SET hashes = ?4, registers = ?5',
+  )
+  for (const row of client.query<{ day: string; channel: string; hashes: string | null; registers: Uint8Array | null }, [string]>('SELECT day, channel, hashes, registers FROM insight_channel_device_sketches WHERE version_id = ?').all(versionId)) {
+    const stored = channelSketchOf.get(other, row.day, row.channel)
+    const sketch = stored ? sketchFromRow(stored.hashes, stored.registers) : emptySketch()
+    mergeInto(sketch, sketchFromRow(row.hashes, row.registers))
+    const merged = sketchRow(sketch)
+    putChannel.run(other, row.day, row.channel, merged.hashes, merged.registers)
+  }
+  client.run('DELETE FROM insight_channel_device_sketches WHERE version_id = ?', [versionId])
   client.run('UPDATE insight_failures SET version_id = ? WHERE version_id = ?', [other, versionId])
 }

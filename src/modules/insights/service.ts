@@ -48,6 +48,12 @@ function prepareStatements(db: Db) {
     putDeviceSketch: client.prepare<unknown, [string, string, string | null, Uint8Array | null]>(
       'INSERT INTO insight_device_sketches (version_id, day, hashes, registers) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (version_id, day) DO UPDATE SET hashes = ?3, registers = ?4',
     ),
+    channelDeviceSketch: client.prepare<{ hashes: string | null; registers: Uint8Array | null }, [string, string, string]>(
+      'SELECT hashes, registers FROM insight_channel_device_sketches WHERE version_id = ? AND day = ? AND channel = ?',
+    ),
+    putChannelDeviceSketch: client.prepare<unknown, [string, string, string, string | null, Uint8Array | null]>(
+      'INSERT INTO insight_channel_device_sketches (version_id, day, channel, hashes, registers) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (version_id, day, channel) DO UPDATE SET hashes = ?4, registers = ?5',
+    ),
     insertFailure: client.prepare<unknown, [string, string, string, string, string]>('INSERT INTO insight_failures (version_id, mini_app_id, platform, message, at) VALUES (?, ?, ?, ?, ?)'),
     trimFailures: client.prepare<unknown, [string, string, number]>(
       'DELETE FROM insight_failures WHERE version_id = ? AND id NOT IN (SELECT id FROM insight_failures WHERE version_id = ? ORDER BY id DESC LIMIT ?)',
@@ -151,6 +157,15 @@ export function createInsightsService(deps: InsightsDeps) {
     statements.putDeviceSketch.run(versionId, day, stored.hashes, stored.registers)
   }
 
+  /** The same for the version's devices on one channel (what `?channel=` reports count). */
+  function writeChannelDevices(versionId: string, day: string, channel: string, devices: DeviceSketch): void {
+    const row = statements.channelDeviceSketch.get(versionId, day, channel)
+    const sketch = row ? sketchFromRow(row.hashes, row.registers) : emptySketch()
+    if (!mergeInto(sketch, devices)) return
+    const stored = sketchRow(sketch)
+    statements.putChannelDeviceSketch.run(versionId, day, channel, stored.hashes, stored.registers)
+  }
+
   function write(batches: DayBatch[]): void {
     const touchedByFailures = new Set<string>()
     // a version deleted since it was counted (a draft) of a miniapp that still exists is counted in
@@ -176,6 +191,7 @@ export function createInsightsService(deps: InsightsDeps) {
             const platform = index === 0 ? 'ios' : index === 1 ? 'android' : 'unknown'
             statements.upsertCount.run(versionId, batch.day, platform, channel, miniAppId, cell.installInfos, cell.updateChecks, cell.downloads, cell.installed, cell.launched, cell.failed, cell.rolledBack)
           })
+          if (cells.devices !== undefined && hasDevices(cells.devices)) writeChannelDevices(versionId, batch.day, channel, cells.devices)
         }
         if (hasDevices(slot.devices)) writeDevices(versionId, batch.day, slot.devices)
       }
@@ -226,7 +242,8 @@ export function createInsightsService(deps: InsightsDeps) {
     let compacted = 0
     client.transaction(() => {
       deviceDays = client.run('DELETE FROM insight_device_sketches WHERE day < ?', [cutoff]).changes
-      for (const table of ['insight_counts', 'insight_device_sketches', 'insight_failures']) {
+      client.run('DELETE FROM insight_channel_device_sketches WHERE day < ?', [cutoff])
+      for (const table of ['insight_counts', 'insight_device_sketches', 'insight_channel_device_sketches', 'insight_failures']) {
         // a miniapp's `other` row goes with the miniapp
         orphans += client.run(
           `DELETE FROM ${table} WHERE version_id NOT IN (SELECT id FROM versions) AND NOT (substr(version_id, 1, ${otherPrefix.length}) = '${otherPrefix}' AND substr(version_id, ${otherPrefix.length + 1}) IN (SELECT id FROM mini_apps))`,
@@ -335,12 +352,20 @@ export function createInsightsService(deps: InsightsDeps) {
     const otherKey = otherSubject(miniApp.id).id
     versionNames.set(otherKey, 'other')
     const ofApp = '(version_id IN (SELECT id FROM versions WHERE mini_app_id = ?) OR version_id = ?)'
-    const deviceRows = client
-      .query<{ day: string; versionId: string; hashes: string | null; registers: Uint8Array | null }, [string, string, string, string]>(
-        `SELECT day, version_id AS versionId, hashes, registers FROM insight_device_sketches WHERE ${ofApp} AND day BETWEEN ? AND ?`,
-      )
-      .all(miniApp.id, otherKey, from, to)
-      .map((row) => {
+    // with a channel, the devices seen on it (kept per channel since schema 14), else those of every channel
+    const deviceRows = (
+      options.channel === null
+        ? client
+            .query<{ day: string; versionId: string; hashes: string | null; registers: Uint8Array | null }, [string, string, string, string]>(
+              `SELECT day, version_id AS versionId, hashes, registers FROM insight_device_sketches WHERE ${ofApp} AND day BETWEEN ? AND ?`,
+            )
+            .all(miniApp.id, otherKey, from, to)
+        : client
+            .query<{ day: string; versionId: string; hashes: string | null; registers: Uint8Array | null }, [string, string, string, string, string]>(
+              `SELECT day, version_id AS versionId, hashes, registers FROM insight_channel_device_sketches WHERE ${ofApp} AND day BETWEEN ? AND ? AND channel = ?`,
+            )
+            .all(miniApp.id, otherKey, from, to, options.channel)
+    ).map((row) => {
         const sketch = sketchFromRow(row.hashes, row.registers)
         return { day: row.day, versionId: row.versionId, sketch, devices: countOf(sketch) }
       })
@@ -359,11 +384,9 @@ export function createInsightsService(deps: InsightsDeps) {
       }
       return found
     }
-    const countedInChannel = new Set<string>()
     for (const row of countRows) {
       const found = entry(row.day, row.versionId)
       if (!found) continue
-      countedInChannel.add(`${row.day}\u0000${row.versionId}`)
       if (row.platform === 'ios') found.downloads.ios += row.downloads
       if (row.platform === 'android') found.downloads.android += row.downloads
       found.installInfoRequests += row.installInfos
@@ -375,16 +398,12 @@ export function createInsightsService(deps: InsightsDeps) {
       found.rolledBack += row.rolledBack
     }
     for (const row of deviceRows) {
-      // devices are per version, not per channel: with a channel, only versions counted in it show
-      if (options.channel !== null && !countedInChannel.has(`${row.day}\u0000${row.versionId}`)) continue
       const found = entry(row.day, row.versionId)
       if (found) found.activeDevices = row.devices
     }
 
     const days: InsightsReport['days'] = []
     const totals: ReportTotals = { downloads: { ios: 0, android: 0 }, installInfoRequests: 0, installs: 0, installed: 0, launched: 0, failures: 0, rolledBack: 0, activeDevices: 0, updateChecks: 0 }
-    // the devices behind each day's shares: with a channel, those of the versions counted in it
-    const shownDeviceRows = deviceRows.filter((row) => options.channel === null || countedInChannel.has(`${row.day}\u0000${row.versionId}`))
     for (let day = from; day <= to; day = shiftDay(day, 1)) {
       // the other row last: it is what devices run that is no release
       const versionsOfDay = [...(byDay.get(day)?.values() ?? [])].sort((a, b) => Number(a.versionId === null) - Number(b.versionId === null) || b.activeDevices - a.activeDevices || a.version.localeCompare(b.version))
@@ -399,10 +418,10 @@ export function createInsightsService(deps: InsightsDeps) {
         totals.rolledBack += version.rolledBack
         totals.updateChecks += version.updateChecks
       }
-      const devices = versionsOfDay.some((version) => version.activeDevices > 0) ? distinct(shownDeviceRows.filter((row) => row.day === day)) : 0
+      const devices = versionsOfDay.some((version) => version.activeDevices > 0) ? distinct(deviceRows.filter((row) => row.day === day)) : 0
       days.push({ day, devices, versions: versionsOfDay })
     }
-    totals.activeDevices = distinct(shownDeviceRows)
+    totals.activeDevices = distinct(deviceRows)
 
     // adoption: the current release's share of the devices seen on the latest day that saw any; with
     // a channel, that channel's newest live release (the miniapp's current release is stable's)
