@@ -20,7 +20,11 @@ export interface ReleaseContext {
   versionLabel(id: string | null | undefined): string | null
 }
 
-/** Runs one call with its button disabled, then says so and reloads the page. */
+/**
+ * Runs one call with its button disabled, then says so and reloads the page. A 409 means the
+ * release changed since the page was drawn (paused or reverted from the CLI, another tab, the
+ * guard): the page is drawn again too, so it shows the state the message speaks of.
+ */
 async function act(rc: ReleaseContext, button: HTMLButtonElement | null, call: () => Promise<unknown>, done: string): Promise<void> {
   if (button) button.disabled = true
   try {
@@ -30,6 +34,7 @@ async function act(rc: ReleaseContext, button: HTMLButtonElement | null, call: (
   } catch (error) {
     showError(error)
     if (button) button.disabled = false
+    if (error instanceof ApiError && error.status === 409) rc.ctx.reload()
   }
 }
 

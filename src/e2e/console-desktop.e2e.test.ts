@@ -1,0 +1,63 @@
+// The console on a desktop (1280 × 800) when what it shows is out of date or refused: a release
+// changed elsewhere, a publish the server would refuse, a command-line sign-in already settled.
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { hasChromium, launchChromium, PageWatch } from './browser-support'
+import { signIn, startConsoleFixture, type ConsoleFixture } from './console-fixture'
+
+const DESKTOP = { width: 1280, height: 800 }
+
+describe.skipIf(!hasChromium)('the console on a desktop', () => {
+  let fixture: ConsoleFixture
+  let browser: Browser
+  const watch = new PageWatch()
+  const contexts: BrowserContext[] = []
+
+  async function signedInPage(): Promise<Page> {
+    const context = await browser.newContext({ viewport: DESKTOP })
+    watch.attach(context)
+    contexts.push(context)
+    const page = await context.newPage()
+    await signIn(page, fixture.base)
+    return page
+  }
+
+  beforeAll(async () => {
+    fixture = await startConsoleFixture()
+    browser = await launchChromium()
+  }, 120_000)
+
+  afterEach(async () => {
+    await Bun.sleep(100)
+    expect(watch.takeProblems()).toEqual([])
+  })
+
+  afterAll(async () => {
+    for (const context of contexts) await context.close().catch(() => undefined)
+    await browser?.close()
+    await fixture?.stop()
+  })
+
+  test('a release paused elsewhere: Raise… is refused with the server’s message, and the card then shows it paused', async () => {
+    const page = await signedInPage()
+    const tid = (id: string) => page.getByTestId(id)
+    await page.goto(`${fixture.base}/apps/${fixture.shop!.appId}`)
+    expect(await tid('channel-state-stable').textContent()).toBe('rolling-out 10 %')
+    // someone pauses it from the command line while this page is open
+    const paused = await fixture.api('PATCH', `/api/mini-apps/${fixture.shop!.id}/channels/stable/rollout`, { token: fixture.token, json: { paused: true } })
+    expect(paused.status).toBe(200)
+
+    watch.expectHttpError('PATCH', /\/channels\/stable\/rollout$/, 409)
+    await tid('rollout-raise-stable').click()
+    await tid('rollout-dialog').getByRole('button', { name: 'Raise rollout' }).click()
+    await tid('alert').getByText('is paused at 10 %').waitFor()
+    // the page is drawn again: the state the message speaks of, and Resume instead of Raise…
+    await page.getByTestId('channel-stable').and(page.locator('[data-state="paused"]')).waitFor({ timeout: 5000 })
+    expect(await tid('channel-state-stable').textContent()).toBe('paused 10 %')
+    expect(await tid('rollout-resume-stable').count()).toBe(1)
+    expect(await tid('rollout-raise-stable').count()).toBe(0)
+    expect(await tid('alert').textContent()).toContain('is paused at 10 %')
+
+    expect((await fixture.api('PATCH', `/api/mini-apps/${fixture.shop!.id}/channels/stable/rollout`, { token: fixture.token, json: { paused: false } })).status).toBe(200)
+  })
+})
