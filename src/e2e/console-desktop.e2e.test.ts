@@ -60,4 +60,24 @@ describe.skipIf(!hasChromium)('the console on a desktop', () => {
 
     expect((await fixture.api('PATCH', `/api/mini-apps/${fixture.shop!.id}/channels/stable/rollout`, { token: fixture.token, json: { paused: false } })).status).toBe(200)
   })
+
+  test('publishing to a new channel with a host range the server refuses: said in the dialog, and no channel is created', async () => {
+    const page = await signedInPage()
+    const tid = (id: string) => page.getByTestId(id)
+    await page.goto(`${fixture.base}/apps/${fixture.shop!.appId}/versions`)
+    await tid('publish-1.2.0').click()
+    const dialog = tid('publish-dialog')
+    await dialog.locator('[name=channel]').fill('beta')
+    await dialog.locator('[name=hostVersionRange]').fill('>=banana')
+    await dialog.getByRole('button', { name: 'Publish 1.2.0' }).click()
+    await dialog.getByText('must be a semver range such as >=2.3.0 <3 or ^2.1.0').waitFor()
+    expect(await dialog.isVisible()).toBe(true)
+    const channels = await fixture.api('GET', `/api/mini-apps/${fixture.shop!.id}/channels`, { token: fixture.token })
+    expect(channels.body.channels.map((c: { name: string }) => c.name)).toEqual(['stable'])
+
+    await dialog.locator('[name=hostVersionRange]').fill('>=2.3.0 <3')
+    await dialog.locator('[name=rolloutPercent]').fill('10')
+    await dialog.getByRole('button', { name: 'Publish 1.2.0' }).click()
+    await tid('notice').getByText('Published 1.2.0 on beta to 10 % of devices.').waitFor()
+  })
 })

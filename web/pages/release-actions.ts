@@ -3,6 +3,7 @@
 import { api, ApiError, seg, type Channel, type MiniApp, type ReleaseHistoryEntry, type Version } from '../api.ts'
 import { confirmDialog, h, showError, showNotice, type DialogField } from '../dom.ts'
 import { channelsReleasedIn, nextRolloutStep } from '../rules.ts'
+import { isSemverRange } from '../../src/modules/channels/semver-range.ts'
 import type { PageContext } from '../router.ts'
 
 const CHANNEL_PATTERN = /^[a-z][a-z0-9-]{0,31}$/
@@ -87,6 +88,9 @@ export async function publish(rc: ReleaseContext, v: Version, button: HTMLButton
       if (!CHANNEL_PATTERN.test(values.channel?.trim() ?? '')) problems.push({ field: 'channel', message: 'must start with a lower-case letter, then up to 31 lower-case letters, digits or dashes' })
       const percent = percentProblem(values.rolloutPercent, 1)
       if (percent) problems.push({ field: 'rolloutPercent', message: percent })
+      // the server's own check, as the CLI's --host-range: refused here, a new channel is not created for nothing
+      const range = values.hostVersionRange?.trim()
+      if (range && !isSemverRange(range)) problems.push({ field: 'hostVersionRange', message: 'must be a semver range such as >=2.3.0 <3 or ^2.1.0' })
       return problems
     },
   })
