@@ -80,4 +80,20 @@ describe.skipIf(!hasChromium)('the console on a desktop', () => {
     await dialog.getByRole('button', { name: 'Publish 1.2.0' }).click()
     await tid('notice').getByText('Published 1.2.0 on beta to 10 % of devices.').waitFor()
   })
+
+  test('a command-line sign-in once approved no longer says the tool is waiting for an approval', async () => {
+    const page = await signedInPage()
+    const tid = (id: string) => page.getByTestId(id)
+    const waiting = 'The command-line tool is waiting for you to approve this code.'
+    await page.goto(`${fixture.base}/cli/authorize?code=${fixture.cliCode}`)
+    await tid('cli-approve').waitFor()
+    expect(await page.locator('main').textContent()).toContain(waiting)
+    await tid('cli-approve').click()
+    await tid('cli-result').and(page.locator('[data-state="approved"]')).waitFor()
+    expect(await page.locator('main').textContent()).not.toContain(waiting)
+    // and on a reload of the settled code
+    await page.reload()
+    await tid('cli-result').and(page.locator('[data-state="approved"]')).waitFor()
+    expect(await page.locator('main').textContent()).not.toContain(waiting)
+  })
 })

@@ -64,6 +64,8 @@ export function cliPage(ctx: PageContext, code: string): void {
   function settle(): void {
     approve.remove()
     deny.remove()
+    // nothing waits for an approval any more: the result below says what happened
+    explain.remove()
     leave.textContent = 'Go to the console'
   }
   function refused(error: unknown, button: HTMLButtonElement): void {
