@@ -116,7 +116,8 @@ export function withReleaseOptions(command: Command): Command {
 
 function describeRelease(record: { version: string; channel?: string }, body: Record<string, unknown>): string {
   const channel = (body.channel as string | undefined) ?? record.channel ?? 'stable'
-  const extras = [`${(body.rolloutPercent as number | undefined) ?? 100}%`]
+  // "10 %" as the console, status and rollout write it (decisions §13)
+  const extras = [`${(body.rolloutPercent as number | undefined) ?? 100} %`]
   if (body.mandatory) extras.push('mandatory')
   if (body.hostVersionRange) extras.push(`host ${String(body.hostVersionRange)}`)
   return `${record.version} to ${channel} (${extras.join(', ')})`

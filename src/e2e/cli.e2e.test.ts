@@ -141,7 +141,7 @@ describe('a developer at a terminal', () => {
   test('staged rollout: push --publish --rollout 20 --mandatory, then rollout --percent 100; a beta channel', async () => {
     const push = await cli(['push', buildFolder('build-1.2.0'), '--app', 'shop', '--version', '1.2.0', '--publish', '--rollout', '20', '--mandatory', '--host-range', '>=2.0.0'], env())
     expect(push.exitCode).toBe(0)
-    expect(push.stdout).toContain('Published shop 1.2.0 to stable (20%, mandatory, host >=2.0.0)')
+    expect(push.stdout).toContain('Published shop 1.2.0 to stable (20 %, mandatory, host >=2.0.0)')
     let status = await cli(['status', 'shop'], env())
     expect(status.stdout).toMatch(/channel stable\s+1\.2\.0 rolling-out 20 % \(mandatory, host >=2\.0\.0\)\. 20 % get 1\.2\.0; the others get 1\.0\.0\./)
     const rollout = await cli(['rollout', 'shop', '--channel', 'stable', '--percent', '100'], env())
