@@ -166,8 +166,9 @@ export function verifySignature(db: Reader, miniAppId: string, keyId: string, si
 }
 
 /** 422 SIGNATURE_REQUIRED when the miniapp requires signatures and `signed` is false. */
-export function requireSignedIfRequired(app: Pick<MiniAppRow, 'appId' | 'requireSignature'>, signed: boolean, what: 'upload' | 'publish'): void {
+export function requireSignedIfRequired(app: Pick<MiniAppRow, 'appId' | 'requireSignature'>, signed: boolean, what: 'upload' | 'publish', version = 'VERSION'): void {
   if (!app.requireSignature || signed) return
-  const how = what === 'upload' ? 'push with --sign-key FILE (or send signatureKeyId and signature)' : 'sign it first (miniship sign VERSION --sign-key FILE)'
+  // a command that runs as printed: `miniship sign` needs --app
+  const how = what === 'upload' ? 'push with --sign-key FILE (or send signatureKeyId and signature)' : `sign it first (miniship sign ${version} --app ${app.appId} --sign-key FILE)`
   throw new AppError(422, 'SIGNATURE_REQUIRED', `${app.appId} requires signed versions; ${how}`)
 }

@@ -292,6 +292,8 @@ describe('signing later, requireSignature, revoked keys at publish', () => {
     await expectUploadRefused(uploadForm(appId, { version: '3.0.1' }), 422, 'SIGNATURE_REQUIRED')
     const publishRefused = await publish(unsigned.body.id)
     expect({ status: publishRefused.status, code: publishRefused.body.code }).toEqual({ status: 422, code: 'SIGNATURE_REQUIRED' })
+    // the command it names runs as printed (miniship sign needs --app)
+    expect(publishRefused.body.message).toContain(`miniship sign 3.0.0 --app ${appId} --sign-key FILE`)
     // signed later, it publishes; a signed upload goes through
     const statement = buildStatement(appId, '3.0.0', Object.fromEntries(Object.entries(unsigned.body.files as Record<string, { sha256: string }>).map(([k, f]) => [k, f.sha256])))
     expect((await signLater(unsigned.body.id, laptop.keyId, signText(laptop, statement))).status).toBe(200)

@@ -386,7 +386,7 @@ export function publishVersion(deps: Pick<VersionDeps, 'db' | 'clock'>, user: Ca
       const status = nextStatus('publish', row.status)
       if (status === null || status === 'DELETED') refuse('publish', row)
       const signed = tx.select({ keyId: versionSignatures.keyId }).from(versionSignatures).where(eq(versionSignatures.versionId, row.id)).get()
-      requireSignedIfRequired(current, signed !== undefined, 'publish')
+      requireSignedIfRequired(current, signed !== undefined, 'publish', row.version)
       // a key revoked since it signed: the server can see it, so it publishes nothing signed by it
       if (signed) requireUsableKey(tx, app.id, signed.keyId)
       const channel = input.channel ?? row.channel
