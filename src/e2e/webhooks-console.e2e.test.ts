@@ -96,3 +96,36 @@ test.skipIf(!hasChromium)('an owner adds a webhook, copies its secret (shown onc
   expect(watch.takeProblems()).toEqual([])
   await context.close()
 }, 120_000)
+
+test.skipIf(!hasChromium)('a webhook deleted right after it was added takes its secret off the page with it', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  watch.attach(context)
+  const page: Page = await context.newPage()
+  const tid = (id: string) => page.getByTestId(id)
+  await page.goto(`${server.baseUrl}/`)
+  await tid('signin-form').locator('[name=email]').fill(OWNER.email)
+  await tid('signin-form').locator('[name=password]').fill(OWNER.password)
+  await tid('signin-submit').click()
+  await page.waitForFunction(() => (localStorage.getItem('miniship.token') ?? sessionStorage.getItem('miniship.token')) !== null)
+  await page.goto(`${server.baseUrl}/apps/${miniAppId}/settings`)
+  await tid('webhooks-empty').waitFor()
+
+  await tid('add-webhook-form').locator('[name=url]').fill(`http://127.0.0.1:${receiver.port}/gone`)
+  await tid('add-webhook-submit').click()
+  const secret = (await tid('new-webhook-secret').textContent()) ?? ''
+  expect(secret).toStartWith('whsec_')
+  const item = page.locator('li[data-testid^="webhook-"]')
+  await item.waitFor()
+  const id = ((await item.getAttribute('data-testid')) ?? '').slice('webhook-'.length)
+
+  await tid(`webhook-delete-${id}`).click()
+  const dialog = page.locator('dialog[open]')
+  await dialog.waitFor()
+  await dialog.getByTestId('confirm-ok').click()
+  await tid('webhooks-empty').waitFor()
+  // "copy it now" for a webhook that no longer exists would be wrong
+  expect(await tid('new-webhook-secret').count()).toBe(0)
+  expect(await page.content()).not.toContain(secret)
+  expect(watch.takeProblems()).toEqual([])
+  await context.close()
+}, 120_000)

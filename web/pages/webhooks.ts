@@ -77,6 +77,11 @@ export function webhooksSection(base: string, canManage: boolean): HTMLElement {
         try {
           await api('DELETE', `${path}/${seg(hook.id)}`)
           showNotice(`Deleted the webhook to ${hook.url}.`)
+          // its secret, if it was just added, is of no use any more
+          if (created.dataset.webhookId === hook.id) {
+            clear(created)
+            delete created.dataset.webhookId
+          }
           await load()
         } catch (error) {
           showError(error)
@@ -113,6 +118,7 @@ export function webhooksSection(base: string, canManage: boolean): HTMLElement {
     showNotice('Added the webhook. Copy its secret now: it is shown only once.')
     const copy = h('button', { type: 'button', class: 'primary small', 'data-testid': 'copy-webhook-secret' }, 'Copy')
     copy.addEventListener('click', () => void copyText(hook.secret, 'the secret', copy))
+    created.dataset.webhookId = hook.id
     clear(
       created,
       h(
