@@ -1,50 +1,33 @@
 // The console on a desktop (1280 × 800) when what it shows is out of date or refused: a release
 // changed elsewhere, a publish the server would refuse, a command-line sign-in already settled.
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { hasChromium, launchChromium, PageWatch } from './browser-support'
-import { signIn, startConsoleFixture, type ConsoleFixture } from './console-fixture'
+import { describe, expect, test } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { hasChromium } from './browser-support'
+import { signIn } from './console-fixture'
+import { consoleSession } from './console-session'
 
 const DESKTOP = { width: 1280, height: 800 }
 
 describe.skipIf(!hasChromium)('the console on a desktop', () => {
-  let fixture: ConsoleFixture
-  let browser: Browser
-  const watch = new PageWatch()
-  const contexts: BrowserContext[] = []
+  const session = consoleSession()
+  const { watch, contexts } = session
 
   async function signedInPage(): Promise<Page> {
-    const context = await browser.newContext({ viewport: DESKTOP })
+    const context = await session.browser.newContext({ viewport: DESKTOP })
     watch.attach(context)
     contexts.push(context)
     const page = await context.newPage()
-    await signIn(page, fixture.base)
+    await signIn(page, session.fixture.base)
     return page
   }
-
-  beforeAll(async () => {
-    fixture = await startConsoleFixture()
-    browser = await launchChromium()
-  }, 120_000)
-
-  afterEach(async () => {
-    await Bun.sleep(100)
-    expect(watch.takeProblems()).toEqual([])
-  })
-
-  afterAll(async () => {
-    for (const context of contexts) await context.close().catch(() => undefined)
-    await browser?.close()
-    await fixture?.stop()
-  })
 
   test('a release paused elsewhere: Raise… is refused with the server’s message, and the card then shows it paused', async () => {
     const page = await signedInPage()
     const tid = (id: string) => page.getByTestId(id)
-    await page.goto(`${fixture.base}/apps/${fixture.shop!.appId}`)
+    await page.goto(`${session.fixture.base}/apps/${session.fixture.shop!.appId}`)
     expect(await tid('channel-state-stable').textContent()).toBe('rolling-out 10 %')
     // someone pauses it from the command line while this page is open
-    const paused = await fixture.api('PATCH', `/api/mini-apps/${fixture.shop!.id}/channels/stable/rollout`, { token: fixture.token, json: { paused: true } })
+    const paused = await session.fixture.api('PATCH', `/api/mini-apps/${session.fixture.shop!.id}/channels/stable/rollout`, { token: session.fixture.token, json: { paused: true } })
     expect(paused.status).toBe(200)
 
     watch.expectHttpError('PATCH', /\/channels\/stable\/rollout$/, 409)
@@ -58,13 +41,13 @@ describe.skipIf(!hasChromium)('the console on a desktop', () => {
     expect(await tid('rollout-raise-stable').count()).toBe(0)
     expect(await tid('alert').textContent()).toContain('is paused at 10 %')
 
-    expect((await fixture.api('PATCH', `/api/mini-apps/${fixture.shop!.id}/channels/stable/rollout`, { token: fixture.token, json: { paused: false } })).status).toBe(200)
+    expect((await session.fixture.api('PATCH', `/api/mini-apps/${session.fixture.shop!.id}/channels/stable/rollout`, { token: session.fixture.token, json: { paused: false } })).status).toBe(200)
   })
 
   test('publishing to a new channel with a host range the server refuses: said in the dialog, and no channel is created', async () => {
     const page = await signedInPage()
     const tid = (id: string) => page.getByTestId(id)
-    await page.goto(`${fixture.base}/apps/${fixture.shop!.appId}/versions`)
+    await page.goto(`${session.fixture.base}/apps/${session.fixture.shop!.appId}/versions`)
     await tid('publish-1.2.0').click()
     const dialog = tid('publish-dialog')
     await dialog.locator('[name=channel]').fill('beta')
@@ -72,7 +55,7 @@ describe.skipIf(!hasChromium)('the console on a desktop', () => {
     await dialog.getByRole('button', { name: 'Publish 1.2.0' }).click()
     await dialog.getByText('must be a semver range such as >=2.3.0 <3 or ^2.1.0').waitFor()
     expect(await dialog.isVisible()).toBe(true)
-    const channels = await fixture.api('GET', `/api/mini-apps/${fixture.shop!.id}/channels`, { token: fixture.token })
+    const channels = await session.fixture.api('GET', `/api/mini-apps/${session.fixture.shop!.id}/channels`, { token: session.fixture.token })
     expect(channels.body.channels.map((c: { name: string }) => c.name)).toEqual(['stable'])
 
     await dialog.locator('[name=hostVersionRange]').fill('>=2.3.0 <3')
@@ -85,7 +68,7 @@ describe.skipIf(!hasChromium)('the console on a desktop', () => {
     const page = await signedInPage()
     const tid = (id: string) => page.getByTestId(id)
     const waiting = 'The command-line tool is waiting for you to approve this code.'
-    await page.goto(`${fixture.base}/cli/authorize?code=${fixture.cliCode}`)
+    await page.goto(`${session.fixture.base}/cli/authorize?code=${session.fixture.cliCode}`)
     await tid('cli-approve').waitFor()
     expect(await page.locator('main').textContent()).toContain(waiting)
     await tid('cli-approve').click()
