@@ -1,6 +1,7 @@
 // The manifest rules of an upload (decisions §5, §9): pure, so the developer CLI checks a build with the same code before sending it.
 import { AppError } from '../../http/app-error'
-import { endOfString, findDuplicateKey } from './duplicate-keys'
+import { findDuplicateKey } from './duplicate-keys'
+import { endOfString, walkJson } from './json-walk'
 
 /** A note on an accepted upload (decisions §9): `{ code, message }`. */
 export interface UploadWarning {
@@ -60,37 +61,21 @@ export function checkManifest(bytes: Uint8Array, appId: string, version: string)
  */
 function withVersion(text: string, version: string): string {
   const value = JSON.stringify(version)
-  let depth = 0
   let open = -1
-  let expectKey = false
-  let i = 0
-  while (i < text.length) {
-    const char = text[i]!
-    if (char === '"') {
-      const end = endOfString(text, i)
-      if (depth === 1 && expectKey) {
-        const raw = text.slice(i, end + 1)
-        const key = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1)
-        if (key === 'version') {
-          let start = text.indexOf(':', end + 1) + 1
-          while (/\s/.test(text[start]!)) start++
-          return text.slice(0, start) + value + text.slice(endOfValue(text, start))
-        }
-        expectKey = false
-      }
-      i = end + 1
-      continue
-    }
-    if (char === '{' || char === '[') {
-      depth++
-      if (depth === 1) {
-        open = i
-        expectKey = true
-      }
-    } else if (char === '}' || char === ']') depth--
-    else if (char === ',' && depth === 1) expectKey = true
-    i++
-  }
+  let replaced: string | null = null
+  walkJson(text, {
+    open(_char, index, depth) {
+      if (depth === 1) open = index
+    },
+    key(key, end, depth) {
+      if (depth !== 1 || key !== 'version') return
+      let start = text.indexOf(':', end + 1) + 1
+      while (/\s/.test(text[start]!)) start++
+      replaced = text.slice(0, start) + value + text.slice(endOfValue(text, start))
+      return true
+    },
+  })
+  if (replaced !== null) return replaced
   const rest = text.slice(open + 1)
   return `${text.slice(0, open + 1)}"version": ${value}${rest.trimStart().startsWith('}') ? '' : ', '}${rest}`
 }
@@ -104,21 +89,18 @@ function endOfValue(text: string, start: number): number {
     while (i < text.length && !/[\s,}\]]/.test(text[i]!)) i++
     return i
   }
-  let depth = 0
-  let i = start
-  while (i < text.length) {
-    const char = text[i]!
-    if (char === '"') {
-      i = endOfString(text, i) + 1
-      continue
-    }
-    if (char === '{' || char === '[') depth++
-    else if (char === '}' || char === ']') {
-      depth--
-      if (depth === 0) return i + 1
-    }
-    i++
-  }
-  return i
+  let end = text.length
+  walkJson(
+    text,
+    {
+      close(index, depth) {
+        if (depth > 0) return
+        end = index + 1
+        return true
+      },
+    },
+    start,
+  )
+  return end
 }
 
