@@ -4,7 +4,7 @@ import { createHmac } from 'node:crypto'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Server } from 'bun'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import { hasChromium, launchChromium, PageWatch, screenshot } from './browser-support'
 import { callApi, runBinary, startBinary, tempDir, type RunningBinary } from './support'
 
@@ -45,8 +45,9 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true })
 })
 
-test.skipIf(!hasChromium)('an owner adds a webhook, copies its secret (shown once), sends a test, reads its deliveries and deletes it', async () => {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+/** The owner signed in, on the miniapp's Settings page with no webhook yet. */
+async function ownerOnSettings(viewport: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page; tid: (id: string) => Locator }> {
+  const context = await browser.newContext({ viewport })
   watch.attach(context)
   const page: Page = await context.newPage()
   const tid = (id: string) => page.getByTestId(id)
@@ -57,6 +58,11 @@ test.skipIf(!hasChromium)('an owner adds a webhook, copies its secret (shown onc
   await page.waitForFunction(() => (localStorage.getItem('miniship.token') ?? sessionStorage.getItem('miniship.token')) !== null)
   await page.goto(`${server.baseUrl}/apps/${miniAppId}/settings`)
   await tid('webhooks-empty').waitFor()
+  return { context, page, tid }
+}
+
+test.skipIf(!hasChromium)('an owner adds a webhook, copies its secret (shown once), sends a test, reads its deliveries and deletes it', async () => {
+  const { context, page, tid } = await ownerOnSettings({ width: 1280, height: 900 })
 
   const form = tid('add-webhook-form')
   await form.locator('[name=url]').fill(`http://127.0.0.1:${receiver.port}/hook`)
@@ -98,17 +104,7 @@ test.skipIf(!hasChromium)('an owner adds a webhook, copies its secret (shown onc
 }, 120_000)
 
 test.skipIf(!hasChromium)('a webhook deleted right after it was added takes its secret off the page with it', async () => {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-  watch.attach(context)
-  const page: Page = await context.newPage()
-  const tid = (id: string) => page.getByTestId(id)
-  await page.goto(`${server.baseUrl}/`)
-  await tid('signin-form').locator('[name=email]').fill(OWNER.email)
-  await tid('signin-form').locator('[name=password]').fill(OWNER.password)
-  await tid('signin-submit').click()
-  await page.waitForFunction(() => (localStorage.getItem('miniship.token') ?? sessionStorage.getItem('miniship.token')) !== null)
-  await page.goto(`${server.baseUrl}/apps/${miniAppId}/settings`)
-  await tid('webhooks-empty').waitFor()
+  const { context, page, tid } = await ownerOnSettings({ width: 1280, height: 800 })
 
   await tid('add-webhook-form').locator('[name=url]').fill(`http://127.0.0.1:${receiver.port}/gone`)
   await tid('add-webhook-submit').click()
