@@ -20,6 +20,8 @@ export interface CountSubject {
  * version: "other"`. However many made-up versions arrive, they add no rows.
  */
 export const otherPrefix = 'other:'
+/** Failure messages kept per version (and per miniapp's `other` row). */
+export const failuresPerVersion = 20
 const otherSubjects = new Map<string, CountSubject>()
 
 /** The count subject of a miniapp's `other` row; one object per miniapp, so counting allocates nothing. */

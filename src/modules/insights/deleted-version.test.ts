@@ -54,3 +54,16 @@ test('a deleted draft’s update checks, install info, devices and failures stay
   expect(sample(metrics, `miniship_app_device_events_total{app_id="${appId}",event="failed"}`)).toBe(after.totals.failures)
   expect(sample(metrics, `miniship_active_devices{app_id="${appId}"}`)).toBe(6)
 })
+
+test('deleting drafts keeps the other row to its last 20 failure messages, as any version', async () => {
+  const drafts: string[] = []
+  for (const version of ['3.0.0', '3.1.0']) drafts.push((await upload(context, owner.token, appId, uploadForm(appId, { version }))).body.id)
+  for (const versionId of drafts) {
+    const events = Array.from({ length: 15 }, (_, index) => ({ appId, versionId, platform: 'ios', event: 'failed', deviceId: `f-${index}`, message: `crash ${index} of ${versionId}` }))
+    expect((await context.call('POST', `${access}/events`, { json: { events } })).body.accepted).toBe(15)
+  }
+  await report()
+  for (const versionId of drafts) expect((await context.call('DELETE', `/api/mini-apps/${miniAppId}/versions/${versionId}`, { token: owner.token })).status).toBe(200)
+  const kept = context.dataDir.db.$client.query<{ n: number }, [string]>('SELECT count(*) AS n FROM insight_failures WHERE version_id = ?').get(`other:${miniAppId}`)!.n
+  expect(kept).toBe(20)
+})

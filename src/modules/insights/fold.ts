@@ -1,6 +1,6 @@
 // A deleted version's insights go to its miniapp's `other` row (decisions §13: a version the server does not know is counted there), so deleting a draft loses no count.
 import type { Db } from '../../db/open'
-import { otherPrefix } from './counters'
+import { failuresPerVersion, otherPrefix } from './counters'
 import { emptySketch, mergeInto, sketchFromRow, sketchRow } from './sketch'
 
 const countColumns = ['install_infos', 'update_checks', 'downloads', 'installed', 'launched', 'failed', 'rolled_back'] as const
@@ -47,4 +47,6 @@ export function foldVersionIntoOther(client: Db['$client'], miniAppId: string, v
   }
   client.run('DELETE FROM insight_channel_device_sketches WHERE version_id = ?', [versionId])
   client.run('UPDATE insight_failures SET version_id = ? WHERE version_id = ?', [other, versionId])
+  // the other row keeps its last few, like any version
+  client.run('DELETE FROM insight_failures WHERE version_id = ?1 AND id NOT IN (SELECT id FROM insight_failures WHERE version_id = ?1 ORDER BY id DESC LIMIT ?2)', [other, failuresPerVersion])
 }

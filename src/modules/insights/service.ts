@@ -5,7 +5,7 @@ import { invalidDeviceId, isDeviceId } from '../../http/urls'
 import type { Clock } from '../../ids'
 import type { Caller } from '../miniapps/service'
 import { requireVisibleMiniApp } from '../miniapps/service'
-import { createInsightCounters, isOtherKey, otherPrefix, otherSubject, utcDay, type CountSubject, type DayBatch, type DeviceEvent, type InsightCounters } from './counters'
+import { createInsightCounters, failuresPerVersion, isOtherKey, otherPrefix, otherSubject, utcDay, type CountSubject, type DayBatch, type DeviceEvent, type InsightCounters } from './counters'
 import { checkDeviceEvent, type EventError } from './events'
 import { channelExists, defaultChannel, liveReleases } from '../channels/service'
 import { countOf, deviceHashLength, deviceHasher, distinctDevices, emptySketch, exactLimit, hasDevices, isOversized, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from './sketch'
@@ -22,8 +22,8 @@ export interface InsightsDeps {
 
 /** Days of active-device rows kept (today included). */
 export const deviceRetentionDays = 90
-/** Failure messages kept per version, and the length a message is cut to. */
-export const failuresPerVersion = 20
+/** Failure messages kept per version (counters.ts), and the length a message is cut to. */
+export { failuresPerVersion }
 export const failureMessageLimit = 500
 const recentFailureCount = 20
 const maxReportDays = 90
