@@ -26,6 +26,9 @@ describe('foundation HTTP behaviour', () => {
     expect(res.status).toBe(200)
     expect(res.body.openapi).toBe('3.0.3')
     expect(res.body.paths['/api/health'].get).toBeDefined()
+    // with the schema of its answer (200 ok or degraded, 503 unavailable) like any route that declares one
+    expect(res.body.paths['/api/health'].get.responses['200'].content['application/json'].schema.required).toEqual(['status', 'version', 'uptimeSeconds'])
+    expect(res.body.paths['/api/health'].get.responses['503']).toBeDefined()
     // GET /api/info too, with the schema of its answer (the console and the CLI read it)
     expect(res.body.paths['/api/info'].get.responses['200'].content['application/json'].schema.required).toEqual(['version', 'setupRequired', 'registration', 'passwordMinLength', 'uploadLimitBytes'])
   })
@@ -118,6 +121,9 @@ test('openapi marks the routes that need a Bearer token, and only those', async 
   expect(body.paths['/api/auth/me'].get.security).toEqual([{ bearer: [] }])
   expect(body.paths['/api/admin/users'].get.security).toEqual([{ bearer: [] }])
   expect(body.paths['/api/health'].get.security).toEqual([])
+  // the metrics route takes an administrator's Bearer (or the metrics token): anonymous is 401 AUTH_REQUIRED
+  expect(body.paths['/api/metrics'].get.security).toEqual([{ bearer: [] }])
+  expect((await context.call('GET', '/api/metrics')).body.code).toBe('AUTH_REQUIRED')
   expect(body.paths['/api/auth/login'].post.security).toEqual([])
   expect(body.paths['/api/mini-apps/access/versions/{versionId}/install'].get.security).toEqual([])
   expect(body.paths['/api/mini-apps/by-app-id/{appId}/versions/upload'].post.security).toEqual([{ bearer: [] }])

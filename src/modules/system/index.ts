@@ -74,7 +74,7 @@ const serverInfo = t.Object({
 export function systemRoutes(deps: AppDeps, api: HasRoutes) {
   let document: Record<string, unknown> | null = null
   const health = (request?: Request) => healthWithDetail(deps, request)
-  // this module's own routes, for the document (GET /api/info with its answer's schema)
+  // this module's own routes, for the document (with their answers' schemas and security)
   let own: HasRoutes | null = null
   const system = new Elysia({ prefix: '/api' })
     .state('health', health)
@@ -122,8 +122,8 @@ export function systemRoutes(deps: AppDeps, api: HasRoutes) {
     .get(
       '/openapi.json',
       () => {
-        const info = (own?.routes ?? []).filter((route) => route.path === '/api/info')
-        document ??= openApiDocument([...api.routes, ...info, { method: 'GET', path: '/api/health' }, { method: 'GET', path: '/api/metrics' }, { method: 'GET', path: '/api/openapi.json' }], productVersion)
+        // this module's routes as declared (health's answer schema, metrics' Bearer), not bare paths
+        document ??= openApiDocument([...api.routes, ...(own?.routes ?? [])], productVersion)
         return document
       },
       { detail: { summary: 'This document', tags: ['system'] } },
