@@ -24,7 +24,10 @@ describe('foundation HTTP behaviour', () => {
   test('openapi document lists the health route', async () => {
     const res = await context.call('GET', '/api/openapi.json')
     expect(res.status).toBe(200)
-    expect(res.body.openapi).toBe('3.0.3')
+    // 3.1: its schemas are TypeBox's JSON Schema, with `type: 'null'` for nullable fields and `const` for
+    // literals, which OpenAPI 3.0 does not have (a 3.0 reader refuses `type: 'null'`)
+    expect(res.body.openapi).toBe('3.1.0')
+    expect(res.body.paths['/api/auth/api-keys'].get.responses['200'].content['application/json'].schema.properties.apiKeys.items.properties.expiresAt.anyOf).toContainEqual({ type: 'null' })
     expect(res.body.paths['/api/health'].get).toBeDefined()
     // with the schema of its answer (200 ok or degraded, 503 unavailable) like any route that declares one
     expect(res.body.paths['/api/health'].get.responses['200'].content['application/json'].schema.required).toEqual(['status', 'version', 'uptimeSeconds'])

@@ -1,4 +1,5 @@
-// The OpenAPI document, built from the routes' own TypeBox schemas (which are JSON Schema already).
+// The OpenAPI document, built from the routes' own TypeBox schemas (which are JSON Schema already:
+// `type: 'null'`, `const`, `examples`), hence OpenAPI 3.1, whose schemas are JSON Schema 2020-12.
 interface RouteLike {
   method: string
   path: string
@@ -76,7 +77,7 @@ export function openApiDocument(routes: readonly RouteLike[], version: string): 
     paths[path][method] = JSON.parse(JSON.stringify(operation))
   }
   return {
-    openapi: '3.0.3',
+    openapi: '3.1.0',
     info: { title: 'miniship', version, description: 'Self-hosted miniapp management and download service' },
     servers: [{ url: '/' }],
     components: {
