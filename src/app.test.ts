@@ -130,6 +130,9 @@ test('openapi marks the routes that need a Bearer token, and only those', async 
   expect(body.paths['/api/auth/login'].post.security).toEqual([])
   expect(body.paths['/api/mini-apps/access/versions/{versionId}/install'].get.security).toEqual([])
   expect(body.paths['/api/mini-apps/by-app-id/{appId}/versions/upload'].post.security).toEqual([{ bearer: [] }])
+  // and which of them an API key may call: by scope, or not at all (403 SCOPE_REQUIRED)
+  expect(body.paths['/api/mini-apps/by-app-id/{appId}/versions/upload'].post.description).toBe('API keys with the "upload" scope may call this too')
+  expect(body.paths['/api/mini-apps/{miniAppId}/webhooks'].get.description).toBe('Signed-in accounts only: API keys answer 403 SCOPE_REQUIRED')
 })
 
 test('the data directory keeps its secrets to its owner: database and secret are mode 0600', async () => {

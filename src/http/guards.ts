@@ -108,7 +108,10 @@ export function createGuard(verify: CallerVerifiers, config: Pick<Config, 'trust
   }
   return new Elysia({ name: 'guard' }).macro({
     auth: (access: Access) => ({
-      detail: { security: [{ bearer: [] }], ...(access === true ? {} : { description: access === 'any-key' ? 'API keys may call this too' : `API keys with the "${access}" scope may call this too` }) },
+      detail: {
+        security: [{ bearer: [] }],
+        description: access === true ? 'Signed-in accounts only: API keys answer 403 SCOPE_REQUIRED' : access === 'any-key' ? 'API keys may call this too' : `API keys with the "${access}" scope may call this too`,
+      },
       transform: async ({ request, server, params, body }: { request: Request; server: AddressSource; params?: Record<string, string>; body?: unknown }) => {
         // `/mini-apps/com.example.shop/…` is `/mini-apps/<its UUID>/…` for every route below (console URLs use either)
         // a segment that does not decode (`%ff`) reaches here as null: no miniapp has it, so the route answers 404 (after authentication)
