@@ -160,6 +160,7 @@ function run(quiet = false): void {
       rendered = true
     },
     reload: () => run(true),
+    reloaded: quiet,
   }
 
   if (!quiet) {

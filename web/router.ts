@@ -107,4 +107,6 @@ export interface PageContext {
   render(...children: Child[]): void
   /** Loads the same page again (after an action changed what it shows). */
   reload(): void
+  /** True when this draw is reload() of the page on screen, false when the user came to it. */
+  readonly reloaded: boolean
 }

@@ -144,9 +144,10 @@ export async function tokensPage(ctx: PageContext, me: Me): Promise<void> {
     ctx.reload()
   })
 
+  // shown until the user leaves the page or revokes that key: a redraw after revoking another key keeps it
+  if (pendingSecret && (!ctx.reloaded || !active.some((k) => k.id === pendingSecret?.id))) pendingSecret = null
   if (pendingSecret) {
     const key = pendingSecret
-    pendingSecret = null
     created.append(
       h(
         'div',
@@ -166,5 +167,5 @@ export async function tokensPage(ctx: PageContext, me: Me): Promise<void> {
   )
 }
 
-/** The key just created, shown once after the page is redrawn with it in the list. */
+/** The key just created, shown on the redraws of the page that follow while it is in the list. */
 let pendingSecret: (ApiKey & { key: string }) | null = null
