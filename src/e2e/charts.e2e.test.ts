@@ -58,7 +58,7 @@ describe.skipIf(!hasChromium)('the adoption chart in chromium', () => {
     expect(await chart.locator('svg polygon').count()).toBe(2)
     expect(await chart.locator('polygon[data-version="1.1.0"] title').textContent()).toBe('1.1.0')
     const legend = await chart.locator('.chart-legend li').allTextContents()
-    expect(legend.map((text) => text.trim())).toEqual(['1.0.0: 25%', '1.1.0 (current release): 75%'])
+    expect(legend.map((text) => text.trim())).toEqual(['1.0.0: 25 %', '1.1.0 (current release): 75 %'])
     expect(await page.getByTestId('adoption-chart-empty').count()).toBe(0)
     // the areas have a size on screen: not a blank box
     const box = await chart.locator('svg[role="img"]').boundingBox()
@@ -83,7 +83,7 @@ describe.skipIf(!hasChromium)('the adoption chart in chromium', () => {
     for (const width of widths) expect(width).toBeGreaterThan(20)
     expect(await chart.locator('svg polygon').count()).toBe(0)
     const legend = (await chart.locator('.chart-legend li').allTextContents()).map((text) => text.trim())
-    expect(legend).toEqual(['Share of the 200 devices seen on 2026-11-22:', '1.1.0 (current release): 4%', '1.0.0: 95%', 'other (versions that are no release): 2%'])
+    expect(legend).toEqual(['Share of the 200 devices seen on 2026-11-22:', '1.1.0 (current release): 4 %', '1.0.0: 95 %', 'other (versions that are no release): 2 %'])
     expect(errors).toEqual([])
     await screenshot(page, 'adoption-chart-one-day')
     await page.close()

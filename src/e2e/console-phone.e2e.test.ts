@@ -128,7 +128,7 @@ describe.skipIf(!hasChromium)('the console on a phone', () => {
       }
       const tallest = Math.max(...(await bars.evaluateAll((rects) => rects.map((rect) => rect.getBoundingClientRect().height))))
       expect(tallest).toBeGreaterThanOrEqual(80)
-      expect(await chart.locator('svg[role=img]').textContent()).toContain('1.0.0 83%')
+      expect(await chart.locator('svg[role=img]').textContent()).toContain('1.0.0 83 %')
       // the live version's share, with what it is a share of under it in small print (not as large as a figure)
       const fontOf = (testId: string) => page.getByTestId(testId).evaluate((el) => ({ size: parseFloat(getComputedStyle(el).fontSize), weight: Number(getComputedStyle(el).fontWeight) }))
       const share = await fontOf('figure-adoption')

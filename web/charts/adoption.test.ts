@@ -1,6 +1,6 @@
 // The adoption chart's numbers: shares per day, stacking order, empty days and the empty state.
 import { expect, test } from 'bun:test'
-import { adoptionSeries, adoptionShape, stackedShares } from './adoption'
+import { adoptionSeries, adoptionShape, percent, stackedShares } from './adoption'
 
 const version = (versionId: string, activeDevices: number) => ({ versionId, version: versionId.replace('v', '1.'), activeDevices })
 
@@ -66,4 +66,10 @@ test('a day whose shares add up to more than 1 (devices that moved versions coun
   expect(heights[0]![1]! / heights[1]![1]!).toBeCloseTo(864 / 87, 10)
   // a day that adds up to 1 or less is drawn as it is
   expect(heights.map((shares) => shares[0])).toEqual([0.8, 0.2])
+})
+
+test('shares are written "83 %", with a space, like every other percentage in the console and the CLI', () => {
+  expect(percent(0.834)).toBe('83 %')
+  expect(percent(0)).toBe('0 %')
+  expect(percent(1)).toBe('100 %')
 })

@@ -79,7 +79,8 @@ function svg<K extends keyof SVGElementTagNameMap>(tag: K, attributes: Record<st
   return element
 }
 
-const percent = (share: number) => `${Math.round(share * 100)}%`
+/** A share as the rest of the console and the CLI write it: "83 %". */
+export const percent = (share: number): string => `${Math.round(share * 100)} %`
 
 /**
  * A `<figure data-testid="adoption-chart">`: stacked areas of each version's share per day, a legend
