@@ -167,10 +167,15 @@ export function versionsCommand(): Command {
   versions.addCommand(
     withClientOptions(new Command('ls'))
       .description('list the versions of a miniapp, newest first')
-      .argument('<appId>', 'the app id')
-      .addHelpText('after', '\nExample:\n  $ miniship versions ls com.example.shop --json')
-      .action((appId: string, flags: ClientFlags) =>
-        runClient(flags.json === true, async () => {
+      .argument('[appId]', 'the app id (or --app)')
+      // --app as channels ls, keys ls, webhooks ls and guard take it; the word alone still works
+      .option('--app <appId>', 'the app id, e.g. com.example.shop')
+      .addHelpText('after', '\nExamples:\n  $ miniship versions ls com.example.shop --json\n  $ miniship versions ls --app com.example.shop')
+      .action((positional: string | undefined, flags: ClientFlags & { app?: string }, command: Command) => {
+        if (positional !== undefined && flags.app !== undefined && positional !== flags.app) command.error(`error: two app ids: ${positional} and --app ${flags.app}; give one`)
+        const appId = flags.app ?? positional
+        if (appId === undefined) return command.error("error: missing required argument 'appId' (or --app <appId>)")
+        return runClient(flags.json === true, async () => {
           const out = createOutput(flags.json === true)
           const api = connect(flags, { command: 'versions', scopes: ['read'] })
           const app = await findMiniApp(api, appId)
@@ -185,8 +190,8 @@ export function versionsCommand(): Command {
           }
           if (workspace.versions.length === 0) out.line(`${appId} has no versions yet: miniship push --app ${appId} --version 1.0.0`)
           out.result({ miniApp: app, versions, channels })
-        }),
-      ),
+        })
+      }),
   )
   return asCommandGroup(versions)
 }
