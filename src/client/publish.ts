@@ -5,7 +5,7 @@ import { CliError, createOutput, runClient, type ApiClient } from './http'
 import type { ChannelRelease as ServedChannelRelease } from '../modules/channels/service'
 import { isSemverRange } from '../modules/channels/semver-range'
 import { asCommandGroup } from './command-group'
-import { channelState, channelText, rolledBackVersions, stateText, versionStandingText, type HistoryView, type ReleaseState } from '../modules/channels/words'
+import { channelState, channelText, publishedText, rolledBackVersions, stateText, versionStandingText, type HistoryView, type ReleaseState } from '../modules/channels/words'
 
 export interface MiniApp {
   id: string
@@ -116,11 +116,8 @@ export function withReleaseOptions(command: Command): Command {
 
 function describeRelease(record: { version: string; channel?: string }, body: Record<string, unknown>): string {
   const channel = (body.channel as string | undefined) ?? record.channel ?? 'stable'
-  // "10 %" as the console, status and rollout write it (decisions §13)
-  const extras = [`${(body.rolloutPercent as number | undefined) ?? 100} %`]
-  if (body.mandatory) extras.push('mandatory')
-  if (body.hostVersionRange) extras.push(`host ${String(body.hostVersionRange)}`)
-  return `${record.version} to ${channel} (${extras.join(', ')})`
+  // the console's notice says the same (decisions §13: "10 %")
+  return publishedText(record.version, channel, { rolloutPercent: body.rolloutPercent as number | undefined, mandatory: body.mandatory === true, hostVersionRange: body.hostVersionRange as string | undefined })
 }
 
 export async function publishVersion(api: ApiClient, miniAppId: string, versionId: string, flags: ReleaseFlags) {

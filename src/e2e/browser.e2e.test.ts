@@ -467,7 +467,7 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       expect((await summary(admin)).release).toBe('1.0.0 (build 1)')
       const history = await historyOf(admin)
       expect(history.actions).toEqual(['PUBLISH'])
-      expect(history.first).toContain('Published 1.0.0 on stable')
+      expect(history.first).toContain('Published 1.0.0 to stable')
       expect(history.first).toContain('Launch of the shop.')
       expect(history.first).toContain(ADMIN.email)
     },
@@ -498,7 +498,7 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       expect((await summary(admin)).release).toBe('1.1.0 (build 2)')
       let history = await historyOf(admin)
       expect(history.actions).toEqual(['PUBLISH', 'PUBLISH'])
-      expect(history.first).toContain('Published 1.1.0 on stable (replacing 1.0.0)')
+      expect(history.first).toContain('Published 1.1.0 to stable (replacing 1.0.0)')
 
       await tid(admin, 'rollback-1.0.0').click()
       await confirm(admin, 'Checkout broke on old phones.')
@@ -907,7 +907,7 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       await screenshot(admin, 'publish-dialog')
       await tid(admin, 'confirm-ok').click()
       await dialog.waitFor({ state: 'detached' })
-      await eventually(async () => expect(await tid(admin, 'notice').textContent()).toContain('Published 1.3.0 on beta to 10 % of devices'))
+      await eventually(async () => expect(await tid(admin, 'notice').textContent()).toContain('Published 1.3.0 to beta (10 %, host >=2.0.0).'))
       let channels = (await api('GET', `/api/mini-apps/${miniAppId}/channels`, { token: cliToken })).body.channels
       let beta = channels.find((c: { name: string }) => c.name === 'beta')
       expect(beta.release).toMatchObject({ version: '1.3.0', rolloutPercent: 10, hostVersionRange: '>=2.0.0', mandatory: false })

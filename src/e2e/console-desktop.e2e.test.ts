@@ -61,7 +61,7 @@ describe.skipIf(!hasChromium)('the console on a desktop', () => {
     await dialog.locator('[name=hostVersionRange]').fill('>=2.3.0 <3')
     await dialog.locator('[name=rolloutPercent]').fill('10')
     await dialog.getByRole('button', { name: 'Publish 1.2.0' }).click()
-    await tid('notice').getByText('Published 1.2.0 on beta to 10 % of devices.').waitFor()
+    await tid('notice').getByText('Published 1.2.0 to beta (10 %, host >=2.3.0 <3).').waitFor()
   })
 
   test('a command-line sign-in once approved no longer says the tool is waiting for an approval', async () => {

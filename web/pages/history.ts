@@ -3,7 +3,7 @@ import type { ReleaseHistoryEntry } from '../api.ts'
 import { h, personName, time } from '../dom.ts'
 import type { ReleaseContext } from './release-actions.ts'
 
-/** One sentence per entry: "Published 1.1.0 on beta at 10 % (replacing 1.0.0)". */
+/** One sentence per entry: "Published 1.1.0 to beta at 10 % (replacing 1.0.0)", a publish going *to* its channel as in the notice and the CLI. */
 export function historyLine(entry: ReleaseHistoryEntry, rc: Pick<ReleaseContext, 'versionName'>): string {
   const previous = entry.previousVersionId ? (rc.versionName(entry.previousVersionId) ?? 'an older version') : null
   const on = entry.channel ? ` on ${entry.channel}` : ''
@@ -17,7 +17,7 @@ export function historyLine(entry: ReleaseHistoryEntry, rc: Pick<ReleaseContext,
       if (entry.notes?.startsWith('resumed by ')) return `Resumed the rollout of ${entry.version}${on} at ${entry.rolloutPercent ?? '?'} %`
       return entry.rolloutPercent === 0 ? `Reverted ${entry.version}${on}` : entry.rolloutPercent === 100 ? `Completed the rollout of ${entry.version}${on}` : `Rollout of ${entry.version}${on} set to ${entry.rolloutPercent ?? '?'} %`
     default:
-      return `Published ${entry.version}${on}${at}${previous ? ` (replacing ${previous})` : ''}`
+      return `Published ${entry.version}${entry.channel ? ` to ${entry.channel}` : ''}${at}${previous ? ` (replacing ${previous})` : ''}`
   }
 }
 

@@ -4,6 +4,7 @@ import { api, ApiError, seg, type Channel, type MiniApp, type ReleaseHistoryEntr
 import { confirmDialog, h, showError, showNotice, type DialogField } from '../dom.ts'
 import { channelsReleasedIn, nextRolloutStep } from '../rules.ts'
 import { isSemverRange } from '../../src/modules/channels/semver-range.ts'
+import { publishedText } from '../../src/modules/channels/words.ts'
 import type { PageContext } from '../router.ts'
 
 const CHANNEL_PATTERN = /^[a-z][a-z0-9-]{0,31}$/
@@ -107,7 +108,6 @@ export async function publish(rc: ReleaseContext, v: Version, button: HTMLButton
     if (answer.hostVersionRange?.trim()) body.hostVersionRange = answer.hostVersionRange.trim()
   }
   const isNewChannel = rc.channels !== null && !rc.channels.some((c) => c.name === channel)
-  const rollout = rc.channels && Number(answer.rolloutPercent) < 100 ? ` to ${answer.rolloutPercent} % of devices` : ''
   await act(
     rc,
     button,
@@ -115,7 +115,8 @@ export async function publish(rc: ReleaseContext, v: Version, button: HTMLButton
       if (isNewChannel) await createChannel(rc, channel)
       await api('POST', `${rc.base}/versions/${seg(v.id)}/publish`, body)
     },
-    rc.channels ? `Published ${v.version} on ${channel}${rollout}.` : `Published ${v.version}. It is now the live release.`,
+    // the words of the CLI's publish: "Published 1.2.0 to beta (10 %)."
+    rc.channels ? `Published ${publishedText(v.version, channel, body as { rolloutPercent: number; mandatory: boolean; hostVersionRange?: string })}.` : `Published ${v.version}. It is now the live release.`,
   )
 }
 

@@ -1,6 +1,6 @@
 // The state words of decisions §13 that the console and the CLI share: one table each.
 import { describe, expect, test } from 'bun:test'
-import { channelDevicesText, channelState, channelText, rolledBackVersions, versionStandingText, type ChannelView, type ReleaseState } from './words'
+import { channelDevicesText, channelState, channelText, publishedText, rolledBackVersions, versionStandingText, type ChannelView, type ReleaseState } from './words'
 
 const v = (id: string, percent = 100, paused = false) => ({ versionId: id, version: id, rolloutPercent: percent, paused })
 const channel = (state: ReleaseState, percent: number): ChannelView => ({ name: 'stable', state, release: v('1.1.0', percent, state === 'paused'), previousRelease: v('1.0.0') })
@@ -50,4 +50,10 @@ describe('a version is live only where some device can get it', () => {
     expect(versionStandingText({ id: '0.9.0', status: 'PUBLISHED' }, [channel('complete', 100)], rolledBack)).toBe('rolled back')
     expect(versionStandingText({ id: '2.0.0', status: 'IN_REVIEW' }, [channel('complete', 100)], rolledBack)).toBe('in-review')
   })
+})
+
+test('a publish goes to its channel, the same words in the console notice and the CLI line: "1.2.0 to beta (10 %)"', () => {
+  expect(publishedText('1.2.0', 'beta', { rolloutPercent: 10 })).toBe('1.2.0 to beta (10 %)')
+  expect(publishedText('1.2.0', 'stable')).toBe('1.2.0 to stable (100 %)')
+  expect(publishedText('1.2.0', 'stable', { rolloutPercent: 20, mandatory: true, hostVersionRange: '>=2.0.0' })).toBe('1.2.0 to stable (20 %, mandatory, host >=2.0.0)')
 })

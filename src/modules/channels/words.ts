@@ -33,6 +33,18 @@ export function channelState(channel: ChannelView): ReleaseState | null {
   return release.rolloutPercent === 0 ? 'reverted' : release.rolloutPercent === 100 ? 'complete' : 'rolling-out'
 }
 
+/**
+ * What a publish did, for its notice in the console and its line in the CLI: "1.2.0 to beta (10 %)",
+ * "1.2.0 to stable (100 %, mandatory, host >=2.0.0)". A publish goes *to* a channel; "on <channel>"
+ * is what a version is once there (its standing, "live on stable").
+ */
+export function publishedText(version: string, channel: string, options: { rolloutPercent?: number; mandatory?: boolean; hostVersionRange?: string | null } = {}): string {
+  const extras = [`${options.rolloutPercent ?? 100} %`]
+  if (options.mandatory) extras.push('mandatory')
+  if (options.hostVersionRange) extras.push(`host ${options.hostVersionRange}`)
+  return `${version} to ${channel} (${extras.join(', ')})`
+}
+
 /** "rolling-out 30 %", "paused 30 %", "complete 100 %", "reverted 0 %": the state word and the percent, as everywhere. */
 export function stateText(state: ReleaseState, percent: number): string {
   return `${state} ${percent} %`
