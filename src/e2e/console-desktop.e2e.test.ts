@@ -40,6 +40,11 @@ describe.skipIf(!hasChromium)('the console on a desktop', () => {
     expect(await tid('rollout-resume-stable').count()).toBe(1)
     expect(await tid('rollout-raise-stable').count()).toBe(0)
     expect(await tid('alert').textContent()).toContain('is paused at 10 %')
+    // who paused it, named as History names people: display name with email (the "since … by" line keeps it on hover)
+    const me = (await session.fixture.api('GET', '/api/auth/me', { token: session.fixture.token })).body as { email: string; displayName: string | null }
+    const who = me.displayName ? `${me.displayName} (${me.email})` : me.email
+    expect(await tid('channel-paused-stable').textContent()).toBe(`Paused by ${who}`)
+    expect(await tid('channel-stable').locator(`span[title="${who}"]`).count()).toBe(1)
 
     expect((await session.fixture.api('PATCH', `/api/mini-apps/${session.fixture.shop!.id}/channels/stable/rollout`, { token: session.fixture.token, json: { paused: false } })).status).toBe(200)
   })

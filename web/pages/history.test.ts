@@ -1,6 +1,6 @@
 // Who the console's release history names for an entry.
 import { expect, test } from 'bun:test'
-import { historyActor, historyLine } from './history.ts'
+import { historyActor, historyLine, pausedByName } from './history.ts'
 
 test("a pause the release guard made (no person) is the release guard's, not someone's; a person's entry is theirs", () => {
   expect(historyActor({ actor: null, notes: 'paused by release-guard: 12 of 140 devices failed (8.6 %)' })).toBe('the release guard')
@@ -14,4 +14,17 @@ test('a publish in the history goes to its channel, as the notice and the CLI sa
   const entry = { action: 'PUBLISH', version: '1.1.0', channel: 'beta', rolloutPercent: 10, previousVersionId: 'v0', notes: null } as unknown as Parameters<typeof historyLine>[0]
   expect(historyLine(entry, rc)).toBe('Published 1.1.0 to beta at 10 % (replacing 1.0.0)')
   expect(historyLine({ ...entry, rolloutPercent: 100, previousVersionId: null }, rc)).toBe('Published 1.1.0 to beta')
+})
+
+test('the paused card names who paused as History does: display name with email, or the release guard', () => {
+  const ana = { id: 'u', email: 'ana@example.test', displayName: 'Ana' }
+  const history = [
+    { action: 'ROLLOUT' as const, versionId: 'v1', channel: 'beta', actor: ana, notes: 'paused by ana@example.test: crash' },
+    { action: 'ROLLOUT' as const, versionId: 'v1', channel: 'stable', actor: { ...ana, displayName: 'Not this one' }, notes: 'paused by ana@example.test' },
+  ]
+  expect(pausedByName('beta', { versionId: 'v1', pausedBy: 'ana@example.test' }, history)).toBe(historyActor(history[0]!))
+  expect(pausedByName('beta', { versionId: 'v1', pausedBy: 'ana@example.test' }, history)).toBe('Ana (ana@example.test)')
+  expect(pausedByName('beta', { versionId: 'v1', pausedBy: 'release-guard' }, [])).toBe(historyActor({ actor: null, notes: 'paused by release-guard: 12 of 140 devices failed (8.6 %)' }))
+  // the pause is not in the history at hand: the server's words
+  expect(pausedByName('beta', { versionId: 'v2', pausedBy: 'ana@example.test' }, history)).toBe('ana@example.test')
 })

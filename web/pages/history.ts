@@ -27,6 +27,17 @@ export function historyActor(entry: Pick<ReleaseHistoryEntry, 'actor' | 'notes'>
   return entry.notes?.startsWith('paused by release-guard') ? 'the release guard' : 'someone'
 }
 
+/**
+ * Who paused a channel's release, named as History names that pause ("Ana (ana@example.test)", "the
+ * release guard"); the server's own words (an email) when the history at hand does not hold it.
+ */
+export function pausedByName(channel: string, release: { versionId: string; pausedBy?: string | null }, history: Pick<ReleaseHistoryEntry, 'action' | 'versionId' | 'channel' | 'actor' | 'notes'>[]): string {
+  if (release.pausedBy === 'release-guard') return 'the release guard'
+  // newest first: the pause that holds it now
+  const pause = history.find((entry) => entry.action === 'ROLLOUT' && entry.versionId === release.versionId && (entry.channel ?? 'stable') === channel && entry.notes?.startsWith('paused by '))
+  return pause?.actor ? personName(pause.actor) : (release.pausedBy ?? 'someone')
+}
+
 export function historyTab(entries: ReleaseHistoryEntry[], rc: Pick<ReleaseContext, 'versionName'>): HTMLElement {
   return h(
     'section',

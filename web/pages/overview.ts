@@ -1,18 +1,18 @@
 // The Overview tab: per channel what phones get now and how its rollout goes, adoption and
 // downloads from insights, the review and experience versions, and the latest changes.
 import { api, type Channel, type Insights, type ReleaseHistoryEntry, type Workspace } from '../api.ts'
-import { ago, h } from '../dom.ts'
+import { ago, h, personName } from '../dom.ts'
 import { stackedBarChart } from '../charts/bars.ts'
 import { adoptionChart } from '../charts/adoption.ts'
 import { downloadSeries } from '../charts/series.ts'
 import { appPath } from '../router.ts'
 import { actionButton, completeRollout, pauseRollout, raiseRollout, resumeRollout, revertRollout, type ReleaseContext } from './release-actions.ts'
 import { channelDevicesText, channelState, stateText } from '../../src/modules/channels/words.ts'
-import { historyActor, historyLine } from './history.ts'
+import { historyActor, historyLine, pausedByName } from './history.ts'
 import { showInstall } from './versions.ts'
 import { guardPart } from './guard.ts'
 
-function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean, canGuard: boolean): HTMLElement {
+function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean, canGuard: boolean, history: ReleaseHistoryEntry[]): HTMLElement {
   const release = channel.release
   if (!release) {
     return h('article', { class: 'channel card', 'data-testid': `channel-${channel.name}` }, h('h3', null, channel.name), h('p', { class: 'muted' }, 'Nothing released on this channel.'), guardPart(rc, channel, canGuard))
@@ -41,14 +41,16 @@ function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean, 
     ),
     // what devices get, where the state alone does not say it
     state === 'complete' ? null : h('p', { class: 'small-text', 'data-testid': `channel-devices-${channel.name}` }, channelDevicesText(channel)),
-    release.paused && release.pausedBy ? h('p', { class: 'muted small-text' }, `Paused by ${release.pausedBy}${release.pauseReason ? `: ${release.pauseReason}` : ''}`) : null,
+    release.paused && release.pausedBy ? h('p', { class: 'muted small-text', 'data-testid': `channel-paused-${channel.name}` }, `Paused by ${pausedByName(channel.name, release, history)}${release.pauseReason ? `: ${release.pauseReason}` : ''}`) : null,
     h(
       'p',
       { class: 'muted small-text' },
       release.hostVersionRange ? ['Host app ', h('code', null, release.hostVersionRange), ' · '] : null,
       'since ',
       ago(release.releasedAt),
-      release.releasedBy ? ` by ${release.releasedBy.displayName || release.releasedBy.email}` : null,
+      // short, as the overview's recent activity writes it (the card must keep the overview one screen tall); the
+      // name as History writes it on hover
+      release.releasedBy ? h('span', { title: personName(release.releasedBy) }, ` by ${release.releasedBy.displayName || release.releasedBy.email}`) : null,
     ),
     // the guard's line sits beside the actions, so a card (and the overview) stays one screen tall at 1280×800
     controls.some(Boolean) ? h('div', { class: 'actions tight with-guard' }, controls, guardPart(rc, channel, canGuard)) : guardPart(rc, channel, canGuard),
@@ -117,7 +119,7 @@ export function overviewTab(options: OverviewOptions): HTMLElement {
   const stableLive = stable ? (channelState(stable) === 'reverted' ? stable.previousRelease?.versionId : stable.release?.versionId) : miniApp.currentReleaseVersionId
 
   const channels = rc.channels
-    ? h('div', { class: 'channels', 'data-testid': 'channels' }, rc.channels.length ? rc.channels.map((c) => channelCard(rc, c, canRollout, workspace.viewer?.canManageMembers === true)) : h('p', { class: 'muted' }, 'No channels.'))
+    ? h('div', { class: 'channels', 'data-testid': 'channels' }, rc.channels.length ? rc.channels.map((c) => channelCard(rc, c, canRollout, workspace.viewer?.canManageMembers === true, workspace.releaseHistory)) : h('p', { class: 'muted' }, 'No channels.'))
     : null
 
   /** Testers install the review and experience versions from here: the QR dialog, when the page has their link. */
