@@ -1,5 +1,6 @@
 // The Tokens page: the box with a key's secret ("copy it now") is about that key only.
 import { describe, expect, test } from 'bun:test'
+import type { Locator } from 'playwright-core'
 import { hasChromium } from './browser-support'
 import { signIn } from './console-fixture'
 import { consoleSession } from './console-session'
@@ -7,7 +8,8 @@ import { consoleSession } from './console-session'
 describe.skipIf(!hasChromium)('the Tokens page', () => {
   const session = consoleSession({ seed: false })
 
-  test('a key revoked right after it was created takes its secret off the page with it', async () => {
+  /** A signed-in page on /tokens, and its test-id lookup. */
+  async function tokensPage() {
     const { fixture, browser, watch } = session
     const context = await browser.newContext()
     watch.attach(context)
@@ -15,14 +17,25 @@ describe.skipIf(!hasChromium)('the Tokens page', () => {
     const tid = (id: string) => page.getByTestId(id)
     await signIn(page, fixture.base)
     await page.goto(`${fixture.base}/tokens`)
-    await tid('keys-empty').waitFor()
+    return { context, page, tid }
+  }
 
-    await tid('create-key-form').locator('[name=name]').fill('short-lived')
+  /** Creates a key named `name` in the form; answers the secret the page shows for it. */
+  async function createKey(tid: (id: string) => Locator, name: string): Promise<string> {
+    await tid('create-key-form').locator('[name=name]').fill(name)
     await tid('create-key-submit').click()
     await tid('new-key').waitFor()
     const secret = (await tid('new-key').textContent()) ?? ''
+    await tid(`key-${name}`).waitFor()
+    return secret
+  }
+
+  test('a key revoked right after it was created takes its secret off the page with it', async () => {
+    const { context, page, tid } = await tokensPage()
+    await tid('keys-empty').waitFor()
+
+    const secret = await createKey(tid, 'short-lived')
     expect(secret).toStartWith('msk_')
-    await tid('key-short-lived').waitFor()
 
     await tid('revoke-key-short-lived').click()
     await page.locator('dialog[open]').getByTestId('confirm-ok').click()
@@ -35,21 +48,12 @@ describe.skipIf(!hasChromium)('the Tokens page', () => {
   })
 
   test('revoking another key leaves the new key on screen: it has not been copied yet', async () => {
-    const { fixture, browser, watch } = session
+    const { fixture } = session
     await fixture.api('POST', '/api/auth/api-keys', { token: fixture.token, json: { name: 'older', scopes: ['read'] } })
-    const context = await browser.newContext()
-    watch.attach(context)
-    const page = await context.newPage()
-    const tid = (id: string) => page.getByTestId(id)
-    await signIn(page, fixture.base)
-    await page.goto(`${fixture.base}/tokens`)
+    const { context, page, tid } = await tokensPage()
     await tid('key-older').waitFor()
 
-    await tid('create-key-form').locator('[name=name]').fill('kept')
-    await tid('create-key-submit').click()
-    await tid('new-key').waitFor()
-    const secret = (await tid('new-key').textContent()) ?? ''
-    await tid('key-kept').waitFor()
+    const secret = await createKey(tid, 'kept')
 
     await tid('revoke-key-older').click()
     await page.locator('dialog[open]').getByTestId('confirm-ok').click()
