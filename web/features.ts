@@ -5,6 +5,7 @@
 export const FEATURES = {
   channels: 'GET /api/mini-apps/{}/channels',
   rollout: 'PATCH /api/mini-apps/{}/channels/{}/rollout',
+  removeChannel: 'DELETE /api/mini-apps/{}/channels/{}',
   insights: 'GET /api/mini-apps/{}/insights',
   apiKeys: 'GET /api/auth/api-keys',
   signing: 'GET /api/mini-apps/{}/signing-keys',

@@ -6,16 +6,26 @@ import { stackedBarChart } from '../charts/bars.ts'
 import { adoptionChart } from '../charts/adoption.ts'
 import { downloadSeries } from '../charts/series.ts'
 import { appPath } from '../router.ts'
-import { actionButton, completeRollout, pauseRollout, raiseRollout, resumeRollout, revertRollout, type ReleaseContext } from './release-actions.ts'
+import { actionButton, completeRollout, pauseRollout, raiseRollout, removeChannel, resumeRollout, revertRollout, type ReleaseContext } from './release-actions.ts'
 import { channelDevicesText, channelState, stateText } from '../../src/modules/channels/words.ts'
 import { historyActor, historyLine, pausedByName } from './history.ts'
 import { showInstall } from './versions.ts'
 import { guardPart } from './guard.ts'
 
-function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean, canGuard: boolean, history: ReleaseHistoryEntry[]): HTMLElement {
+/**
+ * A channel's name, and beside it the mandatory badge and Remove channel… (never on stable; for every
+ * member, as creating one is). In the head, so the card grows no taller for it.
+ */
+function channelHead(rc: ReleaseContext, channel: Channel, canRemove: boolean): HTMLElement {
+  const remove = canRemove && channel.name !== 'stable' ? actionButton('Remove channel…', `channel-remove-${channel.name}`, 'link small', (b) => removeChannel(rc, channel, b)) : null
+  const badge = channel.release?.mandatory ? h('span', { class: 'badge mandatory' }, 'Mandatory') : null
+  return h('div', { class: 'channel-head' }, h('h3', null, channel.name), badge || remove ? h('span', { class: 'channel-head-end' }, badge, remove) : null)
+}
+
+function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean, canRemove: boolean, canGuard: boolean, history: ReleaseHistoryEntry[]): HTMLElement {
   const release = channel.release
   if (!release) {
-    return h('article', { class: 'channel card', 'data-testid': `channel-${channel.name}` }, h('h3', null, channel.name), h('p', { class: 'muted' }, 'Nothing released on this channel.'), guardPart(rc, channel, canGuard))
+    return h('article', { class: 'channel card', 'data-testid': `channel-${channel.name}` }, channelHead(rc, channel, canRemove), h('p', { class: 'muted' }, 'Nothing released on this channel.'), guardPart(rc, channel, canGuard))
   }
   const state = channelState(channel)!
   // the state's actions (decisions §13): pause keeps the devices that run it, revert sends everyone back
@@ -31,7 +41,7 @@ function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean, 
   return h(
     'article',
     { class: `channel card state-${state}${state === 'reverted' ? ' halted' : ''}`, 'data-testid': `channel-${channel.name}`, 'data-version': release.version, 'data-rollout': String(release.rolloutPercent), 'data-state': state },
-    h('div', { class: 'channel-head' }, h('h3', null, channel.name), release.mandatory ? h('span', { class: 'badge mandatory' }, 'Mandatory') : null),
+    channelHead(rc, channel, canRemove),
     h('p', { class: 'channel-version' }, release.version),
     h(
       'div',
@@ -106,6 +116,8 @@ interface OverviewOptions {
   rc: ReleaseContext
   workspace: Workspace
   canRollout: boolean
+  /** the server has DELETE …/channels/{channel} */
+  canRemoveChannel: boolean
   hasInsights: boolean
   isCurrent(): boolean
 }
@@ -119,7 +131,7 @@ export function overviewTab(options: OverviewOptions): HTMLElement {
   const stableLive = stable ? (channelState(stable) === 'reverted' ? stable.previousRelease?.versionId : stable.release?.versionId) : miniApp.currentReleaseVersionId
 
   const channels = rc.channels
-    ? h('div', { class: 'channels', 'data-testid': 'channels' }, rc.channels.length ? rc.channels.map((c) => channelCard(rc, c, canRollout, workspace.viewer?.canManageMembers === true, workspace.releaseHistory)) : h('p', { class: 'muted' }, 'No channels.'))
+    ? h('div', { class: 'channels', 'data-testid': 'channels' }, rc.channels.length ? rc.channels.map((c) => channelCard(rc, c, canRollout, options.canRemoveChannel, workspace.viewer?.canManageMembers === true, workspace.releaseHistory)) : h('p', { class: 'muted' }, 'No channels.'))
     : null
 
   /** Testers install the review and experience versions from here: the QR dialog, when the page has their link. */

@@ -1,5 +1,5 @@
-// The release actions a miniapp page offers (review, publish, roll back, delete, rollout changes),
-// each behind the confirmation it needs; shared by the Overview and Versions tabs.
+// The release actions a miniapp page offers (review, publish, roll back, delete, rollout changes,
+// removing a channel), each behind the confirmation it needs; shared by the Overview and Versions tabs.
 import { api, ApiError, seg, type Channel, type MiniApp, type ReleaseHistoryEntry, type Version } from '../api.ts'
 import { confirmDialog, h, showError, showNotice, type DialogField } from '../dom.ts'
 import { channelsReleasedIn, nextRolloutStep } from '../rules.ts'
@@ -241,6 +241,31 @@ export async function revertRollout(rc: ReleaseContext, channel: Channel, button
   })
   if (!answer) return
   await setRollout(rc, channel, 0, button, `Reverted ${release.version} on ${channel.name}: every device gets ${previous ? previous.version : 'nothing'}.`)
+}
+
+/**
+ * Remove channel… (never stable): the rule in the words of `miniship channels rm` and the server's
+ * refusal; a channel that serves a release is refused with 409 CHANNEL_HAS_RELEASES, whose message
+ * the alert shows. The notice is the line the CLI prints.
+ */
+export async function removeChannel(rc: ReleaseContext, channel: Channel, button: HTMLButtonElement): Promise<void> {
+  const name = channel.name
+  const answer = await confirmDialog({
+    title: `Remove the channel ${name}?`,
+    testId: 'remove-channel-dialog',
+    message: [
+      h('p', null, 'Only a channel that never served a release (or whose releases were all rolled back) can be removed; stable never.'),
+      h('p', null, `Devices that still ask for ${name} then get 404 CHANNEL_NOT_FOUND. A channel created again under this name starts with the release guard off.`),
+      channel.release
+        ? h('p', { class: 'warning', 'data-testid': 'remove-channel-warning' }, `${name} serves ${channel.release.version}: the server will refuse to remove it.`)
+        : null,
+    ],
+    confirmLabel: `Remove ${name}`,
+    danger: true,
+  })
+  if (!answer) return
+  // the words of `miniship channels rm`
+  await act(rc, button, () => api('DELETE', `${rc.base}/channels/${seg(name)}`), `Removed channel ${name} of ${rc.miniApp.appId}.`)
 }
 
 /** A button whose handler may open a dialog; failures go to the alert. */

@@ -93,7 +93,7 @@ export async function workspacePage(ctx: PageContext, address: string, tab: Mini
   let content: HTMLElement
   switch (tab) {
     case 'overview':
-      content = overviewTab({ rc, workspace, canRollout: features.rollout, hasInsights: features.insights, isCurrent: ctx.isCurrent })
+      content = overviewTab({ rc, workspace, canRollout: features.rollout, canRemoveChannel: features.removeChannel, hasInsights: features.insights, isCurrent: ctx.isCurrent })
       break
     case 'versions':
       content = versionsTab({
