@@ -17,6 +17,7 @@ import { foldVersionIntoOther } from '../insights/fold'
 import { discardUpload, fileFields, type FileField, type ReceivedUpload } from './upload'
 import { releaseTypes, versionPattern, type ReleaseType } from './model'
 import { checkManifest, type UploadWarning } from './manifest'
+import { publishedText } from '../channels/words'
 import { channelRecords, checkReleaseOptions, defaultChannel, releaseIntoChannel, requireChannel, rollbackChannel, type ChannelRecord } from '../channels/service'
 import { deepLink, installUrl } from '../../http/urls'
 import { requireSignedIfRequired, requireUsableKey, signingKeyNames, statementOf, verifySignature, type VerifiedSignature } from '../signing/service'
@@ -397,13 +398,13 @@ export function publishVersion(deps: Pick<VersionDeps, 'db' | 'clock'>, user: Ca
         .run()
       if (current.currentReviewVersionId === row.id) tx.update(miniApps).set({ currentReviewVersionId: null, updatedAt: now }).where(eq(miniApps.id, app.id)).run()
       const replaced = releaseIntoChannel(tx, clock, user, current, row, { ...options, channel, notes: input.notes ?? null })
-      const rollout = options.rolloutPercent < 100 ? ` to ${options.rolloutPercent} % of devices` : ''
       recordAudit(tx, clock, {
         actor: user,
         action: 'version.publish',
         targetType: 'version',
         targetId: row.id,
-        summary: `${user.email} published ${app.appId} ${row.version} on ${channel}${rollout}${options.mandatory ? ' as mandatory' : ''}`,
+        // the words of the CLI's publish line, the console's notice and the Slack line: "1.2.0 to stable (25 %, mandatory)"
+        summary: `${user.email} published ${app.appId} ${publishedText(row.version, channel, options)}`,
         metadata: { miniAppId: app.id, appId: app.appId, version: row.version, channel, previousVersionId: replaced?.versionId ?? null, notes: input.notes ?? null, ...options },
       })
     },

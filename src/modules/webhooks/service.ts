@@ -7,6 +7,7 @@ import { AppError } from '../../http/errors'
 import { isoAt, newId, type Clock } from '../../ids'
 import { enqueueJob, type JobQueue } from '../../jobs/queue'
 import { recordAudit } from '../audit/service'
+import { publishedText } from '../channels/words'
 import { memberRole, requireVisibleMiniApp, type Caller } from '../miniapps/service'
 import { checkWebhookTarget, parseWebhookUrl, pinnedTarget, systemResolve, type Resolve } from './address'
 
@@ -267,8 +268,9 @@ export function slackText(miniApp: MiniAppSummary, event: string, data: Record<s
       return `${app}: version ${version}${build !== undefined ? ` (build ${build})` : ''} was uploaded${by}`
     }
     case 'release.published': {
-      const percent = typeof data.rolloutPercent === 'number' && data.rolloutPercent < 100 ? ` to ${data.rolloutPercent} % of devices` : ''
-      return `${app}: ${version} was published on ${channel}${percent}${data.mandatory === true ? ' (mandatory)' : ''}${by}`
+      // the words of the CLI's publish line and the console's notice: "published 1.4.0 to stable (20 %, mandatory)"
+      const rolloutPercent = typeof data.rolloutPercent === 'number' ? data.rolloutPercent : 100
+      return `${app}: published ${publishedText(version, channel, { rolloutPercent, mandatory: data.mandatory === true })}${by}`
     }
     case 'release.rolled_back':
       return `${app}: ${channel} was rolled back to ${version}${by}`

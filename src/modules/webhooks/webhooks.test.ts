@@ -398,8 +398,11 @@ describe('deliveries to a real receiver (--webhooks-allow-private)', () => {
     const body = JSON.parse(receiver.received[0]!.body)
     expect(Object.keys(body)).toEqual(['text'])
     expect(body.text).toContain(appId)
-    expect(body.text).toContain('2.4.0 was published on stable to 25 % of devices')
+    expect(body.text).toContain('published 2.4.0 to stable (25 %)')
     expect(body.text).toContain(`by ${owner.email}`)
+    // the audit log says it with the same words (publishedText, as the CLI and the console)
+    const audit = context.dataDir.db.$client.query("SELECT summary FROM audit_logs WHERE action = 'version.publish' ORDER BY created_at DESC, id DESC").get() as { summary: string }
+    expect(audit.summary).toBe(`${owner.email} published ${appId} 2.4.0 to stable (25 %)`)
     expect(receiver.received[0]!.headers.get('x-miniship-event')).toBe('release.published')
     expect(receiver.received[0]!.headers.get('x-miniship-signature')).toBe(hmac(hook.secret, receiver.received[0]!.body))
   })
@@ -426,7 +429,7 @@ test('slackText says what happened in one line, the release guard\'s figures inc
   const by = { type: 'user', id: 'u', email: 'dev@example.com' }
   const version = { id: 'v', version: '1.4.0', buildNumber: 7 }
   expect(slackText(app, 'version.uploaded', { version, by })).toBe('Shop (com.example.shop): version 1.4.0 (build 7) was uploaded by dev@example.com')
-  expect(slackText(app, 'release.published', { channel: 'beta', version, rolloutPercent: 100, mandatory: true, by })).toBe('Shop (com.example.shop): 1.4.0 was published on beta (mandatory) by dev@example.com')
+  expect(slackText(app, 'release.published', { channel: 'beta', version, rolloutPercent: 100, mandatory: true, by })).toBe('Shop (com.example.shop): published 1.4.0 to beta (100 %, mandatory) by dev@example.com')
   expect(slackText(app, 'release.rolled_back', { channel: 'stable', version, by })).toBe('Shop (com.example.shop): stable was rolled back to 1.4.0 by dev@example.com')
   expect(slackText(app, 'rollout.changed', { channel: 'stable', version, rolloutPercent: 0, by })).toBe('Shop (com.example.shop): the rollout of 1.4.0 on stable was reverted (every device gets the previous release) by dev@example.com')
   expect(slackText(app, 'rollout.changed', { channel: 'stable', version, rolloutPercent: 40, previousState: 'paused', state: 'rolling-out', by })).toBe('Shop (com.example.shop): the rollout of 1.4.0 on stable was resumed at 40 % by dev@example.com')
