@@ -4,6 +4,7 @@ import { connect, withClientOptions, type ClientFlags } from './config'
 import { CliError, createOutput, runClient, type ApiClient } from './http'
 import { findMiniApp } from './publish'
 import { asCommandGroup } from './command-group'
+import { deliveryStatusText } from '../modules/webhooks/words'
 
 const events = ['version.uploaded', 'release.published', 'release.rolled_back', 'rollout.changed', 'rollout.paused'] as const
 
@@ -16,7 +17,7 @@ interface Webhook {
   secret?: string
 }
 
-interface Delivery {
+export interface Delivery {
   id: string
   event: string
   status: string
@@ -125,6 +126,15 @@ function testCommand(): Command {
     )
 }
 
+/** The deliveries as a table, their status in the console's words ("Pending (retrying)", "Delivered", "Failed"). */
+export function deliveryLines(deliveries: readonly Delivery[]): string[] {
+  if (deliveries.length === 0) return ['No deliveries yet.']
+  return table([
+    ['TIME', 'EVENT', 'STATUS', 'ATTEMPTS', 'ANSWER'],
+    ...deliveries.map((delivery) => [delivery.createdAt, delivery.event, deliveryStatusText(delivery.status), String(delivery.attempts), delivery.responseStatus !== null ? `HTTP ${delivery.responseStatus}` : (delivery.error ?? '—')]),
+  ])
+}
+
 function deliveriesCommand(): Command {
   return withAppOption(new Command('deliveries'))
     .description("a webhook's latest 50 deliveries: event, status, attempts, the receiver's answer")
@@ -135,13 +145,7 @@ function deliveriesCommand(): Command {
         const out = createOutput(flags.json === true)
         const api = connect(flags)
         const { body } = await api.request<{ deliveries: Delivery[] }>('GET', `${await webhooksPath(api, flags.app)}/${encodeURIComponent(id)}/deliveries`)
-        if (body.deliveries.length === 0) out.line('No deliveries yet.')
-        else
-          for (const line of table([
-            ['TIME', 'EVENT', 'STATUS', 'ATTEMPTS', 'ANSWER'],
-            ...body.deliveries.map((delivery) => [delivery.createdAt, delivery.event, delivery.status, String(delivery.attempts), delivery.responseStatus !== null ? `HTTP ${delivery.responseStatus}` : (delivery.error ?? '—')]),
-          ]))
-            out.line(line)
+        for (const line of deliveryLines(body.deliveries)) out.line(line)
         out.result(body)
       }),
     )

@@ -72,6 +72,8 @@ test('miniship webhooks create, ls, test, deliveries and rm; the server delivers
   expect(deliveries).toMatchObject([{ event: 'webhook.test', status: 'delivered', attempts: 1, responseStatus: 200 }])
   const table = await cli(['webhooks', 'deliveries', hook.id, '--app', 'shop'])
   expect(table.stdout).toContain('HTTP 200')
+  // the console's word for it, not the API's value
+  expect(table.stdout).toContain('Delivered')
 
   const removed = await cli(['webhooks', 'rm', hook.id, '--app', 'shop'])
   expect(removed.exitCode).toBe(0)

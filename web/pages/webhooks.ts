@@ -1,6 +1,7 @@
 // The Webhooks section of a miniapp's settings (decisions §16): add (the secret shown once), list, send a test, deliveries, delete.
 import type { Static } from 'elysia'
 import type { deliveryRecord, webhookRecord } from '../../src/modules/webhooks/model.ts'
+import { deliveryStatusText } from '../../src/modules/webhooks/words.ts'
 import { api, ApiError, seg } from '../api.ts'
 import { clear, confirmDialog, copyText, field, h, onSubmit, showError, showNotice, time } from '../dom.ts'
 
@@ -15,8 +16,6 @@ const EVENTS: [string, string][] = [
 /** A webhook and a delivery as the server answers them (webhooks/model.ts). */
 type Webhook = Static<typeof webhookRecord>
 type Delivery = Static<typeof deliveryRecord>
-
-const STATUS_LABEL: Record<Delivery['status'], string> = { pending: 'Pending (retrying)', delivered: 'Delivered', failed: 'Failed' }
 
 /** The section; it loads the webhooks itself and redraws in place after each change. */
 export function webhooksSection(base: string, canManage: boolean): HTMLElement {
@@ -153,7 +152,7 @@ function deliveriesTable(items: Delivery[]): HTMLElement {
             { 'data-testid': `delivery-${delivery.id}` },
             h('td', { 'data-label': 'Time' }, time(delivery.createdAt)),
             h('td', { 'data-label': 'Event' }, h('code', null, delivery.event)),
-            h('td', { 'data-label': 'Status' }, STATUS_LABEL[delivery.status]),
+            h('td', { 'data-label': 'Status' }, deliveryStatusText(delivery.status)),
             h('td', { 'data-label': 'Attempts' }, String(delivery.attempts)),
             h('td', { 'data-label': 'Answer' }, delivery.responseStatus !== null ? `HTTP ${delivery.responseStatus}` : (delivery.error ?? '—')),
           ),
