@@ -38,7 +38,7 @@ describe('guard flags', () => {
     const guard = { enabled: true, maxFailureRate: 0.05, minDevices: 20, lastCheck: { failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, at: '2026-11-25T10:00:00.000Z' }, trip: { failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, maxFailureRate: 0.05, at: '2026-11-25T10:00:00.000Z' } }
     expect(guardLines('com.example.shop', { name: 'stable', state: 'paused', release: { version: '1.1.0', paused: true, pausedBy: 'release-guard' }, guard })).toEqual([
       'com.example.shop stable: release guard on: pauses when more than 5 % of devices fail, once 20 devices reported',
-      '  1.1.0: 12 of 140 devices failed (8.6 %), counted 2026-11-25T10:00:00.000Z',
+      '  1.1.0: 12 of 140 devices failed (8.6 %), counted 2026-11-25 10:00 UTC',
       '  1.1.0 paused by the release guard: 12 of 140 devices failed (8.6 %) — threshold 5 %; miniship rollout --resume resumes it',
     ])
     expect(guardLines('com.example.shop', { name: 'beta', state: null, release: null, guard: { ...guard, enabled: false, lastCheck: null, trip: null } })).toEqual(['com.example.shop beta: release guard off'])

@@ -6,6 +6,7 @@ import { basename, resolve } from 'node:path'
 import { decodeBase64, keyIdOf } from '../modules/signing/keys'
 import { utf8Bytes } from '../sdk/statement'
 import { connect, withClientOptions, type ClientFlags } from './config'
+import { timeText } from './time'
 import { CliError, createOutput, runClient } from './http'
 import { findMiniApp } from './publish'
 import { asCommandGroup } from './command-group'
@@ -161,7 +162,7 @@ Examples:
           const app = await findMiniApp(api, flags.app)
           const { body } = await api.request<SigningKeyRecord[]>('GET', `/mini-apps/${encodeURIComponent(app.id)}/signing-keys`)
           if (body.length === 0) out.line(`${flags.app} trusts no signing key yet: miniship keys generate, then miniship keys add --app ${flags.app} FILE`)
-          for (const key of body) out.line(`${key.keyId}  ${(key.revokedAt ? `revoked ${key.revokedAt}` : 'trusted').padEnd(32)} ${key.name}\n                  ${key.publicKey}`)
+          for (const key of body) out.line(`${key.keyId}  ${(key.revokedAt ? `revoked ${timeText(key.revokedAt)}` : 'trusted').padEnd(32)} ${key.name}\n                  ${key.publicKey}`)
           out.result({ keys: body })
         }),
       ),
@@ -179,7 +180,7 @@ Examples:
           const api = connect(flags)
           const app = await findMiniApp(api, flags.app)
           const { body } = await api.request<SigningKeyRecord>('DELETE', `/mini-apps/${encodeURIComponent(app.id)}/signing-keys/${encodeURIComponent(keyId)}`)
-          out.line(`Revoked ${body.keyId} ("${body.name}") of ${flags.app} at ${body.revokedAt}.`)
+          out.line(`Revoked ${body.keyId} ("${body.name}") of ${flags.app} at ${timeText(body.revokedAt!)}.`)
           out.result(body)
         }),
       ),

@@ -2,6 +2,7 @@
 import { Command } from 'commander'
 import { passwordFromStdinText, promptHiddenOnTerminal } from '../terminal/prompt'
 import { configPath, notSignedIn, readConfig, removeConfigToken, resolveTarget, withClientOptions, writeConfig, type ClientFlags } from './config'
+import { timeText } from './time'
 import { CliError, createApiClient, createOutput, runClient, type Output } from './http'
 import { startSpinner } from './progress'
 
@@ -43,7 +44,7 @@ async function deviceLogin(flags: ClientFlags, out: Output): Promise<{ server: s
   const { body: session } = await api.request<DeviceSession>('POST', '/auth/cli/sessions')
   // On stdout even when it is not a terminal, so scripts (and tests) can read it; in --json mode
   // stdout holds only the result, so the instructions go to stderr.
-  const instructions = [`To sign in, open ${session.verificationUrl}`, `and approve the code ${session.code} (valid until ${session.expiresAt}).`]
+  const instructions = [`To sign in, open ${session.verificationUrl}`, `and approve the code ${session.code} (valid until ${timeText(session.expiresAt)}).`]
   for (const line of instructions) (out.json ? out.note : out.line)(line)
   openBrowser(session.verificationUrl)
   const spinner = startSpinner(`Waiting for approval of ${session.code}…`)

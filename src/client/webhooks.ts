@@ -1,6 +1,7 @@
 // `miniship webhooks ls|create|rm|test|deliveries --app APPID`: a miniapp's webhooks (decisions §16), for its owners.
 import { Command } from 'commander'
 import { connect, withClientOptions, type ClientFlags } from './config'
+import { timeText } from './time'
 import { CliError, createOutput, runClient, type ApiClient } from './http'
 import { findMiniApp } from './publish'
 import { asCommandGroup } from './command-group'
@@ -131,7 +132,7 @@ export function deliveryLines(deliveries: readonly Delivery[]): string[] {
   if (deliveries.length === 0) return ['No deliveries yet.']
   return table([
     ['TIME', 'EVENT', 'STATUS', 'ATTEMPTS', 'ANSWER'],
-    ...deliveries.map((delivery) => [delivery.createdAt, delivery.event, deliveryStatusText(delivery.status), String(delivery.attempts), delivery.responseStatus !== null ? `HTTP ${delivery.responseStatus}` : (delivery.error ?? '—')]),
+    ...deliveries.map((delivery) => [timeText(delivery.createdAt), delivery.event, deliveryStatusText(delivery.status), String(delivery.attempts), delivery.responseStatus !== null ? `HTTP ${delivery.responseStatus}` : (delivery.error ?? '—')]),
   ])
 }
 

@@ -82,6 +82,8 @@ describe('a developer at a terminal', () => {
     }
     expect(await child.exited).toBe(0)
     expect(stdout).toContain('Signed in to')
+    // the code's expiry as a person reads it, not an ISO string
+    expect(stdout).toMatch(/\(valid until \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\)/)
     const path = join(configHome(), 'miniship', 'config.json')
     expect(statSync(path).mode & 0o777).toBe(0o600)
     const saved = JSON.parse(readFileSync(path, 'utf8'))

@@ -140,6 +140,9 @@ describe('signed releases with the miniship CLI', () => {
     const revoked = await cli(['keys', 'revoke', '--app', 'shop', keyId, '--json'])
     expect(revoked.exitCode).toBe(0)
     expect(JSON.parse(revoked.stdout).revokedAt).toEqual(expect.any(String))
+    // --json keeps the ISO string; the lines a person reads say "revoked 2026-11-27 14:59 UTC"
+    expect(JSON.parse((await cli(['keys', 'ls', '--app', 'shop', '--json'])).stdout).keys.find((key: { keyId: string }) => key.keyId === keyId).revokedAt).toMatch(/T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+    expect((await cli(['keys', 'ls', '--app', 'shop'])).stdout).toMatch(/revoked \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC /)
     const refused = await cli(['push', buildFolder('build-1.2.0', 'console.log("1.2.0")'), '--app', 'shop', '--version', '1.2.0', '--sign-key', keyFile()])
     expect(refused.exitCode).toBe(1)
     expect(refused.stderr).toContain('SIGNING_KEY_REVOKED')
