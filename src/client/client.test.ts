@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { tempDir } from '../test-support'
+import { jsonDocument, runCli } from '../cli/test-run'
 import { buildZip } from '../test-fixtures'
 import { configPath, normaliseServerUrl, readConfig, removeConfigToken, resolveTarget, writeConfig } from './config'
 import { CliError, createApiClient, parseHttpResponse } from './http'
@@ -66,6 +67,21 @@ describe('the config file', () => {
     expect(removeConfigToken(path)).toBe(true)
     expect(readConfig(path)).toEqual({ server: 'https://a.example.com/api' })
     expect(removeConfigToken(path)).toBe(false)
+  })
+  test('logout --server naming another server keeps the saved sign-in (it removed the saved token of any server)', async () => {
+    const home = join(root, 'conf-logout')
+    const path = join(home, 'miniship', 'config.json')
+    writeConfig({ server: 'https://a.example.com/api', token: 't' }, path)
+    expect(removeConfigToken(path, 'https://b.example.com/api')).toBe(false)
+    const other = await runCli(['logout', '--server', 'https://b.example.com', '--json'], { env: { XDG_CONFIG_HOME: home } })
+    expect(other.exitCode).toBe(0)
+    expect(jsonDocument(other)).toEqual({ signedOut: false })
+    expect(readConfig(path).token).toBe('t')
+    const human = await runCli(['logout', '--server', 'https://b.example.com'], { env: { XDG_CONFIG_HOME: home } })
+    expect(human.stdout).toContain('the saved sign-in is for https://a.example.com/api and was kept')
+    const same = await runCli(['logout', '--server', 'https://a.example.com/', '--json'], { env: { XDG_CONFIG_HOME: home } })
+    expect(jsonDocument(same)).toEqual({ signedOut: true })
+    expect(readConfig(path).token).toBeUndefined()
   })
 })
 

@@ -43,9 +43,14 @@ export function writeConfig(config: SavedConfig, path = configPath()): void {
   renameSync(temp, path)
 }
 
-export function removeConfigToken(path = configPath()): boolean {
+/**
+ * Forget the saved token; with `server`, only when it is that server's (a `logout --server` naming
+ * another server must not sign the saved one out). False when nothing was removed.
+ */
+export function removeConfigToken(path = configPath(), server?: string): boolean {
   const config = readConfig(path)
   if (config.token === undefined) return false
+  if (server !== undefined && (config.server === undefined || normaliseServerUrl(config.server) !== server)) return false
   const { token: _removed, user: _user, ...rest } = config
   if (Object.keys(rest).length === 0) rmSync(path, { force: true })
   else writeConfig(rest, path)

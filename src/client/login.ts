@@ -1,7 +1,7 @@
 // `miniship login` (device flow of decisions §4, or --with-password), `logout` and `whoami`.
 import { Command } from 'commander'
 import { passwordFromStdinText, promptHiddenOnTerminal } from '../terminal/prompt'
-import { configPath, notSignedIn, readConfig, removeConfigToken, resolveTarget, withClientOptions, writeConfig, type ClientFlags } from './config'
+import { configPath, normaliseServerUrl, notSignedIn, readConfig, removeConfigToken, resolveTarget, withClientOptions, writeConfig, type ClientFlags } from './config'
 import { timeText } from './time'
 import { CliError, createApiClient, createOutput, runClient, type Output } from './http'
 import { startSpinner } from './progress'
@@ -110,7 +110,17 @@ export function logoutCommand(): Command {
     .action((flags: ClientFlags) =>
       runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
-        const removed = removeConfigToken()
+        const saved = readConfig()
+        const named = flags.server ?? (Bun.env.MINISHIP_SERVER || undefined)
+        const server = named === undefined ? undefined : normaliseServerUrl(named)
+        if (server === null) throw new CliError(2, `--server must be an http(s) URL such as https://apps.example.com (got ${JSON.stringify(named)})`)
+        const savedServer = saved.server === undefined ? undefined : (normaliseServerUrl(saved.server) ?? saved.server)
+        if (server !== undefined && saved.token !== undefined && savedServer !== server) {
+          out.line(`Not signed in to ${server}: the saved sign-in is for ${savedServer ?? 'no server'} and was kept (miniship logout --server ${savedServer} forgets it).`)
+          out.result({ signedOut: false })
+          return
+        }
+        const removed = removeConfigToken(configPath(), server)
         out.line(removed ? 'Signed out: the saved token was removed.' : 'Not signed in: there was no saved token.')
         out.result({ signedOut: removed })
       }),
