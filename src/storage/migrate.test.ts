@@ -151,6 +151,24 @@ describe('migrate-storage --to s3', () => {
   })
 })
 
+describe('migrate-storage --json', () => {
+  test('prints one JSON document, the result or the error (it had no --json: "unknown option", nothing on stdout)', async () => {
+    const { jsonDocument, runCli } = await import('../cli/test-run')
+    const context = createTestContext()
+    const hashes = await populate(context, 'com.example.migratejson')
+    const dataDir = context.config.dataDir
+    context.dataDir.db.$client.close()
+    const args = ['migrate-storage', '--to', 's3', '--data-dir', dataDir, '--s3-endpoint', s3.endpoint, '--s3-prefix', 'migrated-json', '--json']
+    const refused = await runCli([...args, '--s3-bucket', 'no-such-bucket'], { env: testCredentials })
+    expect(refused.exitCode).toBe(1)
+    expect(jsonDocument(refused)).toMatchObject({ error: { code: 'MIGRATE_FAILED' } })
+    const run = await runCli([...args, '--s3-bucket', s3.config().bucket], { env: testCredentials })
+    expect(run.exitCode).toBe(0)
+    expect(jsonDocument(run)).toMatchObject({ dataDir, bucket: s3.config().bucket, prefix: 'migrated-json', copied: hashes.length, alreadyThere: 0 })
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+})
+
 describe('migrate-storage stopped midway (SIGTERM)', () => {
   test('frees the data directory (no lock left), says nothing was switched, exits 143; storage.json unwritten', async () => {
     const context = createTestContext()
