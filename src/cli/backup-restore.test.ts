@@ -24,6 +24,16 @@ test('backup --json, then restore --json: one result document each', async () =>
   expect(jsonDocument(restore)).toMatchObject({ file: archive, dataDir: restored, storedFiles: 0, replaced: false, migrations: 0 })
 })
 
+test('restore says when the backup was taken as the other commands write a moment (it printed the raw ISO string)', async () => {
+  const dataDir = join(root, 'data-taken')
+  closeDatabase(openDataDir(dataDir).db)
+  const archive = join(root, 'taken.tar.gz')
+  expect((await runCli(['backup', '--data-dir', dataDir, '--out', archive])).exitCode).toBe(0)
+  const restore = await runCli(['restore', archive, '--data-dir', join(root, 'restored-taken')])
+  expect(restore.exitCode).toBe(0)
+  expect(restore.stdout).toMatch(/\(taken \d{4}-\d\d-\d\d \d\d:\d\d UTC by miniship /)
+})
+
 test('restore of an archive that does not exist is bad input: exit 2 (as any other), not a failed restore', async () => {
   const run = await runCli(['restore', join(root, 'missing.tar.gz'), '--data-dir', join(root, 'elsewhere'), '--json'])
   expect(run.exitCode).toBe(2)

@@ -7,6 +7,7 @@ import { restoreBackup } from '../backup/restore'
 import type { ConfigFlags } from '../config'
 import { BackupError, storedFileCount } from '../backup/manifest'
 import { removeOnInterrupt, terminalProgress } from '../terminal/progress'
+import { timeText } from '../client/time'
 
 /** An archive path that names no readable file is bad input (exit 2, like any other), not a failed restore. */
 function checkArchivePath(file: string): void {
@@ -51,7 +52,7 @@ export function restoreCommand(): Command {
             return
           }
           console.log(
-            `Restored ${file} (taken ${result.manifest.createdAt} by miniship ${result.manifest.productVersion}, ${blobs} stored file${blobs === 1 ? '' : 's'}${migrated}) into ${config.dataDir}${result.replaced ? ', replacing what was there' : ''}.`,
+            `Restored ${file} (taken ${timeText(result.manifest.createdAt)} by miniship ${result.manifest.productVersion}, ${blobs} stored file${blobs === 1 ? '' : 's'}${migrated}) into ${config.dataDir}${result.replaced ? ', replacing what was there' : ''}.`,
           )
         } catch (error) {
           progress.done()
