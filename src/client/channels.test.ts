@@ -20,6 +20,7 @@ const server = Bun.serve({
     if (path === '/api/mini-apps') return Response.json([miniApp])
     if (path === '/api/mini-apps/app-1/channels') return Response.json({ channels })
     if (path === '/api/mini-apps/app-1/workspace') return Response.json({ miniApp, versions: [], channels, nextCursor: null })
+    if (request.method === 'DELETE' && path === '/api/mini-apps/app-1/channels/nope') return Response.json({ statusCode: 404, error: 'Not Found', code: 'CHANNEL_NOT_FOUND', message: 'There is no channel "nope"; create it first (channels are named like stable or beta-testers)' }, { status: 404 })
     return Response.json({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: path }, { status: 404 })
   },
 })
@@ -46,4 +47,15 @@ test('channels create --help and docs/releasing.md state the server’s rule for
   const { join } = await import('node:path')
   const releasing = readFileSync(join(import.meta.dir, '..', '..', 'docs', 'releasing.md'), 'utf8').replace(/\s+/g, ' ')
   expect(releasing).toContain('a lower-case letter, then lower-case letters, digits or `-`, 32 characters at most')
+})
+
+test('channels rm of a channel the app does not have says there is nothing to remove and how to list them, not "create it first"', async () => {
+  const options = { env: { MINISHIP_TOKEN: 'msk_test', MINISHIP_SERVER: `http://127.0.0.1:${server.port}` } }
+  const run = await runCli(['channels', 'rm', 'nope', '--app', 'com.example.shop'], options)
+  expect(run.exitCode).toBe(1)
+  expect(run.stderr).not.toContain('create it first')
+  expect(run.stderr).toContain('com.example.shop has no channel "nope" (CHANNEL_NOT_FOUND), so there is nothing to remove; miniship channels ls --app com.example.shop lists them')
+  const json = await runCli(['channels', 'rm', 'nope', '--app', 'com.example.shop', '--json'], options)
+  expect(json.exitCode).toBe(1)
+  expect(JSON.parse(json.stdout)).toMatchObject({ error: { code: 'CHANNEL_NOT_FOUND', statusCode: 404 } })
 })

@@ -1,7 +1,7 @@
 // `miniship channels ls|create|rm`: a miniapp's release channels, in the state words of decisions §13.
 import { Command } from 'commander'
 import { connect, withClientOptions, type ClientFlags } from './config'
-import { createOutput, runClient } from './http'
+import { CliError, createOutput, runClient } from './http'
 import { findMiniApp, type Channel } from './publish'
 import { describeChannel } from './status'
 import { asCommandGroup } from './command-group'
@@ -73,7 +73,13 @@ Examples:
         const out = createOutput(flags.json === true)
         const api = connect(flags, { command: 'channels rm', scopes: ['read', 'release'] })
         const app = await findMiniApp(api, flags.app)
-        const { body } = await api.request<{ success: true; name: string }>('DELETE', channelPath(app.id, name))
+        const { body } = await api.request<{ success: true; name: string }>('DELETE', channelPath(app.id, name)).catch((error: unknown) => {
+          // the server's "create it first" is no advice to someone removing it: say which channels there are
+          if (error instanceof CliError && error.body?.code === 'CHANNEL_NOT_FOUND') {
+            throw new CliError(error.exitCode, `${app.appId} has no channel "${name}" (CHANNEL_NOT_FOUND), so there is nothing to remove; miniship channels ls --app ${app.appId} lists them`, error.body)
+          }
+          throw error
+        })
         out.line(`Removed channel ${body.name} of ${app.appId}.`)
         out.result(body)
       }),
