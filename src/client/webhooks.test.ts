@@ -1,6 +1,7 @@
 // `miniship webhooks deliveries`: its table says what the console's Webhooks section says, its times as every other CLI line writes them.
 import { expect, test } from 'bun:test'
-import { deliveryLines, type Delivery } from './webhooks'
+import { deliveryLines, explainWebhookNotFound, type Delivery } from './webhooks'
+import { CliError } from './http'
 
 const delivery = (status: string, responseStatus: number | null, error: string | null): Delivery => ({
   id: `d-${status}`,
@@ -28,4 +29,20 @@ test('its time is written as a person reads it, in UTC (--json keeps the ISO str
 
 test('no deliveries: one line', () => {
   expect(deliveryLines([])).toEqual(['No deliveries yet.'])
+})
+
+test('a webhook id the app does not have says where the ids are (it said only "… not found in this miniapp")', () => {
+  const body = { statusCode: 404, code: 'WEBHOOK_NOT_FOUND', message: 'Webhook nope not found in this miniapp' }
+  const refused = new CliError(1, 'Webhook nope not found in this miniapp (WEBHOOK_NOT_FOUND, HTTP 404)', body)
+  let thrown: CliError | undefined
+  try {
+    explainWebhookNotFound(refused, 'com.example.shop')
+  } catch (error) {
+    thrown = error as CliError
+  }
+  expect(thrown?.message).toBe('Webhook nope not found in this miniapp (WEBHOOK_NOT_FOUND, HTTP 404); miniship webhooks ls --app com.example.shop lists its webhooks')
+  expect(thrown?.exitCode).toBe(1)
+  expect(thrown?.body).toEqual(body)
+  const other = new CliError(1, 'other', { code: 'MINI_APP_NOT_FOUND', message: 'x' })
+  expect(() => explainWebhookNotFound(other, 'com.example.shop')).toThrow(other)
 })

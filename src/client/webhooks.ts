@@ -32,6 +32,12 @@ export interface Delivery {
 type AppFlags = ClientFlags & { app: string }
 
 /** The API path of the miniapp's webhooks, found by its appId. */
+/** A webhook id the app does not have: the server's message, and where the ids are (exit 1, --json keeps the server's error). */
+export function explainWebhookNotFound(error: unknown, appId: string): never {
+  if (error instanceof CliError && error.body?.code === 'WEBHOOK_NOT_FOUND') throw new CliError(error.exitCode, `${error.message}; miniship webhooks ls --app ${appId} lists its webhooks`, error.body)
+  throw error
+}
+
 async function webhooksPath(api: ApiClient, appId: string): Promise<string> {
   const app = await findMiniApp(api, appId)
   return `/mini-apps/${encodeURIComponent(app.id)}/webhooks`
@@ -104,7 +110,7 @@ function rmCommand(): Command {
       runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
         const api = connect(flags)
-        const { body } = await api.request('DELETE', `${await webhooksPath(api, flags.app)}/${encodeURIComponent(id)}`)
+        const { body } = await api.request('DELETE', `${await webhooksPath(api, flags.app)}/${encodeURIComponent(id)}`).catch((error: unknown) => explainWebhookNotFound(error, flags.app))
         out.line(`Removed webhook ${id}.`)
         out.result(body)
       }),
@@ -120,7 +126,7 @@ function testCommand(): Command {
       runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
         const api = connect(flags)
-        const { body } = await api.request<Delivery>('POST', `${await webhooksPath(api, flags.app)}/${encodeURIComponent(id)}/test`)
+        const { body } = await api.request<Delivery>('POST', `${await webhooksPath(api, flags.app)}/${encodeURIComponent(id)}/test`).catch((error: unknown) => explainWebhookNotFound(error, flags.app))
         out.line(`Queued test delivery ${body.id}; see it with miniship webhooks deliveries ${id} --app ${flags.app}`)
         out.result(body)
       }),
@@ -145,7 +151,7 @@ function deliveriesCommand(): Command {
       runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
         const api = connect(flags)
-        const { body } = await api.request<{ deliveries: Delivery[] }>('GET', `${await webhooksPath(api, flags.app)}/${encodeURIComponent(id)}/deliveries`)
+        const { body } = await api.request<{ deliveries: Delivery[] }>('GET', `${await webhooksPath(api, flags.app)}/${encodeURIComponent(id)}/deliveries`).catch((error: unknown) => explainWebhookNotFound(error, flags.app))
         for (const line of deliveryLines(body.deliveries)) out.line(line)
         out.result(body)
       }),
