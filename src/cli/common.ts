@@ -20,7 +20,7 @@ export function withServerOptions(command: Command): Command {
     .option('--password-min-length <n>', 'shortest password accepted when one is set, 6-128 (env MINISHIP_PASSWORD_MIN_LENGTH, default 6; 8 or more recommended)')
     .option('--upload-limit-mb <n>', 'largest upload request in MB (env MINISHIP_UPLOAD_LIMIT_MB, default 512)')
     .option('--token-ttl <duration>', 'access token lifetime such as 30d or 12h (env MINISHIP_TOKEN_TTL, default 30d)')
-    .addOption(new Option('--rate-limit <mode>', 'rate limits per client address on login, register, command-line sign-ins (create, poll, approve), members added by an unknown email, device events and failed API keys; --rate-limits sets them (env MINISHIP_RATE_LIMIT, default on)').choices(['on', 'off']))
+    .addOption(new Option('--rate-limit <mode>', 'rate limits per client address on login, register, command-line sign-ins (create, poll, approve), members added by an unknown email, device events and failed API keys, and per webhook on test deliveries; --rate-limits sets the per-address ones (env MINISHIP_RATE_LIMIT, default on)').choices(['on', 'off']))
     .option('--rate-limits <list>', 'requests per minute per client address (env MINISHIP_RATE_LIMITS, default login=10,register=10,cli-create=10,cli-poll=60,cli-approve=10,member-unknown=10,events=300,api-key=10 failed keys)')
     .option('--route-scheme <name>', 'scheme of routeUrl in install info (env MINISHIP_ROUTE_SCHEME, default miniapp)')
     .option('--archive-max-entries <n>', 'most entries in an uploaded assets archive (env MINISHIP_ARCHIVE_MAX_ENTRIES, default 20000)')
