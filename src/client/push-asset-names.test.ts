@@ -5,22 +5,14 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { jsonDocument, runCli } from '../cli/test-run'
 import { tempDir } from '../test-support'
+import { pushBuildFolder, standInServer } from './test-push'
 
 const root = tempDir('miniship-push-names-')
 let uploads = 0
-const server = Bun.serve({
-  hostname: '127.0.0.1',
-  port: 0,
-  async fetch(request) {
-    const path = new URL(request.url).pathname
-    await request.arrayBuffer()
-    if (path === '/api/info') return Response.json({})
-    if (path.endsWith('/versions/upload')) {
-      uploads++
-      return Response.json({ id: 'v-1', miniAppId: 'app-1', version: '1.0.0', buildNumber: 1, status: 'DRAFT', releaseType: 'RELEASE', warnings: [] }, { status: 201 })
-    }
-    return Response.json({ statusCode: 404, error: 'Not Found', code: 'ROUTE_NOT_FOUND', message: path }, { status: 404 })
-  },
+const server = standInServer((path) => {
+  if (!path.endsWith('/versions/upload')) return undefined
+  uploads++
+  return Response.json({ id: 'v-1', miniAppId: 'app-1', version: '1.0.0', buildNumber: 1, status: 'DRAFT', releaseType: 'RELEASE', warnings: [] }, { status: 201 })
 })
 afterAll(() => {
   server.stop(true)
@@ -28,12 +20,8 @@ afterAll(() => {
 })
 
 function buildFolder(name: string): string {
-  const dir = join(root, name)
+  const dir = pushBuildFolder(root, name, '{"pages":{"index":"index"}}')
   mkdirSync(join(dir, 'ios', 'assets', 'img'), { recursive: true })
-  mkdirSync(join(dir, 'android', 'res'), { recursive: true })
-  writeFileSync(join(dir, 'main.ios.jsbundle'), 'ios')
-  writeFileSync(join(dir, 'main.android.bundle'), 'android')
-  writeFileSync(join(dir, 'app.json'), '{"pages":{"index":"index"}}')
   writeFileSync(join(dir, 'ios', 'assets', 'img', '图片 😀.png'), 'fine')
   return dir
 }

@@ -1,39 +1,25 @@
 // `miniship push --publish --json` against a stand-in server: what a CI script reads when the upload is taken and the publish refused.
 import { afterAll, expect, test } from 'bun:test'
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { jsonDocument, runCli } from '../cli/test-run'
 import { tempDir } from '../test-support'
+import { pushBuildFolder, standInServer } from './test-push'
 
 const root = tempDir('miniship-push-')
 const uploaded = { id: 'v-1', miniAppId: 'app-1', version: '1.0.0', buildNumber: 7, status: 'DRAFT', releaseType: 'RELEASE', createdAt: '2026-11-22T10:00:00.000Z', publishedAt: null, warnings: [] }
 let uploads = 0
-const server = Bun.serve({
-  hostname: '127.0.0.1',
-  port: 0,
-  async fetch(request) {
-    const path = new URL(request.url).pathname
-    await request.arrayBuffer()
-    if (path === '/api/info') return Response.json({})
-    if (path === '/api/auth/me' && request.headers.get('authorization') === 'Bearer msk_readonly') {
-      return Response.json({ id: 'u-1', email: 'ci@example.com', displayName: 'CI', role: 'USER', apiKey: { name: 'ci-read', prefix: 'msk_read', scopes: ['read'], miniAppIds: null } })
-    }
-    if (path === '/api/mini-apps/by-app-id/com.example.shop/versions/upload') uploads++
-    if (path === '/api/mini-apps/by-app-id/com.example.shop/versions/upload') return Response.json(uploaded, { status: 201 })
-    if (path === '/api/mini-apps/app-1/versions/v-1/publish') return Response.json({ statusCode: 409, error: 'Conflict', code: 'ROLLOUT_PAUSED', message: 'The channel is paused' }, { status: 409 })
-    return Response.json({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: path }, { status: 404 })
-  },
+const server = standInServer((path, request) => {
+  if (path === '/api/auth/me' && request.headers.get('authorization') === 'Bearer msk_readonly') {
+    return Response.json({ id: 'u-1', email: 'ci@example.com', displayName: 'CI', role: 'USER', apiKey: { name: 'ci-read', prefix: 'msk_read', scopes: ['read'], miniAppIds: null } })
+  }
+  if (path === '/api/mini-apps/by-app-id/com.example.shop/versions/upload') {
+    uploads++
+    return Response.json(uploaded, { status: 201 })
+  }
+  if (path === '/api/mini-apps/app-1/versions/v-1/publish') return Response.json({ statusCode: 409, error: 'Conflict', code: 'ROLLOUT_PAUSED', message: 'The channel is paused' }, { status: 409 })
+  return undefined
 })
-/** A build folder push takes: both bundles, the manifest, an asset folder per platform. */
-function buildFolder(name: string): string {
-  const dir = join(root, name)
-  mkdirSync(join(dir, 'ios', 'assets'), { recursive: true })
-  mkdirSync(join(dir, 'android', 'res'), { recursive: true })
-  writeFileSync(join(dir, 'main.ios.jsbundle'), 'ios')
-  writeFileSync(join(dir, 'main.android.bundle'), 'android')
-  writeFileSync(join(dir, 'app.json'), '{}')
-  return dir
-}
+const buildFolder = (name: string) => pushBuildFolder(root, name)
 
 afterAll(() => {
   server.stop(true)
