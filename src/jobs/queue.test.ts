@@ -356,6 +356,34 @@ describe('the job queue', () => {
     await queue.stop(1000)
   })
 
+  test('a job whose outcome is not recorded yet still holds its dedupe key: the next job of the key waits for that record', async () => {
+    const { queue, rows, logs, dataDir } = setUp()
+    const runs: number[] = []
+    let release: () => void = () => {}
+    queue.register(
+      'write',
+      handler(async ({ n }) => {
+        runs.push(n)
+        if (n === 1) await new Promise<void>((resolve) => (release = resolve))
+      }),
+    )
+    queue.start()
+    queue.enqueue('write', { n: 1 }, { dedupeKey: 'channel:1' })
+    await until(() => runs.length === 1)
+    queue.enqueue('write', { n: 2 }, { dedupeKey: 'channel:1' })
+    // SQLite refuses to delete the first job's row (as a disk error would), so its success is not recorded
+    dataDir.db.$client.run("CREATE TRIGGER keep_first BEFORE DELETE ON jobs WHEN json_extract(OLD.payload, '$.n') = 1 BEGIN SELECT RAISE(ABORT, 'refused'); END")
+    release()
+    await until(() => logs.some((line) => line.includes('recording the outcome failed')))
+    await Bun.sleep(200)
+    // the first write's row still says running: the second write of the same key has not started
+    expect(runs).toEqual([1])
+    dataDir.db.$client.run('DROP TRIGGER keep_first')
+    await until(() => rows().length === 0)
+    expect(runs).toEqual([1, 2])
+    await queue.stop(1000)
+  })
+
   test('stop waits for an attempt in flight, bounded by its grace', async () => {
     const { queue } = setUp()
     let finished = false

@@ -163,7 +163,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   let timer: ReturnType<typeof setInterval> | null = null
   let stopped = false
 
-  const blockedKeys = () => new Set([...inFlight.values()].map((entry) => entry.key).filter((key) => key !== null))
+  /** keys with an attempt in flight, or with an outcome not recorded yet (its row still says `running`): the next job of such a key waits */
+  const blockedKeys = () => new Set([...[...inFlight.values()].map((entry) => entry.key), ...unrecorded.map((entry) => entry.job.dedupeKey)].filter((key) => key !== null))
 
   /** Marks up to `limit` due jobs running (synchronously: no other claim can interleave). */
   function claim(limit: number): Claimed[] {
