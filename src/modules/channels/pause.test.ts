@@ -97,6 +97,14 @@ describe('pause keeps adopters, revert sends everyone back (decisions §13)', ()
 
   test('while paused, changing the percent is 409 ROLLOUT_PAUSED; pausing again changes nothing', async () => {
     for (const rolloutPercent of [50, 100, 10]) expect(outcome(await patch({ rolloutPercent }))).toEqual({ status: 409, code: 'ROLLOUT_PAUSED' })
+    // the message says what to do in the console's and the CLI's words (the full command); the API's bodies are in details
+    const refused = await patch({ rolloutPercent: 50 })
+    expect(refused.body.message).toMatch(new RegExp(`paused at \\d+ %; resume it first \\(Resume in the console, or miniship rollout ${appId} --resume\\), or revert it \\(miniship rollout ${appId} --revert\\)$`))
+    expect(refused.body.message).not.toContain('{')
+    expect(refused.body.details).toEqual([
+      { field: 'paused', message: 'resume: PATCH this rollout with {"paused": false}' },
+      { field: 'rolloutPercent', message: 'revert: PATCH this rollout with {"rolloutPercent": 0}' },
+    ])
     const again = await patch({ paused: true })
     expect(again.status).toBe(200)
     expect(again.body.release.pausedBy).toBe(`API key "ci-release" of ${owner.email}`)

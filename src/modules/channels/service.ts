@@ -406,7 +406,7 @@ function changeRollout(
   actor: RolloutActor,
   miniAppId: string,
   channel: string,
-  plan: (newest: LiveReleaseRow) => { action: RolloutChange['action']; set: Partial<typeof channelReleases.$inferInsert>; percent: number; paused: boolean; reason: string | null; metadata?: Record<string, unknown> } | null,
+  plan: (newest: LiveReleaseRow, app: MiniAppRow) => { action: RolloutChange['action']; set: Partial<typeof channelReleases.$inferInsert>; percent: number; paused: boolean; reason: string | null; metadata?: Record<string, unknown> } | null,
 ): RolloutResult {
   const app = rolloutApp(db, actor, miniAppId)
   let change: RolloutChange | null = null
@@ -415,7 +415,7 @@ function changeRollout(
       requireChannel(tx, app.id, channel)
       const newest = liveReleases(tx, app.id, channel)[0]
       if (!newest) throw new AppError(409, 'NO_RELEASE', `Channel ${channel} has no release to roll out; publish a version to it first`)
-      const step = plan(newest)
+      const step = plan(newest, app)
       if (!step) return
       const now = isoAt(clock)
       const who = actorName(actor)
@@ -474,9 +474,19 @@ function changeRollout(
 export function setRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, input: { rolloutPercent: unknown }): RolloutResult {
   const percent = input.rolloutPercent
   if (typeof percent !== 'number' || !Number.isInteger(percent) || percent < 0 || percent > 100) throw badPercent()
-  return changeRollout(db, clock, actor, miniAppId, channel, (newest) => {
+  return changeRollout(db, clock, actor, miniAppId, channel, (newest, app) => {
     if (newest.paused && percent !== 0) {
-      throw new AppError(409, 'ROLLOUT_PAUSED', `The rollout of ${newest.version} on ${channel} is paused at ${newest.rolloutPercent} %; resume it first ({"paused": false}, miniship rollout --resume), or revert it ({"rolloutPercent": 0})`)
+      // the words of the console and the CLI in the message; the API's bodies in details
+      const cli = `miniship rollout ${app.appId}${channel === 'stable' ? '' : ` --channel ${channel}`}`
+      throw new AppError(
+        409,
+        'ROLLOUT_PAUSED',
+        `The rollout of ${newest.version} on ${channel} is paused at ${newest.rolloutPercent} %; resume it first (Resume in the console, or ${cli} --resume), or revert it (${cli} --revert)`,
+        [
+          { field: 'paused', message: 'resume: PATCH this rollout with {"paused": false}' },
+          { field: 'rolloutPercent', message: 'revert: PATCH this rollout with {"rolloutPercent": 0}' },
+        ],
+      )
     }
     return { action: 'rollout', set: { rolloutPercent: percent, pausedAt: null, pausedBy: null, pauseReason: null }, percent, paused: false, reason: null }
   })
