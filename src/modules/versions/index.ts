@@ -6,6 +6,7 @@ import { miniAppIdParams, publishBody, rollbackBody, uploadParams, versionParams
 import { apiBase } from '../../http/urls'
 import { receiveUpload } from './upload'
 import { actorOf, emitWebhookEvent } from '../webhooks/service'
+import { checkReleaseOptions } from '../channels/service'
 import { deleteVersion, getWorkspace, publishVersion, reviewVersion, rollbackRelease, signVersion, uploadVersion, type VersionDeps } from './service'
 import { signVersionBody } from '../signing/model'
 
@@ -51,7 +52,9 @@ export function versionRoutes(deps: AppDeps) {
       const record = publishVersion(services, user, params.miniAppId, params.versionId, body ?? {})
       // after the commit, queued: the answer never waits on the bucket (decisions §18)
       deps.mirror?.releaseChanged(params.miniAppId, body?.channel ?? record.channel)
-      emitWebhookEvent(deps.db, deps.clock, record.miniAppId, 'release.published', { channel: body?.channel ?? record.channel, version: { id: record.id, version: record.version }, rolloutPercent: body?.rolloutPercent ?? 100, mandatory: body?.mandatory ?? false, by: actorOf(user) })
+      // the options as the publish checked them (defaults filled, the range trimmed): valid, or it threw
+      const { rolloutPercent, mandatory, hostVersionRange } = checkReleaseOptions(body ?? {})
+      emitWebhookEvent(deps.db, deps.clock, record.miniAppId, 'release.published', { channel: body?.channel ?? record.channel, version: { id: record.id, version: record.version }, rolloutPercent, mandatory, hostVersionRange, by: actorOf(user) })
       return record
     }, {
       auth: 'release',

@@ -270,7 +270,7 @@ export function slackText(miniApp: MiniAppSummary, event: string, data: Record<s
     case 'release.published': {
       // the words of the CLI's publish line and the console's notice: "published 1.4.0 to stable (20 %, mandatory)"
       const rolloutPercent = typeof data.rolloutPercent === 'number' ? data.rolloutPercent : 100
-      return `${app}: published ${publishedText(version, channel, { rolloutPercent, mandatory: data.mandatory === true })}${by}`
+      return `${app}: published ${publishedText(version, channel, { rolloutPercent, mandatory: data.mandatory === true, hostVersionRange: typeof data.hostVersionRange === 'string' ? data.hostVersionRange : null })}${by}`
     }
     case 'release.rolled_back':
       return `${app}: ${channel} was rolled back to ${version}${by}`

@@ -392,19 +392,26 @@ describe('deliveries to a real receiver (--webhooks-allow-private)', () => {
   test('format slack posts a readable { text }, signed the same way', async () => {
     const hook = await create({ url: receiver.url(), events: ['release.published'], format: 'slack' })
     const versionId = await uploadVersion(context, owner.token, appId, '2.4.0')
-    await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${versionId}/publish`, { token: owner.token, json: { rolloutPercent: 25 } })
+    await create({ url: receiver.url(), events: ['release.published'] })
+    await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${versionId}/publish`, { token: owner.token, json: { rolloutPercent: 25, hostVersionRange: ' >=2.3.0 <3 ' } })
     await context.app.store.jobs.drain()
-    expect(receiver.received).toHaveLength(1)
-    const body = JSON.parse(receiver.received[0]!.body)
+    expect(receiver.received).toHaveLength(2)
+    // the Slack delivery is the one whose body is { text } alone
+    const slack = receiver.received.find((delivery) => !('event' in JSON.parse(delivery.body)))!
+    const body = JSON.parse(slack.body)
     expect(Object.keys(body)).toEqual(['text'])
     expect(body.text).toContain(appId)
-    expect(body.text).toContain('published 2.4.0 to stable (25 %)')
+    // the host range is part of what was published: the Slack line names it as the CLI and the console do
+    expect(body.text).toContain('published 2.4.0 to stable (25 %, host >=2.3.0 <3)')
     expect(body.text).toContain(`by ${owner.email}`)
     // the audit log says it with the same words (publishedText, as the CLI and the console)
     const audit = context.dataDir.db.$client.query("SELECT summary FROM audit_logs WHERE action = 'version.publish' ORDER BY created_at DESC, id DESC").get() as { summary: string }
-    expect(audit.summary).toBe(`${owner.email} published ${appId} 2.4.0 to stable (25 %)`)
-    expect(receiver.received[0]!.headers.get('x-miniship-event')).toBe('release.published')
-    expect(receiver.received[0]!.headers.get('x-miniship-signature')).toBe(hmac(hook.secret, receiver.received[0]!.body))
+    expect(audit.summary).toBe(`${owner.email} published ${appId} 2.4.0 to stable (25 %, host >=2.3.0 <3)`)
+    // the JSON event carries it too, as checked (trimmed)
+    const event = receiver.received.map((delivery) => JSON.parse(delivery.body)).find((sent) => sent.event === 'release.published')
+    expect(event.data).toMatchObject({ channel: 'stable', rolloutPercent: 25, mandatory: false, hostVersionRange: '>=2.3.0 <3' })
+    expect(slack.headers.get('x-miniship-event')).toBe('release.published')
+    expect(slack.headers.get('x-miniship-signature')).toBe(hmac(hook.secret, slack.body))
   })
 
   test('test sends webhook.test to that webhook; deliveries show the latest 50, newest first', async () => {
