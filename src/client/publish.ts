@@ -5,6 +5,7 @@ import { CliError, createOutput, runClient, type ApiClient } from './http'
 import type { ChannelRelease as ServedChannelRelease } from '../modules/channels/service'
 import { isSemverRange } from '../modules/channels/semver-range'
 import { asCommandGroup } from './command-group'
+import { appArguments, withAppArgument, type AppFlag } from './app-option'
 import { channelState, channelText, publishedText, rolledBackVersions, stateText, versionStandingText, type HistoryView, type ReleaseState } from '../modules/channels/words'
 
 export interface MiniApp {
@@ -162,16 +163,10 @@ export function appsCommand(): Command {
 export function versionsCommand(): Command {
   const versions = new Command('versions').description('the versions of a miniapp').addHelpText('after', '\nExample:\n  $ miniship versions ls com.example.shop')
   versions.addCommand(
-    withClientOptions(new Command('ls'))
-      .description('list the versions of a miniapp, newest first')
-      .argument('[appId]', 'the app id (or --app)')
-      // --app as channels ls, keys ls, webhooks ls and guard take it; the word alone still works
-      .option('--app <appId>', 'the app id, e.g. com.example.shop')
+    withAppArgument(withClientOptions(new Command('ls')).description('list the versions of a miniapp, newest first'))
       .addHelpText('after', '\nExamples:\n  $ miniship versions ls com.example.shop --json\n  $ miniship versions ls --app com.example.shop')
-      .action((positional: string | undefined, flags: ClientFlags & { app?: string }, command: Command) => {
-        if (positional !== undefined && flags.app !== undefined && positional !== flags.app) command.error(`error: two app ids: ${positional} and --app ${flags.app}; give one`)
-        const appId = flags.app ?? positional
-        if (appId === undefined) return command.error("error: missing required argument 'appId' (or --app <appId>)")
+      .action((positional: string | undefined, flags: ClientFlags & AppFlag, command: Command) => {
+        const [appId] = appArguments(command, [positional], flags.app)
         return runClient(flags.json === true, async () => {
           const out = createOutput(flags.json === true)
           const api = connect(flags, { command: 'versions', scopes: ['read'] })
@@ -194,13 +189,11 @@ export function versionsCommand(): Command {
 }
 
 export function publishCommand(): Command {
-  return withReleaseOptions(withClientOptions(new Command('publish')))
-    .description('publish an uploaded version: it becomes the release of its channel')
-    .argument('<appId>', 'the app id')
-    .argument('<version>', 'the version, e.g. 1.2.0')
-    .addHelpText('after', '\nExamples:\n  $ miniship publish com.example.shop 1.2.0 --notes "Checkout fixes"\n  $ miniship publish com.example.shop 1.3.0-beta.1 --channel beta --rollout 10')
-    .action((appId: string, version: string, flags: ClientFlags & ReleaseFlags) =>
-      runClient(flags.json === true, async () => {
+  return withReleaseOptions(withAppArgument(withClientOptions(new Command('publish')).description('publish an uploaded version: it becomes the release of its channel'), [{ name: 'version', description: 'the version, e.g. 1.2.0' }]))
+    .addHelpText('after', '\nExamples:\n  $ miniship publish com.example.shop 1.2.0 --notes "Checkout fixes"\n  $ miniship publish com.example.shop 1.3.0-beta.1 --channel beta --rollout 10\n  $ miniship publish --app com.example.shop 1.2.0')
+    .action((first: string | undefined, second: string | undefined, flags: ClientFlags & AppFlag & ReleaseFlags, command: Command) => {
+      const [appId, version] = appArguments(command, [first, second], flags.app, ['version']) as [string, string]
+      return runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
         publishBody(flags) // bad flags are exit 2 before any request
         const api = connect(flags, { command: 'publish', scopes: ['read', 'release'] })
@@ -209,20 +202,18 @@ export function publishCommand(): Command {
         const { record, summary } = await publishVersion(api, app.id, target.id, flags)
         out.line(`Published ${appId} ${summary}.`)
         out.result(record)
-      }),
-    )
+      })
+    })
 }
 
 export function rollbackCommand(): Command {
-  return withClientOptions(new Command('rollback'))
-    .description('make an earlier published version the release of its channel again')
-    .argument('<appId>', 'the app id')
-    .argument('<version>', 'the published version to go back to')
+  return withAppArgument(withClientOptions(new Command('rollback')).description('make an earlier published version the release of its channel again'), [{ name: 'version', description: 'the published version to go back to' }])
     .option('--channel <name>', 'the channel to roll back (default: the version\'s channel, else stable)')
     .option('--notes <text>', 'why, kept in the release history')
-    .addHelpText('after', '\nExample:\n  $ miniship rollback com.example.shop 1.1.0 --notes "1.2.0 crashes on Android 9"')
-    .action((appId: string, version: string, flags: ClientFlags & { channel?: string; notes?: string }) =>
-      runClient(flags.json === true, async () => {
+    .addHelpText('after', '\nExamples:\n  $ miniship rollback com.example.shop 1.1.0 --notes "1.2.0 crashes on Android 9"\n  $ miniship rollback --app com.example.shop 1.1.0')
+    .action((first: string | undefined, second: string | undefined, flags: ClientFlags & AppFlag & { channel?: string; notes?: string }, command: Command) => {
+      const [appId, version] = appArguments(command, [first, second], flags.app, ['version']) as [string, string]
+      return runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
         const api = connect(flags, { command: 'rollback', scopes: ['read', 'release'] })
         const app = await findMiniApp(api, appId)
@@ -233,11 +224,11 @@ export function rollbackCommand(): Command {
         const { body: answer } = await api.request<{ miniApp: MiniApp; version: VersionSummary }>('POST', `/mini-apps/${encodeURIComponent(app.id)}/rollback`, { json: body })
         out.line(`Rolled ${appId} back to ${answer.version.version} on ${flags.channel ?? answer.version.channel ?? 'stable'}.`)
         out.result(answer)
-      }),
-    )
+      })
+    })
 }
 
-interface RolloutFlags extends ClientFlags {
+interface RolloutFlags extends ClientFlags, AppFlag {
   channel: string
   percent?: string
   pause?: boolean
@@ -247,7 +238,7 @@ interface RolloutFlags extends ClientFlags {
 }
 
 /** The PATCH body of one rollout action; exactly one of --pause, --resume, --revert, --percent (exit 2 otherwise). */
-export function rolloutBody(flags: Omit<RolloutFlags, 'channel'>): Record<string, unknown> {
+export function rolloutBody(flags: Omit<RolloutFlags, 'channel' | 'app'>): Record<string, unknown> {
   const chosen = [flags.pause && '--pause', flags.resume && '--resume', flags.revert && '--revert', flags.percent !== undefined && '--percent'].filter(Boolean)
   if (chosen.length !== 1) throw new CliError(2, chosen.length ? `choose one of ${chosen.join(', ')}` : 'say what to do: --pause, --resume, --revert or --percent N')
   if (flags.reason !== undefined && !flags.pause) throw new CliError(2, '--reason goes with --pause')
@@ -277,9 +268,7 @@ async function resumable(api: ApiClient, app: MiniApp, name: string): Promise<Ch
 }
 
 export function rolloutCommand(): Command {
-  return withClientOptions(new Command('rollout'))
-    .description("pause, resume, revert or change the rollout of a channel's newest release")
-    .argument('<appId>', 'the app id')
+  return withAppArgument(withClientOptions(new Command('rollout')).description("pause, resume, revert or change the rollout of a channel's newest release"))
     .option('--channel <name>', 'the channel', 'stable')
     .option('--pause', 'no new device gets the release; devices that run it keep it')
     .option('--reason <text>', 'why you pause (kept on the release and in the audit log)')
@@ -295,10 +284,12 @@ Examples:
   $ miniship rollout com.example.shop --percent 50
   $ miniship rollout com.example.shop --pause --reason "crash on Android 9"
   $ miniship rollout com.example.shop --resume
-  $ miniship rollout com.example.shop --channel beta --revert --json`,
+  $ miniship rollout com.example.shop --channel beta --revert --json
+  $ miniship rollout --app com.example.shop --percent 100`,
     )
-    .action((appId: string, flags: RolloutFlags) =>
-      runClient(flags.json === true, async () => {
+    .action((positional: string | undefined, flags: RolloutFlags, command: Command) => {
+      const [appId] = appArguments(command, [positional], flags.app)
+      return runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
         const body = rolloutBody(flags)
         const api = connect(flags, { command: 'rollout', scopes: ['read', 'release'] })
@@ -314,6 +305,6 @@ Examples:
         const { body: channel } = await api.request<Channel>('PATCH', `/mini-apps/${encodeURIComponent(app.id)}/channels/${encodeURIComponent(flags.channel)}/rollout`, { json: body })
         out.line(`${appId} ${channel.name}: ${channelText(channel)}.`)
         out.result(flags.resume ? { ...channel, resumed: true } : channel)
-      }),
-    )
+      })
+    })
 }

@@ -3,6 +3,7 @@ import { Command } from 'commander'
 import { connect, withClientOptions, type ClientFlags } from './config'
 import { createOutput, runClient } from './http'
 import { findMiniApp, readWorkspace, type Channel, type VersionSummary } from './publish'
+import { appArguments, withAppArgument, type AppFlag } from './app-option'
 import { channelDevicesText, channelText } from '../modules/channels/words'
 
 /**
@@ -19,12 +20,11 @@ export function describeChannel(channel: Channel): string {
 }
 
 export function statusCommand(): Command {
-  return withClientOptions(new Command('status'))
-    .description('what each channel of a miniapp serves, its rollout, and the experience and review versions')
-    .argument('<appId>', 'the app id')
-    .addHelpText('after', '\nExample:\n  $ miniship status com.example.shop')
-    .action((appId: string, flags: ClientFlags) =>
-      runClient(flags.json === true, async () => {
+  return withAppArgument(withClientOptions(new Command('status')).description('what each channel of a miniapp serves, its rollout, and the experience and review versions'))
+    .addHelpText('after', '\nExamples:\n  $ miniship status com.example.shop\n  $ miniship status --app com.example.shop --json')
+    .action((positional: string | undefined, flags: ClientFlags & AppFlag, command: Command) => {
+      const [appId] = appArguments(command, [positional], flags.app)
+      return runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
         const api = connect(flags, { command: 'status', scopes: ['read'] })
         const app = await findMiniApp(api, appId)
@@ -54,6 +54,6 @@ export function statusCommand(): Command {
           experience: miniApp.currentExperienceVersionId ? (byId.get(miniApp.currentExperienceVersionId) ?? { id: miniApp.currentExperienceVersionId }) : null,
           review: miniApp.currentReviewVersionId ? (byId.get(miniApp.currentReviewVersionId) ?? { id: miniApp.currentReviewVersionId }) : null,
         })
-      }),
-    )
+      })
+    })
 }
