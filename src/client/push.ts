@@ -8,6 +8,7 @@ import { checkAssetsArchive, type Platform } from '../modules/versions/archive'
 import { checkManifest, type UploadWarning } from '../modules/versions/manifest'
 import { AppError } from '../http/app-error'
 import { releaseTypes, versionPattern } from '../modules/versions/version-rules'
+import { scopeRequiredText } from '../modules/api-keys/words'
 import { connect, withClientOptions, type ClientFlags, type KeyNeeds } from './config'
 import { CliError, createOutput, runClient, type ApiClient } from './http'
 import { formatBytes, transferBar } from './progress'
@@ -276,15 +277,15 @@ async function uploadLimit(api: ApiClient): Promise<number | null> {
  * (a user's token, an older server): the upload then answers for itself.
  */
 async function requireUploadScope(api: ApiClient, command: string, scopes: readonly string[]): Promise<void> {
-  let key: { name?: unknown; scopes?: unknown } | undefined
+  let key: { prefix?: unknown; scopes?: unknown } | undefined
   try {
-    ;({ body: { apiKey: key } } = await api.request<{ apiKey?: { name?: unknown; scopes?: unknown } }>('GET', '/auth/me'))
+    ;({ body: { apiKey: key } } = await api.request<{ apiKey?: { prefix?: unknown; scopes?: unknown } }>('GET', '/auth/me'))
   } catch {
     return
   }
   if (key === undefined || !Array.isArray(key.scopes) || key.scopes.includes('upload')) return
-  // worded as the server's refusal would be (connect's explanation included), with what was not done
-  const message = `The API key "${String(key.name)}" has the scopes ${key.scopes.join(', ') || 'none'}, not "upload"`
+  // the server's own words for its refusal (connect's explanation included), with what was not done
+  const message = scopeRequiredText('upload', { prefix: String(key.prefix), scopes: key.scopes.map(String) })
   const all = scopes.map((scope) => `"${scope}"`)
   const needs = all.length === 1 ? `the ${all[0]} scope` : `the ${all.slice(0, -1).join(', ')} and ${all.at(-1)} scopes`
   throw new CliError(1, `${message} (SCOPE_REQUIRED, HTTP 403); miniship ${command} needs an API key with ${needs}; nothing was sent`, { statusCode: 403, code: 'SCOPE_REQUIRED', message })

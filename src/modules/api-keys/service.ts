@@ -8,6 +8,7 @@ import { newId, isoAt, type Clock } from '../../ids'
 import { recordAudit } from '../audit/service'
 import { requireVisibleMiniApp, type UserSummary } from '../miniapps/service'
 import { apiKeyScopes, type ApiKeyScope } from './model'
+import { scopeRequiredText } from './words'
 
 export const apiKeyMarker = 'msk_'
 /** `msk_` and 32 random bytes in base64url (43 characters, no padding). */
@@ -311,7 +312,7 @@ export function createApiKeyAuthenticator(deps: ApiKeyDeps & { flushEveryMs?: nu
     if (address !== null) noticeAddress(row, address)
     const scopes = parseList(row.scopes) as ApiKeyScope[]
     if (scope !== null && !scopes.includes(scope)) {
-      throw new AppError(403, 'SCOPE_REQUIRED', `This needs an API key with the "${scope}" scope; key ${row.prefix}… has ${scopes.map((s) => `"${s}"`).join(', ')}`)
+      throw new AppError(403, 'SCOPE_REQUIRED', scopeRequiredText(scope, { prefix: row.prefix, scopes }))
     }
     const grant: ApiKeyGrant = { id: row.id, name: row.name, prefix: row.prefix, scopes, miniAppIds: parseList(row.miniAppIds) }
     // An admin's key is no admin: keys reach only what membership grants (and never admin endpoints).
