@@ -115,3 +115,21 @@ test("schema 6's device rows become one sketch per version and day, counted the 
     closeDatabase(upgraded)
   }
 })
+
+// how a report reads such rows: channel-adoption.test.ts
+test("schema 14's failure messages are kept, with no channel: it was not stored, and is not guessed", () => {
+  const path = join(dir, 'failures.db')
+  const client = databaseAt(path, 14)
+  const at = '2026-11-20T10:00:00.000Z'
+  client.run("INSERT INTO mini_apps (id, app_id, name, created_at, updated_at) VALUES ('m1', 'failing.app', 'Failing', ?, ?)", [at, at])
+  client.run("INSERT INTO versions (id, mini_app_id, version, build_number, release_type, status, created_at, updated_at) VALUES ('v1', 'm1', '1.0.0', 1, 'RELEASE', 'PUBLISHED', ?, ?)", [at, at])
+  client.run("INSERT INTO insight_failures (version_id, mini_app_id, platform, message, at) VALUES ('v1', 'm1', 'ios', 'old crash', ?)", [at])
+  client.close()
+
+  const upgraded = openDatabase(path)
+  try {
+    expect(upgraded.$client.query('SELECT version_id, message, channel FROM insight_failures').all()).toEqual([{ version_id: 'v1', message: 'old crash', channel: null }])
+  } finally {
+    closeDatabase(upgraded)
+  }
+})

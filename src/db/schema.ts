@@ -336,7 +336,7 @@ export const insightChannelDeviceSketches = sqliteTable(
   (table) => [primaryKey({ columns: [table.versionId, table.day, table.channel] })],
 )
 
-/** The last failure messages devices reported, a bounded number per version. */
+/** The last failure messages devices reported, a bounded number per version and channel. */
 export const insightFailures = sqliteTable(
   'insight_failures',
   {
@@ -346,6 +346,8 @@ export const insightFailures = sqliteTable(
     platform: text('platform', { enum: ['ios', 'android'] }).notNull(),
     message: text('message').notNull(),
     at: text('at').notNull(),
+    /** the channel the device reported it on; null for failures stored before schema 15, whose channel is not known */
+    channel: text('channel'),
   },
   (table) => [index('insight_failures_version').on(table.versionId, table.id), index('insight_failures_app').on(table.miniAppId, table.id)],
 )

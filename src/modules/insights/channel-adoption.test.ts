@@ -1,4 +1,4 @@
-// The report filtered to one channel: its adoption is the share of that channel's release, not the stable channel's.
+// The report filtered to one channel: its adoption, devices and failures are that channel's, not the stable channel's or every channel's.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createTestContext, type TestContext } from '../../test-support'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
@@ -61,4 +61,34 @@ test('with ?channel=, device counts are the devices seen on that channel, not ev
   // a channel nobody reported on: no devices
   const empty = await context.call('GET', `/api/mini-apps/${miniAppId}/insights?days=1&channel=empty`, { token: owner.token })
   expect(empty.body.totals.activeDevices).toBe(0)
+})
+
+test("with ?channel=, recentFailures are that channel's failures, each with its channel; failures stored before channels were kept with them show only without a channel", async () => {
+  const failed = (version: string, channel: string, message: string) => ({ appId, version, platform: 'ios', event: 'failed', channel, deviceId: `${channel}-failing`, message })
+  const sent = await context.call('POST', `${access}/events`, {
+    json: { events: [failed('2.0.0', 'beta', 'beta crash 1'), failed('1.0.0', 'stable', 'stable crash'), failed('2.0.0', 'beta', 'beta crash 2'), failed('1.0.0', 'qa', 'qa crash')] },
+  })
+  expect(sent.body).toMatchObject({ accepted: 4, rejected: 0 })
+  // one stored before its channel was kept (an older miniship): its channel is not known
+  context.app.store.insights.flush()
+  context.dataDir.db.$client.run("INSERT INTO insight_failures (version_id, mini_app_id, platform, message, at, channel) VALUES (?, ?, 'android', 'old crash', '2026-11-21T10:00:00.000Z', NULL)", [ids['1.0.0']!, miniAppId])
+  const messages = async (query: string) => {
+    const res = await context.call('GET', `/api/mini-apps/${miniAppId}/insights?days=1${query}`, { token: owner.token })
+    expect(res.status).toBe(200)
+    return res.body.recentFailures.map((failure: { message: string; channel: string | null }) => [failure.message, failure.channel])
+  }
+  expect(await messages('&channel=beta')).toEqual([['beta crash 2', 'beta'], ['beta crash 1', 'beta']])
+  expect(await messages('&channel=stable')).toEqual([['stable crash', 'stable']])
+  expect(await messages('&channel=empty')).toEqual([])
+  expect(await messages('')).toEqual([['old crash', null], ['qa crash', 'qa'], ['beta crash 2', 'beta'], ['stable crash', 'stable'], ['beta crash 1', 'beta']])
+})
+
+test("a version's failures are kept per channel: many on stable push none of beta's out", async () => {
+  const flood = Array.from({ length: 25 }, (_, index) => ({ appId, version: '2.0.0', platform: 'android', event: 'failed', channel: 'stable', deviceId: `stable-${index}`, message: `stable flood ${index}` }))
+  expect((await context.call('POST', `${access}/events`, { json: { events: flood } })).body).toMatchObject({ accepted: 25, rejected: 0 })
+  const beta = await context.call('GET', `/api/mini-apps/${miniAppId}/insights?days=1&channel=beta`, { token: owner.token })
+  expect(beta.body.recentFailures.map((failure: { message: string }) => failure.message)).toEqual(['beta crash 2', 'beta crash 1'])
+  const stable = await context.call('GET', `/api/mini-apps/${miniAppId}/insights?days=1&channel=stable`, { token: owner.token })
+  expect(stable.body.recentFailures).toHaveLength(20)
+  expect(stable.body.recentFailures[0]).toMatchObject({ version: '2.0.0', channel: 'stable', message: 'stable flood 24' })
 })

@@ -20,7 +20,7 @@ export interface CountSubject {
  * version: "other"`. However many made-up versions arrive, they add no rows.
  */
 export const otherPrefix = 'other:'
-/** Failure messages kept per version (and per miniapp's `other` row). */
+/** Failure messages kept per version and channel (and per miniapp's `other` row and channel). */
 export const failuresPerVersion = 20
 const otherSubjects = new Map<string, CountSubject>()
 
@@ -61,6 +61,7 @@ export interface PendingFailure {
   versionId: string
   miniAppId: string
   platform: 'ios' | 'android'
+  channel: string
   message: string
   at: string
 }
@@ -320,7 +321,7 @@ export function createInsightCounters(options: { clock: () => number; enabled: b
         const failures = today().failures
         // a flood of failures keeps the newest: only the last few per version are kept anyway
         if (failures.length >= pendingFailureLimit) failures.shift()
-        failures.push({ versionId: subject.id, miniAppId: subject.miniAppId, platform, message: failure.message, at: failure.at })
+        failures.push({ versionId: subject.id, miniAppId: subject.miniAppId, platform, channel, message: failure.message, at: failure.at })
       }
     },
     countRejected(count) {

@@ -47,6 +47,9 @@ export function foldVersionIntoOther(client: Db['$client'], miniAppId: string, v
   }
   client.run('DELETE FROM insight_channel_device_sketches WHERE version_id = ?', [versionId])
   client.run('UPDATE insight_failures SET version_id = ? WHERE version_id = ?', [other, versionId])
-  // the other row keeps its last few, like any version
-  client.run('DELETE FROM insight_failures WHERE version_id = ?1 AND id NOT IN (SELECT id FROM insight_failures WHERE version_id = ?1 ORDER BY id DESC LIMIT ?2)', [other, failuresPerVersion])
+  // the other row keeps its last few per channel, like any version (failures stored before schema 15, with no channel, as one more)
+  client.run(
+    'DELETE FROM insight_failures AS f WHERE version_id = ?1 AND id NOT IN (SELECT id FROM insight_failures WHERE version_id = ?1 AND channel IS f.channel ORDER BY id DESC LIMIT ?2)',
+    [other, failuresPerVersion],
+  )
 }

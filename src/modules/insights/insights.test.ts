@@ -220,14 +220,14 @@ describe('device events', () => {
     expect(statSync(setup.context.dataDir.paths.insightsKey).mode & 0o777).toBe(0o600)
   })
 
-  test('failures: counted, their messages cut to length, the last few kept per version, newest first', async () => {
+  test('failures: counted, their messages cut to length, the last few kept per version and channel, newest first', async () => {
     const long = 'boom '.repeat(200)
     const events = Array.from({ length: failuresPerVersion + 5 }, (_, index) => event({ event: 'failed', message: index === failuresPerVersion + 4 ? long : `failure ${index}`, at: '2026-11-22T09:00:00.000Z' }))
     expect((await sendEvents(setup.context, events)).body).toEqual({ accepted: failuresPerVersion + 5, rejected: 0, errors: [] })
     const body = (await report(setup)).body
     expect(versionOn(body, '2026-11-22', second.id)!.failures).toBe(failuresPerVersion + 5)
     expect(body.recentFailures).toHaveLength(20)
-    expect(body.recentFailures[0]).toEqual({ versionId: second.id, version: '1.1.0', platform: 'ios', message: long.slice(0, failureMessageLimit), at: '2026-11-22T09:00:00.000Z' })
+    expect(body.recentFailures[0]).toEqual({ versionId: second.id, version: '1.1.0', platform: 'ios', channel: 'stable', message: long.slice(0, failureMessageLimit), at: '2026-11-22T09:00:00.000Z' })
     expect(body.recentFailures[1].message).toBe(`failure ${failuresPerVersion + 3}`)
     const kept = setup.context.dataDir.db.$client.query<{ n: number }, [string]>('SELECT count(*) AS n FROM insight_failures WHERE version_id = ?').get(second.id)!.n
     expect(kept).toBe(failuresPerVersion)

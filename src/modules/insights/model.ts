@@ -84,5 +84,15 @@ export const insightsAnswer = t.Object({
     day: t.Union([t.String(), t.Null()]),
     devices: t.Integer({ description: 'the denominator: distinct devices seen on `day`' }),
   }),
-  recentFailures: t.Array(t.Object({ versionId: t.Union([t.String(), t.Null()]), version: t.String(), platform: t.String(), message: t.String(), at: t.String() })),
+  recentFailures: t.Array(
+    t.Object({
+      versionId: t.Union([t.String(), t.Null()]),
+      version: t.String(),
+      platform: t.String(),
+      channel: t.Union([t.String(), t.Null()], { description: 'the channel the device reported it on; null for failures stored by a miniship before 0.3.0, which a `?channel=` report leaves out' }),
+      message: t.String(),
+      at: t.String(),
+    }),
+    { description: 'the last 20 failures, newest first; with `?channel=`, that channel\'s' },
+  ),
 })

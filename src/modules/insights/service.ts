@@ -54,9 +54,10 @@ function prepareStatements(db: Db) {
     putChannelDeviceSketch: client.prepare<unknown, [string, string, string, string | null, Uint8Array | null]>(
       'INSERT INTO insight_channel_device_sketches (version_id, day, channel, hashes, registers) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (version_id, day, channel) DO UPDATE SET hashes = ?4, registers = ?5',
     ),
-    insertFailure: client.prepare<unknown, [string, string, string, string, string]>('INSERT INTO insight_failures (version_id, mini_app_id, platform, message, at) VALUES (?, ?, ?, ?, ?)'),
+    insertFailure: client.prepare<unknown, [string, string, string, string, string, string]>('INSERT INTO insight_failures (version_id, mini_app_id, platform, channel, message, at) VALUES (?, ?, ?, ?, ?, ?)'),
+    // per version and channel, so a busy channel does not push a quieter one's failures out of `?channel=` reports
     trimFailures: client.prepare<unknown, [string, string, number]>(
-      'DELETE FROM insight_failures WHERE version_id = ? AND id NOT IN (SELECT id FROM insight_failures WHERE version_id = ? ORDER BY id DESC LIMIT ?)',
+      'DELETE FROM insight_failures WHERE version_id = ?1 AND channel = ?2 AND id NOT IN (SELECT id FROM insight_failures WHERE version_id = ?1 AND channel = ?2 ORDER BY id DESC LIMIT ?3)',
     ),
     versionAndApp: client.prepare<{ version: number | null; app: number | null }, [string, string]>('SELECT (SELECT 1 FROM versions WHERE id = ?1) AS version, (SELECT 1 FROM mini_apps WHERE id = ?2) AS app'),
     appOfEvent: client.prepare<{ id: string }, [string]>('SELECT id FROM mini_apps WHERE app_id = ?'),
@@ -126,7 +127,8 @@ export interface InsightsReport {
   totals: ReportTotals
   /** the current release's share of `devices`, the distinct devices seen on `day` (the latest day that saw any) */
   adoption: { versionId: string | null; share: number; day: string | null; devices: number }
-  recentFailures: { versionId: string | null; version: string; platform: string; message: string; at: string }[]
+  /** newest first; `channel` null for failures stored before schema 15 */
+  recentFailures: { versionId: string | null; version: string; platform: string; channel: string | null; message: string; at: string }[]
 }
 
 /** Hears each accepted device event and each flush (the release guard, channels/guard.ts). */
@@ -167,6 +169,7 @@ export function createInsightsService(deps: InsightsDeps) {
   }
 
   function write(batches: DayBatch[]): void {
+    /** version id and channel, NUL-separated */
     const touchedByFailures = new Set<string>()
     // a version deleted since it was counted (a draft) of a miniapp that still exists is counted in
     // its `other` row, where deleting it moved what was stored of it (foldVersionIntoOther): checked
@@ -197,11 +200,14 @@ export function createInsightsService(deps: InsightsDeps) {
       }
       for (const failure of batch.failures) {
         const versionId = keyOf(failure.versionId, failure.miniAppId)
-        statements.insertFailure.run(versionId, failure.miniAppId, failure.platform, failure.message, failure.at)
-        touchedByFailures.add(versionId)
+        statements.insertFailure.run(versionId, failure.miniAppId, failure.platform, failure.channel, failure.message, failure.at)
+        touchedByFailures.add(`${versionId}\u0000${failure.channel}`)
       }
     }
-    for (const versionId of touchedByFailures) statements.trimFailures.run(versionId, versionId, failuresPerVersion)
+    for (const touched of touchedByFailures) {
+      const [versionId, channel] = touched.split('\u0000') as [string, string]
+      statements.trimFailures.run(versionId, channel, failuresPerVersion)
+    }
   }
 
   /**
@@ -434,14 +440,15 @@ export function createInsightsService(deps: InsightsDeps) {
       share = all > 0 ? Math.min(1, ofRelease / all) : 0
     }
 
+    // with a channel, that channel's; failures stored before schema 15 have no channel and show only without one
     const recentFailures = client
-      .query<{ versionId: string; platform: string; message: string; at: string }, [string, number]>(
-        'SELECT version_id AS versionId, platform, message, at FROM insight_failures WHERE mini_app_id = ? ORDER BY id DESC LIMIT ?',
+      .query<{ versionId: string; platform: string; channel: string | null; message: string; at: string }, [string, string | null, string | null, number]>(
+        'SELECT version_id AS versionId, platform, channel, message, at FROM insight_failures WHERE mini_app_id = ? AND (? IS NULL OR channel = ?) ORDER BY id DESC LIMIT ?',
       )
-      .all(miniApp.id, recentFailureCount)
+      .all(miniApp.id, options.channel, options.channel, recentFailureCount)
       .flatMap((row) => {
         const version = versionNames.get(row.versionId)
-        return version === undefined ? [] : [{ versionId: isOtherKey(row.versionId) ? null : row.versionId, version, platform: row.platform, message: row.message, at: row.at }]
+        return version === undefined ? [] : [{ versionId: isOtherKey(row.versionId) ? null : row.versionId, version, platform: row.platform, channel: row.channel, message: row.message, at: row.at }]
       })
 
     return { from, to, channel: options.channel, days, totals, adoption: { versionId: releaseId, share, day: latest?.day ?? null, devices: all }, recentFailures }

@@ -1,0 +1,1 @@
+ALTER TABLE `insight_failures` ADD `channel` text;
