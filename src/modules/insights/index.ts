@@ -21,7 +21,7 @@ export function insightRoutes(deps: AppDeps) {
         response: { 202: eventsAnswer },
         detail: {
           summary:
-            'Runtime events of devices (installed, launched, failed, rolled_back), at most 100 per call and 64 KB. Each event counts or is refused on its own (errors: index, code); an unknown or withdrawn version counts in the `other` row, an unknown channel is CHANNEL_NOT_FOUND',
+            'Runtime events of devices (installed, launched, failed, rolled_back), at most 100 per call and 64 KB. Each event counts or is refused on its own (errors: index, code); an unknown or withdrawn version counts in the `other` row, an unknown channel is CHANNEL_NOT_FOUND. `counted: false` when the server runs with --insights off: accepted events then reach only the release guard',
           tags: ['insights'],
         },
       },

@@ -177,6 +177,7 @@ describe('device events', () => {
     expect(res.body).toEqual({
       accepted: 8,
       rejected: 3,
+      counted: true,
       errors: [
         { index: 5, code: 'MINI_APP_NOT_FOUND', message: expect.any(String) },
         { index: 9, code: 'CHANNEL_NOT_FOUND', message: expect.stringContaining('made-up') },
@@ -223,7 +224,7 @@ describe('device events', () => {
   test('failures: counted, their messages cut to length, the last few kept per version and channel, newest first', async () => {
     const long = 'boom '.repeat(200)
     const events = Array.from({ length: failuresPerVersion + 5 }, (_, index) => event({ event: 'failed', message: index === failuresPerVersion + 4 ? long : `failure ${index}`, at: '2026-11-22T09:00:00.000Z' }))
-    expect((await sendEvents(setup.context, events)).body).toEqual({ accepted: failuresPerVersion + 5, rejected: 0, errors: [] })
+    expect((await sendEvents(setup.context, events)).body).toEqual({ accepted: failuresPerVersion + 5, rejected: 0, errors: [], counted: true })
     const body = (await report(setup)).body
     expect(versionOn(body, '2026-11-22', second.id)!.failures).toBe(failuresPerVersion + 5)
     expect(body.recentFailures).toHaveLength(20)
@@ -250,7 +251,7 @@ describe('device events', () => {
     expect(longId.body.errors).toEqual([{ index: 1, code: 'INVALID_DEVICE_ID', message: expect.stringMatching(/^events\.1\.deviceId/) }])
     for (const [bad, field] of refused) {
       const res = await sendEvents(setup.context, [event(), bad])
-      expect({ field, status: res.status, body: res.body }).toEqual({ field, status: 202, body: { accepted: 1, rejected: 1, errors: [{ index: 1, code: 'VALIDATION_ERROR', message: expect.stringMatching(new RegExp(`^${field.replace('.', '\\.')}`)) }] } })
+      expect({ field, status: res.status, body: res.body }).toEqual({ field, status: 202, body: { accepted: 1, rejected: 1, errors: [{ index: 1, code: 'VALIDATION_ERROR', message: expect.stringMatching(new RegExp(`^${field.replace('.', '\\.')}`)) }], counted: true } })
     }
     const cases: [unknown, string][] = [
       [{ events: [] }, 'events'],
@@ -279,7 +280,7 @@ describe('device events', () => {
     expect(tooMany.body.details[0].field).toBe('events')
     const hundred = await sendEvents(setup.context, Array.from({ length: 100 }, () => event()))
     expect(hundred.status).toBe(202)
-    expect(hundred.body).toEqual({ accepted: 100, rejected: 0, errors: [] })
+    expect(hundred.body).toEqual({ accepted: 100, rejected: 0, errors: [], counted: true })
   })
 
   test('a body over 64 KB is 413 PAYLOAD_TOO_LARGE before it is read', async () => {
@@ -321,7 +322,7 @@ test('adoption: the current release’s share of the devices seen on the latest 
       ...['a', 'b', 'c'].map((device) => ({ appId: setup.appId, versionId: current.id, platform: 'ios', event: 'launched', deviceId: device })),
       { appId: setup.appId, versionId: old.id, platform: 'android', event: 'launched', deviceId: 'd' },
     ]
-    expect((await sendEvents(setup.context, events)).body).toEqual({ accepted: 4, rejected: 0, errors: [] })
+    expect((await sendEvents(setup.context, events)).body).toEqual({ accepted: 4, rejected: 0, errors: [], counted: true })
     let body = (await report(setup)).body
     expect(body.adoption).toEqual({ versionId: current.id, share: 0.75, day: '2026-11-22', devices: 4 })
     // the next day nobody has been seen yet: the share is still the latest day's
@@ -381,15 +382,33 @@ test('active devices are kept 90 days: the prune drops older days; a deleted dra
   }
 })
 
-test('with --insights off nothing is counted', async () => {
+test('with --insights off nothing is counted, and the events answer says so (counted: false); the release guard still hears them', async () => {
   const setup = await setUp({ insights: false })
   try {
     const version = await publishedVersion(setup, '1.0.0')
     const info = (await setup.context.call('GET', `${access}/apps/${setup.appId}/release/install`)).body
     expect((await fetchUrl(setup.context, info.bundles.ios)).status).toBe(200)
-    expect((await sendEvents(setup.context, [{ appId: setup.appId, versionId: version.id, platform: 'ios', event: 'launched', deviceId: 'd' }])).status).toBe(202)
+    const sent = await sendEvents(setup.context, [
+      { appId: setup.appId, versionId: version.id, platform: 'ios', event: 'launched', deviceId: 'd' },
+      { appId: setup.appId, versionId: version.id, platform: 'ios', event: 'launched', channel: 'made-up' },
+    ])
+    expect(sent.status).toBe(202)
+    // each event is still checked (the guard reads the valid ones); none is counted in insights or metrics
+    expect(sent.body).toEqual({ accepted: 1, rejected: 1, errors: [{ index: 1, code: 'CHANNEL_NOT_FOUND', message: expect.any(String) }], counted: false })
     const body = (await report(setup)).body
     expect(body.totals).toEqual({ downloads: { ios: 0, android: 0 }, installInfoRequests: 0, installs: 0, installed: 0, launched: 0, failures: 0, rolledBack: 0, activeDevices: 0, updateChecks: 0 })
+    expect(body.recentFailures).toEqual([])
+
+    // the guard pauses a failing rollout whether or not insights are on
+    const next = await upload(setup.context, setup.owner.token, setup.appId, uploadForm(setup.appId, { version: '1.1.0' }))
+    expect((await setup.context.call('PATCH', `/api/mini-apps/${setup.miniAppId}/channels/stable`, { token: setup.owner.token, json: { guard: { enabled: true, minDevices: 2 } } })).status).toBe(200)
+    expect((await setup.context.call('POST', `/api/mini-apps/${setup.miniAppId}/versions/${next.body.id}/publish`, { token: setup.owner.token, json: { rolloutPercent: 50 } })).status).toBe(200)
+    const failing = await sendEvents(setup.context, ['x', 'y'].map((deviceId) => ({ appId: setup.appId, versionId: next.body.id, platform: 'ios', event: 'failed', deviceId })))
+    expect(failing.body).toMatchObject({ accepted: 2, counted: false })
+    setup.context.app.store.insights.flush()
+    const channels = await setup.context.call('GET', `/api/mini-apps/${setup.miniAppId}/channels`, { token: setup.owner.token })
+    expect(channels.body.channels.find((channel: { name: string }) => channel.name === 'stable')).toMatchObject({ state: 'paused', release: { pausedBy: 'release-guard' } })
+    expect((await report(setup)).body.recentFailures).toEqual([])
   } finally {
     setup.context.close()
   }

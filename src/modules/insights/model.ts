@@ -30,7 +30,10 @@ export const eventsBody = t.Object({
 export const eventsAnswer = t.Object({
   accepted: t.Integer(),
   rejected: t.Integer(),
-  errors: t.Array(t.Object({ index: t.Integer(), code: t.String(), message: t.String() }), { description: 'one per refused event: VALIDATION_ERROR, MINI_APP_NOT_FOUND or CHANNEL_NOT_FOUND' }),
+  errors: t.Array(t.Object({ index: t.Integer(), code: t.String(), message: t.String() }), { description: 'one per refused event: VALIDATION_ERROR, INVALID_DEVICE_ID, MINI_APP_NOT_FOUND or CHANNEL_NOT_FOUND' }),
+  counted: t.Boolean({
+    description: 'whether the accepted events were counted in insights and metrics: false while the server runs with --insights off, when they reach only the release guard',
+  }),
 })
 
 export const insightsParams = t.Object({ miniAppId: t.String() })

@@ -76,6 +76,6 @@ describe('refused deviceIds: 400 INVALID_DEVICE_ID', () => {
       json: { events: [{ appId, versionId, platform: 'ios', event: 'launched', deviceId: 'fine' }, { appId, versionId, platform: 'ios', event: 'launched', deviceId: '..' }] },
     })
     expect(res.status).toBe(202)
-    expect(res.body).toEqual({ accepted: 1, rejected: 1, errors: [{ index: 1, code: 'INVALID_DEVICE_ID', message: expect.stringContaining('events.1.deviceId') }] })
+    expect(res.body).toEqual({ accepted: 1, rejected: 1, errors: [{ index: 1, code: 'INVALID_DEVICE_ID', message: expect.stringContaining('events.1.deviceId') }], counted: true })
   })
 })
