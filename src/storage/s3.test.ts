@@ -170,6 +170,22 @@ for (const mode of ['redirect', 'proxy'] as const) {
       expect(new Uint8Array(await response.arrayBuffer())).toEqual(whole.slice(2, 6))
     })
 
+    test(`a download resumed with a Range counts once, at its start from byte 0 (${mode === 'redirect' ? 'a 302 for a ranged request is no new download' : 'a 206 after byte 0 is none'})`, async () => {
+      const downloads = () => setup.context.app.store.insights.counters.totals.downloads.bundleAndroid
+      const before = downloads()
+      // begun (counted), cut off, resumed where it stopped
+      expect((await download('bundles/android')).status).toBe(200)
+      const resumed = await download('bundles/android', { range: `bytes=3-` })
+      expect(resumed.status).toBe(206)
+      await resumed.arrayBuffer()
+      expect(downloads()).toBe(before + 1)
+      // the whole file as a range from byte 0 is a download
+      const fromStart = await download('bundles/android', { range: 'bytes=0-' })
+      expect(fromStart.status).toBe(206)
+      await fromStart.arrayBuffer()
+      expect(downloads()).toBe(before + 2)
+    })
+
     test('HEAD answers the headers from the database, 304 for a matching If-None-Match, 416 for a bad range', async () => {
       const head = await setup.context.app.handle(new Request(`http://localhost${fileUrl(versionId, 'bundles/android', token)}`, { method: 'HEAD' }))
       expect(head.status).toBe(200)

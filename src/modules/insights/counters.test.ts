@@ -1,27 +1,34 @@
-// The in-memory counters: what is a whole download, day boundaries, drain/restore, the off switch, a failed flush.
+// The in-memory counters: what starts a download, day boundaries, drain/restore, the off switch, a failed flush.
 import { expect, test } from 'bun:test'
 import { createInsightCounters, downloadOf, utcDay } from './counters'
 import { createTestContext } from '../../test-support'
 import { createInsightsService } from './service'
 import { countOf, sketchFromRow } from './sketch'
 
-test('downloadOf: a 200 to GET, a redirect to the bucket or a 206 ending at the last byte is whole; HEAD, 304 and middle ranges are not', () => {
-  const cases: [method: string, status: number, contentRange: string | null, expected: ReturnType<typeof downloadOf>][] = [
-    ['GET', 200, null, { complete: true, bytes: 1000 }],
-    ['GET', 302, null, { complete: true, bytes: 1000 }],
-    ['HEAD', 302, null, null],
-    ['GET', 206, 'bytes 900-999/1000', { complete: true, bytes: 100 }],
-    ['GET', 206, 'bytes 0-999/1000', { complete: true, bytes: 1000 }],
-    ['GET', 206, 'bytes 10-99/1000', { complete: false, bytes: 90 }],
-    ['GET', 206, 'bytes 0-0/1000', { complete: false, bytes: 1 }],
-    ['GET', 206, null, null],
-    ['GET', 304, null, null],
-    ['GET', 416, null, null],
-    ['HEAD', 200, null, null],
-    ['HEAD', 206, 'bytes 900-999/1000', null],
+test('downloadOf: a download starts at a 200 to GET, a 206 from byte 0, or a redirect to the bucket for the file from byte 0; a range from a later byte (a resume), HEAD and 304 start none', () => {
+  const cases: [method: string, status: number, range: string | null, contentRange: string | null, expected: ReturnType<typeof downloadOf>][] = [
+    ['GET', 200, null, null, { starts: true, bytes: 1000 }],
+    // a Range the answer ignored (several ranges): the whole file
+    ['GET', 200, 'bytes=0-1,5-9', null, { starts: true, bytes: 1000 }],
+    ['GET', 302, null, null, { starts: true, bytes: 1000 }],
+    ['GET', 302, 'bytes=0-', null, { starts: true, bytes: 1000 }],
+    ['GET', 302, 'bytes=900-', null, { starts: false, bytes: 100 }],
+    ['GET', 302, 'bytes=-100', null, { starts: false, bytes: 100 }],
+    ['GET', 302, 'bytes=0-1,5-9', null, { starts: true, bytes: 1000 }],
+    ['HEAD', 302, null, null, null],
+    ['GET', 206, 'bytes=900-', 'bytes 900-999/1000', { starts: false, bytes: 100 }],
+    ['GET', 206, 'bytes=0-', 'bytes 0-999/1000', { starts: true, bytes: 1000 }],
+    ['GET', 206, 'bytes=0-99', 'bytes 0-99/1000', { starts: true, bytes: 100 }],
+    ['GET', 206, 'bytes=10-99', 'bytes 10-99/1000', { starts: false, bytes: 90 }],
+    ['GET', 206, 'bytes=0-0', 'bytes 0-0/1000', { starts: true, bytes: 1 }],
+    ['GET', 206, null, null, null],
+    ['GET', 304, null, null, null],
+    ['GET', 416, 'bytes=2000-', null, null],
+    ['HEAD', 200, null, null, null],
+    ['HEAD', 206, 'bytes=900-', 'bytes 900-999/1000', null],
   ]
-  for (const [method, status, contentRange, expected] of cases) {
-    expect(downloadOf(method, status, 1000, () => contentRange), `${method} ${status} ${contentRange}`).toEqual(expected)
+  for (const [method, status, range, contentRange, expected] of cases) {
+    expect(downloadOf(method, status, 1000, range, () => contentRange), `${method} ${status} ${range} ${contentRange}`).toEqual(expected)
   }
 })
 

@@ -1,5 +1,6 @@
 // In-memory insight counters: the hot path adds to Maps, a flush hands whole days of them to be written at once.
 import type { FileKind } from '../versions/file-kinds'
+import { parseRange } from '../runtime/range'
 import { addDigest, emptySketch, mergeInto, type DeviceSketch } from './sketch'
 
 export type CountPlatform = 'ios' | 'android' | 'unknown'
@@ -135,20 +136,30 @@ export function utcDay(ms: number): string {
 }
 
 /**
- * Whether a file answer is a whole download, and how many bytes it sends: a 200 to GET, or a 206
- * whose range ends at the file's last byte (a resumed download finishing). HEAD, 304 and ranges in
- * the middle send no whole file. Only a 206 reads a header; the 200 path touches nothing but numbers.
+ * Whether a file answer starts a download, and how many bytes it sends. A download is counted once,
+ * when it starts: at the answer that sends the file from its first byte, a 200 to GET or a 206 whose
+ * range starts at byte 0. A 206 from a later byte is a download resumed (or a later part of one),
+ * counted when it began, so a download cut off and resumed counts once; counting where it ends instead
+ * would count a 200 that was cut off and then a resume that reached the last byte, twice. HEAD and
+ * 304 send no file. The 200 path and a redirect without a Range touch nothing but numbers; a 206
+ * reads its Content-Range, a redirect for a ranged request the range asked for.
  */
-export function downloadOf(method: string, status: number, size: number, contentRange: () => string | null): { complete: boolean; bytes: number } | null {
+export function downloadOf(method: string, status: number, size: number, range: string | null, contentRange: () => string | null): { starts: boolean; bytes: number } | null {
   if (method !== 'GET') return null
-  // 302: with --s3-downloads redirect the bytes come from the bucket; the redirect is the download
-  if (status === 200 || status === 302) return { complete: true, bytes: size }
+  if (status === 200) return { starts: true, bytes: size }
+  // 302: with --s3-downloads redirect the bytes come from the bucket, the range too; the redirect is the download
+  if (status === 302) {
+    if (range === null) return { starts: true, bytes: size }
+    const asked = parseRange(range, size)
+    if (asked === 'unsatisfiable') return null // answered 416 before it came to this
+    return asked === 'ignore' ? { starts: true, bytes: size } : { starts: asked.start === 0, bytes: asked.end - asked.start + 1 }
+  }
   if (status !== 206) return null
   const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(contentRange() ?? '')
   if (!match) return null
   const start = Number(match[1])
   const end = Number(match[2])
-  return { complete: end === size - 1, bytes: end - start + 1 }
+  return { starts: start === 0, bytes: end - start + 1 }
 }
 
 export interface InsightCounters {
@@ -158,8 +169,8 @@ export interface InsightCounters {
   countInstall(subject: CountSubject, channel: string, platform?: CountPlatform, deviceId?: string): void
   /** an update-check answer of a device running `subject` (a miniapp's `otherSubject` for a version that is no live release of the channel) */
   countUpdateCheck(subject: CountSubject | undefined, channel: string, platform: CountPlatform, deviceId?: string): void
-  /** a file answer: counted when it is a whole download (see downloadOf) */
-  countDownload(file: CountedFile, channel: string, method: string, response: Response): void
+  /** a file answer to `request` (its method and Range header): counted when it starts a download (see downloadOf) */
+  countDownload(file: CountedFile, channel: string, request: { method: string; range: string | null }, response: Response): void
   /** one accepted device event */
   countEvent(subject: CountSubject, channel: string, platform: 'ios' | 'android', event: DeviceEvent, deviceId: string | undefined, failure: { message: string; at: string } | null): void
   countRejected(count: number): void
@@ -296,12 +307,12 @@ export function createInsightCounters(options: { clock: () => number; enabled: b
       cells[platformIndex(platform)].updateChecks++
       seeDevice(cells, deviceId)
     },
-    countDownload(file, channel, method, response) {
+    countDownload(file, channel, request, response) {
       if (!enabled) return
-      const download = downloadOf(method, response.status, file.size, () => response.headers.get('content-range'))
+      const download = downloadOf(request.method, response.status, file.size, request.range, () => response.headers.get('content-range'))
       if (download === null) return
       totals.downloadBytes[file.kind] += download.bytes
-      if (!download.complete) return
+      if (!download.starts) return
       totals.downloads[file.kind]++
       const platform = downloadPlatform[file.kind]
       if (platform === null) return

@@ -66,7 +66,7 @@ describe('counting install info and downloads', () => {
   })
   afterAll(() => setup.context.close())
 
-  test('N install requests and M whole downloads show as exactly N and M; HEAD, 304 and a 206 in the middle are no download', async () => {
+  test('N install requests and M downloads show as exactly N and M; a resumed download counts once; HEAD, 304 and ranges after byte 0 are no download', async () => {
     const { context } = setup
     const installs = 7
     let info: any
@@ -77,12 +77,18 @@ describe('counting install info and downloads', () => {
     }
     const iosDownloads = 5
     const androidDownloads = 3
-    for (let i = 0; i < iosDownloads - 1; i++) expect((await fetchUrl(context, info.bundles.ios)).status).toBe(200)
-    // a resumed download that ends at the last byte is a whole download
-    const tail = await fetchUrl(context, info.bundles.ios, { headers: { range: 'bytes=900-' } })
-    expect(tail.status).toBe(206)
+    for (let i = 0; i < iosDownloads - 2; i++) expect((await fetchUrl(context, info.bundles.ios)).status).toBe(200)
+    // a download cancelled after its 200 began, then resumed where it stopped: one download, counted at its 200
+    const cancelled = await context.app.handle(new Request(resolveUrl('http://localhost/api', info.bundles.ios)))
+    expect(cancelled.status).toBe(200)
+    await cancelled.body!.cancel()
+    const resumed = await fetchUrl(context, info.bundles.ios, { headers: { range: 'bytes=900-' } })
+    expect(resumed.status).toBe(206)
+    // the whole file asked for as a range from byte 0 is a download too
+    const fromStart = await fetchUrl(context, info.bundles.ios, { headers: { range: 'bytes=0-' } })
+    expect(fromStart.status).toBe(206)
     for (let i = 0; i < androidDownloads; i++) expect((await fetchUrl(context, info.bundles.android)).status).toBe(200)
-    // none of these is a download
+    // none of these is a download: a part after byte 0 (a resume, or a later segment), HEAD, 304
     const middle = await fetchUrl(context, info.bundles.ios, { headers: { range: 'bytes=10-99' } })
     expect(middle.status).toBe(206)
     expect((await fetchUrl(context, info.bundles.ios, { method: 'HEAD' })).status).toBe(200)
@@ -102,8 +108,8 @@ describe('counting install info and downloads', () => {
     expect(res.body.totals).toMatchObject({ installs, downloads: { ios: iosDownloads, android: androidDownloads }, failures: 0, activeDevices: 0 })
     const totals = context.app.store.insights.counters.totals
     expect(totals.downloads).toEqual({ bundleIos: iosDownloads, bundleAndroid: androidDownloads, manifest: 1, assetsIos: 1, assetsAndroid: 0 })
-    // bytes: four whole iOS bundles, the 100-byte tail, the 90-byte middle range
-    expect(totals.downloadBytes.bundleIos).toBe(4 * 1000 + 100 + 90)
+    // bytes: every byte answered (the cancelled 200's included), the 100-byte resume, the 90-byte middle range
+    expect(totals.downloadBytes.bundleIos).toBe(5 * 1000 + 100 + 90)
 
     // a second report counts nothing twice: the flush added the counts once
     const again = await report(setup)

@@ -205,9 +205,11 @@ export function runtimeRoutes(deps: AppDeps) {
   const s3Source: S3Source | null = isS3BlobStore(blobs) ? { mode: deps.config.s3Downloads, timeoutMs: blobs.timeoutMs, presign: blobs.presign, read: blobs.read } : null
   /** The answer for a stored file, counted as a download when it is one (insights). */
   const storedResponse = (stored: StoredFile, request: Request, channel: string): Response | Promise<Response> => {
-    const answer = s3Source ? s3FileResponse(stored, fileRequest(request), s3Source, deps.log) : fileResponse(stored, fileRequest(request), deps.log)
+    // read once, for the answer and for counting it (a ranged request is no new download unless it starts at byte 0)
+    const asked = fileRequest(request)
+    const answer = s3Source ? s3FileResponse(stored, asked, s3Source, deps.log) : fileResponse(stored, asked, deps.log)
     return then(answer, (response) => {
-      counters.countDownload(stored, channel, request.method, response)
+      counters.countDownload(stored, channel, asked, response)
       return response
     })
   }

@@ -146,7 +146,7 @@ export function renderMetrics(deps: MetricsDeps): string {
   const lines: string[] = []
   deps.requestMetrics.render(lines)
   const { totals } = deps
-  metric(lines, 'miniship_downloads_total', 'counter', 'Whole file downloads (200, or a 206 ending at the last byte), by file kind.', fileKindNames.map((kind) => [`kind="${kind}"`, totals.downloads[kind]]))
+  metric(lines, 'miniship_downloads_total', 'counter', 'File downloads, each counted once when it starts (a 200, a 206 from byte 0, or a redirect to the bucket from byte 0; a resumed download is not counted again), by file kind.', fileKindNames.map((kind) => [`kind="${kind}"`, totals.downloads[kind]]))
   metric(lines, 'miniship_download_bytes_total', 'counter', 'Bytes of file answers (200 and 206), by file kind.', fileKindNames.map((kind) => [`kind="${kind}"`, totals.downloadBytes[kind]]))
   metric(lines, 'miniship_install_info_total', 'counter', 'Install-info answers counted by insights.', [['', totals.installInfos]])
   metric(lines, 'miniship_update_checks_total', 'counter', 'Update-check answers counted by insights.', [['', totals.updateChecks]])
@@ -161,7 +161,7 @@ export function renderMetrics(deps: MetricsDeps): string {
   if (apps.length > 0) {
     metric(lines, 'miniship_app_install_info_total', 'counter', 'Install-info answers counted by insights, by miniapp.', apps.map(([label, app]) => [label, app.installInfos]))
     metric(lines, 'miniship_app_update_checks_total', 'counter', 'Update-check answers counted by insights, by miniapp.', apps.map(([label, app]) => [label, app.updateChecks]))
-    metric(lines, 'miniship_app_bundle_downloads_total', 'counter', 'Whole bundle downloads (what insights count as downloads), by miniapp and platform.', apps.flatMap(([label, app]) => (['ios', 'android'] as const).map((platform) => [`${label},platform="${platform}"`, app.downloads[platform]] as [string, number])))
+    metric(lines, 'miniship_app_bundle_downloads_total', 'counter', 'Bundle downloads, each counted once when it starts (what insights count as downloads), by miniapp and platform.', apps.flatMap(([label, app]) => (['ios', 'android'] as const).map((platform) => [`${label},platform="${platform}"`, app.downloads[platform]] as [string, number])))
     const events = { installed: 'installed', launched: 'launched', failed: 'failed', rolled_back: 'rolledBack' } as const
     metric(lines, 'miniship_app_device_events_total', 'counter', 'Device events accepted, by miniapp and event.', apps.flatMap(([label, app]) => deviceEvents.map((event) => [`${label},event="${event}"`, app[events[event]]] as [string, number])))
   }
