@@ -61,7 +61,7 @@ async function send(method: string, path: string, host: string, json?: unknown):
   return { status, code: parsed.code as string | undefined, body: parsed }
 }
 
-const badHosts = ['x:y:z', '[zz]', 'h:99999', 'evil example', 'evil.example/phish']
+const badHosts = ['x:y:z', '[zz]', 'h:99999', 'evil example', 'evil.example/phish', 'user@evil.example', 'evil"example', "evil'example"]
 
 describe('a Host header that is not a host name', () => {
   test('a route that builds no URL still answers as itself: login is 401 INVALID_CREDENTIALS, not 500 or 404', async () => {
@@ -85,8 +85,8 @@ describe('a Host header that is not a host name', () => {
     }
   })
 
-  test('good Hosts are unchanged: a name with a port, an IPv6 literal, a short name', async () => {
-    for (const host of ['apps.example.com:8443', '[::1]:3001', 'nas']) {
+  test('good Hosts are unchanged: a name with a port, an IPv6 literal, a short name, a docker-compose service name', async () => {
+    for (const host of ['apps.example.com:8443', '[::1]:3001', 'nas', 'miniship_app:3000', 'miniship_app']) {
       const answer = await send('POST', '/api/auth/cli/sessions', host)
       expect({ host, status: answer.status }).toEqual({ host, status: 201 })
       expect(String(answer.body.verificationUrl)).toStartWith(`http://${host}/cli/authorize?code=`)

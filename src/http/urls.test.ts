@@ -20,6 +20,8 @@ describe('apiBase: the base every handed-out URL is built on', () => {
     ['an https request stays https', request('https://apps.example.com/api/x', { host: 'apps.example.com' }), plain, 'https://apps.example.com/api'],
     ['X-Forwarded-* ignored without --trust-proxy', request('http://127.0.0.1/api/x', { host: '127.0.0.1:3001', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.example' }), plain, 'http://127.0.0.1:3001/api'],
     ['X-Forwarded-* used with --trust-proxy', request('http://127.0.0.1/api/x', { host: '127.0.0.1:3001', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'apps.example.com' }), trusting, 'https://apps.example.com/api'],
+    ['a docker-compose service name: underscore is valid in a host name (RFC 3986 reg-name)', request('http://localhost/api/x', { host: 'miniship_app:3000' }), plain, 'http://miniship_app:3000/api'],
+    ['a trusted X-Forwarded-Host with an underscore', request('http://127.0.0.1/api/x', { host: '127.0.0.1:3001', 'x-forwarded-host': '_edge.internal' }), trusting, 'http://_edge.internal/api'],
     ['--public-url wins over everything', request('http://127.0.0.1/api/x', { host: 'other' }), { publicUrl: 'https://apps.example.com/base/api', trustProxy: true }, 'https://apps.example.com/base/api'],
   ]
   for (const [name, req, config, expected] of cases) {
@@ -30,6 +32,9 @@ describe('apiBase: the base every handed-out URL is built on', () => {
     ['a Host with a path', { host: 'evil.example/phish' }, plain],
     ['a Host with spaces', { host: 'evil example' }, plain],
     ['a Host with a query', { host: 'evil.example?x=1' }, plain],
+    ['a Host with user info', { host: 'user@evil.example' }, plain],
+    ['a Host with a quote', { host: 'evil"example' }, plain],
+    ['a Host with a control character', { host: 'evil\texample' }, plain],
     ['a trusted X-Forwarded-Host with a path', { host: 'ok.example', 'x-forwarded-host': 'evil.example/x' }, trusting],
   ]
   for (const [name, headers, config] of hostile) {
@@ -58,6 +63,9 @@ describe('servedApiBase: the same base from the URL Bun built for a served reque
     expect(servedApiBase(request('http://127.0.0.1/api/x'), { publicUrl: 'https://p.example/api', trustProxy: false }, 'http://127.0.0.1/api/x')).toBe('https://p.example/api')
     const proxied = request('http://127.0.0.1/api/x', { host: '127.0.0.1', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'apps.example.com' })
     expect(servedApiBase(proxied, { publicUrl: null, trustProxy: true }, 'http://127.0.0.1/api/x')).toBe('https://apps.example.com/api')
+  })
+  test('an underscore in the URL authority (a docker-compose service name) is a host name', () => {
+    expect(servedApiBase(request('http://miniship_app:3000/api/x'), plain, 'http://miniship_app:3000/api/x')).toBe('http://miniship_app:3000/api')
   })
   test('a URL without a host (Bun found no host name in the Host header): 400 INVALID_HOST from the header', () => {
     let caught: unknown

@@ -42,9 +42,11 @@ export interface DownloadUrls {
 /**
  * A Host header (or X-Forwarded-Host) that URLs can be built on: a name or IPv4 address, or an IPv6
  * literal in brackets, with an optional port up to 65535. "x:y:z", "h:99999" or "[zz]" passed the
- * former character-set check and were written into URLs no client can parse.
+ * former character-set check and were written into URLs no client can parse. A name may hold `_`
+ * (an RFC 3986 reg-name does, and docker-compose service names such as `miniship_app` do); what is
+ * not a host (spaces, controls, `@`, `/`, quotes, percent escapes) stays refused.
  */
-const hostPattern = /^(?:[A-Za-z0-9][A-Za-z0-9.-]{0,252}|\[[0-9A-Fa-f:.]{2,45}\])(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?$/
+const hostPattern = /^(?:[A-Za-z0-9_][A-Za-z0-9._-]{0,252}|\[[0-9A-Fa-f:.]{2,45}\])(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?$/
 const bases = new Map<string, string>()
 
 /**
