@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { isCleanText } from './text'
+import { hasVisibleCharacter, isCleanText } from './text'
 
 describe('free text', () => {
   const table: [string, string, boolean, boolean][] = [
@@ -27,5 +27,27 @@ describe('free text', () => {
       expect(isCleanText(text)).toBe(single)
       expect(isCleanText(text, true)).toBe(multi)
     })
+  }
+})
+
+describe('a visible character', () => {
+  const table: [string, string, boolean][] = [
+    ['a letter', 'a', true],
+    ['an emoji', '🚀', true],
+    ['Thai with its vowel mark', 'กั', true],
+    ['a zero-width space between letters', 'a\u200Bb', true],
+    ['spaces', ' \t ', false],
+    ['a zero-width space', '\u200B', false],
+    ['ZWNJ, ZWJ, word joiner, BOM', '\u200C\u200D\u2060\uFEFF', false],
+    ['a combining mark alone', '\u0301', false],
+    ['Hangul fillers', '\u3164\u115F\uFFA0', false],
+    ['a soft hyphen', '\u00AD', false],
+    ['variation selectors', '\uFE0F\u{E0100}', false],
+    ['tag characters', '\u{E0041}\u{E007F}', false],
+    ['the blank braille pattern', '\u2800', false],
+    ['an ideographic space', '\u3000', false],
+  ]
+  for (const [what, text, visible] of table) {
+    test(`${what}: ${visible ? 'visible' : 'nothing to see'}`, () => expect(hasVisibleCharacter(text)).toBe(visible))
   }
 })

@@ -3,6 +3,7 @@ import { and, desc, eq, isNull, sql } from 'drizzle-orm'
 import { apiKeys, users, type ApiKeyRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
+import { requireVisibleName } from '../../http/text'
 import type { ApiKeyGrant, AuthUser } from '../../http/guards'
 import { newId, isoAt, type Clock } from '../../ids'
 import { recordAudit } from '../audit/service'
@@ -92,8 +93,7 @@ export interface CreateApiKeyInput {
  */
 export function createApiKey(deps: ApiKeyDeps, owner: Actor, input: CreateApiKeyInput): ApiKeyRecord & { key: string } {
   const { db, clock } = deps
-  const name = input.name.trim()
-  if (name === '') throw new AppError(400, 'VALIDATION_ERROR', 'name must not be blank', [{ field: 'name', message: 'must not be blank' }])
+  const name = requireVisibleName(input.name)
   const scopes = apiKeyScopes.filter((scope) => input.scopes.includes(scope))
   let miniAppIds: string[] | null = null
   if (input.miniAppIds) {

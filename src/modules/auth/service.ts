@@ -4,7 +4,7 @@ import { users, type UserRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import type { Config } from '../../config'
 import { AppError } from '../../http/errors'
-import { isCleanText } from '../../http/text'
+import { isCleanText, requireVisibleName } from '../../http/text'
 import { newId, isoAt, type Clock } from '../../ids'
 import { recordAudit, type AuditEntry } from '../audit/service'
 import type { Role, TokenService } from './tokens'
@@ -66,7 +66,7 @@ export function requireDisplayName(raw: string): string {
   if (name.length === 0 || name.length > displayNameMaxLength || !isCleanText(name)) {
     throw invalidField('displayName', `must be 1 to ${displayNameMaxLength} characters without control characters`)
   }
-  return name
+  return requireVisibleName(name, 'displayName')
 }
 
 /** The default display name: what comes before the `@`, cut to the allowed length. */

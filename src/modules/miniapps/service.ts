@@ -3,6 +3,7 @@ import { and, desc, eq, inArray, sql } from 'drizzle-orm'
 import { miniApps, miniAppMembers, users, type MiniAppRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
+import { requireVisibleName } from '../../http/text'
 import { recordAudit } from '../audit/service'
 import { bumpedGrantGeneration } from '../auth/grants'
 import { newId, isoAt, type Clock } from '../../ids'
@@ -174,10 +175,7 @@ function checkIconUrl(iconUrl: string | null | undefined): string | null | undef
 }
 
 function checkName(name: string | undefined): string | undefined {
-  if (name === undefined) return undefined
-  const trimmed = name.trim()
-  if (trimmed === '') throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: name must not be blank', [{ field: 'name', message: 'must not be blank' }])
-  return trimmed
+  return name === undefined ? undefined : requireVisibleName(name)
 }
 
 export interface CreateMiniAppInput {

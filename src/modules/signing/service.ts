@@ -4,6 +4,7 @@ import { createPublicKey, verify } from 'node:crypto'
 import { signingKeys, type MiniAppRow, type SigningKeyRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
+import { requireVisibleName } from '../../http/text'
 import { isoAt, type Clock } from '../../ids'
 import { recordAudit } from '../audit/service'
 import { memberRole, requireVisibleMiniApp, type Caller } from '../miniapps/service'
@@ -90,8 +91,7 @@ export function signingKeyNames(db: Reader, miniAppId: string): Map<string, { na
 
 export function addSigningKey(db: Db, clock: Clock, user: Caller, miniAppId: string, input: { name: string; publicKey: string }): SigningKeyRecord {
   const app = requireKeyManager(db, user, miniAppId)
-  const name = input.name.trim()
-  if (name === '') throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: name must not be blank', [{ field: 'name', message: 'must not be blank' }])
+  const name = requireVisibleName(input.name)
   const key = parsePublicKey(input.publicKey)
   const now = isoAt(clock)
   db.transaction(
