@@ -1,8 +1,9 @@
-// Names people read in the console (miniapp, display, signing key and API key names) must show something.
+// Names people read in the console (miniapp, display, signing key and API key names) must show something, and every
+// text limit counts characters as people do: an emoji is one character, not two UTF-16 units.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { generateKeyPairSync } from 'node:crypto'
 import { createTestContext, createUser, type TestUser } from '../test-support'
-import { createMiniApp } from '../test-fixtures'
+import { createMiniApp, upload, uploadForm } from '../test-fixtures'
 
 const context = createTestContext()
 afterAll(() => context.close())
@@ -67,5 +68,45 @@ describe('a name with no visible character', () => {
       const res = await send('Team 👩\u200D💻 e\u0301')
       expect({ endpoint, accepted: res.status < 300 }).toEqual({ endpoint, accepted: true })
     }
+  })
+})
+
+describe('text limits count characters (code points), not UTF-16 units', () => {
+  const rocket = '🚀' // two UTF-16 units, one character
+  for (const [endpoint, send, field] of nameEndpoints) {
+    test(`${endpoint}: a name of 100 emoji is accepted, 101 is 400 VALIDATION_ERROR`, async () => {
+      const accepted = await send(rocket.repeat(100))
+      expect({ endpoint, status: accepted.status < 300 }).toEqual({ endpoint, status: true })
+      const refused = await send(rocket.repeat(101))
+      expect({ status: refused.status, code: refused.body.code, field: refused.body.details?.[0]?.field }).toEqual({ status: 400, code: 'VALIDATION_ERROR', field })
+      expect(refused.body.details[0].message).toContain('100 characters')
+    })
+  }
+
+  test('miniapp description: 2000 emoji accepted, 2001 refused', async () => {
+    const accepted = await context.call('PATCH', `/api/mini-apps/${miniAppId}`, { token: owner.token, json: { description: rocket.repeat(2000) } })
+    expect(accepted.status).toBe(200)
+    expect(accepted.body.description).toBe(rocket.repeat(2000))
+    const refused = await context.call('PATCH', `/api/mini-apps/${miniAppId}`, { token: owner.token, json: { description: rocket.repeat(2001) } })
+    expect({ status: refused.status, code: refused.body.code, field: refused.body.details?.[0]?.field }).toEqual({ status: 400, code: 'VALIDATION_ERROR', field: 'description' })
+  })
+
+  test('upload changelog: 10000 emoji accepted, 10001 refused; publish notes: 2000 accepted, 2001 refused', async () => {
+    const accepted = await upload(context, owner.token, appId, uploadForm(appId, { version: '1.0.0', changelog: rocket.repeat(10_000) }))
+    expect(accepted.status).toBe(201)
+    expect(accepted.body.changelog).toBe(rocket.repeat(10_000))
+    const refused = await upload(context, owner.token, appId, uploadForm(appId, { version: '1.0.1', changelog: rocket.repeat(10_001) }))
+    expect({ status: refused.status, code: refused.body.code, field: refused.body.details?.[0]?.field }).toEqual({ status: 400, code: 'VALIDATION_ERROR', field: 'changelog' })
+    expect(refused.body.message).toBe('changelog must be at most 10000 characters')
+
+    const tooLong = await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${accepted.body.id}/publish`, { token: owner.token, json: { notes: rocket.repeat(2001) } })
+    expect({ status: tooLong.status, code: tooLong.body.code, field: tooLong.body.details?.[0]?.field }).toEqual({ status: 400, code: 'VALIDATION_ERROR', field: 'notes' })
+    const published = await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${accepted.body.id}/publish`, { token: owner.token, json: { notes: rocket.repeat(2000) } })
+    expect(published.status).toBe(200)
+  })
+
+  test('a lone surrogate (no character at all) is refused like a control character', async () => {
+    const res = await context.call('PATCH', `/api/mini-apps/${miniAppId}`, { token: owner.token, body: '{"name":"Shop \\ud800"}', headers: { 'content-type': 'application/json' } })
+    expect({ status: res.status, code: res.body.code, field: res.body.details?.[0]?.field }).toEqual({ status: 400, code: 'VALIDATION_ERROR', field: 'name' })
   })
 })

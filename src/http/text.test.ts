@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { hasVisibleCharacter, isCleanText } from './text'
+import { cutText, hasVisibleCharacter, isCleanText, multiLinePattern, singleLinePattern, textLength } from './text'
 
 describe('free text', () => {
   const table: [string, string, boolean, boolean][] = [
@@ -50,4 +50,28 @@ describe('a visible character', () => {
   for (const [what, text, visible] of table) {
     test(`${what}: ${visible ? 'visible' : 'nothing to see'}`, () => expect(hasVisibleCharacter(text)).toBe(visible))
   }
+})
+
+describe('text length is counted in characters (code points)', () => {
+  test('textLength: an emoji is one character, a lone surrogate one too', () => {
+    expect(textLength('')).toBe(0)
+    expect(textLength('Shop')).toBe(4)
+    expect(textLength('🚀'.repeat(100))).toBe(100)
+    expect(textLength('a🚀b')).toBe(3)
+    expect(textLength('\uD800x')).toBe(2)
+  })
+  test('the patterns hold N characters, with and without the u flag', () => {
+    for (const flags of ['', 'u']) {
+      const single = new RegExp(singleLinePattern(100), flags)
+      const multi = new RegExp(multiLinePattern(3), flags)
+      expect([single.test('🚀'.repeat(100)), single.test('🚀'.repeat(101)), single.test('x'.repeat(100)), single.test('x'.repeat(101))]).toEqual([true, false, true, false])
+      expect([single.test('a\nb'), single.test('\uD800'), single.test('a\u202Eb')]).toEqual([false, false, false])
+      expect([multi.test('🚀\n🚀'), multi.test('🚀\n🚀🚀')]).toEqual([true, false])
+    }
+  })
+  test('cutText never splits an emoji', () => {
+    expect(cutText('🚀'.repeat(600), 500)).toBe('🚀'.repeat(500))
+    expect(cutText('a'.repeat(499) + '🚀🚀', 500)).toBe('a'.repeat(499) + '🚀')
+    expect(cutText('short', 500)).toBe('short')
+  })
 })

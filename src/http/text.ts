@@ -1,5 +1,5 @@
 // What free text (names, descriptions, changelogs) may hold: no control characters and no bidi overrides,
-// and for names at least one visible character.
+// a length counted in characters (code points), and for names at least one visible character.
 import { AppError } from './app-error'
 
 /**
@@ -11,17 +11,63 @@ import { AppError } from './app-error'
 const forbiddenAlways = '\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F\\u202A-\\u202E\\u2066-\\u2069'
 const lineBreaksAndTab = '\\u0009\\u000A\\u000D'
 
-/** For TypeBox `pattern`: one line of text (names, display names). */
-export const singleLinePattern = `^[^\\u0000-\\u0008${lineBreaksAndTab}${forbiddenAlways}]*$`
-/** For TypeBox `pattern`: text with line breaks and tabs (descriptions, changelogs). */
-export const multiLinePattern = `^[^\\u0000-\\u0008${forbiddenAlways}]*$`
+/**
+ * One character of clean text: a BMP character that is not forbidden, or a surrogate pair (one
+ * character beyond the BMP). Counting these counts code points with and without the `u` flag (with
+ * it a pair is one match of the first branch), so `{0,N}` is a limit of N characters: an emoji is
+ * one, not the two UTF-16 units TypeBox's `maxLength` counts. A lone surrogate is no character.
+ */
+function character(forbidden: string): string {
+  return `(?:[^${forbidden}\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])`
+}
+const singleLineCharacter = character(`\\u0000-\\u0008${lineBreaksAndTab}${forbiddenAlways}`)
+const multiLineCharacter = character(`\\u0000-\\u0008${forbiddenAlways}`)
 
-const singleLine = new RegExp(singleLinePattern)
-const multiLine = new RegExp(multiLinePattern)
+/**
+ * For TypeBox `pattern`: one line of text (names, display names) of at most `maxCharacters`
+ * characters. Use it instead of `maxLength`, which counts UTF-16 units.
+ */
+export function singleLinePattern(maxCharacters: number): string {
+  return `^${singleLineCharacter}{0,${maxCharacters}}$`
+}
+/** For TypeBox `pattern`: text with line breaks and tabs (descriptions, notes) of at most `maxCharacters` characters. */
+export function multiLinePattern(maxCharacters: number): string {
+  return `^${multiLineCharacter}{0,${maxCharacters}}$`
+}
+
+const singleLine = new RegExp(`^${singleLineCharacter}*$`)
+const multiLine = new RegExp(`^${multiLineCharacter}*$`)
 
 /** True when `text` holds only characters allowed in one line (or, with `lines`, in several). */
 export function isCleanText(text: string, lines = false): boolean {
   return (lines ? multiLine : singleLine).test(text)
+}
+
+/** The length of `text` in characters (code points), the unit every text limit is stated in. */
+export function textLength(text: string): number {
+  let length = text.length
+  for (let i = 0; i < text.length - 1; i++) {
+    const unit = text.charCodeAt(i)
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        length--
+        i++
+      }
+    }
+  }
+  return length
+}
+
+/** `text` cut to at most `maxCharacters` characters, never between the two halves of one. */
+export function cutText(text: string, maxCharacters: number): string {
+  if (text.length <= maxCharacters) return text
+  let end = 0
+  for (let count = 0; count < maxCharacters && end < text.length; count++) {
+    const unit = text.charCodeAt(end)
+    end += unit >= 0xd800 && unit <= 0xdbff && end + 1 < text.length ? 2 : 1
+  }
+  return text.slice(0, end)
 }
 
 /**

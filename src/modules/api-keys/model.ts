@@ -1,5 +1,6 @@
 // TypeBox schemas of the API key endpoints (validation and OpenAPI).
 import { t } from 'elysia'
+import { singleLinePattern } from '../../http/text'
 
 
 export { apiKeyScopes, type ApiKeyScope } from '../../http/guards'
@@ -7,7 +8,7 @@ export { apiKeyScopes, type ApiKeyScope } from '../../http/guards'
 const scopeField = t.Union([t.Literal('read'), t.Literal('upload'), t.Literal('release')], { error: 'must be "read", "upload" or "release"' })
 
 export const createApiKeyBody = t.Object({
-  name: t.String({ minLength: 1, maxLength: 100, error: 'must be 1 to 100 characters', examples: ['GitHub Actions'] }),
+  name: t.String({ minLength: 1, pattern: singleLinePattern(100), error: 'must be 1 to 100 characters without control characters', examples: ['GitHub Actions'] }),
   scopes: t.Array(scopeField, {
     minItems: 1,
     maxItems: 3,

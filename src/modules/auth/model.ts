@@ -6,7 +6,7 @@ import { singleLinePattern } from '../../http/text'
 // apply to create-admin too, which has no TypeBox in front of it).
 export const emailField = t.String({ maxLength: 254, error: 'must be an email address of at most 254 characters', examples: ['alice@example.com'] })
 export const passwordField = t.String({ minLength: 6, maxLength: 1024, error: 'must be 6 to 1024 characters' })
-export const displayNameField = t.String({ minLength: 1, maxLength: 100, pattern: singleLinePattern, error: 'must be 1 to 100 characters without control characters' })
+export const displayNameField = t.String({ minLength: 1, pattern: singleLinePattern(100), error: 'must be 1 to 100 characters without control characters' })
 export const roleField = t.Union([t.Literal('ADMIN'), t.Literal('USER')], { error: 'must be "ADMIN" or "USER"' })
 export const statusField = t.Union([t.Literal('ACTIVE'), t.Literal('DISABLED')], { error: 'must be "ACTIVE" or "DISABLED"' })
 

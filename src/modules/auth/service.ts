@@ -4,7 +4,7 @@ import { users, type UserRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import type { Config } from '../../config'
 import { AppError } from '../../http/errors'
-import { isCleanText, requireVisibleName } from '../../http/text'
+import { isCleanText, requireVisibleName, textLength } from '../../http/text'
 import { newId, isoAt, type Clock } from '../../ids'
 import { recordAudit, type AuditEntry } from '../audit/service'
 import type { Role, TokenService } from './tokens'
@@ -63,7 +63,7 @@ export function requirePassword(password: string, minLength = passwordMinLength)
 export function requireDisplayName(raw: string): string {
   const name = raw.trim()
   // also C1 and bidi overrides (http/text.ts): create-admin and the setup page have no TypeBox in front
-  if (name.length === 0 || name.length > displayNameMaxLength || !isCleanText(name)) {
+  if (name.length === 0 || textLength(name) > displayNameMaxLength || !isCleanText(name)) {
     throw invalidField('displayName', `must be 1 to ${displayNameMaxLength} characters without control characters`)
   }
   return requireVisibleName(name, 'displayName')

@@ -3,7 +3,7 @@ import { and, asc, desc, eq, gt, inArray, isNull, max, or } from 'drizzle-orm'
 import { channelGuards, channelReleases, channels, miniApps, releaseHistory, versions, type MiniAppRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
-import { isCleanText } from '../../http/text'
+import { cutText, isCleanText } from '../../http/text'
 import { recordAudit } from '../audit/service'
 import { newId, isoAt, type Clock } from '../../ids'
 import { requireVisibleMiniApp, userSummaries, type Caller, type UserSummary } from '../miniapps/service'
@@ -498,7 +498,7 @@ export function setRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId:
  * guard may call it again; a reverted one (0 %) is 409 ROLLOUT_REVERTED: no device gets it.
  */
 export function pauseRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, details: { reason?: string | null; metadata?: Record<string, unknown> } = {}): RolloutResult {
-  const reason = details.reason?.trim().slice(0, 500) || null
+  const reason = cutText(details.reason?.trim() ?? '', 500) || null
   return changeRollout(db, clock, actor, miniAppId, channel, (newest) => {
     if (newest.paused) return null
     if (newest.rolloutPercent === 0) {

@@ -10,8 +10,9 @@ export const miniAppIdParams = t.Object({ miniAppId: t.String() })
 
 export const memberParams = t.Object({ miniAppId: t.String(), userId: t.String() })
 
-const name = t.String({ minLength: 1, maxLength: 100, pattern: singleLinePattern, error: 'must be 1–100 characters without control characters' })
-const description = t.Union([t.String({ maxLength: 2000, pattern: multiLinePattern }), t.Null()], { error: 'must be text of at most 2000 characters without control characters (line breaks and tabs are fine)' })
+// lengths in characters, not UTF-16 units: the pattern counts them (http/text.ts)
+const name = t.String({ minLength: 1, pattern: singleLinePattern(100), error: 'must be 1–100 characters without control characters' })
+const description = t.Union([t.String({ pattern: multiLinePattern(2000) }), t.Null()], { error: 'must be text of at most 2000 characters without control characters (line breaks and tabs are fine)' })
 const iconUrl = t.Union([t.String({ maxLength: 2048 }), t.Null()], { error: 'must be an http(s) URL of at most 2048 characters' })
 
 export const createMiniAppBody = t.Object(

@@ -7,7 +7,7 @@ export const signingKeyParams = t.Object({ miniAppId: t.String(), keyId: t.Strin
 
 export const addSigningKeyBody = t.Object(
   {
-    name: t.String({ minLength: 1, maxLength: 100, pattern: singleLinePattern, error: 'must be 1–100 characters without control characters' }),
+    name: t.String({ minLength: 1, pattern: singleLinePattern(100), error: 'must be 1–100 characters without control characters' }),
     // long enough for any key pasted by mistake (a PEM, an RSA key), which then gets INVALID_PUBLIC_KEY with its reason
     publicKey: t.String({ maxLength: 16_384, error: 'must be the base64 of the raw 32-byte Ed25519 public key' }),
   },

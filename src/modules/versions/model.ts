@@ -9,7 +9,7 @@ export const miniAppIdParams = t.Object({ miniAppId: t.String() })
 export const versionParams = t.Object({ miniAppId: t.String(), versionId: t.String() })
 
 // no control characters or bidi overrides, like every other free text (http/text.ts): notes are shown in the console's History and the audit log
-const notes = t.String({ maxLength: 2000, pattern: multiLinePattern, error: 'must be text of at most 2000 characters without control characters (line breaks and tabs are fine)' })
+const notes = t.String({ pattern: multiLinePattern(2000), error: 'must be text of at most 2000 characters without control characters (line breaks and tabs are fine)' })
 /** notes, or null for none; the union names what it takes (Elysia's own words were "expected union value") */
 const optionalNotes = t.Optional(t.Union([notes, t.Null()], { error: 'must be text of at most 2000 characters without control characters (line breaks and tabs are fine), or null' }))
 

@@ -12,7 +12,7 @@ import type { TokenService } from '../auth/tokens'
 import { grantOf } from '../auth/grants'
 import { memberRole, miniAppRecord, requireVisibleMiniApp, toMiniAppRecord, userSummaries, type Caller, type MemberRole, type MiniAppRecord, type UserSummary } from '../miniapps/service'
 import { nextStatus, refusals, type VersionAction, type VersionStatus } from './lifecycle'
-import { isCleanText } from '../../http/text'
+import { isCleanText, textLength } from '../../http/text'
 import { foldVersionIntoOther } from '../insights/fold'
 import { discardUpload, fileFields, type FileField, type ReceivedUpload } from './upload'
 import { releaseTypes, versionPattern, type ReleaseType } from './model'
@@ -190,7 +190,7 @@ function checkUploadForm(received: ReceivedUpload): UploadInput {
   }
   const channel = fields.channel?.trim() || defaultChannel
   const changelog = fields.changelog?.trim() || null
-  if (changelog !== null && changelog.length > 10_000) throw badField('VALIDATION_ERROR', 'changelog', 'must be at most 10000 characters')
+  if (changelog !== null && textLength(changelog) > 10_000) throw badField('VALIDATION_ERROR', 'changelog', 'must be at most 10000 characters')
   if (changelog !== null && !isCleanText(changelog, true)) throw badField('VALIDATION_ERROR', 'changelog', 'must not hold control characters (line breaks and tabs are fine)')
   for (const field of fileFields) {
     if (!files[field]) throw badField('MISSING_FILE', field, 'is required: send all five files (bundleIos, bundleAndroid, manifest, assetsIos, assetsAndroid)')
