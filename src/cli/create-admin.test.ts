@@ -161,6 +161,19 @@ describe('create-admin', () => {
     expect(result.err[0]).toContain('--email')
   })
 
+  test('an email whose part before the @ is not ASCII: exit 2 saying that part must be ASCII (the server says the same)', async () => {
+    const result = await run(['--email', 'jörg@example.com', '--password-stdin', '--data-dir', dir], { stdin: 'hunter22\n' })
+    expect(result.exitCode).toBe(2)
+    expect(result.err[0]).toContain('--email must have only ASCII')
+    expect(result.err[0]).toContain('before the @')
+  })
+
+  test('an international domain is an address: the admin is created with its punycode form', async () => {
+    const result = await run(['--email', 'root@bücher.example', '--password-stdin', '--data-dir', dir, '--json'], { stdin: 'hunter22\n' })
+    expect(result.exitCode).toBeNull()
+    expect(JSON.parse(result.out.join('\n')).email).toBe('root@xn--bcher-kva.example')
+  })
+
   test('a display name over 100 characters is exit 2', async () => {
     const result = await run(['--email', 'long@example.com', '--display-name', 'x'.repeat(101), '--password-stdin', '--data-dir', dir], { stdin: 'hunter22\n' })
     expect(result.exitCode).toBe(2)

@@ -7,7 +7,7 @@ import { openDataDir } from '../data-dir'
 import { NewerSchemaError } from '../db/open'
 import { AppError } from '../http/errors'
 import { systemClock } from '../ids'
-import { createUser, findUserByEmail, normaliseEmail, requireDisplayName, requirePassword } from '../modules/auth/service'
+import { createUser, emailProblem, findUserByEmail, normaliseEmail, requireDisplayName, requirePassword } from '../modules/auth/service'
 
 /** Everything the command touches outside the data directory, so a test can stand in for the terminal. */
 export interface CreateAdminIo {
@@ -60,7 +60,7 @@ async function readPassword(flags: CreateAdminFlags, io: CreateAdminIo): Promise
 async function createAdmin(flags: CreateAdminFlags, io: CreateAdminIo): Promise<void> {
   // Everything that can be refused without touching the data directory is refused first.
   const email = normaliseEmail(flags.email)
-  if (email === null) throw new CommandFailure(2, `--email must be an email address such as admin@example.com, got "${flags.email.slice(0, 100)}"`)
+  if (email === null) throw new CommandFailure(2, `--email ${emailProblem(flags.email)}, got "${flags.email.slice(0, 100)}"`)
   const displayName = flags.displayName === undefined ? undefined : requireDisplayName(flags.displayName)
   // On a terminal, reading stdin would show no prompt and echo the password as it is typed.
   if (flags.passwordStdin && io.stdinIsTTY()) {

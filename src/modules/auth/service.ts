@@ -34,22 +34,57 @@ export function invalidField(field: string, message: string, where: 'body' | 'qu
 }
 
 // The WHATWG form-validation pattern: ASCII only, and a dot-less domain allowed (admin@localhost
-// is a fair address on a self-hosted box).
+// is a fair address on a self-hosted box). An international domain is matched in its punycode form.
 const emailPattern =
   /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
+const nonAscii = /[^\u0000-\u007f]/
+// what would make `new URL` read a domain as something else (a path, a port, user info) or fail
+const notInDomain = /[\s/\\?#@:%[\]]/
 
-/** Trimmed and lower-cased, or null when it is not an email address. */
+/**
+ * An international domain (bücher.example) in the punycode form DNS and mail use (xn--bcher-kva.example),
+ * by the WHATWG URL host parser (UTS #46: also lower-cases and normalises); null when it is no domain.
+ */
+function asciiDomain(domain: string): string | null {
+  if (notInDomain.test(domain)) return null
+  try {
+    return new URL(`http://${domain}`).hostname
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Trimmed and lower-cased, an international domain in its punycode form (so `user@bücher.example` and
+ * `user@xn--bcher-kva.example` are one account), or null when it is not an email address.
+ */
 export function normaliseEmail(raw: string): string | null {
-  const email = raw.trim().toLowerCase()
+  let email = raw.trim().toLowerCase()
+  const at = email.lastIndexOf('@')
+  if (at > 0 && nonAscii.test(email.slice(at + 1))) {
+    const domain = asciiDomain(email.slice(at + 1))
+    if (domain === null) return null
+    email = `${email.slice(0, at + 1)}${domain}`
+  }
   if (email.length === 0 || email.length > emailMaxLength) return null
   if (!emailPattern.test(email)) return null
   if (email.indexOf('@') > 64) return null
   return email
 }
 
+/** What is wrong with an address `normaliseEmail` refused, said so that the reader knows what is accepted. */
+export function emailProblem(raw: string): string {
+  const email = raw.trim()
+  const at = email.lastIndexOf('@')
+  if (at > 0 && nonAscii.test(email.slice(0, at))) {
+    return "must have only ASCII letters, digits and . ! # $ % & ' * + / = ? ^ _ ` { | } ~ - before the @ (an international domain after it, such as bücher.example, is fine)"
+  }
+  return `must be an email address such as alice@example.com or alice@bücher.example (at most ${emailMaxLength} characters)`
+}
+
 export function requireEmail(raw: string): string {
   const email = normaliseEmail(raw)
-  if (email === null) throw invalidField('email', `must be an email address such as alice@example.com (at most ${emailMaxLength} characters)`)
+  if (email === null) throw invalidField('email', emailProblem(raw))
   return email
 }
 

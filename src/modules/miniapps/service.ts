@@ -6,6 +6,7 @@ import { AppError } from '../../http/errors'
 import { requireVisibleName } from '../../http/text'
 import { recordAudit } from '../audit/service'
 import { bumpedGrantGeneration } from '../auth/grants'
+import { normaliseEmail } from '../auth/service'
 import { newId, isoAt, type Clock } from '../../ids'
 import { appIdPattern } from './model'
 
@@ -290,7 +291,8 @@ export function listMembers(db: Db, user: Caller, miniAppId: string): MemberReco
 
 export function addMember(db: Db, clock: Clock, user: Caller, miniAppId: string, input: { email: string; role: MemberRole }): MemberRecord {
   const row = requireOwner(db, user, miniAppId)
-  const email = input.email.trim().toLowerCase()
+  // as accounts store it (an international domain in punycode); what is no address is simply found by no one
+  const email = normaliseEmail(input.email) ?? input.email.trim().toLowerCase()
   db.transaction(
     (tx) => {
       const member = tx.select({ id: users.id }).from(users).where(eq(users.email, email)).get()
