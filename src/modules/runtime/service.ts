@@ -648,14 +648,15 @@ export function createRuntimeService(deps: RuntimeDeps) {
     /**
      * The experience install of decisions §9: the current experience version's install info, with
      * a member's token always, without one only while the miniapp's `experiencePublic` is on.
+     * Without a valid member's token an unknown appId is answered as a miniapp that is not public
+     * (no token) or by the token's own 401, so the answer does not tell whether it exists (§5).
      */
     async experienceInstallJson(appId: string, token: string | undefined, base: string): Promise<SerialisedJson> {
       const app = appFacts(appId)
-      if (!app) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Miniapp ${appId.slice(0, 64)} not found`)
       const files = fileBase(config, base)
       if (token === undefined || token === '') {
-        if (!app.experiencePublic) {
-          throw new AppError(401, 'EXPERIENCE_NOT_PUBLIC', `The experience version of ${appId} is not public: add ?token= with a member's access token, or turn on experiencePublic (PATCH /api/mini-apps/{miniAppId} {"experiencePublic": true}, or the console's Settings)`)
+        if (!app?.experiencePublic) {
+          throw new AppError(401, 'EXPERIENCE_NOT_PUBLIC', `The experience version of ${appId.slice(0, 64)} is not public: add ?token= with a member's access token, or turn on experiencePublic (PATCH /api/mini-apps/{miniAppId} {"experiencePublic": true}, or the console's Settings)`)
         }
         const facts = app.currentExperienceVersionId ? versionFacts(app.currentExperienceVersionId) : null
         if (!facts) throw new AppError(404, 'EXPERIENCE_NOT_FOUND', `Miniapp ${appId} has no experience version yet; upload one`)
@@ -671,7 +672,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
         }
         user = await userFromAccessToken(db, tokens, token)
       }
-      if (!canSeeMiniApp(db, user, app.id)) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Miniapp ${appId.slice(0, 64)} not found`)
+      if (!app || !canSeeMiniApp(db, user, app.id)) throw new AppError(404, 'MINI_APP_NOT_FOUND', `Miniapp ${appId.slice(0, 64)} not found`)
       const facts = app.currentExperienceVersionId ? versionFacts(app.currentExperienceVersionId) : null
       if (!facts) throw new AppError(404, 'EXPERIENCE_NOT_FOUND', `Miniapp ${appId} has no experience version yet; upload one`)
       return installJson(facts, files, undefined, facts.status === 'PUBLISHED' ? undefined : grantOf(db, user))
