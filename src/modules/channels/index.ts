@@ -1,7 +1,7 @@
 // Routes of channels: list, create, delete, and the rollout of a channel's newest release.
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps'
-import { channelParams, channelRecord, channelsParams, createChannelBody, patchChannelBody, rolloutBody } from './model'
+import { channelDeleted, channelParams, channelRecord, channelsParams, createChannelBody, patchChannelBody, rolloutBody } from './model'
 import { createChannel, deleteChannel, listChannels, patchRollout } from './service'
 import { actorOf, emitRolloutChange } from '../webhooks/service'
 import { patchChannel } from './guard'
@@ -23,7 +23,7 @@ export function channelRoutes(deps: AppDeps) {
         set.status = 201
         return record
       },
-      { auth: 'release', params: channelsParams, body: createChannelBody, detail: { summary: 'Create a channel (names like beta or qa-team)', tags: ['channels'] } },
+      { auth: 'release', params: channelsParams, body: createChannelBody, response: { 201: channelRecord }, detail: { summary: 'Create a channel (names like beta or qa-team)', tags: ['channels'] } },
     )
     .delete('/:miniAppId/channels/:channel', ({ user, params }) => {
       const record = deleteChannel(db, clock, user, params.miniAppId, params.channel)
@@ -33,6 +33,7 @@ export function channelRoutes(deps: AppDeps) {
     }, {
       auth: 'release',
       params: channelParams,
+      response: { 200: channelDeleted },
       detail: { summary: 'Delete a channel that serves no release (stable cannot be deleted)', tags: ['channels'] },
     })
     .patch('/:miniAppId/channels/:channel', ({ user, params, body }) => patchChannel(db, clock, user, params.miniAppId, params.channel, body), {

@@ -49,3 +49,5 @@ export const channelRecord = t.Object({
   defaultRelease: t.Union([channelRelease, t.Null()], { description: 'what a device that sends no deviceId gets' }),
   guard: guardRecord,
 })
+
+export const channelDeleted = t.Object({ success: t.Literal(true), name: t.String() })

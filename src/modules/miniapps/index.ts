@@ -1,10 +1,10 @@
 // Routes of miniapp management and membership: /api/mini-apps, /api/mini-apps/{miniAppId}[/members].
-import { Elysia } from 'elysia'
+import { Elysia, t } from 'elysia'
 import { AppError } from '../../http/errors'
 import { clientAddress } from '../../http/client'
 import { budgetKey } from '../../http/rate-limit'
 import type { AppDeps } from '../deps'
-import { addMemberBody, createMiniAppBody, memberParams, miniAppIdParams, updateMiniAppBody } from './model'
+import { addMemberBody, createMiniAppBody, memberParams, memberRecord, memberRemoved, miniAppIdParams, miniAppRecord as miniAppSchema, updateMiniAppBody } from './model'
 import { addMember, createMiniApp, listMembers, listMiniApps, miniAppRecord, removeMember, requireVisibleMiniApp, updateMiniApp } from './service'
 
 /**
@@ -37,6 +37,7 @@ export function miniAppRoutes(deps: AppDeps) {
     .use(deps.guard)
     .get('', ({ user }) => listMiniApps(db, user), {
       auth: 'read',
+      response: { 200: t.Array(miniAppSchema) },
       detail: { summary: 'Miniapps the caller can see (all of them for admins)', tags: ['mini-apps'] },
     })
     .post(
@@ -46,11 +47,12 @@ export function miniAppRoutes(deps: AppDeps) {
         set.status = 201
         return record
       },
-      { auth: true, body: createMiniAppBody, detail: { summary: 'Register a miniapp; the caller becomes its OWNER', tags: ['mini-apps'] } },
+      { auth: true, body: createMiniAppBody, response: { 201: miniAppSchema }, detail: { summary: 'Register a miniapp; the caller becomes its OWNER', tags: ['mini-apps'] } },
     )
     .get('/:miniAppId', ({ user, params }) => miniAppRecord(db, requireVisibleMiniApp(db, user, params.miniAppId)), {
       auth: 'read',
       params: miniAppIdParams,
+      response: { 200: miniAppSchema },
       detail: { summary: 'One miniapp', tags: ['mini-apps'] },
     })
     .patch('/:miniAppId', ({ user, params, body }) => updateMiniApp(db, clock, user, params.miniAppId, body), {
@@ -58,11 +60,13 @@ export function miniAppRoutes(deps: AppDeps) {
       params: miniAppIdParams,
       ...updateMiniAppChecks,
       body: updateMiniAppBody,
+      response: { 200: miniAppSchema },
       detail: { summary: 'Change name, description, icon, experiencePublic or requireSignature (owners; appId is immutable)', tags: ['mini-apps'] },
     })
     .get('/:miniAppId/members', ({ user, params }) => listMembers(db, user, params.miniAppId), {
       auth: true,
       params: miniAppIdParams,
+      response: { 200: t.Array(memberRecord) },
       detail: { summary: 'Members of a miniapp (owners and admins)', tags: ['mini-apps'] },
     })
     .post(
@@ -83,11 +87,12 @@ export function miniAppRoutes(deps: AppDeps) {
           throw error
         }
       },
-      { auth: true, params: miniAppIdParams, body: addMemberBody, detail: { summary: 'Add a member by email as OWNER or DEVELOPER', tags: ['mini-apps'] } },
+      { auth: true, params: miniAppIdParams, body: addMemberBody, response: { 201: memberRecord }, detail: { summary: 'Add a member by email as OWNER or DEVELOPER', tags: ['mini-apps'] } },
     )
     .delete('/:miniAppId/members/:userId', ({ user, params }) => removeMember(db, clock, user, params.miniAppId, params.userId), {
       auth: true,
       params: memberParams,
+      response: { 200: memberRemoved },
       detail: { summary: 'Remove a member (the last owner stays)', tags: ['mini-apps'] },
     })
 }

@@ -45,8 +45,9 @@ export const addMemberBody = t.Object(
   { additionalProperties: false },
 )
 
-const userSummary = t.Object({ id: t.String(), email: t.String(), displayName: t.String() })
+export const userSummary = t.Object({ id: t.String(), email: t.String(), displayName: t.String() })
 
+/** decisions §2's MiniApp record: what create, get, update and the workspace answer */
 export const miniAppRecord = t.Object({
   id: t.String(),
   appId: t.String(),
@@ -67,6 +68,8 @@ export const memberRecord = t.Object({
   userId: t.String(),
   email: t.String(),
   displayName: t.String(),
-  role: t.String(),
+  role: t.Union([t.Literal('OWNER'), t.Literal('DEVELOPER')]),
   createdAt: t.String(),
 })
+
+export const memberRemoved = t.Object({ success: t.Literal(true), userId: t.String() })

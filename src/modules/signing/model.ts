@@ -21,3 +21,12 @@ export const signVersionBody = t.Object(
   },
   { additionalProperties: false },
 )
+
+/** A trusted key as every signing-key route answers it (decisions §14); revoked keys are kept with `revokedAt` */
+export const signingKeyRecord = t.Object({
+  keyId: t.String({ description: 'the first 16 hex characters of sha256 of the raw 32 bytes' }),
+  name: t.String(),
+  publicKey: t.String({ description: 'base64 of the raw 32 bytes' }),
+  createdAt: t.String(),
+  revokedAt: t.Union([t.String(), t.Null()]),
+})

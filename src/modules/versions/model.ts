@@ -1,6 +1,8 @@
 // TypeBox schemas of the version endpoints (validation and OpenAPI).
 import { t } from 'elysia'
 import { multiLinePattern } from '../../http/text'
+import { miniAppRecord, userSummary } from '../miniapps/model'
+import { channelRecord } from '../channels/model'
 
 export { releaseTypes, versionPattern, type ReleaseType } from './version-rules'
 
@@ -38,4 +40,85 @@ export const workspaceQuery = t.Object({
   limit: t.Optional(t.Numeric({ error: 'must be a whole number from 1 to 200', description: 'versions per page, 1 to 200 (default 50)' })),
   cursor: t.Optional(t.String({ maxLength: 200 })),
   status: t.Optional(t.Union([t.Literal('DRAFT'), t.Literal('IN_REVIEW'), t.Literal('PUBLISHED')], { error: 'must be DRAFT, IN_REVIEW or PUBLISHED' })),
+})
+
+const fileInfo = t.Object({ size: t.Integer(), sha256: t.String() })
+
+/** decisions §2's Version record: what upload, review, publish and signing answer, and the workspace lists */
+export const versionRecord = t.Object({
+  id: t.String(),
+  miniAppId: t.String(),
+  version: t.String(),
+  buildNumber: t.Integer(),
+  releaseType: t.Union([t.Literal('RELEASE'), t.Literal('BETA'), t.Literal('ALPHA')]),
+  status: t.Union([t.Literal('DRAFT'), t.Literal('IN_REVIEW'), t.Literal('PUBLISHED')]),
+  changelog: t.Union([t.String(), t.Null()]),
+  channel: t.String({ description: 'the channel its upload named (decisions §10)' }),
+  createdAt: t.String(),
+  updatedAt: t.String(),
+  createdBy: t.Union([userSummary, t.Null()]),
+  publishedAt: t.Union([t.String(), t.Null()]),
+  files: t.Object({ bundleIos: fileInfo, bundleAndroid: fileInfo, manifest: fileInfo, assetsIos: fileInfo, assetsAndroid: fileInfo }),
+  signature: t.Union(
+    [
+      t.Object({
+        algorithm: t.Literal('ed25519'),
+        keyId: t.String(),
+        keyName: t.Union([t.String(), t.Null()], { description: 'null when the key is no longer on the miniapp\'s list' }),
+        keyRevokedAt: t.Union([t.String(), t.Null()]),
+        statement: t.String(),
+        value: t.String(),
+        signedAt: t.String(),
+      }),
+      t.Null(),
+    ],
+    { description: 'who signed its files (decisions §14); null when unsigned' },
+  ),
+})
+
+/** The upload's answer (decisions §5, §9): the version record and what the server changed or noticed. */
+export const uploadAnswer = t.Composite([
+  versionRecord,
+  t.Object({
+    warnings: t.Array(t.Object({ code: t.Union([t.Literal('MANIFEST_VERSION_SET'), t.Literal('MANIFEST_WITHOUT_PAGES')]), message: t.String() })),
+  }),
+])
+
+export const rollbackAnswer = t.Object({ miniApp: miniAppRecord, version: versionRecord })
+
+export const versionDeleted = t.Object({ success: t.Literal(true), versionId: t.String() })
+
+const releaseHistoryRecord = t.Object({
+  id: t.String(),
+  action: t.Union([t.Literal('PUBLISH'), t.Literal('ROLLBACK'), t.Literal('ROLLOUT')]),
+  channel: t.String(),
+  versionId: t.String(),
+  version: t.String(),
+  previousVersionId: t.Union([t.String(), t.Null()]),
+  rolloutPercent: t.Union([t.Integer(), t.Null()]),
+  notes: t.Union([t.String(), t.Null()]),
+  actor: t.Union([userSummary, t.Null()]),
+  createdAt: t.String(),
+})
+
+const accessLink = t.Object({
+  versionId: t.String(),
+  version: t.String(),
+  installUrl: t.String(),
+  deepLink: t.String({ description: 'opens the test install in the host app (decisions §9); the console\'s QR code encodes it' }),
+  expiresAt: t.Union([t.String(), t.Null()], { description: "when the link's download token stops working; null for published versions (never)" }),
+})
+
+export const workspaceAnswer = t.Object({
+  miniApp: miniAppRecord,
+  versions: t.Array(versionRecord, { description: 'one page, newest first' }),
+  releaseHistory: t.Array(releaseHistoryRecord, { description: 'newest first' }),
+  accessLinks: t.Array(accessLink, { description: 'one per version of the page' }),
+  channels: t.Array(channelRecord),
+  nextCursor: t.Union([t.String(), t.Null()], { description: 'pass as cursor for the next page; null on the last' }),
+  viewer: t.Object({
+    memberRole: t.Union([t.Literal('OWNER'), t.Literal('DEVELOPER'), t.Null()]),
+    isAdmin: t.Boolean(),
+    canManageMembers: t.Boolean(),
+  }),
 })
