@@ -46,8 +46,57 @@ async function answer(method: string, template: string, values: Record<string, s
   return res
 }
 
+describe('the release-stable file paths (decisions §9, §10)', () => {
+  const scopes = ['', 'channels/{channel}/', 'channels/{channel}/devices/{deviceId}/', 'channels/{channel}/hosts/{hostVersion}/', 'channels/{channel}/devices/{deviceId}/hosts/{hostVersion}/']
+  const files: [string, string][] = [
+    ['release/bundle', 'application/javascript'],
+    ['release/bundles/{platform}', 'application/javascript'],
+    ['release/manifest', 'application/json'],
+    ['release/assets/{platform}', 'application/zip'],
+    ['release/app.json', 'application/json'],
+    ['release/bundles/app.json', 'application/json'],
+  ]
+  const releasePaths = scopes.flatMap((scope) => files.map(([file, type]) => [`/api/mini-apps/access/apps/{appId}/${scope}${file}`, type] as const))
+
+  test('are in the document with their parameters, content type and cache policy; the wildcard route is not', () => {
+    expect(paths['/api/mini-apps/access/apps/{appId}/*']).toBeUndefined()
+    for (const [path, type] of releasePaths) {
+      const operation = paths[path]?.get
+      const names = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1])
+      expect({ path, parameters: operation?.parameters.filter((p) => p.in === 'path').map((p) => p.name), type: Object.keys(operation?.responses['200']?.content ?? {}), cache: operation?.responses['200']?.headers?.['Cache-Control']?.description, security: (operation as { security?: unknown } | undefined)?.security }).toEqual({
+        path,
+        parameters: names,
+        type: [type],
+        cache: 'public, max-age=60',
+        security: [],
+      })
+    }
+    expect(paths['/api/mini-apps/access/apps/{appId}/release/bundle']!.get.parameters.map((p) => `${p.in} ${p.name}`)).toContain('query platform')
+  })
+
+  test('each answers what the document says, and so do the version-pinned file paths', async () => {
+    const app = (await context.call('POST', '/api/mini-apps', { token: owner.token, json: { appId: 'com.example.files', name: 'Files' } })).body
+    const version = (await upload(context, owner.token, app.appId, uploadForm(app.appId, { version: '1.0.0' }))).body
+    expect((await context.call('POST', `/api/mini-apps/${app.id}/versions/${version.id}/publish`, { token: owner.token, json: {} })).status).toBe(200)
+    const values = { appId: app.appId, channel: 'stable', deviceId: 'device-1', hostVersion: '2.0.0', platform: 'android' }
+    for (const [path] of releasePaths) {
+      const res = await answer('GET', path, values)
+      expect({ path, status: res.status, cache: res.headers.get('cache-control') }).toEqual({ path, status: 200, cache: 'public, max-age=60' })
+    }
+    // the download token install info hands out
+    const install = await answer('GET', '/api/mini-apps/access/versions/{versionId}/install', { versionId: version.id }, {}, `?token=${owner.token}`)
+    const token = new URL(install.body.manifestUrl).searchParams.get('token')!
+    const pinned = Object.keys(paths).filter((path) => path.startsWith('/api/mini-apps/access/versions/{versionId}/') && !path.endsWith('/install'))
+    expect(pinned.length).toBe(6)
+    for (const path of pinned) {
+      const res = await answer('GET', path, { versionId: version.id, platform: 'ios' }, {}, `?token=${encodeURIComponent(token)}`)
+      expect({ path, status: res.status }).toEqual({ path, status: 200 })
+    }
+  })
+})
+
 describe('the JSON answers the document describes are the whole records', () => {
-  test('miniapps, members, signing keys, versions and channels', async () => {
+  test('miniapps, members, signing keys, versions, channels, metrics and the document itself', async () => {
     const db = context.dataDir.db
     const row = (id: string) => db.select().from(miniApps).where(eq(miniApps.id, id)).get()!
     const tokens = createTokenService(context.dataDir.secret, () => context.now.value, context.config.tokenTtlSeconds)
@@ -102,5 +151,8 @@ describe('the JSON answers the document describes are the whole records', () => 
     expect(revoked.body).toEqual(listSigningKeys(db, caller, id)[0])
     expect(revoked.body.revokedAt).toEqual(expect.any(String))
 
+    const admin = await createTestUser(context, { role: 'ADMIN' })
+    expect((await answer('GET', '/api/metrics', {}, { token: admin.token })).text).toContain('# TYPE')
+    expect((await answer('GET', '/api/openapi.json', {})).body.openapi).toBe('3.1.0')
   })
 })

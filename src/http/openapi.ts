@@ -13,12 +13,27 @@ interface Schemaish {
   description?: string
 }
 
-interface RouteDetail {
+/** One path a wildcard route answers, documented in its place: `rest` stands for the route's `*`. */
+export interface WildcardPath {
+  rest: string
+  params?: unknown
+  query?: unknown
+  detail?: RouteDetail
+}
+
+export interface RouteDetail {
   summary?: string
   description?: string
   tags?: string[]
   /** set by the guard on routes that need a Bearer token */
   security?: unknown[]
+  /**
+   * OpenAPI response objects by status, for answers a `response` schema cannot describe (files,
+   * text) or should not check at run time; they go over the ones made from `response`
+   */
+  responses?: Record<string, unknown>
+  /** a route whose path ends in `*`: the concrete paths it answers, listed instead of the wildcard */
+  wildcardPaths?: WildcardPath[]
 }
 
 const httpMethods = new Set(['get', 'post', 'put', 'patch', 'delete', 'head', 'options'])
@@ -39,9 +54,23 @@ function parametersOf(schema: unknown, where: 'path' | 'query'): unknown[] {
   }))
 }
 
+/** A wildcard route's concrete paths as routes of their own, with its detail under theirs. */
+function expandedWildcard(route: RouteLike, detail: RouteDetail): RouteLike[] {
+  const { wildcardPaths, ...shared } = detail
+  return (wildcardPaths ?? []).map((concrete) => ({
+    method: route.method,
+    path: route.path.replace(/\*$/, concrete.rest),
+    hooks: { params: concrete.params, query: concrete.query ?? route.hooks?.query, detail: { ...shared, ...concrete.detail } },
+  }))
+}
+
 export function openApiDocument(routes: readonly RouteLike[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {}
-  for (const route of routes) {
+  const documented = routes.flatMap((route) => {
+    const detail = route.hooks?.detail as RouteDetail | undefined
+    return detail?.wildcardPaths ? expandedWildcard(route, detail) : [route]
+  })
+  for (const route of documented) {
     const method = route.method.toLowerCase()
     if (!httpMethods.has(method)) continue
     const hooks = route.hooks ?? {}
@@ -73,6 +102,7 @@ export function openApiDocument(routes: readonly RouteLike[], version: string): 
         }
       }
     }
+    Object.assign(operation.responses as Record<string, unknown>, detail.responses)
     paths[path] ??= {}
     paths[path][method] = JSON.parse(JSON.stringify(operation))
   }

@@ -1,8 +1,8 @@
 // Routes of the runtime download contract: install info, bundles, manifest, assets (all `?token=`), and the public release install.
-import { Elysia } from 'elysia'
+import { Elysia, type DocumentDecoration } from 'elysia'
 import type { AppDeps } from '../deps'
 import { AppError, errorResponse, toAppError } from '../../http/errors'
-import { fileResponse, s3FileResponse, type S3Source, type StoredFile } from './files'
+import { fileResponse, publishedCacheControl, releaseCacheControl, s3FileResponse, unpublishedCacheControl, type S3Source, type StoredFile } from './files'
 import type { FileKind } from '../versions/file-kinds'
 import { isS3BlobStore } from '../../storage/s3'
 import { createRuntimeService, then, type DeviceQuery, type RuntimeService, type SerialisedJson } from './service'
@@ -10,7 +10,7 @@ import { apiBase, isPlatform, servedApiBase, type Platform } from '../../http/ur
 import { clientAddress } from '../../http/client'
 import { runningRequestId, toldLength } from '../../http/request-log'
 import { isApiKey } from '../api-keys/service'
-import { appParams, bundleQuery, deviceQuery, fileQuery, installInfo, platformParams, tokenQuery, updateAnswer, updateQuery, versionParams } from './model'
+import { appParams, assetsResponses, bundleQuery, bundleResponses, deviceQuery, fileQuery, installInfo, manifestResponses, platformParams, releaseFilePaths, tokenQuery, updateAnswer, updateQuery, versionParams } from './model'
 
 const bundleKinds: Record<Platform, FileKind> = { ios: 'bundleIos', android: 'bundleAndroid' }
 const assetsKinds: Record<Platform, FileKind> = { ios: 'assetsIos', android: 'assetsAndroid' }
@@ -234,7 +234,11 @@ export function runtimeRoutes(deps: AppDeps) {
     ({ request, params, query, server }: { request: Request; params: Record<string, string>; query: Query; server: AddressSource }) =>
       answerFile(request, params.versionId!, targetOf(params, query), query.token, server, query.channel)
 
-  const described = (summary: string) => ({ detail: { summary: `${summary}; HEAD answers the same headers without the body`, tags: ['runtime'] } })
+  // a version's files are cached for good once it is published (decisions §6)
+  const versionCacheControl = `${publishedCacheControl} (published versions), ${unpublishedCacheControl} (others)`
+  const described = (summary: string, responses: (cacheControl: string) => NonNullable<DocumentDecoration['responses']>) => ({
+    detail: { summary: `${summary}; HEAD answers the same headers without the body`, tags: ['runtime'], responses: responses(versionCacheControl) },
+  })
   const failed = (error: unknown) => errorResponse(toAppError('UNKNOWN', error, deps.log))
 
   return (
@@ -307,23 +311,22 @@ export function runtimeRoutes(deps: AppDeps) {
       })
       .get('/apps/:appId/*', ({ request, params, query }) => answerReleaseFile(request, params.appId, params['*'], query.platform), {
         query: bundleQuery,
-        ...described(
-          'A file of the release a device gets (public, Cache-Control: public, max-age=60): release/{bundle|bundles/ios|bundles/android|manifest|assets/ios|assets/android|app.json|bundles/app.json}, optionally below channels/{channel}/[devices/{deviceId}/][hosts/{hostVersion}/]',
-        ),
+        // the document lists each path this answers (decisions §9, §10) instead of the wildcard
+        detail: { tags: ['runtime'], wildcardPaths: releaseFilePaths(releaseCacheControl) },
       })
-      .get('/versions/:versionId/bundle', fileHandler((_, query) => ({ kind: bundleKinds[platformOf(query.platform ?? 'ios')], anonymousRelease: false })), { params: versionParams, query: bundleQuery, ...described('The iOS JS bundle, or the Android one with ?platform=android') })
+      .get('/versions/:versionId/bundle', fileHandler((_, query) => ({ kind: bundleKinds[platformOf(query.platform ?? 'ios')], anonymousRelease: false })), { params: versionParams, query: bundleQuery, ...described('The iOS JS bundle, or the Android one with ?platform=android', bundleResponses) })
       .get('/versions/:versionId/bundles/app.json', fileHandler(() => derivedManifest), {
         params: versionParams,
         query: tokenQuery,
-        ...described('The manifest at the path derived from a bundle URL (without a token: the current release only)'),
+        ...described('The manifest at the path derived from a bundle URL (without a token: the current release only)', manifestResponses),
       })
-      .get('/versions/:versionId/bundles/:platform', fileHandler((params) => ({ kind: bundleKinds[platformOf(params.platform!)], anonymousRelease: false })), { params: platformParams, query: fileQuery, ...described('The JS bundle of a platform (ios or android)') })
-      .get('/versions/:versionId/manifest', fileHandler(() => ({ kind: 'manifest', anonymousRelease: false })), { params: versionParams, query: fileQuery, ...described('The manifest (app.json)') })
+      .get('/versions/:versionId/bundles/:platform', fileHandler((params) => ({ kind: bundleKinds[platformOf(params.platform!)], anonymousRelease: false })), { params: platformParams, query: fileQuery, ...described('The JS bundle of a platform (ios or android)', bundleResponses) })
+      .get('/versions/:versionId/manifest', fileHandler(() => ({ kind: 'manifest', anonymousRelease: false })), { params: versionParams, query: fileQuery, ...described('The manifest (app.json)', manifestResponses) })
       .get('/versions/:versionId/app.json', fileHandler(() => derivedManifest), {
         params: versionParams,
         query: tokenQuery,
-        ...described('The manifest at the path derived from …/bundle (without a token: the current release only)'),
+        ...described('The manifest at the path derived from …/bundle (without a token: the current release only)', manifestResponses),
       })
-      .get('/versions/:versionId/assets/:platform', fileHandler((params) => ({ kind: assetsKinds[platformOf(params.platform!)], anonymousRelease: false })), { params: platformParams, query: fileQuery, ...described('The assets zip of a platform (ios or android)') })
+      .get('/versions/:versionId/assets/:platform', fileHandler((params) => ({ kind: assetsKinds[platformOf(params.platform!)], anonymousRelease: false })), { params: platformParams, query: fileQuery, ...described('The assets zip of a platform (ios or android)', assetsResponses) })
   )
 }

@@ -101,7 +101,15 @@ export function systemRoutes(deps: AppDeps, api: HasRoutes) {
         })
         return new Response(text, { headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'cache-control': 'no-store' } })
       },
-      { detail: { summary: 'Prometheus metrics (text format 0.0.4): Bearer of an administrator or the --metrics-token', tags: ['system'], security: [{ bearer: [] }] } },
+      {
+        detail: {
+          summary: 'Prometheus metrics (text format 0.0.4): Bearer of an administrator or the --metrics-token',
+          tags: ['system'],
+          security: [{ bearer: [] }],
+          // text, not JSON: described here rather than by a `response` schema
+          responses: { 200: { description: 'Counters, gauges and histograms in the Prometheus text format 0.0.4', content: { 'text/plain; version=0.0.4': { schema: { type: 'string' } } } } },
+        },
+      },
     )
     .get(
       '/info',
@@ -126,7 +134,19 @@ export function systemRoutes(deps: AppDeps, api: HasRoutes) {
         document ??= openApiDocument([...api.routes, ...(own?.routes ?? [])], productVersion)
         return document
       },
-      { detail: { summary: 'This document', tags: ['system'] } },
+      {
+        detail: {
+          summary: 'This document',
+          tags: ['system'],
+          // described, not checked on every answer: a `response` schema would validate (and trim) the whole document each time
+          responses: {
+            200: {
+              description: 'OpenAPI 3.1 (its schemas are JSON Schema 2020-12)',
+              content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: { type: 'string', enum: ['3.1.0'] }, info: { type: 'object' }, paths: { type: 'object' } } } } },
+            },
+          },
+        },
+      },
     )
   own = system as unknown as HasRoutes
   return system
