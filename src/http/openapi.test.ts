@@ -32,6 +32,15 @@ beforeAll(async () => {
   caller = { id: owner.id, email: owner.email, role: 'USER' }
 })
 
+/** The operations whose 2xx answers name no content with a schema. */
+function undocumentedSuccess(document: Record<string, Record<string, Operation>>): string[] {
+  return Object.entries(document).flatMap(([path, operations]) =>
+    Object.entries(operations)
+      .filter(([, operation]) => !Object.entries(operation.responses).some(([status, answer]) => status.startsWith('2') && Object.values(answer.content ?? {}).some((media) => Object.keys(media.schema ?? {}).length > 0)))
+      .map(([method]) => `${method.toUpperCase()} ${path}`),
+  )
+}
+
 /**
  * Calls `template` (a path of the document, `{name}` filled from `values`) and checks the answer
  * against the document: its status is documented, with a schema under the content type it came with.
@@ -45,6 +54,24 @@ async function answer(method: string, template: string, values: Record<string, s
   expect({ call: `${method} ${template}`, status: res.status, schema: media !== undefined && Object.keys(media[1].schema ?? {}).length > 0 }).toEqual({ call: `${method} ${template}`, status: res.status, schema: true })
   return res
 }
+
+describe('every operation documents its success answer', () => {
+  test('the check finds an operation without one', () => {
+    const operation = (responses: Operation['responses']): Operation => ({ parameters: [], responses })
+    expect(
+      undocumentedSuccess({
+        '/a': { get: operation({ default: { description: 'Errors' } } as never), post: operation({ 201: { content: { 'application/json': { schema: {} } } } }) },
+        '/b': { get: operation({ 200: { content: { 'application/zip': { schema: { type: 'string' } } } } }) },
+      }),
+    ).toEqual(['GET /a', 'POST /a'])
+  })
+
+  test('no operation of /api/openapi.json lacks a 2xx answer with a schema', () => {
+    // the document is read: it holds the operations of every module
+    expect(Object.values(paths).flatMap((operations) => Object.keys(operations)).length).toBeGreaterThan(50)
+    expect(undocumentedSuccess(paths)).toEqual([])
+  })
+})
 
 describe('the release-stable file paths (decisions §9, §10)', () => {
   const scopes = ['', 'channels/{channel}/', 'channels/{channel}/devices/{deviceId}/', 'channels/{channel}/hosts/{hostVersion}/', 'channels/{channel}/devices/{deviceId}/hosts/{hostVersion}/']
