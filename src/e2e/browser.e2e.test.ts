@@ -1269,7 +1269,7 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
         days: [16, 17, 18, 19, 20, 21, 22].map((d, i) => day(d, [['v1', '1.0.0', 5 - (i % 3), 3, 40 - i * 5], ['v2', '1.3.0', i, i * 2, i * 6]])),
         totals: { downloads: { ios: 40, android: 63 }, installs: 103, failures: 2, activeDevices: 61 },
         adoption: { versionId: null, share: 0.42 },
-        recentFailures: [{ versionId: 'v2', version: '1.3.0', message: 'checksum mismatch', at: '2026-11-22T10:00:00.000Z' }],
+        recentFailures: [{ versionId: 'v2', version: '1.3.0', platform: 'ios', channel: 'beta', message: 'checksum mismatch', at: '2026-11-22T10:00:00.000Z' }],
       }
       await page.route('**/api/openapi.json', async (route) => {
         const response = await route.fetch()
@@ -1289,6 +1289,8 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       expect(await tid(page, 'downloads-chart').locator('.chart-range').textContent()).toBe('2026-11-16 – 2026-11-22')
       expect(await tid(page, 'insights').textContent()).toContain('103')
       expect(await tid(page, 'insights').textContent()).toContain('Recent install failures (1)')
+      // each failure names the channel the device reported it on
+      expect(await tid(page, 'recent-failure').textContent()).toStartWith('1.3.0 on beta: checksum mismatch · ')
       await screenshot(page, 'overview-insights')
       // the whole overview, channels and insights, fits one 1280×800 screen
       expect(await page.evaluate(() => document.documentElement.scrollHeight)).toBeLessThanOrEqual(800)

@@ -107,7 +107,7 @@ function insightsPanel(insights: Insights, workspace: Workspace): HTMLElement {
         )
       : h('p', { class: 'empty', 'data-testid': 'insights-empty' }, 'No downloads or installs recorded yet. Once phones install a version, its adoption and downloads per day appear here.'),
     insights.recentFailures.length
-      ? h('details', { class: 'failures' }, h('summary', null, `Recent install failures (${insights.recentFailures.length})`), h('ul', null, insights.recentFailures.slice(0, 5).map((f) => h('li', null, h('strong', null, f.version), ' ', f.message, ' · ', ago(f.at)))))
+      ? h('details', { class: 'failures' }, h('summary', null, `Recent install failures (${insights.recentFailures.length})`), h('ul', null, insights.recentFailures.slice(0, 5).map((f) => h('li', { 'data-testid': 'recent-failure' }, h('strong', null, f.version), f.channel ? ` on ${f.channel}: ` : ' ', f.message, ' · ', ago(f.at)))))
       : null,
   )
 }
