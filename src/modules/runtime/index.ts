@@ -10,7 +10,7 @@ import { apiBase, isPlatform, servedApiBase, type Platform } from '../../http/ur
 import { clientAddress } from '../../http/client'
 import { runningRequestId, toldLength } from '../../http/request-log'
 import { isApiKey } from '../api-keys/service'
-import { appParams, assetsResponses, bundleQuery, bundleResponses, deviceQuery, fileQuery, installInfo, manifestResponses, platformParams, releaseFilePaths, tokenQuery, updateAnswer, updateQuery, versionParams } from './model'
+import { appParams, assetsResponses, bundleQuery, bundleResponses, deviceQuery, fileQuery, installInfo, manifestResponses, platformParams, releaseBundleQuery, releaseFilePaths, tokenQuery, updateAnswer, updateQuery, versionParams } from './model'
 
 const bundleKinds: Record<Platform, FileKind> = { ios: 'bundleIos', android: 'bundleAndroid' }
 const assetsKinds: Record<Platform, FileKind> = { ios: 'assetsIos', android: 'assetsAndroid' }
@@ -310,7 +310,7 @@ export function runtimeRoutes(deps: AppDeps) {
         detail: { summary: "Install info of the current experience version: with a member's token, or without one while the miniapp's experiencePublic is on", tags: ['runtime'] },
       })
       .get('/apps/:appId/*', ({ request, params, query }) => answerReleaseFile(request, params.appId, params['*'], query.platform), {
-        query: bundleQuery,
+        query: releaseBundleQuery,
         // the document lists each path this answers (decisions §9, §10) instead of the wildcard
         detail: { tags: ['runtime'], wildcardPaths: releaseFilePaths(releaseCacheControl) },
       })

@@ -94,7 +94,7 @@ export const assetsResponses = (cacheControl: string) => fileResponses('applicat
 const platform = t.Union([t.Literal('ios'), t.Literal('android')], { description: 'other names answer 404 PLATFORM_NOT_FOUND' })
 const releaseToken = t.Optional(t.String({ description: 'ignored: the release is public (install info puts one on every URL, decisions §9)' }))
 const releaseQuery = t.Object({ token: releaseToken })
-const releaseBundleQuery = t.Object({ token: releaseToken, platform: t.Optional(t.String({ description: 'ios (default) or android' })) })
+export const releaseBundleQuery = t.Object({ token: releaseToken, platform: t.Optional(t.String({ description: 'ios (default) or android' })) })
 
 /** The scopes of release-stable URLs (urls.ts scopePath): none is the stable channel for a device that names nothing. */
 const releaseScopes: { rest: string; params: Record<string, ReturnType<typeof t.String>>; says: string }[] = [
