@@ -158,15 +158,15 @@ const mutations: Mutation[] = [
 
   {
     file: 'src/modules/runtime/service.ts',
-    find: 'if (!app.experiencePublic) {',
+    find: 'if (!app?.experiencePublic) {',
     replace: 'if (false) {',
     tests: ['src/modules/runtime/existing-clients.test.ts'],
     why: 'experience install without a token: only while the miniapp’s experiencePublic is on',
   },
   {
     file: 'src/modules/runtime/service.ts',
-    find: "if (!canSeeMiniApp(db, user, app.id)) throw new AppError(404, 'MINI_APP_NOT_FOUND'",
-    replace: "if (false) throw new AppError(404, 'MINI_APP_NOT_FOUND'",
+    find: "if (!app || !canSeeMiniApp(db, user, app.id)) throw new AppError(404, 'MINI_APP_NOT_FOUND'",
+    replace: "if (!app) throw new AppError(404, 'MINI_APP_NOT_FOUND'",
     tests: ['src/modules/runtime/existing-clients.test.ts'],
     why: 'experience install with an access token: members and admins only, others 404',
   },
