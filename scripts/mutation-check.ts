@@ -751,6 +751,21 @@ const mutations: Mutation[] = [
     tests: ['src/sdk/sdk.test.ts'],
     why: 'update client: a prerelease host (2.0.0-beta.1) is outside ">=1.0.0 <2", as the server judges it, so an old update never runs on it (§17)',
   },
+  // the bucket never holds a release that is not live (decisions §18): what nothing keeps true any more goes
+  {
+    file: 'src/cli/serve.ts',
+    find: 'if (mirror) return mirror.syncAll()',
+    replace: 'return mirror?.syncAll()',
+    tests: ['src/storage/s3.test.ts'],
+    why: "release mirror: a serve with the mirror off removes the folders under releases/ (a rollback would not reach them)",
+  },
+  {
+    file: 'src/modules/mirror/service.ts',
+    find: 'return removeChannel(blobs, job.appId, channel, step)',
+    replace: 'return',
+    tests: ['src/storage/s3.test.ts'],
+    why: 'release mirror: the folder of an appId no miniapp has (a restored older database) is removed at start',
+  },
 ]
 
 const root = resolve(import.meta.dir, '..')

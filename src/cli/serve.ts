@@ -23,7 +23,7 @@ import { createLocalBlobStore, type BlobStore } from '../storage'
 import { isS3BlobStore, openS3Store, type S3BlobStore } from '../storage/s3'
 import { collectStoreGarbage } from '../storage/gc'
 import { storageFileOf, writeStorageFile, writeStorageFileThen } from '../storage/storage-file'
-import type { ReleaseMirror } from '../modules/mirror/service'
+import { removeMirror, type ReleaseMirror } from '../modules/mirror/service'
 import type { Db } from '../db/open'
 
 const shutdownGraceMs = 10_000
@@ -229,11 +229,18 @@ async function recordStorage(config: Config, blobs: BlobStore, claim: string | n
   })
 }
 
-/** In the background once listening: unreferenced objects go, and the release mirror catches up (as queued jobs). */
+/**
+ * In the background once listening: unreferenced objects go, and the release mirror catches up (as
+ * queued jobs); with the mirror off, what it left under releases/ goes, since nothing keeps it true.
+ */
 function afterStartWithBucket(blobs: S3BlobStore, db: Db, mirror: ReleaseMirror | null, report: (line: string) => void): Promise<void> {
   return collectStoreGarbage(blobs, db.$client, report)
     .catch((error: unknown) => report(`cleaning up the bucket failed: ${(error as Error).message}`))
-    .then(() => mirror?.syncAll())
+    .then(async () => {
+      if (mirror) return mirror.syncAll()
+      const removed = await removeMirror(blobs)
+      if (removed > 0) report(`the release mirror is off (--mirror-releases): removed the objects of ${removed} channel(s) under releases/, which nothing would keep up to date`)
+    })
     .catch((error: unknown) => report(`looking for release mirror folders to remove failed: ${(error as Error).message}`))
 }
 

@@ -365,6 +365,18 @@ describe('the release mirror (decisions §11)', () => {
     }
     expect((await object('install.json')).status).toBe(200)
   })
+
+  test("a folder of an appId no miniapp has (the database restored from before that miniapp) is removed at the next start's sync", async () => {
+    const vanished = (path: string) => fetch(s3.publicUrl(`mirror/releases/com.example.vanished/stable/${path}`))
+    for (const name of ['install.json', 'manifest', 'bundles/ios']) await setup.store.writeObject(`releases/com.example.vanished/stable/${name}`, '{}', { contentType: 'application/json', cacheControl: 'public, max-age=60' })
+    expect((await vanished('install.json')).status).toBe(200)
+    await setup.context.app.store.mirror!.syncAll()
+    await setup.context.app.store.jobs.drain()
+    for (const path of ['install.json', 'manifest', 'bundles/ios']) {
+      expect({ path, status: (await vanished(path)).status }).toEqual({ path, status: 404 })
+    }
+    expect((await object('install.json')).status).toBe(200)
+  })
 })
 
 // ---- one prefix, one data directory: the owner marker ------------------------------------------
@@ -537,6 +549,30 @@ describe('a prefix belongs to the data directory that filled it (serve, against 
   }
   const blobsIn = async (prefix: string, owner: string) => (await createS3BlobStore({ ...s3.config(prefix), recorded: { owner } }, { blobs: '/nonexistent', tmp: '/nonexistent' }).list()).map((blob) => blob.sha256)
   const refusalOf = configRefusal
+
+  test('serve with the release mirror turned off removes what the mirror left: nothing would keep it true through a rollback', async () => {
+    const dataDir = tempDir()
+    const mirrored = (path: string) => fetch(s3.publicUrl(`mirroroff/releases/com.example.mirroroff/stable/${path}`))
+    let server = await startServer(configFor(dataDir, 'mirroroff', { mirrorReleases: 'on', cdnUrl: 'https://cdn.example.com' }))
+    running.push(server)
+    const base = `http://127.0.0.1:${server.server.port}`
+    const { token, versionId } = await populateOver(base, 'com.example.mirroroff')
+    const published = await fetch(`${base}/api/mini-apps/com.example.mirroroff/versions/${versionId}/publish`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' })
+    expect(published.status).toBe(200)
+    for (let i = 0; i < 250 && (await mirrored('install.json')).status !== 200; i++) await Bun.sleep(20)
+    expect((await mirrored('install.json')).status).toBe(200)
+    await stop(server)
+
+    server = await startServer(configFor(dataDir, 'mirroroff'))
+    running.push(server)
+    for (let i = 0; i < 250 && (await mirrored('install.json')).status !== 404; i++) await Bun.sleep(20)
+    for (const path of ['install.json', 'manifest', 'app.json', 'bundles/app.json', 'bundles/ios', 'bundles/android', 'assets/ios', 'assets/android']) {
+      expect({ path, status: (await mirrored(path)).status }).toEqual({ path, status: 404 })
+    }
+    // the stored files stay: the server itself still installs the release
+    expect((await fetch(`http://127.0.0.1:${server.server.port}/api/mini-apps/access/apps/com.example.mirroroff/release/install`)).status).toBe(200)
+    await stop(server)
+  })
 
   test('a new data directory pointed at another installation\'s prefix is refused; every file survives and still installs', async () => {
     const victim = tempDir()

@@ -28,7 +28,8 @@ export interface ReleaseMirror {
   /**
    * Queues a write of every channel of every miniapp that has a release (serve start), then of every
    * channel the bucket still holds objects of but the database serves nothing on (a deleted channel
-   * whose removal gave up, or was dropped while the mirror was off): those objects go.
+   * whose removal gave up, or was dropped while the mirror was off; a miniapp the database, restored
+   * from an older backup, does not have): those objects go.
    */
   syncAll(): Promise<void>
 }
@@ -36,10 +37,11 @@ export interface ReleaseMirror {
 /** The job kind of the mirror's writes. */
 export const mirrorJobKind = 'release-mirror'
 
-interface MirrorJob {
-  miniAppId: string
-  channel: string
-}
+/**
+ * One channel's write: of a miniapp by its id, or (`appId` only) of a folder in the bucket whose
+ * appId no miniapp has (a restore of a backup from before that miniapp was created): its objects go.
+ */
+type MirrorJob = { miniAppId: string; channel: string } | { appId: string; channel: string }
 
 export interface MirrorDeps {
   db: Db
@@ -69,6 +71,27 @@ export function mirroredUrls(cdnUrl: string, appId: string, channel: string, tok
   return { bundleUrl: bundles.ios, bundles, assetsUrl: { ios: `${base}/assets/ios${query}`, android: `${base}/assets/android${query}` }, manifestUrl: `${base}/manifest${query}` }
 }
 
+/** Removes one channel's folder under `releases/`: install.json and the manifests first, so no runtime starts on a half-removed release. */
+async function removeChannel(blobs: S3BlobStore, appId: string, channel: string, step: () => void = () => {}): Promise<void> {
+  const root = `releases/${appId}/${channel}`
+  await blobs.deleteObject(`${root}/install.json`)
+  for (const object of [...mirroredObjects].reverse()) {
+    step()
+    await blobs.deleteObject(`${root}/${object.name}`)
+  }
+}
+
+/**
+ * With the mirror off, serve's start removes every folder the mirror left under `releases/`:
+ * nothing rewrites them any more, so through a rollback or a revert they would go on serving the
+ * release that was live when the mirror was turned off. Answers how many channels went.
+ */
+export async function removeMirror(blobs: S3BlobStore): Promise<number> {
+  const channels = await blobs.listMirroredChannels()
+  for (const { appId, channel } of channels) await removeChannel(blobs, appId, channel)
+  return channels.length
+}
+
 export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
   const { db, config, tokens, blobs, jobs } = deps
 
@@ -90,23 +113,22 @@ export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
     return signed ? { signature: { algorithm: signed.algorithm, keyId: signed.keyId, statement: signed.statement, value: signed.value } } : {}
   }
 
-  async function write({ miniAppId, channel }: MirrorJob, signal: AbortSignal): Promise<void> {
-    const release = releaseOf(miniAppId, channel)
+  async function write(job: MirrorJob, signal: AbortSignal): Promise<void> {
+    const { channel } = job
+    // a timed-out attempt stops before its next object: its retry (or a newer job) writes them all
+    const step = () => signal.throwIfAborted()
+    if (!('miniAppId' in job)) {
+      const owner = db.select({ id: miniApps.id }).from(miniApps).where(eq(miniApps.appId, job.appId)).get()
+      // a miniapp of that appId was created since: its own job (one per channel, never two at once) decides
+      if (owner) return enqueue(owner.id, channel)
+      return removeChannel(blobs, job.appId, channel, step)
+    }
+    const release = releaseOf(job.miniAppId, channel)
     if (!release) return
     const { appId, appName, version, hostVersionRange } = release
     const root = `releases/${appId}/${channel}`
-    // a timed-out attempt stops before its next object: its retry (or a newer job) writes them all
-    const step = () => signal.throwIfAborted()
-    if (!version) {
-      // nothing to serve on this channel now (its release halted at 0 %, the channel deleted): the
-      // CDN answers 404 like the server does, install.json and the manifests going first
-      await blobs.deleteObject(`${root}/install.json`)
-      for (const object of [...mirroredObjects].reverse()) {
-        step()
-        await blobs.deleteObject(`${root}/${object.name}`)
-      }
-      return
-    }
+    // nothing to serve on this channel now (its release halted at 0 %, the channel deleted): the CDN answers 404 like the server does
+    if (!version) return removeChannel(blobs, appId, channel, step)
     const files = filesOf(db, version.id)
     for (const object of mirroredObjects) {
       step()
@@ -158,7 +180,11 @@ export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
       // a write of a channel that serves nothing removes its objects (see write)
       for (const { appId, channel } of await blobs.listMirroredChannels()) {
         const miniApp = db.select({ id: miniApps.id }).from(miniApps).where(eq(miniApps.appId, appId)).get()
-        if (miniApp && !queued.has(`${miniApp.id}/${channel}`)) enqueue(miniApp.id, channel)
+        if (!miniApp) {
+          // no miniapp has this appId (the database restored from before it was created): the CDN
+          // would serve its last release for ever
+          jobs.enqueue(mirrorJobKind, { appId, channel } satisfies MirrorJob, { dedupeKey: `${mirrorJobKind}:app:${appId}:${channel}` })
+        } else if (!queued.has(`${miniApp.id}/${channel}`)) enqueue(miniApp.id, channel)
       }
     },
   }
