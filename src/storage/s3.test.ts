@@ -366,6 +366,14 @@ describe('the release mirror (decisions §11)', () => {
     expect((await object('install.json')).status).toBe(200)
   })
 
+  test("renaming the miniapp rewrites install.json's appName, as the server's install info says it", async () => {
+    expect((await (await object('install.json')).json()).appName).not.toBe('Renamed shop')
+    const renamed = await setup.context.call('PATCH', `/api/mini-apps/${setup.miniAppId}`, { token: setup.owner.token, json: { name: 'Renamed shop' } })
+    expect(renamed.status).toBe(200)
+    expect((await setup.context.call('GET', `${access}/apps/${setup.appId}/release/install`)).body.appName).toBe('Renamed shop')
+    expect((await (await object('install.json')).json()).appName).toBe('Renamed shop')
+  })
+
   test("a folder of an appId no miniapp has (the database restored from before that miniapp) is removed at the next start's sync", async () => {
     const vanished = (path: string) => fetch(s3.publicUrl(`mirror/releases/com.example.vanished/stable/${path}`))
     for (const name of ['install.json', 'manifest', 'bundles/ios']) await setup.store.writeObject(`releases/com.example.vanished/stable/${name}`, '{}', { contentType: 'application/json', cacheControl: 'public, max-age=60' })

@@ -55,7 +55,12 @@ export function miniAppRoutes(deps: AppDeps) {
       response: { 200: miniAppSchema },
       detail: { summary: 'One miniapp', tags: ['mini-apps'] },
     })
-    .patch('/:miniAppId', ({ user, params, body }) => updateMiniApp(db, clock, user, params.miniAppId, body), {
+    .patch('/:miniAppId', ({ user, params, body }) => {
+      const record = updateMiniApp(db, clock, user, params.miniAppId, body)
+      // the release mirror's install.json names the miniapp as the server's install info does (queued, after the commit)
+      if (body.name !== undefined) deps.mirror?.miniAppChanged(record.id)
+      return record
+    }, {
       auth: true,
       params: miniAppIdParams,
       ...updateMiniAppChecks,

@@ -1,5 +1,5 @@
 // The release mirror (issue 14, decisions §11): each channel's release written to the bucket as static objects a CDN serves.
-import { eq, isNull, or } from 'drizzle-orm'
+import { and, eq, isNull, or } from 'drizzle-orm'
 import { channelReleases, miniApps, versions } from '../../db/schema'
 import { decideRelease } from '../channels/decide'
 import { liveReleases } from '../channels/service'
@@ -25,6 +25,8 @@ export interface ReleaseMirror {
    * failed one is retried. `app` is the miniapp's id or its appId.
    */
   releaseChanged(app: string, channel?: string): void
+  /** Queues a write of every channel with a live release of the miniapp: its install.json names the miniapp (`appName`), so a rename moves them. */
+  miniAppChanged(miniAppId: string): void
   /**
    * Queues a write of every channel of every miniapp that has a release (serve start), then of every
    * channel the bucket still holds objects of but the database serves nothing on (a deleted channel
@@ -172,6 +174,10 @@ export function createReleaseMirror(deps: MirrorDeps): ReleaseMirror {
     releaseChanged(app, channel = 'stable') {
       const miniApp = db.select({ id: miniApps.id }).from(miniApps).where(or(eq(miniApps.id, app), eq(miniApps.appId, app))).get()
       if (miniApp) enqueue(miniApp.id, channel)
+    },
+    miniAppChanged(miniAppId) {
+      const live = db.selectDistinct({ channel: channelReleases.channel }).from(channelReleases).where(and(eq(channelReleases.miniAppId, miniAppId), isNull(channelReleases.withdrawnAt))).all()
+      for (const { channel } of live) enqueue(miniAppId, channel)
     },
     async syncAll() {
       const live = db.selectDistinct({ miniAppId: channelReleases.miniAppId, channel: channelReleases.channel }).from(channelReleases).where(isNull(channelReleases.withdrawnAt)).all()
