@@ -24,3 +24,12 @@ test('the main entry uses none of what Hermes or React Native lack (TextEncoder,
     for (const pattern of forbidden) expect(`${name} ${pattern.test(code) ? 'uses' : 'avoids'} ${pattern.source}`).toContain('avoids')
   }
 })
+
+test('the main entry stays under its documented size: 15,000 bytes minified without the crypto fallback (docs/host-app.md)', async () => {
+  // as scripts/build-sdk.ts measures it: one minified ESM file for the browser target, @noble left out
+  const built = await Bun.build({ entrypoints: [join(dir, 'index.ts')], format: 'esm', target: 'browser', minify: true, external: ['@noble/ed25519', '@noble/hashes', '@noble/*'] })
+  expect(built.success).toBe(true)
+  const bytes = Buffer.byteLength(await built.outputs[0]!.text())
+  expect(bytes).toBeGreaterThan(5_000)
+  expect(bytes).toBeLessThan(15_000)
+})
