@@ -366,7 +366,9 @@ export function createUpdater(options: UpdaterOptions): Updater {
   async function flushAll(): Promise<{ sent: number; pending: number }> {
     let sent = 0
     for (;;) {
-      const batch = await exclusive(async () => (await loadEvents()).slice(0, 100))
+      // the server takes at most 64 KB a request (413 over it): long failure messages make smaller batches
+      let bytes = 0
+      const batch = await exclusive(async () => (await loadEvents()).filter((entry) => (bytes += utf8Bytes(JSON.stringify(entry.event)).length + 1) < 6e4).slice(0, 100))
       if (batch.length === 0) return { sent, pending: 0 }
       const dog = watchdog()
       let response
@@ -397,10 +399,11 @@ export function createUpdater(options: UpdaterOptions): Updater {
   async function verifySignature(update: Update, kinds: FileKind[]): Promise<void> {
     const install = update.install
     const signature = install.signature
+    const invalid = (why: string) => new UpdateError('SIGNATURE_INVALID', `${update.version}: ${why}`)
     if (trustedKeys.length === 0) return
     if (!signature) throw new UpdateError('SIGNATURE_REQUIRED', `${update.version} is not signed; trustedKeys require a signature`)
     if (signature.algorithm !== 'ed25519' || typeof signature.statement !== 'string' || typeof signature.value !== 'string') {
-      throw new UpdateError('SIGNATURE_INVALID', `${update.version}: unreadable signature`)
+      throw invalid('unreadable signature')
     }
     const value = fromBase64(signature.value)
     const message = utf8Bytes(signature.statement)
@@ -413,13 +416,13 @@ export function createUpdater(options: UpdaterOptions): Updater {
         }
       }
     }
-    if (!valid) throw new UpdateError('SIGNATURE_INVALID', `${update.version}: the signature (key ${signature.keyId}) is valid under no trusted key`)
+    if (!valid) throw invalid(`the signature (key ${signature.keyId}) is valid under no trusted key`)
     const statement = parseStatement(signature.statement)
     if (!statement || statement.appId !== options.appId || statement.version !== install.version) {
-      throw new UpdateError('SIGNATURE_INVALID', `${update.version}: signed for another app or version`)
+      throw invalid('signed for another app or version')
     }
     for (const kind of kinds) {
-      if (statement.files[kind] !== install.files[kind]!.sha256.toLowerCase()) throw new UpdateError('SIGNATURE_INVALID', `${update.version}: ${kind} not signed`)
+      if (statement.files[kind] !== install.files[kind]!.sha256.toLowerCase()) throw invalid(`${kind} not signed`)
     }
   }
 

@@ -515,6 +515,35 @@ describe('the update client against the server', () => {
     expect(await client.flushEvents()).toEqual({ sent: 0, pending: 0 })
   })
 
+  test('a batch of events stays under the server’s 64 KB a request: 100 failures with long messages all reach it, none is dropped by a 413', async () => {
+    // over HTTP, as a phone sends it: the server judges the body by its content-length
+    const server = Bun.serve({ port: 0, fetch: (request) => setup.context.app.handle(request) })
+    try {
+      const answers: Array<{ status: number; accepted?: number }> = []
+      const network: FetchLike = async (url, init) => {
+        const events = url.endsWith('/mini-apps/access/events')
+        // the files' host is down, with the long message some native stacks give
+        if (!events && !url.includes('/update?')) throw new TypeError('Network request failed: ' + 'the connection was reset by the peer; '.repeat(20))
+        const response = await fetch(url, init as RequestInit)
+        if (!events) return response as unknown as FetchResponse
+        const text = await response.text()
+        answers.push({ status: response.status, ...JSON.parse(text) })
+        return new Response(text, { status: response.status }) as unknown as FetchResponse
+      }
+      const client = updater(memoryStorage(), { serverUrl: `http://localhost:${server.port}/api`, fetch: network, maxPendingEvents: 100 })
+      await client.start()
+      const update = (await client.check())!
+      for (let i = 0; i < 100; i++) expect(await codeOf(client.download(update))).toBe('NETWORK')
+      expect(await client.flushEvents()).toEqual({ sent: 100, pending: 0 })
+      // before: one request of about 70 KB, answered 413, and the 100 events dropped as delivered
+      expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 202))
+      expect(answers.length).toBeGreaterThan(1)
+      expect(answers.reduce((sum, answer) => sum + (answer.accepted ?? 0), 0)).toBe(100)
+    } finally {
+      server.stop(true)
+    }
+  })
+
   test('fileStorage and nodeCrypto (miniship/sdk/node): the files on disk, a refused bundle leaves no directory behind', async () => {
     const dir = tempDir('miniship-sdk-files-')
     try {
