@@ -190,9 +190,9 @@ const isInstallInfo = (value: unknown): value is InstallInfo =>
 const shown = (value: unknown) => JSON.stringify(String(value).slice(0, 60))
 
 /** What JSON text says; undefined when there is no text (a missing file) or it is not JSON. */
-function parseJson(text: string | null): unknown {
+function parseJson(text: string | null | void): unknown {
   try {
-    return text === null ? undefined : JSON.parse(text)
+    return text == null ? undefined : JSON.parse(text)
   } catch {
     return undefined
   }
@@ -371,20 +371,21 @@ export function createUpdater(options: UpdaterOptions): Updater {
       const batch = await exclusive(async () => (await loadEvents()).filter((entry) => (bytes += utf8Bytes(JSON.stringify(entry.event)).length + 1) < 6e4).slice(0, 100))
       if (batch.length === 0) return { sent, pending: 0 }
       const dog = watchdog()
-      let response
+      let response, answer
       try {
         response = await request(`${base}/mini-apps/access/events`, dog, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ events: batch.map((entry) => entry.event) }),
         })
-        await response.text().catch(noop)
+        answer = parseJson(await response.text().catch(noop))
       } finally {
         dog.done()
       }
-      // 2xx: delivered. A 4xx other than 429 will never be accepted: drop it rather than block every later event.
+      // delivered: a 2xx with the server's JSON answer (a captive portal's 200 page is no delivery).
+      // A 4xx other than 429 will never be accepted: drop it rather than block every later event.
       const status = response.status
-      if (!response.ok && (status < 400 || status >= 500 || status === 429)) throw serverError(status, null, 'Events')
+      if (!(response.ok && isRecord(answer)) && (status < 400 || status >= 500 || status === 429)) throw serverError(status, answer, 'Events')
       const sentSeqs = batch.map((entry) => entry.seq)
       const pending = await exclusive(async () => {
         events = (await loadEvents()).filter((entry) => sentSeqs.indexOf(entry.seq) === -1)

@@ -544,6 +544,22 @@ describe('the update client against the server', () => {
     }
   })
 
+  test('a captive portal’s 200 page is no delivery: the events stay on storage until the server itself takes them', async () => {
+    const storage = clone(withV1)
+    let portal = true
+    const network: FetchLike = async (url, init) =>
+      portal ? (new Response('<html><body>Sign in to the hotel Wi-Fi</body></html>', { status: 200, headers: { 'content-type': 'text/html' } }) as unknown as FetchResponse) : serverFetch(setup.context)(url, init)
+    const client = updater(storage, { fetch: network })
+    await client.start()
+    const waiting = (JSON.parse((await storage.readText('events.json'))!) as unknown[]).length
+    expect(waiting).toBeGreaterThan(0)
+    // before: { sent: waiting, pending: 0 }, and the launch never reached insights
+    expect(await codeOf(client.flushEvents())).toBe('SERVER')
+    expect(await codeOf(client.check())).toBe('SERVER')
+    portal = false
+    expect(await client.flushEvents()).toEqual({ sent: waiting, pending: 0 })
+  })
+
   test('fileStorage and nodeCrypto (miniship/sdk/node): the files on disk, a refused bundle leaves no directory behind', async () => {
     const dir = tempDir('miniship-sdk-files-')
     try {
