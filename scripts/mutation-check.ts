@@ -632,6 +632,20 @@ const mutations: Mutation[] = [
   },
   {
     file: 'src/modules/signing/service.ts',
+    find: 'if (point.isSmallOrder() || !point.isTorsionFree()) throw',
+    replace: 'if (false) throw',
+    tests: signingTests,
+    why: 'signing: a small- or mixed-order public key (under which anyone forges signatures) is not trusted',
+  },
+  {
+    file: 'src/modules/signing/service.ts',
+    find: 'point = Point.fromBytes(raw, false)',
+    replace: 'point = (() => { try { return Point.fromBytes(raw, false) } catch { return Point.BASE } })()',
+    tests: signingTests,
+    why: 'signing: 32 bytes that are no point of the curve are not a public key',
+  },
+  {
+    file: 'src/modules/signing/service.ts',
     find: "if (row.revokedAt) throw new AppError(422, 'SIGNING_KEY_REVOKED'",
     replace: "if (false) throw new AppError(422, 'SIGNING_KEY_REVOKED'",
     tests: signingTests,

@@ -1,6 +1,7 @@
 // Signed releases (decisions §14): the keys a miniapp trusts, and the check of a signature over the statement of a version's stored files.
 import { and, asc, eq } from 'drizzle-orm'
 import { createPublicKey, verify } from 'node:crypto'
+import { Point } from '@noble/ed25519'
 import { signingKeys, type MiniAppRow, type SigningKeyRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
@@ -46,11 +47,16 @@ export function parsePublicKey(text: string): { raw: Uint8Array; publicKey: stri
   const raw = decodeBase64(text)
   if (raw === null) throw invalidPublicKey('is not base64')
   if (raw.length !== 32) throw invalidPublicKey(`is ${raw.length} bytes, not 32`)
+  // OpenSSL takes any 32 bytes as a key. Refused: bytes that are no point (or not its one encoding), and
+  // points of small or mixed order, which no key generator makes: under a small-order key anyone can
+  // make a signature that verifies for every statement (node, WebCrypto and noble alike).
+  let point: Point
   try {
-    createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(raw).toString('base64url') }, format: 'jwk' })
+    point = Point.fromBytes(raw, false)
   } catch {
-    throw invalidPublicKey('is not an Ed25519 public key')
+    throw invalidPublicKey('is not an Ed25519 public key: no point of the curve')
   }
+  if (point.isSmallOrder() || !point.isTorsionFree()) throw invalidPublicKey('is a weak Ed25519 key (a point of small or mixed order) that no key generator makes: signatures under it can be forged')
   return { raw, publicKey: Buffer.from(raw).toString('base64'), keyId: keyIdOf(raw) }
 }
 

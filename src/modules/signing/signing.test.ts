@@ -138,6 +138,28 @@ describe('trusted signing keys (decisions §14)', () => {
     expect({ status: res.status, code: res.body.code }).toEqual({ status: 400, code: 'INVALID_PUBLIC_KEY' })
   })
 
+  // 32 bytes that are no key a generator makes. Under a small-order key anyone forges a signature that
+  // node, WebCrypto and noble all accept, for any statement: R = the base point, S = 1 (checked below).
+  const identityPoint = Buffer.alloc(32)
+  identityPoint[0] = 1
+  test.each([
+    ['the identity point (small order: anyone can sign)', identityPoint.toString('base64')],
+    ['all zeros (a point of order 4)', Buffer.alloc(32).toString('base64')],
+    ['the point of order 2', Buffer.from('ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f', 'hex').toString('base64')],
+    ['not on the curve (y ≥ p)', Buffer.alloc(32, 0xff).toString('base64')],
+    ['no point of the curve (x² has no root)', Buffer.from('a3b8a8c2e1be4ee3c2aaa1d7d1f2c5d7e0de1e5b29d43ba48c7fd1a6b1e0b5d5', 'hex').toString('base64')],
+    ['a real key plus the point of order 2 (mixed order)', Buffer.from('968854effe1b317e49dbf1c14daf8f1538999171cba4e941c59e78575314573c', 'hex').toString('base64')],
+  ])('a public key that is %s is 400 INVALID_PUBLIC_KEY', async (_what, publicKey) => {
+    const res = await context.call('POST', `/api/mini-apps/${miniAppId}/signing-keys`, { token: owner.token, json: { name: 'weak', publicKey } })
+    expect({ status: res.status, code: res.body.code }).toEqual({ status: 400, code: 'INVALID_PUBLIC_KEY' })
+  })
+
+  test('why a small-order key is refused: a signature anyone makes verifies under it for every statement', () => {
+    const forged = Buffer.concat([Buffer.from('5866666666666666666666666666666666666666666666666666666666666666', 'hex'), Buffer.from([1]), Buffer.alloc(31)])
+    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: identityPoint.toString('base64url') }, format: 'jwk' })
+    expect(verify(null, Buffer.from(buildStatement(appId, '9.9.9', {})), key, forged)).toBe(true)
+  })
+
   test('a developer may not add or revoke keys (403 OWNER_REQUIRED); a stranger sees no miniapp (404)', async () => {
     const other = generateKey()
     expect((await addKey(other, 'dev', developer.token)).body.code).toBe('OWNER_REQUIRED')
