@@ -645,6 +645,13 @@ const mutations: Mutation[] = [
     why: 'signing: 32 bytes that are no point of the curve are not a public key',
   },
   {
+    file: 'src/sdk/crypto.ts',
+    find: 'return !Point.fromBytes(raw, false).isSmallOrder()',
+    replace: 'return true',
+    tests: ['src/sdk/sdk.test.ts'],
+    why: 'update client: a pinned key of small order (anyone can sign for it) or no point of the curve is INVALID_OPTION',
+  },
+  {
     file: 'src/modules/signing/service.ts',
     find: "if (row.revokedAt) throw new AppError(422, 'SIGNING_KEY_REVOKED'",
     replace: "if (false) throw new AppError(422, 'SIGNING_KEY_REVOKED'",

@@ -1,6 +1,6 @@
 // sha256 and Ed25519 for the update client: the app's native ones when it hands them in, else
 // WebCrypto's Ed25519 where the engine has it, else @noble (audited pure JS, runs on Hermes).
-import { verify as nobleVerify, hashes } from '@noble/ed25519'
+import { verify as nobleVerify, hashes, Point } from '@noble/ed25519'
 import { sha256 as nobleSha256, sha512 } from '@noble/hashes/sha2.js'
 import { toHex } from './encoding'
 
@@ -75,5 +75,18 @@ export function resolveCrypto(given: UpdateCrypto | undefined): ResolvedCrypto {
         return false
       }
     },
+  }
+}
+
+/**
+ * Whether 32 bytes are a public key worth pinning: a point of the curve in its one encoding, and
+ * not of small order, under which anyone can make a signature every verifier accepts for any
+ * message. (Cheap: a square root and three doublings, once per key at createUpdater.)
+ */
+export function isSoundPublicKey(raw: Uint8Array): boolean {
+  try {
+    return !Point.fromBytes(raw, false).isSmallOrder()
+  } catch {
+    return false
   }
 }

@@ -1,7 +1,7 @@
 // miniship/sdk: the update client a host app runs (decisions §17). Checks the server's update endpoint,
 // downloads and verifies a miniapp version, switches to it atomically, rolls back a crash loop and
 // reports events. Imports nothing from the server and no Node built-in: it runs on Hermes as it is.
-import { resolveCrypto, type ResolvedCrypto, type UpdateCrypto } from './crypto'
+import { isSoundPublicKey, resolveCrypto, type ResolvedCrypto, type UpdateCrypto } from './crypto'
 import { fromBase64 } from './encoding'
 import { failsAs, messageOf, UpdateError } from './errors'
 import { normalizeVersion, satisfiesRange } from './semver'
@@ -218,6 +218,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
   for (const key of options.trustedKeys ?? []) {
     const raw = fromBase64(key)
     if (!raw || raw.length !== 32) throw new UpdateError('INVALID_OPTION', `Not an Ed25519 public key: ${shown(key)}`)
+    if (!isSoundPublicKey(raw)) throw new UpdateError('INVALID_OPTION', `Not an Ed25519 public key a key generator makes (no point of the curve, or of small order: anyone could sign for it): ${shown(key)}`)
     trustedKeys.push(raw)
   }
   // the server refuses any other deviceId with 400 INVALID_DEVICE_ID (decisions §18): say so once, here,

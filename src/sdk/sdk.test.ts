@@ -411,6 +411,20 @@ describe('the update client against the server', () => {
       expect((thrown as UpdateError).code).toBe('INVALID_OPTION')
       expect((thrown as UpdateError).message).toContain('Not an Ed25519 public key')
     })
+
+    test('a trusted key of small order (under which anyone can sign anything) or no point of the curve is INVALID_OPTION', () => {
+      const identity = new Uint8Array(32)
+      identity[0] = 1
+      for (const key of [identity, new Uint8Array(32), new Uint8Array(32).fill(255)]) {
+        let thrown: unknown
+        try {
+          updater(memoryStorage(), { trustedKeys: [Buffer.from(key).toString('base64')] })
+        } catch (error) {
+          thrown = error
+        }
+        expect({ key: Buffer.from(key).toString('hex'), code: (thrown as UpdateError | undefined)?.code }).toEqual({ key: Buffer.from(key).toString('hex'), code: 'INVALID_OPTION' })
+      }
+    })
   })
 
   test.each([
