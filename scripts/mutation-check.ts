@@ -652,6 +652,20 @@ const mutations: Mutation[] = [
     why: 'update client: a pinned key of small order (anyone can sign for it) or no point of the curve is INVALID_OPTION',
   },
   {
+    file: 'src/modules/versions/service.ts',
+    find: "requireSignedIfRequired(current, rollbackSignature !== undefined, 'publish', row.version)",
+    replace: '',
+    tests: signingTests,
+    why: 'signing: under requireSignature a rollback to an unsigned version is refused',
+  },
+  {
+    file: 'src/modules/versions/service.ts',
+    find: 'if (rollbackSignature) requireUsableKey(tx, app.id, rollbackSignature.keyId)',
+    replace: '',
+    tests: signingTests,
+    why: 'signing: a rollback to a version signed by a revoked key is refused',
+  },
+  {
     file: 'src/modules/signing/service.ts',
     find: "if (row.revokedAt) throw new AppError(422, 'SIGNING_KEY_REVOKED'",
     replace: "if (false) throw new AppError(422, 'SIGNING_KEY_REVOKED'",

@@ -336,4 +336,36 @@ describe('signing later, requireSignature, revoked keys at publish', () => {
     const listed = workspace.body.versions.find((v: { id: string }) => v.id === res.body.id)
     expect(listed.signature).toMatchObject({ keyId: soonRevoked.keyId, keyName: 'ci key', keyRevokedAt: expect.any(String) })
   })
+
+  test('a rollback is a publish too: to an unsigned version under requireSignature 422 SIGNATURE_REQUIRED, to one signed by a revoked key 422 SIGNING_KEY_REVOKED; the channel keeps its release', async () => {
+    const rollback = (targetVersionId: string) => context.call('POST', `/api/mini-apps/${miniAppId}/rollback`, { token: owner.token, json: { targetVersionId, notes: 'back' } })
+    const served = async () => (await context.call('GET', `${access}/apps/${appId}/release/install`)).body.version
+    const unsigned = await upload(context, owner.token, appId, uploadForm(appId, { version: '5.0.0' }))
+    expect((await publish(unsigned.body.id)).status).toBe(200)
+    const rotatedOut = generateKey()
+    expect((await addKey(rotatedOut, 'old laptop')).status).toBe(201)
+    const byRotatedOut = await upload(context, owner.token, appId, await signedForm(rotatedOut, '5.1.0'))
+    expect((await publish(byRotatedOut.body.id)).status).toBe(200)
+    const current = await upload(context, owner.token, appId, await signedForm(laptop, '5.2.0'))
+    expect((await publish(current.body.id)).status).toBe(200)
+    expect((await revokeKey(rotatedOut.keyId)).status).toBe(200)
+    expect((await setRequireSignature(true)).status).toBe(200)
+
+    // pinned devices would refuse both: the server can see it, so it serves neither
+    const toUnsigned = await rollback(unsigned.body.id)
+    expect({ status: toUnsigned.status, code: toUnsigned.body.code }).toEqual({ status: 422, code: 'SIGNATURE_REQUIRED' })
+    expect(toUnsigned.body.message).toContain(`miniship sign 5.0.0 --app ${appId} --sign-key FILE`)
+    const toRevoked = await rollback(byRotatedOut.body.id)
+    expect({ status: toRevoked.status, code: toRevoked.body.code }).toEqual({ status: 422, code: 'SIGNING_KEY_REVOKED' })
+    expect(await served()).toBe('5.2.0')
+
+    // signed with a current key, both may be rolled back to
+    for (const [record, version] of [[unsigned.body, '5.0.0'], [byRotatedOut.body, '5.1.0']] as const) {
+      const statement = buildStatement(appId, version, Object.fromEntries(Object.entries(record.files as Record<string, { sha256: string }>).map(([k, f]) => [k, f.sha256])))
+      expect((await signLater(record.id, laptop.keyId, signText(laptop, statement))).status).toBe(200)
+      expect((await rollback(record.id)).status).toBe(200)
+      expect(await served()).toBe(version)
+    }
+    expect((await setRequireSignature(false)).status).toBe(200)
+  })
 })

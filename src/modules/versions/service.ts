@@ -465,6 +465,12 @@ export function rollbackRelease(
     (tx) => {
       const row = requireVersion(tx, app.id, targetVersionId)
       if (nextStatus('rollback', row.status) === null) refuse('rollback', row)
+      // the channel serves it to everyone again: the signature rules of a publish (decisions §14), so
+      // an emergency rollback does not quietly hand pinned devices a version they refuse
+      const current = tx.select().from(miniApps).where(eq(miniApps.id, app.id)).get()!
+      const rollbackSignature = tx.select({ keyId: versionSignatures.keyId }).from(versionSignatures).where(eq(versionSignatures.versionId, row.id)).get()
+      requireSignedIfRequired(current, rollbackSignature !== undefined, 'publish', row.version)
+      if (rollbackSignature) requireUsableKey(tx, app.id, rollbackSignature.keyId)
       const target = channel ?? row.channel
       const replaced = rollbackChannel(tx, clock, user, app, row, target, notes)
       recordAudit(tx, clock, {
