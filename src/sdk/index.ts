@@ -217,21 +217,21 @@ export function createUpdater(options: UpdaterOptions): Updater {
   const trustedKeys: Uint8Array[] = []
   for (const key of options.trustedKeys ?? []) {
     const raw = fromBase64(key)
-    if (!raw || raw.length !== 32) throw new UpdateError('INVALID_OPTION', `Not an Ed25519 public key: ${shown(key)}`)
-    if (!isSoundPublicKey(raw)) throw new UpdateError('INVALID_OPTION', `Not an Ed25519 public key a key generator makes (no point of the curve, or of small order: anyone could sign for it): ${shown(key)}`)
+    // 32 bytes of a point of the curve, not of small order (under which anyone could sign)
+    if (!raw || !isSoundPublicKey(raw)) throw new UpdateError('INVALID_OPTION', `Not an Ed25519 public key: ${shown(key)}`)
     trustedKeys.push(raw)
   }
   // the server refuses any other deviceId with 400 INVALID_DEVICE_ID (decisions §18): say so once, here,
   // rather than have every check() fail with SERVER
   if (typeof options.deviceId !== 'string' || !/^[A-Za-z0-9._:-]{1,200}$/.test(options.deviceId) || options.deviceId === '.' || options.deviceId === '..') {
-    throw new UpdateError('INVALID_OPTION', `deviceId must be 1–200 characters of A-Z a-z 0-9 . _ : - and not "." or ".." (got ${shown(options.deviceId)}); send a base64 id as base64url`)
+    throw new UpdateError('INVALID_OPTION', `deviceId must be 1–200 of A-Z a-z 0-9 . _ : -, not "." or ".." (got ${shown(options.deviceId)}); base64 as base64url`)
   }
   // the server refuses a hostVersion of fewer than three parts: "1.5" (common on iOS) is sent as 1.5.0
   // null or empty (expo's nativeApplicationVersion where there is none): no host version, as when left out
   const givenHost = options.hostVersion == null ? '' : String(options.hostVersion)
   const hostVersion = normalizeVersion(givenHost) ?? undefined
   if (hostVersion === undefined && givenHost.trim() !== '') {
-    throw new UpdateError('INVALID_OPTION', `hostVersion must be a version such as 2.3.0 or 1.5 (got ${shown(givenHost)})`)
+    throw new UpdateError('INVALID_OPTION', `hostVersion must be a version like 2.3.0 (got ${shown(givenHost)})`)
   }
 
   let state: State = emptyState
@@ -421,7 +421,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
     if (!valid) throw invalid(`the signature (key ${signature.keyId}) is valid under no trusted key`)
     const statement = parseStatement(signature.statement)
     if (!statement || statement.appId !== options.appId || statement.version !== install.version) {
-      throw invalid('signed for another app or version')
+      throw invalid('signed for another app/version')
     }
     for (const kind of kinds) {
       if (statement.files[kind] !== install.files[kind]!.sha256.toLowerCase()) throw invalid(`${kind} not signed`)
