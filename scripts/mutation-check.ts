@@ -753,8 +753,8 @@ const mutations: Mutation[] = [
   },
   {
     file: 'src/sdk/index.ts',
-    find: "if (!valid) throw new UpdateError('SIGNATURE_INVALID'",
-    replace: "if (false) throw new UpdateError('SIGNATURE_INVALID'",
+    find: 'if (!valid) throw invalid(',
+    replace: 'if (false) throw invalid(',
     tests: ['src/sdk/sdk.test.ts'],
     why: 'update client: a signature no pinned key made is refused (SIGNATURE_INVALID)',
   },
