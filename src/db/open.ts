@@ -75,6 +75,20 @@ export function isDatabaseBusy(error: unknown): boolean {
 }
 
 /**
+ * Runs `work` (synchronous) as one immediate transaction: the transactions of the services it calls
+ * become savepoints inside it, so a change and what it queues for later (a webhook's deliveries,
+ * the release mirror's write) commit together or not at all, and no crash or busy lock between the
+ * two leaves a change that nothing will announce. Throws what `work` throws, with nothing written.
+ */
+export function atomically<T>(db: Db, work: () => T): T {
+  let result: T | undefined
+  db.$client.transaction(() => {
+    result = work()
+  }).immediate()
+  return result as T
+}
+
+/**
  * Whether a write could be made right now: takes the write lock without waiting and lets it go.
  * Cheap (no page is written) and synchronous, so nothing of ours interleaves with it.
  */

@@ -202,6 +202,28 @@ describe('the check: distinct devices of the newest release, paused as release-g
     expect((await stable(target)).guard).toMatchObject({ lastCheck: { failedDevices: 17, totalDevices: 145 }, trip: { failedDevices: 12, totalDevices: 140 } })
   })
 
+  test('a pause whose rollout.paused cannot be queued (SQLite refuses the delivery) still stands: the release stops spreading, the failure is logged', async () => {
+    const target = await fleet('com.example.guard.unheard', { enabled: true })
+    const hook = await context.call('POST', `/api/mini-apps/${target.miniAppId}/webhooks`, { token: owner.token, json: { url: 'https://93.184.216.34/json', events: ['rollout.paused'] } })
+    expect(hook.status).toBe(201)
+    await report(target, names('ok', 120), 'launched')
+    await report(target, names('bad', 20), 'failed')
+    const client = context.dataDir.db.$client
+    client.run("CREATE TRIGGER refuse_delivery BEFORE INSERT ON webhook_deliveries BEGIN SELECT RAISE(ABORT, 'refused'); END")
+    try {
+      flush()
+    } finally {
+      client.run('DROP TRIGGER refuse_delivery')
+    }
+    const channel = await stable(target)
+    expect(channel.state).toBe('paused')
+    expect(channel.guard.trip).toMatchObject({ failedDevices: 20, totalDevices: 140 })
+    expect(context.logs.some((line) => line.includes('a rollout.paused listener failed') && line.includes('refused'))).toBe(true)
+    // the listener's work was undone alone: no delivery row, the other listeners (this test's) still heard it
+    expect(context.dataDir.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hook.body.id)).all()).toEqual([])
+    expect(pauses.filter((pause) => pause.appId === target.appId)).toHaveLength(1)
+  })
+
   test('hold: 7 of 140 is 5 %, not above 5 %: not paused; an 8th failing device is', async () => {
     const target = await fleet('com.example.guard.hold', { enabled: true })
     await report(target, names('ok', 133), 'launched')

@@ -12,7 +12,7 @@
 // a HyperLogLog past that (insights/sketch.ts); only channels' newest releases have them.
 import { and, eq } from 'drizzle-orm'
 import { channelGuards, type MiniAppRow } from '../../db/schema'
-import type { Db } from '../../db/open'
+import { atomically, type Db } from '../../db/open'
 import { AppError } from '../../http/errors'
 import { isoAt, type Clock } from '../../ids'
 import { recordAudit } from '../audit/service'
@@ -22,7 +22,7 @@ import type { InsightObserver } from '../insights/service'
 import { addDigest, countOf, deviceHasher, emptySketch, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from '../insights/sketch'
 import { guardDefaults, rateOf } from './guard-record'
 import { failedText, guardStateText, percentText } from './guard-text'
-import { channelRecords, liveReleases, pauseRollout, releaseState, requireChannel, type ChannelRecord, type RolloutChange } from './service'
+import { channelRecords, liveReleases, pauseRollout, releaseState, requireChannel, type ChannelRecord } from './service'
 
 /** Who the audit log and a paused release name when the guard acts. */
 const guardActor = 'release-guard'
@@ -288,37 +288,45 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
     return trips
   }
 
-  /** Pauses one release as release-guard (pauseRollout's own transaction, history row and audit entry), records why, announces it. */
+  /**
+   * Pauses one release as release-guard (pauseRollout's history row and audit entry), records why and
+   * announces it, all in one transaction: no crash between them leaves a pause nobody hears of, or a
+   * trip the guard does not remember. A listener that fails (its deliveries cannot be queued) is
+   * undone alone, in its savepoint: the pause itself stands, since stopping the release matters most.
+   */
   function pause({ row, releaseId, versionId, version, failed, total }: Trip, now: string): void {
     const failureRate = rateOf(failed, total)
-    let change: RolloutChange | null
+    let paused: GuardPause | null
     try {
-      ;({ change } = pauseRollout(db, clock, guardActor, row.miniAppId, row.channel, {
-        reason: `${failedText({ failedDevices: failed, totalDevices: total, failureRate })}, above the threshold of ${percentText(row.maxFailureRate)}`,
-        metadata: { failedDevices: failed, totalDevices: total, failureRate, maxFailureRate: row.maxFailureRate, minDevices: row.minDevices },
-      }))
+      paused = atomically(db, () => {
+        const { change } = pauseRollout(db, clock, guardActor, row.miniAppId, row.channel, {
+          reason: `${failedText({ failedDevices: failed, totalDevices: total, failureRate })}, above the threshold of ${percentText(row.maxFailureRate)}`,
+          metadata: { failedDevices: failed, totalDevices: total, failureRate, maxFailureRate: row.maxFailureRate, minDevices: row.minDevices },
+        })
+        if (!change) return null
+        db.update(channelGuards)
+          .set({ resumedFailedDevices: failed, tripReleaseId: releaseId, tripFailedDevices: failed, tripTotalDevices: total, tripMaxFailureRate: row.maxFailureRate, trippedAt: now })
+          .where(and(eq(channelGuards.miniAppId, row.miniAppId), eq(channelGuards.channel, row.channel)))
+          .run()
+        const pause: GuardPause = { miniAppId: row.miniAppId, appId: change.appId, channel: row.channel, versionId, version, failedDevices: failed, totalDevices: total, failureRate, threshold: row.maxFailureRate, rolloutPercent: change.rolloutPercent, previousPercent: change.previousPercent, previousState: change.previousState, reason: change.reason ?? '' }
+        // rollout.paused (decisions §16), { channel, versionId, version, failedDevices, totalDevices,
+        // failureRate, threshold }: the one place the guard's pause is announced. The webhooks and
+        // the release mirror subscribe in app.ts with releaseGuard.onPaused(...).
+        for (const listener of pauseListeners) {
+          try {
+            atomically(db, () => listener(pause))
+          } catch (error) {
+            log(JSON.stringify({ level: 'error', msg: 'a rollout.paused listener failed', error: (error as Error).message }))
+          }
+        }
+        return pause
+      })
     } catch (error) {
       // one channel that cannot be paused (its miniapp deleted a moment ago) leaves the others be
       log(JSON.stringify({ level: 'error', msg: 'release guard could not pause a rollout', miniAppId: row.miniAppId, channel: row.channel, error: (error as Error).message }))
       return
     }
-    if (!change) return
-    db.update(channelGuards)
-      .set({ resumedFailedDevices: failed, tripReleaseId: releaseId, tripFailedDevices: failed, tripTotalDevices: total, tripMaxFailureRate: row.maxFailureRate, trippedAt: now })
-      .where(and(eq(channelGuards.miniAppId, row.miniAppId), eq(channelGuards.channel, row.channel)))
-      .run()
-    const paused: GuardPause = { miniAppId: row.miniAppId, appId: change.appId, channel: row.channel, versionId, version, failedDevices: failed, totalDevices: total, failureRate, threshold: row.maxFailureRate, rolloutPercent: change.rolloutPercent, previousPercent: change.previousPercent, previousState: change.previousState, reason: change.reason ?? '' }
-    log(JSON.stringify({ level: 'warn', msg: 'release guard paused a rollout', ...paused }))
-    // rollout.paused (decisions §16), { channel, versionId, version, failedDevices, totalDevices,
-    // failureRate, threshold }: the one place the guard's pause is announced. The webhooks (branch
-    // `jobs`) subscribe in app.ts with releaseGuard.onPaused(...).
-    for (const listener of pauseListeners) {
-      try {
-        listener(paused)
-      } catch (error) {
-        log(JSON.stringify({ level: 'error', msg: 'a rollout.paused listener failed', error: (error as Error).message }))
-      }
-    }
+    if (paused) log(JSON.stringify({ level: 'warn', msg: 'release guard paused a rollout', ...paused }))
   }
 
   return {

@@ -1,6 +1,7 @@
 // Routes of channels: list, create, delete, and the rollout of a channel's newest release.
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps'
+import { atomically } from '../../db/open'
 import { channelDeleted, channelParams, channelRecord, channelsParams, createChannelBody, patchChannelBody, rolloutBody } from './model'
 import { createChannel, deleteChannel, listChannels, patchRollout } from './service'
 import { actorOf, emitRolloutChange } from '../webhooks/service'
@@ -25,12 +26,13 @@ export function channelRoutes(deps: AppDeps) {
       },
       { auth: 'release', params: channelsParams, body: createChannelBody, response: { 201: channelRecord }, detail: { summary: 'Create a channel (names like beta or qa-team)', tags: ['channels'] } },
     )
-    .delete('/:miniAppId/channels/:channel', ({ user, params }) => {
-      const record = deleteChannel(db, clock, user, params.miniAppId, params.channel)
-      // a channel whose releases were all rolled back may still have objects in the release mirror
-      deps.mirror?.releaseChanged(params.miniAppId, params.channel)
-      return record
-    }, {
+    .delete('/:miniAppId/channels/:channel', ({ user, params }) =>
+      atomically(db, () => {
+        const record = deleteChannel(db, clock, user, params.miniAppId, params.channel)
+        // a channel whose releases were all rolled back may still have objects in the release mirror (its removal queued in the same commit)
+        deps.mirror?.releaseChanged(params.miniAppId, params.channel)
+        return record
+      }), {
       auth: 'release',
       params: channelParams,
       response: { 200: channelDeleted },
@@ -43,15 +45,16 @@ export function channelRoutes(deps: AppDeps) {
       response: { 200: channelRecord },
       detail: { summary: "Channel settings: the release guard { enabled, maxFailureRate, minDevices } pauses the newest release when too many devices fail (decisions §15; owners and admins)", tags: ['channels'] },
     })
-    .patch('/:miniAppId/channels/:channel/rollout', ({ user, params, body }) => {
-      const { record, change } = patchRollout(db, clock, user, params.miniAppId, params.channel, body)
-      if (change) {
-        // the release mirror (issue 14) follows a rollout change like a publish, queued after the commit
-        deps.mirror?.releaseChanged(params.miniAppId, params.channel)
-        emitRolloutChange(db, clock, change, actorOf(user))
-      }
-      return record
-    }, {
+    .patch('/:miniAppId/channels/:channel/rollout', ({ user, params, body }) =>
+      atomically(db, () => {
+        const { record, change } = patchRollout(db, clock, user, params.miniAppId, params.channel, body)
+        if (change) {
+          // the release mirror (issue 14) follows a rollout change like a publish; the change, that write and its deliveries commit together
+          deps.mirror?.releaseChanged(params.miniAppId, params.channel)
+          emitRolloutChange(db, clock, change, actorOf(user))
+        }
+        return record
+      }), {
       auth: 'release',
       params: channelParams,
       body: rolloutBody,

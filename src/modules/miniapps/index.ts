@@ -4,6 +4,7 @@ import { AppError } from '../../http/errors'
 import { clientAddress } from '../../http/client'
 import { budgetKey } from '../../http/rate-limit'
 import type { AppDeps } from '../deps'
+import { atomically } from '../../db/open'
 import { addMemberBody, createMiniAppBody, memberParams, memberRecord, memberRemoved, miniAppIdParams, miniAppRecord as miniAppSchema, updateMiniAppBody } from './model'
 import { addMember, createMiniApp, listMembers, listMiniApps, miniAppRecord, removeMember, requireVisibleMiniApp, updateMiniApp } from './service'
 
@@ -55,12 +56,13 @@ export function miniAppRoutes(deps: AppDeps) {
       response: { 200: miniAppSchema },
       detail: { summary: 'One miniapp', tags: ['mini-apps'] },
     })
-    .patch('/:miniAppId', ({ user, params, body }) => {
-      const record = updateMiniApp(db, clock, user, params.miniAppId, body)
-      // the release mirror's install.json names the miniapp as the server's install info does (queued, after the commit)
-      if (body.name !== undefined) deps.mirror?.miniAppChanged(record.id)
-      return record
-    }, {
+    .patch('/:miniAppId', ({ user, params, body }) =>
+      atomically(db, () => {
+        const record = updateMiniApp(db, clock, user, params.miniAppId, body)
+        // the release mirror's install.json names the miniapp as the server's install info does (queued in the same commit)
+        if (body.name !== undefined) deps.mirror?.miniAppChanged(record.id)
+        return record
+      }), {
       auth: true,
       params: miniAppIdParams,
       ...updateMiniAppChecks,

@@ -7,6 +7,7 @@ import { apiBase } from '../../http/urls'
 import { receiveUpload } from './upload'
 import { actorOf, emitWebhookEvent } from '../webhooks/service'
 import { checkReleaseOptions } from '../channels/service'
+import { atomically } from '../../db/open'
 import { deleteVersion, getWorkspace, publishVersion, reviewVersion, rollbackRelease, signVersion, uploadVersion, type VersionDeps } from './service'
 import { signVersionBody } from '../signing/model'
 
@@ -51,39 +52,42 @@ export function versionRoutes(deps: AppDeps) {
       response: { 200: versionRecord },
       detail: { summary: 'Submit a version for review', tags: ['versions'] },
     })
-    .post('/:miniAppId/versions/:versionId/publish', ({ user, params, body }) => {
-      const record = publishVersion(services, user, params.miniAppId, params.versionId, body ?? {})
-      // after the commit, queued: the answer never waits on the bucket (decisions §18)
-      deps.mirror?.releaseChanged(params.miniAppId, body?.channel ?? record.channel)
-      // the options as the publish checked them (defaults filled, the range trimmed): valid, or it threw
-      const { rolloutPercent, mandatory, hostVersionRange } = checkReleaseOptions(body ?? {})
-      emitWebhookEvent(deps.db, deps.clock, record.miniAppId, 'release.published', { channel: body?.channel ?? record.channel, version: { id: record.id, version: record.version }, rolloutPercent, mandatory, hostVersionRange, by: actorOf(user) })
-      return record
-    }, {
+    .post('/:miniAppId/versions/:versionId/publish', ({ user, params, body }) =>
+      // the publish, its mirror write and its deliveries commit together (queued: the answer never waits on the bucket, decisions §18)
+      atomically(deps.db, () => {
+        const record = publishVersion(services, user, params.miniAppId, params.versionId, body ?? {})
+        deps.mirror?.releaseChanged(params.miniAppId, body?.channel ?? record.channel)
+        // the options as the publish checked them (defaults filled, the range trimmed): valid, or it threw
+        const { rolloutPercent, mandatory, hostVersionRange } = checkReleaseOptions(body ?? {})
+        emitWebhookEvent(deps.db, deps.clock, record.miniAppId, 'release.published', { channel: body?.channel ?? record.channel, version: { id: record.id, version: record.version }, rolloutPercent, mandatory, hostVersionRange, by: actorOf(user) })
+        return record
+      }), {
       auth: 'release',
       params: versionParams,
       body: publishBody,
       response: { 200: versionRecord },
       detail: { summary: 'Publish a version: it becomes the newest release of a channel (default: the one it was uploaded to), for rolloutPercent of devices', tags: ['versions'] },
     })
-    .post('/:miniAppId/versions/:versionId/signature', ({ user, params, body }) => {
-      const { record, liveChannels } = signVersion(services, user, params.miniAppId, params.versionId, body)
-      // the install.json of each channel releasing it on the mirror carries the new signature (queued)
-      for (const channel of liveChannels) deps.mirror?.releaseChanged(params.miniAppId, channel)
-      return record
-    }, {
+    .post('/:miniAppId/versions/:versionId/signature', ({ user, params, body }) =>
+      atomically(deps.db, () => {
+        const { record, liveChannels } = signVersion(services, user, params.miniAppId, params.versionId, body)
+        // the install.json of each channel releasing it on the mirror carries the new signature (queued, in the same commit)
+        for (const channel of liveChannels) deps.mirror?.releaseChanged(params.miniAppId, channel)
+        return record
+      }), {
       auth: 'release',
       params: versionParams,
       body: signVersionBody,
       response: { 200: versionRecord },
       detail: { summary: 'Sign an uploaded version: { keyId, signature } over the statement of its stored files (decisions §14)', tags: ['versions', 'signing'] },
     })
-    .post('/:miniAppId/rollback', ({ user, params, body }) => {
-      const result = rollbackRelease(services, user, params.miniAppId, body.targetVersionId, body.notes ?? null, body.channel)
-      deps.mirror?.releaseChanged(params.miniAppId, body.channel ?? result.version.channel)
-      emitWebhookEvent(deps.db, deps.clock, result.miniApp.id, 'release.rolled_back', { channel: body.channel ?? result.version.channel, version: { id: result.version.id, version: result.version.version }, notes: body.notes ?? null, by: actorOf(user) })
-      return result
-    }, {
+    .post('/:miniAppId/rollback', ({ user, params, body }) =>
+      atomically(deps.db, () => {
+        const result = rollbackRelease(services, user, params.miniAppId, body.targetVersionId, body.notes ?? null, body.channel)
+        deps.mirror?.releaseChanged(params.miniAppId, body.channel ?? result.version.channel)
+        emitWebhookEvent(deps.db, deps.clock, result.miniApp.id, 'release.rolled_back', { channel: body.channel ?? result.version.channel, version: { id: result.version.id, version: result.version.version }, notes: body.notes ?? null, by: actorOf(user) })
+        return result
+      }), {
       auth: 'release',
       params: miniAppIdParams,
       body: rollbackBody,

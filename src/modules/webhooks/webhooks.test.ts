@@ -319,6 +319,43 @@ describe('deliveries to a real receiver (--webhooks-allow-private)', () => {
     expect(listed.every((delivery: { status: string; attempts: number; responseStatus: number }) => delivery.status === 'delivered' && delivery.attempts === 1 && delivery.responseStatus === 200)).toBe(true)
   })
 
+  test('a release change and what it owes (the deliveries, the mirror write) are one transaction: a delivery SQLite refuses to queue leaves the channel as it was, never changed without its event', async () => {
+    await create({ url: receiver.url(), events: ['release.published', 'rollout.changed', 'release.rolled_back'] })
+    const first = await uploadVersion(context, owner.token, appId, '3.0.0')
+    expect((await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${first}/publish`, { token: owner.token, json: {} })).status).toBe(200)
+    const second = await uploadVersion(context, owner.token, appId, '3.1.0')
+    await context.app.store.jobs.drain()
+    receiver.received.length = 0
+    const client = context.dataDir.db.$client
+    const stable = async () => {
+      const channels = (await context.call('GET', `/api/mini-apps/${miniAppId}/channels`, { token: owner.token })).body.channels as { name: string; release: { version: string; rolloutPercent: number } | null }[]
+      return channels.find((channel) => channel.name === 'stable')!.release
+    }
+    // as a full disk or another process's lock would refuse the delivery's row
+    client.run("CREATE TRIGGER refuse_delivery BEFORE INSERT ON webhook_deliveries BEGIN SELECT RAISE(ABORT, 'refused'); END")
+    try {
+      expect((await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${second}/publish`, { token: owner.token, json: { rolloutPercent: 20 } })).status).toBeGreaterThanOrEqual(500)
+      expect(await stable()).toMatchObject({ version: '3.0.0', rolloutPercent: 100 })
+      const version = (await context.call('GET', `/api/mini-apps/${miniAppId}/workspace`, { token: owner.token })).body.versions.find((v: { id: string }) => v.id === second)
+      expect(version.status).not.toBe('PUBLISHED')
+    } finally {
+      client.run('DROP TRIGGER refuse_delivery')
+    }
+    expect((await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${second}/publish`, { token: owner.token, json: { rolloutPercent: 20 } })).status).toBe(200)
+    client.run("CREATE TRIGGER refuse_delivery BEFORE INSERT ON webhook_deliveries BEGIN SELECT RAISE(ABORT, 'refused'); END")
+    try {
+      expect((await context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: owner.token, json: { rolloutPercent: 60 } })).status).toBeGreaterThanOrEqual(500)
+      expect(await stable()).toMatchObject({ version: '3.1.0', rolloutPercent: 20 })
+      expect((await context.call('POST', `/api/mini-apps/${miniAppId}/rollback`, { token: owner.token, json: { targetVersionId: first } })).status).toBeGreaterThanOrEqual(500)
+      expect(await stable()).toMatchObject({ version: '3.1.0', rolloutPercent: 20 })
+    } finally {
+      client.run('DROP TRIGGER refuse_delivery')
+    }
+    // every change that happened was heard, once
+    await context.app.store.jobs.drain()
+    expect(receiver.received.map((request) => request.headers.get('x-miniship-event'))).toEqual(['release.published'])
+  })
+
   test('a name is resolved, checked, and the delivery goes to the address checked, with the URL\'s Host', async () => {
     const hook = await create({ url: `http://localhost:${receiver.port}/by-name`, events: ['version.uploaded'] })
     await uploadVersion(context, owner.token, appId, '1.9.0')
