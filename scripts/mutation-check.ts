@@ -610,6 +610,13 @@ const mutations: Mutation[] = [
   },
   {
     file: 'src/modules/webhooks/service.ts',
+    find: "return message.replace(/\\b(https?:\\/\\/[^\\s\"'/?#]+)[^\\s\"']*/gi, '$1')",
+    replace: 'return message',
+    tests: ['src/modules/webhooks/webhooks.test.ts'],
+    why: "webhook failures name no URL path or query (a Slack webhook's path is its credential) in the server log or the deliveries list",
+  },
+  {
+    file: 'src/modules/webhooks/service.ts',
     find: "createHmac('sha256', secret).update(body, 'utf8').digest('hex')",
     replace: "createHmac('sha256', 'not-the-secret').update(body, 'utf8').digest('hex')",
     tests: ['src/modules/webhooks/webhooks.test.ts'],

@@ -340,6 +340,16 @@ interface DeliveryJob {
   deliveryId: string
 }
 
+/**
+ * An error message with every URL in it cut to its origin. Some of fetch's errors quote the URL
+ * (`InvalidContentLength fetching "https://…/services/T0/B0/XYZ"`), and a webhook's path and query
+ * are often its credential (Slack's, Discord's): the message goes to the server log and the
+ * deliveries list, where the URL must not.
+ */
+function withoutUrlPaths(message: string): string {
+  return message.replace(/\b(https?:\/\/[^\s"'/?#]+)[^\s"']*/gi, '$1')
+}
+
 /** Registers the delivery handler: POST the stored body, signed, to an address checked again after DNS, no redirects followed. */
 export function registerWebhookDelivery(jobs: JobQueue, deps: WebhookDeps & { log: (line: string) => void }): void {
   const { db, clock } = deps
@@ -388,7 +398,7 @@ export function registerWebhookDelivery(jobs: JobQueue, deps: WebhookDeps & { lo
       if (response.status < 200 || response.status > 299) throw new Error(`the receiver answered ${response.status}`)
       record(deliveryId, { status: 'delivered', responseStatus, lastError: null })
     } catch (error) {
-      const message = (error as Error).name === 'TimeoutError' ? `no answer within ${deliveryTimeoutMs / 1000} s` : (error as Error).message
+      const message = (error as Error).name === 'TimeoutError' ? `no answer within ${deliveryTimeoutMs / 1000} s` : withoutUrlPaths((error as Error).message)
       record(deliveryId, { status: final ? 'failed' : 'pending', responseStatus, lastError: message.slice(0, 500) })
       throw new Error(message)
     }

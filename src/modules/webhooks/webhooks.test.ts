@@ -370,6 +370,38 @@ describe('deliveries to a real receiver (--webhooks-allow-private)', () => {
     expect(pinnedTarget(new URL('http://93.184.216.34/x'), ['93.184.216.34'])).toEqual({ url: 'http://93.184.216.34/x', host: '93.184.216.34', serverName: null })
   })
 
+  test('a failure whose message quotes the URL keeps the path and query (often the credential, as Slack\'s) out of the server log and the deliveries list', async () => {
+    // a receiver whose answer fetch cannot read: its error quotes the URL it was fetching
+    const broken = Bun.listen({
+      hostname: '127.0.0.1',
+      port: 0,
+      socket: {
+        data(socket) {
+          socket.write('HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\nok')
+          socket.end()
+        },
+      },
+    })
+    try {
+      const hook = await create({ url: `http://127.0.0.1:${broken.port}/services/T0/B0/slack-credential?token=query-credential`, events: ['version.uploaded'] })
+      const logged = context.logs.length
+      await uploadVersion(context, owner.token, appId, '1.9.5')
+      await context.app.store.jobs.drain()
+      const [delivery] = await deliveries(hook.id)
+      expect(delivery).toMatchObject({ status: 'pending', attempts: 1 })
+      // the failure still says what went wrong, and where
+      expect(delivery.error).toContain(`http://127.0.0.1:${broken.port}`)
+      const newLogs = context.logs.slice(logged).join('\n')
+      expect(newLogs).toContain('background job failed')
+      for (const text of [delivery.error as string, newLogs]) {
+        expect(text).not.toContain('slack-credential')
+        expect(text).not.toContain('query-credential')
+      }
+    } finally {
+      broken.stop(true)
+    }
+  })
+
   test('a webhook hears only the events it took', async () => {
     await create({ url: receiver.url(), events: ['rollout.paused'] })
     await uploadVersion(context, owner.token, appId, '2.0.0')
