@@ -7,6 +7,7 @@ import { AppError } from '../../http/errors'
 import { isoAt, newId, type Clock } from '../../ids'
 import { enqueueJob, type JobQueue } from '../../jobs/queue'
 import { recordAudit } from '../audit/service'
+import { failedText, percentText } from '../channels/guard-text'
 import { publishedText } from '../channels/words'
 import { memberRole, requireVisibleMiniApp, type Caller } from '../miniapps/service'
 import { checkWebhookTarget, parseWebhookUrl, pinnedTarget, systemResolve, type Resolve } from './address'
@@ -239,7 +240,6 @@ export interface RolloutPausedData {
   [key: string]: unknown
 }
 
-const percentText = (rate: number) => `${(Math.round(rate * 1000) / 10).toLocaleString('en-US')} %`
 
 interface MiniAppSummary {
   id: string
@@ -284,7 +284,8 @@ export function slackText(miniApp: MiniAppSummary, event: string, data: Record<s
       const { failedDevices, devices, failureRate, maxFailureRate } = data as Partial<RolloutPausedData>
       const figures =
         typeof failedDevices === 'number' && typeof devices === 'number' && typeof failureRate === 'number'
-          ? `: ${failedDevices} of ${devices} devices failed (${percentText(failureRate)})${typeof maxFailureRate === 'number' ? ` — threshold ${percentText(maxFailureRate)}` : ''}`
+          ? // the console's badge and the CLI's words (guard-text.ts), so the chat quotes the same figure
+            `: ${failedText({ failedDevices, totalDevices: devices, failureRate })}${typeof maxFailureRate === 'number' ? ` — threshold ${percentText(maxFailureRate)}` : ''}`
           : ''
       return `${app}: the rollout of ${version} on ${channel} was paused${by}${figures}`
     }
