@@ -1,6 +1,6 @@
 // Webhooks of a miniapp (decisions §16): the rules of creating, listing, deleting and testing them, the events, and the delivery job.
 import { createHmac, randomBytes } from 'node:crypto'
-import { and, desc, eq } from 'drizzle-orm'
+import { and, desc, eq, ne } from 'drizzle-orm'
 import { miniApps, webhookDeliveries, webhooks } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
@@ -315,7 +315,8 @@ function queueDelivery(tx: Writer, clock: Clock, webhook: typeof webhooks.$infer
     .limit(100)
     .offset(keptDeliveries)
     .all()
-  for (const row of stale) tx.delete(webhookDeliveries).where(and(eq(webhookDeliveries.id, row.id), eq(webhookDeliveries.status, 'delivered'))).run()
+  // failed ones too (a receiver down for good would otherwise keep every one); a pending one still runs
+  for (const row of stale) tx.delete(webhookDeliveries).where(and(eq(webhookDeliveries.id, row.id), ne(webhookDeliveries.status, 'pending'))).run()
   return { id, event, status: 'pending', attempts: 0, responseStatus: null, error: null, createdAt: now, updatedAt: now }
 }
 

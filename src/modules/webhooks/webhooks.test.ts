@@ -523,6 +523,46 @@ test('slackText says what happened in one line, the release guard\'s figures inc
   )
 })
 
+describe('delivery history', () => {
+  test('the latest 50 are listed, newest first; past 200 the oldest finished ones go, failed as well as delivered, so a receiver that is down for good does not grow the database without end', async () => {
+    const context = createTestContext({ webhooksAllowPrivate: true })
+    const down = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('no', { status: 500 }) })
+    try {
+      const { owner, miniAppId } = await setUpApp(context)
+      const base = `/api/mini-apps/${miniAppId}/webhooks`
+      const hook = (await context.call('POST', base, { token: owner.token, json: { url: `http://127.0.0.1:${down.port}/hook` } })).body as { id: string }
+      const queue = async (count: number) => {
+        for (let index = 0; index < count; index++) {
+          const res = await context.call('POST', `${base}/${hook.id}/test`, { token: owner.token })
+          expect(res.status).toBe(200)
+          context.advance(1)
+        }
+      }
+      await queue(205)
+      // every attempt fails: after the sixth each delivery is failed
+      await context.app.store.jobs.drain()
+      for (const wait of [10_000, 30_000, 120_000, 600_000, 3_600_000]) {
+        context.advance(wait)
+        await context.app.store.jobs.drain()
+      }
+      const rows = () => context.dataDir.db.$client.query<{ status: string; n: number }, [string]>('SELECT status, count(*) AS n FROM webhook_deliveries WHERE webhook_id = ? GROUP BY status').all(hook.id)
+      expect(rows()).toEqual([{ status: 'failed', n: 205 }])
+      // the test users' access tokens last an hour of the moved clock
+      owner.token = await createTokenService(context.dataDir.secret, () => context.now.value, 3600).signAccess({ id: owner.id, role: 'USER', tokenVersion: 1 })
+      await queue(1)
+      expect(rows()).toEqual([{ status: 'failed', n: 199 }, { status: 'pending', n: 1 }])
+      const listed = await context.call('GET', `${base}/${hook.id}/deliveries`, { token: owner.token })
+      expect(listed.status).toBe(200)
+      expect(listed.body.deliveries).toHaveLength(50)
+      expect(listed.body.deliveries[0]).toMatchObject({ event: 'webhook.test', status: 'pending', attempts: 0 })
+      expect(listed.body.deliveries.slice(1).every((delivery: { status: string; attempts: number }) => delivery.status === 'failed' && delivery.attempts === 6)).toBe(true)
+    } finally {
+      down.stop(true)
+      context.close()
+    }
+  })
+})
+
 describe('deliveries survive a restart, and the address rule holds at delivery time', () => {
   test('a delivery that failed before the process stopped is delivered by the next one', async () => {
     const receiver = startReceiver()
