@@ -617,6 +617,13 @@ const mutations: Mutation[] = [
   },
   {
     file: 'src/modules/webhooks/service.ts',
+    find: 'origin: url.origin, events, format',
+    replace: 'origin: url.href, events, format',
+    tests: ['src/modules/webhooks/webhooks.test.ts'],
+    why: "the audit log names a webhook by its URL's origin, not its path (a Slack webhook's credential)",
+  },
+  {
+    file: 'src/modules/webhooks/service.ts',
     find: "createHmac('sha256', secret).update(body, 'utf8').digest('hex')",
     replace: "createHmac('sha256', 'not-the-secret').update(body, 'utf8').digest('hex')",
     tests: ['src/modules/webhooks/webhooks.test.ts'],

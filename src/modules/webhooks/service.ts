@@ -111,7 +111,8 @@ export async function createWebhook(deps: WebhookDeps, user: Caller, miniAppId: 
       targetType: 'miniapp',
       targetId: app.id,
       summary: `${user.email} added a webhook to ${app.appId}: ${url.origin} (${events.join(', ')})`,
-      metadata: { appId: app.appId, webhookId: id, url: url.href, events, format },
+      // the origin only: a Slack or Discord webhook's path is its credential, and the audit log outlives the webhook
+      metadata: { appId: app.appId, webhookId: id, origin: url.origin, events, format },
     })
   })
   return { id, url: url.href, events: events as WebhookEvent[], format, createdAt: now, secret }
@@ -135,7 +136,7 @@ export function deleteWebhook(deps: Pick<WebhookDeps, 'db' | 'clock'>, user: Cal
       targetType: 'miniapp',
       targetId: app.id,
       summary: `${user.email} removed the webhook ${new URL(row.url).origin} from ${app.appId}`,
-      metadata: { appId: app.appId, webhookId: row.id, url: row.url },
+      metadata: { appId: app.appId, webhookId: row.id, origin: new URL(row.url).origin },
     })
   })
   return { success: true, id: row.id }

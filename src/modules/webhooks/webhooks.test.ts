@@ -223,6 +223,22 @@ describe('managing webhooks', () => {
     expect(JSON.stringify(audit)).not.toContain(created.body.secret)
   })
 
+  test('the audit log names a webhook by its origin: the path (a Slack webhook\'s credential) stays out of it, also once the webhook is deleted', async () => {
+    const created = await context.call('POST', base(), { token: owner.token, json: { url: 'https://93.184.216.34/services/T0/B0/slack-credential?token=query-credential', format: 'slack' } })
+    expect(created.status).toBe(201)
+    const tested = await context.call('POST', `${base()}/${created.body.id}/test`, { token: owner.token })
+    expect(tested.status).toBe(200)
+    const removed = await context.call('DELETE', `${base()}/${created.body.id}`, { token: owner.token })
+    expect(removed.status).toBe(200)
+    await context.app.store.jobs.drain()
+    const audit = context.dataDir.db.$client.query<{ action: string; summary: string; metadata: string }, [string]>("SELECT action, summary, metadata FROM audit_logs WHERE action LIKE 'webhook.%' AND metadata LIKE '%' || ? || '%' ORDER BY created_at").all(created.body.id)
+    expect(audit.map((entry) => entry.action)).toEqual(['webhook.create', 'webhook.test', 'webhook.delete'])
+    for (const entry of audit) {
+      expect(`${entry.summary} ${entry.metadata}`).toContain('https://93.184.216.34')
+      expect(`${entry.summary} ${entry.metadata}`).not.toContain('credential')
+    }
+  })
+
   test('an unknown webhook is 404 WEBHOOK_NOT_FOUND for delete, test and deliveries', async () => {
     for (const [method, path] of [
       ['DELETE', `${base()}/nope`],
