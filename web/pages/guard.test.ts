@@ -1,6 +1,6 @@
 // The console's release-guard badge and its settings input, as pure functions.
 import { describe, expect, test } from 'bun:test'
-import { guardBadge, rateFromPercent } from './guard.ts'
+import { guardBadge, percentFromRate, rateFromPercent } from './guard.ts'
 
 const guard = {
   enabled: true,
@@ -26,4 +26,15 @@ describe('the badge of a release the guard paused', () => {
 describe('the failing-devices field is a percent', () => {
   const table: [string, number | null][] = [['5', 0.05], ['2.5', 0.025], ['2,5', 0.025], ['100', 1], ['0', null], ['101', null], ['', null], ['five', null]]
   for (const [text, rate] of table) test(`"${text}" → ${rate}`, () => expect(rateFromPercent(text)).toBe(rate))
+})
+
+describe('the field shows the rate as it is set, and saving it unchanged keeps it', () => {
+  // a rate set with the CLI or the API (0.00125) read "0.13" with two decimals, and saving the dialog for another change set 0.13 %
+  for (const rate of [0.05, 0.07, 0.025, 0.00125, 0.333, 1]) {
+    test(`${rate}`, () => expect(rateFromPercent(percentFromRate(rate))).toBeCloseTo(rate, 15))
+  }
+  test('no float noise in what it shows', () => {
+    expect(percentFromRate(0.07)).toBe('7')
+    expect(percentFromRate(0.00125)).toBe('0.125')
+  })
 })

@@ -22,6 +22,12 @@ export function guardBadge(channel: GuardedChannel): string | null {
 }
 
 /** Percent as typed ("5", "2.5") → a rate, or null when it is not above 0 and at most 100. */
+/** The field's text for a rate: the percent as exactly as it is set (0.00125 → "0.125"), so saving the dialog for another change keeps it. */
+export function percentFromRate(rate: number): string {
+  // 12 significant digits drop the float noise of × 100 (0.07 → 7.000000000000001) and nothing set by hand
+  return String(Number((rate * 100).toPrecision(12)))
+}
+
 export function rateFromPercent(text: string | undefined): number | null {
   const value = Number((text ?? '').trim().replace(',', '.'))
   return (text ?? '').trim() !== '' && Number.isFinite(value) && value > 0 && value <= 100 ? value / 100 : null
@@ -38,7 +44,7 @@ async function editGuard(rc: ReleaseContext, channel: GuardedChannel, guard: Gua
     confirmLabel: 'Save',
     fields: [
       { name: 'enabled', label: 'Pause the release when too many devices fail', kind: 'checkbox', value: guard.enabled ? 'on' : '' },
-      { name: 'maxFailureRate', label: 'Failing devices (%)', kind: 'text', value: String(Number((guard.maxFailureRate * 100).toFixed(2))), hint: 'Pause when more than this share of the devices that reported failed.' },
+      { name: 'maxFailureRate', label: 'Failing devices (%)', kind: 'text', value: percentFromRate(guard.maxFailureRate), hint: 'Pause when more than this share of the devices that reported failed.' },
       { name: 'minDevices', label: 'Devices that reported, at least', kind: 'number', min: 1, value: String(guard.minDevices), hint: 'Until this many devices reported, the guard waits.' },
     ],
     validate: (values) => {
