@@ -19,6 +19,9 @@ test("a delivery's status is in the console's words: Pending (retrying), Deliver
   expect(lines[0]).toMatch(/^TIME +EVENT +STATUS +ATTEMPTS +ANSWER$/)
   expect(lines.slice(1).map((line) => line.split(/ {2,}/)[2])).toEqual(['Pending (retrying)', 'Delivered', 'Failed'])
   for (const line of lines.slice(1)) expect(line).not.toMatch(/ (pending|delivered|failed) /)
+  // one not tried yet is waiting for its first attempt, not retrying
+  const [, waiting] = deliveryLines([{ ...delivery('pending', null, null), attempts: 0 }])
+  expect(waiting!.split(/ {2,}/)[2]).toBe('Pending')
 })
 
 test('its time is written as a person reads it, in UTC (--json keeps the ISO string)', () => {

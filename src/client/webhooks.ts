@@ -133,12 +133,12 @@ function testCommand(): Command {
     )
 }
 
-/** The deliveries as a table, their status in the console's words ("Pending (retrying)", "Delivered", "Failed"). */
+/** The deliveries as a table, their status in the console's words ("Pending", "Pending (retrying)", "Delivered", "Failed"). */
 export function deliveryLines(deliveries: readonly Delivery[]): string[] {
   if (deliveries.length === 0) return ['No deliveries yet.']
   return table([
     ['TIME', 'EVENT', 'STATUS', 'ATTEMPTS', 'ANSWER'],
-    ...deliveries.map((delivery) => [timeText(delivery.createdAt), delivery.event, deliveryStatusText(delivery.status), String(delivery.attempts), delivery.responseStatus !== null ? `HTTP ${delivery.responseStatus}` : (delivery.error ?? '—')]),
+    ...deliveries.map((delivery) => [timeText(delivery.createdAt), delivery.event, deliveryStatusText(delivery.status, delivery.attempts), String(delivery.attempts), delivery.responseStatus !== null ? `HTTP ${delivery.responseStatus}` : (delivery.error ?? '—')]),
   ])
 }
 

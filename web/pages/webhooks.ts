@@ -152,7 +152,7 @@ function deliveriesTable(items: Delivery[]): HTMLElement {
             { 'data-testid': `delivery-${delivery.id}` },
             h('td', { 'data-label': 'Time' }, time(delivery.createdAt)),
             h('td', { 'data-label': 'Event' }, h('code', null, delivery.event)),
-            h('td', { 'data-label': 'Status' }, deliveryStatusText(delivery.status)),
+            h('td', { 'data-label': 'Status' }, deliveryStatusText(delivery.status, delivery.attempts)),
             h('td', { 'data-label': 'Attempts' }, String(delivery.attempts)),
             h('td', { 'data-label': 'Answer' }, delivery.responseStatus !== null ? `HTTP ${delivery.responseStatus}` : (delivery.error ?? '—')),
           ),
