@@ -1,7 +1,8 @@
 // The OpenAPI document says what every operation answers on success, and says it truly: each call
-// below is checked against the document (status, content type, schema), and each JSON answer is
-// compared with the record its service makes, so a schema that trims a field (Elysia drops
-// properties a `response` schema does not name) fails here.
+// below is checked against the document (status, content type, schema, and a JSON answer field by
+// field against its schema), and each JSON answer is compared with the record its service makes.
+// The management answers' schemas are documentation (jsonAnswer), not checked by Elysia at run
+// time, so these checks are what keeps them true.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { generateKeyPairSync, sign } from 'node:crypto'
 import { createTestContext, type CallOptions, type CallResult } from '../test-support'
@@ -52,8 +53,49 @@ async function answer(method: string, template: string, values: Record<string, s
   const type = res.headers.get('content-type') ?? ''
   const media = Object.entries(documented?.content ?? {}).find(([name]) => type.startsWith(name))
   expect({ call: `${method} ${template}`, status: res.status, schema: media !== undefined && Object.keys(media[1].schema ?? {}).length > 0 }).toEqual({ call: `${method} ${template}`, status: res.status, schema: true })
+  // a JSON answer is what its schema says, field by field: no field the schema lacks, none it requires missing
+  if (type.startsWith('application/json')) expect({ call: `${method} ${template}`, problems: mismatches(media![1].schema!, res.body) }).toEqual({ call: `${method} ${template}`, problems: [] })
   return res
 }
+
+type JsonSchema = { type?: string | string[]; const?: unknown; anyOf?: JsonSchema[]; properties?: Record<string, JsonSchema>; required?: string[]; items?: JsonSchema; patternProperties?: Record<string, JsonSchema>; additionalProperties?: boolean | JsonSchema }
+
+/**
+ * Where `value` departs from the JSON Schema `schema` (as the document has it): a property it does
+ * not name, a required one missing, a type or constant that differs. The schemas are documentation
+ * (jsonAnswer: Elysia does not check them at run time), so this is what keeps them true.
+ */
+function mismatches(schema: JsonSchema, value: unknown, at = '$'): string[] {
+  if (schema.anyOf) return schema.anyOf.some((branch) => mismatches(branch, value, at).length === 0) ? [] : [`${at}: matches no branch of anyOf (${JSON.stringify(value)?.slice(0, 80)})`]
+  if ('const' in schema && value !== schema.const) return [`${at}: ${JSON.stringify(value)} is not ${JSON.stringify(schema.const)}`]
+  const types = schema.type === undefined ? [] : Array.isArray(schema.type) ? schema.type : [schema.type]
+  const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : Number.isInteger(value) ? 'integer' : typeof value
+  if (types.length > 0 && !types.includes(kind) && !(kind === 'integer' && types.includes('number'))) return [`${at}: a ${kind}, not ${types.join(' or ')}`]
+  if (kind === 'array' && schema.items) return (value as unknown[]).flatMap((item, index) => mismatches(schema.items!, item, `${at}[${index}]`))
+  // an object schema that lists no properties (the manifest as uploaded, this document) is open, as JSON Schema reads it
+  if (kind === 'object' && schema.properties) {
+    const record = value as Record<string, unknown>
+    const open = schema.patternProperties !== undefined || (schema.additionalProperties !== undefined && schema.additionalProperties !== false)
+    const problems = (schema.required ?? []).filter((name) => !(name in record)).map((name) => `${at}.${name}: required, missing`)
+    for (const [name, field] of Object.entries(record)) {
+      const property = schema.properties?.[name]
+      if (property) problems.push(...mismatches(property, field, `${at}.${name}`))
+      else if (!open) problems.push(`${at}.${name}: not in the schema`)
+    }
+    return problems
+  }
+  return []
+}
+
+test('mismatches: a field the schema lacks, a missing required one, another type, no branch of a union', () => {
+  const schema: JsonSchema = { type: 'object', properties: { id: { type: 'string' }, n: { type: 'integer' }, at: { anyOf: [{ type: 'string' }, { type: 'null' }] } }, required: ['id', 'n'] }
+  expect(mismatches(schema, { id: 'a', n: 1, at: null })).toEqual([])
+  expect(mismatches(schema, { id: 'a', n: 1, extra: true })).toEqual(['$.extra: not in the schema'])
+  expect(mismatches(schema, { id: 'a' })).toEqual(['$.n: required, missing'])
+  expect(mismatches(schema, { id: 'a', n: 1.5 })).toEqual(['$.n: a number, not integer'])
+  expect(mismatches(schema, { id: 'a', n: 1, at: 3 })).toEqual(['$.at: matches no branch of anyOf (3)'])
+  expect(mismatches({ type: 'array', items: schema }, [{ id: 'a', n: 1 }, { n: 2 }])).toEqual(['$[1].id: required, missing'])
+})
 
 describe('every operation documents its success answer', () => {
   test('the check finds an operation without one', () => {

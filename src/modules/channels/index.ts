@@ -1,6 +1,7 @@
 // Routes of channels: list, create, delete, and the rollout of a channel's newest release.
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps'
+import { jsonAnswer } from '../../http/openapi'
 import { atomically } from '../../db/open'
 import { channelDeleted, channelParams, channelRecord, channelsParams, createChannelBody, patchChannelBody, rolloutBody } from './model'
 import { createChannel, deleteChannel, listChannels, patchRollout } from './service'
@@ -24,7 +25,7 @@ export function channelRoutes(deps: AppDeps) {
         set.status = 201
         return record
       },
-      { auth: 'release', params: channelsParams, body: createChannelBody, response: { 201: channelRecord }, detail: { summary: 'Create a channel (names like beta or qa-team)', tags: ['channels'] } },
+      { auth: 'release', params: channelsParams, body: createChannelBody, detail: { responses: jsonAnswer(201, channelRecord), summary: 'Create a channel (names like beta or qa-team)', tags: ['channels'] } },
     )
     .delete('/:miniAppId/channels/:channel', ({ user, params }) =>
       atomically(db, () => {
@@ -35,8 +36,7 @@ export function channelRoutes(deps: AppDeps) {
       }), {
       auth: 'release',
       params: channelParams,
-      response: { 200: channelDeleted },
-      detail: { summary: 'Delete a channel that serves no release (stable cannot be deleted)', tags: ['channels'] },
+      detail: { responses: jsonAnswer(200, channelDeleted), summary: 'Delete a channel that serves no release (stable cannot be deleted)', tags: ['channels'] },
     })
     .patch('/:miniAppId/channels/:channel', ({ user, params, body }) => patchChannel(db, clock, user, params.miniAppId, params.channel, body), {
       auth: 'release',

@@ -4,6 +4,7 @@ import { AppError } from '../../http/errors'
 import { clientAddress } from '../../http/client'
 import { budgetKey } from '../../http/rate-limit'
 import type { AppDeps } from '../deps'
+import { jsonAnswer } from '../../http/openapi'
 import { atomically } from '../../db/open'
 import { addMemberBody, createMiniAppBody, memberParams, memberRecord, memberRemoved, miniAppIdParams, miniAppRecord as miniAppSchema, updateMiniAppBody } from './model'
 import { addMember, createMiniApp, listMembers, listMiniApps, miniAppRecord, removeMember, requireVisibleMiniApp, updateMiniApp } from './service'
@@ -38,8 +39,7 @@ export function miniAppRoutes(deps: AppDeps) {
     .use(deps.guard)
     .get('', ({ user }) => listMiniApps(db, user), {
       auth: 'read',
-      response: { 200: t.Array(miniAppSchema) },
-      detail: { summary: 'Miniapps the caller can see (all of them for admins)', tags: ['mini-apps'] },
+      detail: { responses: jsonAnswer(200, t.Array(miniAppSchema)), summary: 'Miniapps the caller can see (all of them for admins)', tags: ['mini-apps'] },
     })
     .post(
       '',
@@ -48,13 +48,12 @@ export function miniAppRoutes(deps: AppDeps) {
         set.status = 201
         return record
       },
-      { auth: true, body: createMiniAppBody, response: { 201: miniAppSchema }, detail: { summary: 'Register a miniapp; the caller becomes its OWNER', tags: ['mini-apps'] } },
+      { auth: true, body: createMiniAppBody, detail: { responses: jsonAnswer(201, miniAppSchema), summary: 'Register a miniapp; the caller becomes its OWNER', tags: ['mini-apps'] } },
     )
     .get('/:miniAppId', ({ user, params }) => miniAppRecord(db, requireVisibleMiniApp(db, user, params.miniAppId)), {
       auth: 'read',
       params: miniAppIdParams,
-      response: { 200: miniAppSchema },
-      detail: { summary: 'One miniapp', tags: ['mini-apps'] },
+      detail: { responses: jsonAnswer(200, miniAppSchema), summary: 'One miniapp', tags: ['mini-apps'] },
     })
     .patch('/:miniAppId', ({ user, params, body }) =>
       atomically(db, () => {
@@ -67,14 +66,12 @@ export function miniAppRoutes(deps: AppDeps) {
       params: miniAppIdParams,
       ...updateMiniAppChecks,
       body: updateMiniAppBody,
-      response: { 200: miniAppSchema },
-      detail: { summary: 'Change name, description, icon, experiencePublic or requireSignature (owners; appId is immutable)', tags: ['mini-apps'] },
+      detail: { responses: jsonAnswer(200, miniAppSchema), summary: 'Change name, description, icon, experiencePublic or requireSignature (owners; appId is immutable)', tags: ['mini-apps'] },
     })
     .get('/:miniAppId/members', ({ user, params }) => listMembers(db, user, params.miniAppId), {
       auth: true,
       params: miniAppIdParams,
-      response: { 200: t.Array(memberRecord) },
-      detail: { summary: 'Members of a miniapp (owners and admins)', tags: ['mini-apps'] },
+      detail: { responses: jsonAnswer(200, t.Array(memberRecord)), summary: 'Members of a miniapp (owners and admins)', tags: ['mini-apps'] },
     })
     .post(
       '/:miniAppId/members',
@@ -94,12 +91,11 @@ export function miniAppRoutes(deps: AppDeps) {
           throw error
         }
       },
-      { auth: true, params: miniAppIdParams, body: addMemberBody, response: { 201: memberRecord }, detail: { summary: 'Add a member by email as OWNER or DEVELOPER', tags: ['mini-apps'] } },
+      { auth: true, params: miniAppIdParams, body: addMemberBody, detail: { responses: jsonAnswer(201, memberRecord), summary: 'Add a member by email as OWNER or DEVELOPER', tags: ['mini-apps'] } },
     )
     .delete('/:miniAppId/members/:userId', ({ user, params }) => removeMember(db, clock, user, params.miniAppId, params.userId), {
       auth: true,
       params: memberParams,
-      response: { 200: memberRemoved },
-      detail: { summary: 'Remove a member (the last owner stays)', tags: ['mini-apps'] },
+      detail: { responses: jsonAnswer(200, memberRemoved), summary: 'Remove a member (the last owner stays)', tags: ['mini-apps'] },
     })
 }

@@ -1,6 +1,7 @@
 // Routes of a miniapp's trusted signing keys (decisions §14): /api/mini-apps/{miniAppId}/signing-keys.
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps'
+import { jsonAnswer } from '../../http/openapi'
 import { addSigningKeyBody, miniAppIdParams, signingKeyParams, signingKeyRecord } from './model'
 import { addSigningKey, listSigningKeys, revokeSigningKey } from './service'
 
@@ -11,8 +12,7 @@ export function signingRoutes(deps: AppDeps) {
     .get('/:miniAppId/signing-keys', ({ user, params }) => listSigningKeys(db, user, params.miniAppId), {
       auth: 'read',
       params: miniAppIdParams,
-      response: { 200: t.Array(signingKeyRecord) },
-      detail: { summary: 'The Ed25519 public keys the miniapp trusts, revoked ones too (members)', tags: ['signing'] },
+      detail: { responses: jsonAnswer(200, t.Array(signingKeyRecord)), summary: 'The Ed25519 public keys the miniapp trusts, revoked ones too (members)', tags: ['signing'] },
     })
     .post(
       '/:miniAppId/signing-keys',
@@ -21,12 +21,11 @@ export function signingRoutes(deps: AppDeps) {
         set.status = 201
         return record
       },
-      { auth: true, params: miniAppIdParams, body: addSigningKeyBody, response: { 201: signingKeyRecord }, detail: { summary: 'Trust an Ed25519 public key (base64 of its raw 32 bytes) to sign versions (owners and admins)', tags: ['signing'] } },
+      { auth: true, params: miniAppIdParams, body: addSigningKeyBody, detail: { responses: jsonAnswer(201, signingKeyRecord), summary: 'Trust an Ed25519 public key (base64 of its raw 32 bytes) to sign versions (owners and admins)', tags: ['signing'] } },
     )
     .delete('/:miniAppId/signing-keys/:keyId', ({ user, params }) => revokeSigningKey(db, clock, user, params.miniAppId, params.keyId), {
       auth: true,
       params: signingKeyParams,
-      response: { 200: signingKeyRecord },
-      detail: { summary: 'Revoke a signing key: kept, it signs nothing any more (owners and admins)', tags: ['signing'] },
+      detail: { responses: jsonAnswer(200, signingKeyRecord), summary: 'Revoke a signing key: kept, it signs nothing any more (owners and admins)', tags: ['signing'] },
     })
 }

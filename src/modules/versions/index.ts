@@ -1,6 +1,7 @@
 // Routes of versions: upload (multipart, streamed), review, publish, rollback, delete, and the workspace.
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
+import { jsonAnswer } from '../../http/openapi'
 import { requireVisibleMiniAppByAppId } from '../miniapps/service'
 import { miniAppIdParams, publishBody, rollbackAnswer, rollbackBody, uploadAnswer, uploadParams, versionDeleted, versionParams, versionRecord, workspaceAnswer, workspaceQuery } from './model'
 import { apiBase } from '../../http/urls'
@@ -32,8 +33,7 @@ export function versionRoutes(deps: AppDeps) {
         parse: 'none',
         auth: 'upload',
         params: uploadParams,
-        response: { 201: uploadAnswer },
-        detail: {
+        detail: { responses: jsonAnswer(201, uploadAnswer), 
           summary: 'Upload a version (multipart: version, changelog, releaseType, bundleIos, bundleAndroid, manifest, assetsIos, assetsAndroid, optional signatureKeyId and signature)',
           tags: ['versions', 'upload'],
         },
@@ -43,14 +43,12 @@ export function versionRoutes(deps: AppDeps) {
       auth: 'read',
       params: miniAppIdParams,
       query: workspaceQuery,
-      response: { 200: workspaceAnswer },
-      detail: { summary: 'The miniapp with a page of its versions (?limit=50&cursor=&status=), their install links, its channels and release history', tags: ['versions'] },
+      detail: { responses: jsonAnswer(200, workspaceAnswer), summary: 'The miniapp with a page of its versions (?limit=50&cursor=&status=), their install links, its channels and release history', tags: ['versions'] },
     })
     .post('/:miniAppId/versions/:versionId/review', ({ user, params }) => reviewVersion(services, user, params.miniAppId, params.versionId), {
       auth: 'release',
       params: versionParams,
-      response: { 200: versionRecord },
-      detail: { summary: 'Submit a version for review', tags: ['versions'] },
+      detail: { responses: jsonAnswer(200, versionRecord), summary: 'Submit a version for review', tags: ['versions'] },
     })
     .post('/:miniAppId/versions/:versionId/publish', ({ user, params, body }) =>
       // the publish, its mirror write and its deliveries commit together (queued: the answer never waits on the bucket, decisions §18)
@@ -65,8 +63,7 @@ export function versionRoutes(deps: AppDeps) {
       auth: 'release',
       params: versionParams,
       body: publishBody,
-      response: { 200: versionRecord },
-      detail: { summary: 'Publish a version: it becomes the newest release of a channel (default: the one it was uploaded to), for rolloutPercent of devices', tags: ['versions'] },
+      detail: { responses: jsonAnswer(200, versionRecord), summary: 'Publish a version: it becomes the newest release of a channel (default: the one it was uploaded to), for rolloutPercent of devices', tags: ['versions'] },
     })
     .post('/:miniAppId/versions/:versionId/signature', ({ user, params, body }) =>
       atomically(deps.db, () => {
@@ -78,8 +75,7 @@ export function versionRoutes(deps: AppDeps) {
       auth: 'release',
       params: versionParams,
       body: signVersionBody,
-      response: { 200: versionRecord },
-      detail: { summary: 'Sign an uploaded version: { keyId, signature } over the statement of its stored files (decisions §14)', tags: ['versions', 'signing'] },
+      detail: { responses: jsonAnswer(200, versionRecord), summary: 'Sign an uploaded version: { keyId, signature } over the statement of its stored files (decisions §14)', tags: ['versions', 'signing'] },
     })
     .post('/:miniAppId/rollback', ({ user, params, body }) =>
       atomically(deps.db, () => {
@@ -91,13 +87,11 @@ export function versionRoutes(deps: AppDeps) {
       auth: 'release',
       params: miniAppIdParams,
       body: rollbackBody,
-      response: { 200: rollbackAnswer },
-      detail: { summary: 'Make an earlier release of a channel (default: the target version\'s) the one every device gets again', tags: ['versions'] },
+      detail: { responses: jsonAnswer(200, rollbackAnswer), summary: 'Make an earlier release of a channel (default: the target version\'s) the one every device gets again', tags: ['versions'] },
     })
     .delete('/:miniAppId/versions/:versionId', ({ user, params }) => deleteVersion(services, user, params.miniAppId, params.versionId), {
       auth: true,
       params: versionParams,
-      response: { 200: versionDeleted },
-      detail: { summary: 'Delete a version that was never published', tags: ['versions'] },
+      detail: { responses: jsonAnswer(200, versionDeleted), summary: 'Delete a version that was never published', tags: ['versions'] },
     })
 }
