@@ -243,6 +243,16 @@ describe('device events', () => {
     expect((await report(setup)).body.recentFailures[0]).toMatchObject({ message: 'from the future', at: '2026-11-22T10:00:00.000Z' })
   })
 
+  test('a failure message is cut to 500 characters (code points), as every text limit: never inside an emoji, and emoji count one each', async () => {
+    // 301 characters in 601 UTF-16 units: kept whole; 'x' + 600 emoji: 500 characters, the last emoji whole
+    const short = `x${'🔥'.repeat(300)}`
+    const long = `x${'🔥'.repeat(600)}`
+    await sendEvents(setup.context, [event({ event: 'failed', message: short }), event({ event: 'failed', message: long })])
+    const [newest, before] = (await report(setup)).body.recentFailures as { message: string }[]
+    expect(before!.message).toBe(short)
+    expect(newest!.message).toBe(`x${'🔥'.repeat(499)}`)
+  })
+
   test('a bad event is refused on its own with VALIDATION_ERROR naming its field; a bad body is 400', async () => {
     const refused: [Record<string, unknown>, string][] = [
       [event({ platform: 'windows' }), 'events.1.platform'],

@@ -1,6 +1,7 @@
 // Insight rules: writing the counters (one transaction per flush), device events, pruning, and the per-miniapp report.
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
+import { cutText } from '../../http/text'
 import { invalidDeviceId, isDeviceId } from '../../http/urls'
 import type { Clock } from '../../ids'
 import type { Caller } from '../miniapps/service'
@@ -22,7 +23,7 @@ export interface InsightsDeps {
 
 /** Days of active-device rows kept (today included). */
 export const deviceRetentionDays = 90
-/** Failure messages kept per version (counters.ts), and the length a message is cut to. */
+/** Failure messages kept per version (counters.ts), and the length a message is cut to, in characters (code points) as every text limit. */
 export { failuresPerVersion }
 export const failureMessageLimit = 500
 const recentFailureCount = 20
@@ -316,7 +317,8 @@ export function createInsightsService(deps: InsightsDeps) {
       if (event.event === 'failed') {
         const sentAt = event.at === undefined ? NaN : Date.parse(event.at)
         const at = Number.isFinite(sentAt) && sentAt <= now ? sentAt : now
-        failure = { message: (event.message ?? '').slice(0, failureMessageLimit), at: new Date(at).toISOString() }
+        // cut in characters, never between the halves of one (a lone half is stored as U+FFFD)
+        failure = { message: cutText(event.message ?? '', failureMessageLimit), at: new Date(at).toISOString() }
       }
       counters.countEvent(subject, channel, event.platform, event.event, event.deviceId, failure)
       // the release guard (channels/guard.ts) counts devices of known releases only
