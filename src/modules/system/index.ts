@@ -142,7 +142,7 @@ export function systemRoutes(deps: AppDeps, api: HasRoutes) {
           responses: {
             200: {
               description: 'OpenAPI 3.1 (its schemas are JSON Schema 2020-12)',
-              content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: { type: 'string', enum: ['3.1.0'] }, info: { type: 'object' }, servers: { type: 'array' }, paths: { type: 'object' }, components: { type: 'object' } } } } },
+              content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: { type: 'string', enum: ['3.1.0'] }, info: { type: 'object' }, servers: { type: 'array', items: { type: 'object' } }, paths: { type: 'object' }, components: { type: 'object' } } } } },
             },
           },
         },
