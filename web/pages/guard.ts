@@ -21,13 +21,13 @@ export function guardBadge(channel: GuardedChannel): string | null {
   return guardPauseText(guard.trip)
 }
 
-/** Percent as typed ("5", "2.5") → a rate, or null when it is not above 0 and at most 100. */
 /** The field's text for a rate: the percent as exactly as it is set (0.00125 → "0.125"), so saving the dialog for another change keeps it. */
 export function percentFromRate(rate: number): string {
   // 12 significant digits drop the float noise of × 100 (0.07 → 7.000000000000001) and nothing set by hand
   return String(Number((rate * 100).toPrecision(12)))
 }
 
+/** Percent as typed ("5", "2.5") → a rate, or null when it is not above 0 and at most 100. */
 export function rateFromPercent(text: string | undefined): number | null {
   const value = Number((text ?? '').trim().replace(',', '.'))
   return (text ?? '').trim() !== '' && Number.isFinite(value) && value > 0 && value <= 100 ? value / 100 : null
