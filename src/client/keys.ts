@@ -3,7 +3,7 @@ import { Command } from 'commander'
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { basename, resolve } from 'node:path'
-import { decodeBase64, keyIdOf } from '../modules/signing/keys'
+import { decodeBase64, keyIdOf, unsoundKeyReason } from '../modules/signing/keys'
 import { utf8Bytes } from '../sdk/statement'
 import { connect, withClientOptions, type ClientFlags } from './config'
 import { timeText } from './time'
@@ -55,11 +55,11 @@ export function signStatement(key: SigningKey, statement: string): string {
  */
 export function readPublicKey(given: string): { publicKey: string; keyId: string; fromFile: string | null } {
   const raw = decodeBase64(given)
-  if (raw !== null && raw.length === 32) return { publicKey: Buffer.from(raw).toString('base64'), keyId: keyIdOf(raw), fromFile: null }
+  if (raw !== null && raw.length === 32) return soundKey(raw, null)
   if (!existsSync(given)) throw new CliError(2, `${JSON.stringify(given.slice(0, 80))} is neither the base64 of a 32-byte public key nor a file`)
   const text = readFileSync(given, 'utf8').trim()
   const inline = decodeBase64(text)
-  if (inline !== null && inline.length === 32) return { publicKey: Buffer.from(inline).toString('base64'), keyId: keyIdOf(inline), fromFile: given }
+  if (inline !== null && inline.length === 32) return soundKey(inline, given)
   let key: KeyObject
   try {
     key = createPublicKey(text)
@@ -67,8 +67,14 @@ export function readPublicKey(given: string): { publicKey: string; keyId: string
     throw new CliError(2, `${given} holds no public key: give the base64 miniship keys generate printed, or the PEM file`)
   }
   if (key.asymmetricKeyType !== 'ed25519') throw new CliError(2, `${given} holds an ${key.asymmetricKeyType} key; signing keys are Ed25519`)
-  const publicKey = rawPublicKey(key)
-  return { publicKey, keyId: keyIdOf(decodeBase64(publicKey)!), fromFile: given }
+  return soundKey(decodeBase64(rawPublicKey(key))!, given)
+}
+
+/** A key to trust, as the server would take it: none under which anyone could sign (a weak key verifies forged signatures). */
+function soundKey(raw: Uint8Array, fromFile: string | null): { publicKey: string; keyId: string; fromFile: string | null } {
+  const unsound = unsoundKeyReason(raw)
+  if (unsound !== null) throw new CliError(2, `The public key ${unsound}`)
+  return { publicKey: Buffer.from(raw).toString('base64'), keyId: keyIdOf(raw), fromFile }
 }
 
 /** Writes the PEM only if nothing is at `path` (O_EXCL), created 0600: a key is never overwritten. */

@@ -4,6 +4,8 @@ import { generateKeyPairSync, sign } from 'node:crypto'
 import { buildStatement } from '../sdk/statement'
 import { keyIdOf } from '../modules/signing/keys'
 import { verifyRelease } from './verify'
+import { readPublicKey } from './keys'
+import { CliError } from './http'
 
 function key() {
   const pair = generateKeyPairSync('ed25519')
@@ -52,5 +54,28 @@ describe('verify: what a device refuses', () => {
     info.signature!.statement = info.signature!.statement.replace(sha256('ios'), sha256('evil'))
     expect(await failed(info, serve({ bundleIos: 'evil' }))).toEqual(['signature'])
     expect(await failed(release({ unsigned: true }))).toEqual(['signature'])
+  })
+})
+
+describe('verify --public-key takes only a key the server would trust', () => {
+  // the identity point, all zeros (small order) and a point of order 8: under each, anyone can make a signature that verifies
+  const identity = new Uint8Array(32)
+  identity[0] = 1
+  const weak = [identity, new Uint8Array(32), Buffer.from('c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a', 'hex')]
+  for (const raw of weak) {
+    test(`${Buffer.from(raw).toString('hex').slice(0, 16)}…: exit 2, weak key`, () => {
+      let thrown: unknown
+      try {
+        readPublicKey(Buffer.from(raw).toString('base64'))
+      } catch (error) {
+        thrown = error
+      }
+      expect(thrown).toBeInstanceOf(CliError)
+      expect((thrown as CliError).exitCode).toBe(2)
+      expect((thrown as CliError).message).toContain('The public key is a weak Ed25519 key')
+    })
+  }
+  test('a generated key is read as it is', () => {
+    expect(readPublicKey(trusted.publicKey)).toEqual({ publicKey: trusted.publicKey, keyId: trusted.keyId, fromFile: null })
   })
 })

@@ -1,7 +1,6 @@
 // Signed releases (decisions §14): the keys a miniapp trusts, and the check of a signature over the statement of a version's stored files.
 import { and, asc, eq } from 'drizzle-orm'
 import { createPublicKey, verify } from 'node:crypto'
-import { Point } from '@noble/ed25519'
 import { signingKeys, type MiniAppRow, type SigningKeyRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
@@ -9,7 +8,7 @@ import { requireVisibleName } from '../../http/text'
 import { isoAt, type Clock } from '../../ids'
 import { recordAudit } from '../audit/service'
 import { memberRole, requireVisibleMiniApp, type Caller } from '../miniapps/service'
-import { decodeBase64, keyIdOf } from './keys'
+import { decodeBase64, keyIdOf, unsoundKeyReason } from './keys'
 import { buildStatement, utf8Bytes, statementFileKinds, type StatementFileKind } from '../../sdk/statement'
 
 type Reader = Pick<Db, 'select'>
@@ -47,16 +46,9 @@ export function parsePublicKey(text: string): { raw: Uint8Array; publicKey: stri
   const raw = decodeBase64(text)
   if (raw === null) throw invalidPublicKey('is not base64')
   if (raw.length !== 32) throw invalidPublicKey(`is ${raw.length} bytes, not 32`)
-  // OpenSSL takes any 32 bytes as a key. Refused: bytes that are no point (or not its one encoding), and
-  // points of small or mixed order, which no key generator makes: under a small-order key anyone can
-  // make a signature that verifies for every statement (node, WebCrypto and noble alike).
-  let point: Point
-  try {
-    point = Point.fromBytes(raw, false)
-  } catch {
-    throw invalidPublicKey('is not an Ed25519 public key: no point of the curve')
-  }
-  if (point.isSmallOrder() || !point.isTorsionFree()) throw invalidPublicKey('is a weak Ed25519 key (a point of small or mixed order) that no key generator makes: signatures under it can be forged')
+  // no curve point, or one of small or mixed order: anyone could sign under it (keys.ts)
+  const unsound = unsoundKeyReason(raw)
+  if (unsound !== null) throw invalidPublicKey(unsound)
   return { raw, publicKey: Buffer.from(raw).toString('base64'), keyId: keyIdOf(raw) }
 }
 
