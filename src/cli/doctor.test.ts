@@ -90,7 +90,7 @@ test('--json: one document with each check and its result, and the release mirro
   expect(run.exitCode).toBe(1)
   const document = jsonDocument(run) as { healthy: boolean; checks: { name: string; ok: boolean; problems: string[] }[]; problems: string[]; backgroundJobs: { pendingMirrorWrites: number; oldestMirrorWriteSeconds: number } }
   expect(document.healthy).toBe(false)
-  expect(document.checks.map((check) => check.name)).toEqual(['data directory', 'signing secret', 'database file', 'database integrity', 'foreign keys', 'migrations', 'stored files', 'background jobs', 'leftovers'])
+  expect(document.checks.map((check) => check.name)).toEqual(['data directory', 'signing secret', 'database file', 'database integrity', 'foreign keys', 'migrations', 'stored files', 'background jobs', 'signing keys', 'leftovers'])
   expect(document.checks.find((check) => check.name === 'background jobs')).toMatchObject({ ok: false, problems: [expect.stringContaining('1 release-mirror job(s) waiting')] })
   expect(document.checks.find((check) => check.name === 'database integrity')).toMatchObject({ ok: true, problems: [] })
   expect(document.problems).toHaveLength(1)
@@ -148,4 +148,27 @@ test("while a server runs, a killed backup's staging in tmp/ is a problem, and d
   } finally {
     releaseLock()
   }
+})
+
+test('a trusted signing key under which anyone can sign (stored before such keys were refused) is a problem; a revoked one and a sound one are not', async () => {
+  const root = tempDir('miniship-doctor-')
+  made.push(root)
+  const { db } = openDataDir(root)
+  const now = new Date().toISOString()
+  db.$client.run("INSERT INTO users (id, email, password_hash, display_name, role, status, created_at, updated_at) VALUES ('u1', 'owner@example.test', 'x', 'Owner', 'USER', 'ACTIVE', ?, ?)", [now, now])
+  db.$client.run("INSERT INTO mini_apps (id, app_id, name, created_by, created_at, updated_at) VALUES ('m1', 'com.example.keys', 'Keys', 'u1', ?, ?)", [now, now])
+  const identity = new Uint8Array(32)
+  identity[0] = 1
+  const { generateKeyPairSync } = await import('node:crypto')
+  const sound = Buffer.from(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64')
+  const insert = (keyId: string, publicKey: string, revokedAt: string | null) =>
+    db.$client.run('INSERT INTO signing_keys (mini_app_id, key_id, name, public_key, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)', ['m1', keyId, keyId, publicKey, now, revokedAt])
+  insert('weak0000weak0000', Buffer.from(identity).toString('base64'), null)
+  insert('revoked000000000', Buffer.from(new Uint8Array(32)).toString('base64'), now)
+  insert('sound00000000000', sound, null)
+  closeDatabase(db)
+  const problems = (await diagnose(root)).filter((problem) => problem.startsWith('signing key'))
+  expect(problems).toEqual([
+    'signing key weak0000weak0000 ("weak0000weak0000") of com.example.keys is a weak Ed25519 key (a point of small or mixed order) that no key generator makes: signatures under it can be forged; revoke it (miniship keys revoke --app com.example.keys weak0000weak0000) and sign with a key miniship keys generate made',
+  ])
 })

@@ -10,6 +10,7 @@ import { collectGarbage, collectStoreGarbage, describeCollected, findGarbage, fi
 import { checkStoredFiles, createLocalBlobStore, openBlobStore, type BlobStore } from '../storage'
 import { jobBacklog, type JobBacklog } from '../jobs/queue'
 import { ConfigError } from '../config'
+import { decodeBase64, unsoundKeyReason } from '../modules/signing/keys'
 
 /** A backlog older than this is a problem (the bucket or a receiver has been unreachable for a while). */
 const stuckJobSeconds = 15 * 60
@@ -92,6 +93,12 @@ export const databaseChecks: DoctorCheck[] = [
     run: (_paths, database) => backgroundJobProblems(database, Date.now()),
   },
   {
+    name: 'signing keys',
+    needsSchema: true,
+    // a trusted key stored before miniship refused weak ones: under it anyone can sign a release
+    run: (_paths, database) => weakSigningKeyProblems(database),
+  },
+  {
     name: 'leftovers',
     needsSchema: true,
     needsStore: true,
@@ -100,6 +107,20 @@ export const databaseChecks: DoctorCheck[] = [
     run: (paths, database, store) => (lockHolder(paths) === null ? garbageProblems(paths, database, store) : deadBackupProblems(paths)),
   },
 ]
+
+/** Trusted (not revoked) signing keys under which anyone can make a valid signature: the server refuses them since 0.3.0, but not those stored before. */
+function weakSigningKeyProblems(database: Database): string[] {
+  const rows = database
+    .query<{ keyId: string; name: string; publicKey: string; appId: string }, []>(
+      'SELECT k.key_id AS keyId, k.name AS name, k.public_key AS publicKey, m.app_id AS appId FROM signing_keys k JOIN mini_apps m ON m.id = k.mini_app_id WHERE k.revoked_at IS NULL ORDER BY m.app_id, k.key_id',
+    )
+    .all()
+  return rows.flatMap((row) => {
+    const raw = decodeBase64(row.publicKey)
+    const unsound = raw === null || raw.length !== 32 ? 'is not 32 bytes of base64' : unsoundKeyReason(raw)
+    return unsound === null ? [] : [`signing key ${row.keyId} ("${row.name}") of ${row.appId} ${unsound}; revoke it (miniship keys revoke --app ${row.appId} ${row.keyId}) and sign with a key miniship keys generate made`]
+  })
+}
 
 function deadBackupProblems(paths: DataDirPaths): string[] {
   const dead = deadBackupStagings(paths.tmp)
