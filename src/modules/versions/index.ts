@@ -23,8 +23,8 @@ export function versionRoutes(deps: AppDeps) {
         // Membership first: a caller who may not upload is answered before a byte is stored.
         const miniApp = requireVisibleMiniAppByAppId(deps.db, user, params.appId)
         const received = await receiveUpload(request, blobs.paths, deps.config.uploadLimitBytes)
-        const record = await uploadVersion(services, user, miniApp, received)
-        emitWebhookEvent(deps.db, deps.clock, miniApp.id, 'version.uploaded', { version: { id: record.id, version: record.version, buildNumber: record.buildNumber, channel: record.channel, releaseType: record.releaseType }, by: actorOf(user) })
+        // the version.uploaded deliveries are queued in the upload's own transaction: stored and announced together
+        const record = await uploadVersion(services, user, miniApp, received, (tx, version) => emitWebhookEvent(tx, deps.clock, miniApp.id, 'version.uploaded', { version, by: actorOf(user) }))
         set.status = 201
         return record
       },

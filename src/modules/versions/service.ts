@@ -220,7 +220,20 @@ async function readManifest(file: TempFile): Promise<Uint8Array> {
  * temp files are gone afterwards; on failure so is every blob this upload created that no row
  * refers to. Re-uploading an unpublished version string keeps its id and gives it a new build.
  */
-export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: MiniAppRow, received: ReceivedUpload): Promise<VersionRecord & { warnings: UploadWarning[] }> {
+/** What an upload stored, handed to `uploaded` inside its transaction (the version.uploaded event's `version`). */
+export interface UploadedVersion {
+  id: string
+  version: string
+  buildNumber: number
+  channel: string
+  releaseType: string
+}
+
+/**
+ * Upload (decisions §5, §9). `uploaded` runs inside the transaction that stores the version, so what
+ * it queues (the version.uploaded deliveries) commits with it or not at all.
+ */
+export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: MiniAppRow, received: ReceivedUpload, uploaded?: (tx: Tx, version: UploadedVersion) => void): Promise<VersionRecord & { warnings: UploadWarning[] }> {
   const { db, clock, blobs } = deps
   const extraTemps: TempFile[] = []
   const held: string[] = []
@@ -319,6 +332,7 @@ export async function uploadVersion(deps: VersionDeps, user: Caller, miniApp: Mi
           summary: `${user.email} uploaded ${app.appId} ${input.version} (build ${buildNumber})${existing ? ', replacing the earlier build' : ''}`,
           metadata: { miniAppId: app.id, appId: app.appId, version: input.version, buildNumber, releaseType: input.releaseType, channel: input.channel, replaced: existing !== undefined, files, warnings: warnings.map((warning) => warning.code), signatureKeyId: signature?.keyId ?? null },
         })
+        uploaded?.(tx, { id: versionId, version: input.version, buildNumber, channel: input.channel, releaseType: input.releaseType })
         return { versionId, replaced }
       },
       { behavior: 'immediate' },

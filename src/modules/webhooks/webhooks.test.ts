@@ -373,6 +373,24 @@ describe('deliveries to a real receiver (--webhooks-allow-private)', () => {
     expect(receiver.received.map((request) => request.headers.get('x-miniship-event'))).toEqual(['release.published'])
   })
 
+  test('an upload and its version.uploaded deliveries commit together: a delivery SQLite refuses to queue leaves no version behind', async () => {
+    await create({ url: receiver.url(), events: ['version.uploaded'] })
+    const client = context.dataDir.db.$client
+    client.run("CREATE TRIGGER refuse_delivery BEFORE INSERT ON webhook_deliveries BEGIN SELECT RAISE(ABORT, 'refused'); END")
+    try {
+      const refused = await upload(context, owner.token, appId, uploadForm(appId, { version: '4.0.0' }))
+      expect(refused.status).toBeGreaterThanOrEqual(500)
+    } finally {
+      client.run('DROP TRIGGER refuse_delivery')
+    }
+    const versions = (await context.call('GET', `/api/mini-apps/${miniAppId}/workspace`, { token: owner.token })).body.versions as { version: string }[]
+    expect(versions.map((version) => version.version)).not.toContain('4.0.0')
+    // sent again, it is stored and heard once
+    expect((await upload(context, owner.token, appId, uploadForm(appId, { version: '4.0.0' }))).status).toBe(201)
+    await context.app.store.jobs.drain()
+    expect(receiver.received.map((request) => JSON.parse(request.body).data.version.version)).toEqual(['4.0.0'])
+  })
+
   test('a name is resolved, checked, and the delivery goes to the address checked, with the URL\'s Host', async () => {
     const hook = await create({ url: `http://localhost:${receiver.port}/by-name`, events: ['version.uploaded'] })
     await uploadVersion(context, owner.token, appId, '1.9.0')
