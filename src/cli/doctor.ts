@@ -323,7 +323,7 @@ function backgroundJobsReport(backlog: JobBacklog | null) {
 
 export function doctorCommand(): Command {
   return withJsonOption(withStorageOptions(withDataDirOption(new Command('doctor'))))
-    .description('check the database (integrity, migrations) and the stored files; exits 1 and names each problem')
+    .description('check the database (integrity, migrations), the stored files, the job queue and the trusted signing keys; exits 1 and names each problem')
     .option('--fix', 'remove stored files no version refers to and leftovers in tmp/ (only while no server runs)')
     .addHelpText('after', '\nExamples:\n  $ miniship doctor --data-dir /var/lib/miniship\n  $ miniship doctor --fix --data-dir /var/lib/miniship\n  $ miniship doctor --data-dir /var/lib/miniship --json    # {"healthy", "checks", "problems", "backgroundJobs", …}')
     .action(({ fix, json, ...flags }) =>
