@@ -32,7 +32,7 @@ export function withServerOptions(command: Command): Command {
     .option('--insights-flush <duration>', 'how often insight counters are written to the database, e.g. 5s (env MINISHIP_INSIGHTS_FLUSH, default 5s)')
     .option('--metrics-token <token>', 'Bearer token a Prometheus scraper may use for /api/metrics (env MINISHIP_METRICS_TOKEN)')
     .addOption(new Option('--s3-downloads <mode>', 'with S3 storage: 302 to a presigned URL, or stream through (env MINISHIP_S3_DOWNLOADS, default redirect)').choices(['redirect', 'proxy']))
-    .addOption(new Option('--mirror-releases <mode>', 'with S3 storage: write each release to releases/ in the bucket for a CDN (env MINISHIP_MIRROR_RELEASES, default off)').choices(['on', 'off']))
+    .addOption(new Option('--mirror-releases <mode>', 'with S3 storage: write each release to releases/ in the bucket for a CDN; off removes releases/ at start (env MINISHIP_MIRROR_RELEASES, default off)').choices(['on', 'off']))
     .option('--webhooks-allow-private', 'let webhooks target loopback, private and link-local addresses, e.g. a receiver on this machine (env MINISHIP_WEBHOOKS_ALLOW_PRIVATE=1; default off)')
 }
 
