@@ -43,7 +43,7 @@ export function signingSection(ctx: PageContext, base: string, miniApp: MiniApp,
         'div',
         { class: 'field' },
         h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'requireSignature', 'data-testid': 'require-signature', checked: miniApp.requireSignature, disabled: !canManage }), ' Require signed versions'),
-        h('p', { class: 'hint' }, 'On: unsigned uploads are refused, and an unsigned version cannot be published (sign it first with miniship sign). Only owners change this.'),
+        h('p', { class: 'hint' }, 'On: unsigned uploads are refused, and an unsigned version cannot be published or rolled back to (sign it first with miniship sign). Only owners change this.'),
       ),
       canManage ? h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'secondary', 'data-testid': 'require-signature-submit' }, 'Save')) : null,
     )
