@@ -146,6 +146,13 @@ export async function rollback(rc: ReleaseContext, v: Version, button: HTMLButto
     message: [
       h('p', null, `The release${rc.channels ? ' of the channel you choose' : ''} changes${!rc.channels && current ? ` from ${current}` : ''} to ${v.version} (build ${v.buildNumber}) for every device on it. Users get it on their next update check.`),
       h('p', null, 'The version it replaces stays published, so you can roll back to it again later.'),
+      // the server applies a publish's signature rules to a rollback (decisions §14)
+      rc.miniApp.requireSignature && v.signature === null
+        ? h('p', { class: 'warning', 'data-testid': 'rollback-unsigned-warning' }, `This miniapp requires signed versions and ${v.version} is unsigned: the server will refuse to roll back to it. Sign it first: miniship sign ${v.version} --app ${rc.miniApp.appId} --sign-key FILE`)
+        : null,
+      v.signature?.keyRevokedAt
+        ? h('p', { class: 'warning', 'data-testid': 'rollback-revoked-warning' }, `${v.version} was signed by the key ${v.signature.keyName ?? v.signature.keyId}, revoked since: the server will refuse to roll back to it. Sign it again with a current key.`)
+        : null,
     ],
     confirmLabel: `Roll back to ${v.version}`,
     danger: true,
