@@ -143,4 +143,21 @@ describe.skipIf(!hasChromium)('signing in the console', () => {
     await page.locator(`[data-testid="signing-key-${spare.keyId}"][data-revoked="true"]`).waitFor()
     expect(await tid(`revoke-signing-key-${spare.keyId}`).count()).toBe(0)
   })
+
+  test('rolling back to an unsigned version under requireSignature: the dialog says the server will refuse it, and it does', async () => {
+    // 1.0.0 published unsigned while signatures were not required, then 1.1.0 (signed) over it
+    expect((await api('PATCH', `/api/mini-apps/${miniAppId}`, { json: { requireSignature: false } })).status).toBe(200)
+    const versions = (await api('GET', `/api/mini-apps/${miniAppId}/workspace`)).body.versions as { id: string; version: string }[]
+    for (const version of ['1.0.0', '1.1.0']) expect((await api('POST', `/api/mini-apps/${miniAppId}/versions/${versions.find((v) => v.version === version)!.id}/publish`, { json: {} })).status).toBe(200)
+    expect((await api('PATCH', `/api/mini-apps/${miniAppId}`, { json: { requireSignature: true } })).status).toBe(200)
+    await page.goto(`${server.baseUrl}/apps/${miniAppId}/versions`)
+    await tid('rollback-1.0.0').click()
+    const dialog = page.locator('dialog[open]')
+    await dialog.waitFor()
+    expect(await dialog.getByTestId('rollback-unsigned-warning').textContent()).toContain('the server will refuse to roll back to it')
+    watch.expectHttpError('POST', /\/rollback$/, 422)
+    await dialog.getByTestId('confirm-ok').click()
+    await tid('alert').locator('p').first().waitFor()
+    expect(await tid('alert').textContent()).toContain('requires signed versions')
+  })
 })
