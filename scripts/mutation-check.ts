@@ -415,33 +415,33 @@ const mutations: Mutation[] = [
     why: 'restore: an archive entry that is not ours (a path outside the layout) is refused',
   },
 
-  // range parsing (src/modules/runtime/range.ts)
+  // range parsing (src/http/range.ts)
   {
-    file: 'src/modules/runtime/range.ts',
+    file: 'src/http/range.ts',
     find: "if (start >= size) return 'unsatisfiable'",
     replace: "if (start > size) return 'unsatisfiable'",
-    tests: ['src/modules/runtime/range.test.ts', 'src/modules/runtime/files.test.ts'],
+    tests: ['src/http/range.test.ts', 'src/modules/runtime/files.test.ts'],
     why: 'range: a range starting at the end of the file is 416',
   },
   {
-    file: 'src/modules/runtime/range.ts',
+    file: 'src/http/range.ts',
     find: "if (end < start) return 'unsatisfiable'",
     replace: '',
-    tests: ['src/modules/runtime/range.test.ts', 'src/modules/runtime/files.test.ts'],
+    tests: ['src/http/range.test.ts', 'src/modules/runtime/files.test.ts'],
     why: 'range: a reversed range is 416',
   },
   {
-    file: 'src/modules/runtime/range.ts',
+    file: 'src/http/range.ts',
     find: 'return { start, end: Math.min(end, size - 1) }',
     replace: 'return { start, end }',
-    tests: ['src/modules/runtime/range.test.ts', 'src/modules/runtime/files.test.ts'],
+    tests: ['src/http/range.test.ts', 'src/modules/runtime/files.test.ts'],
     why: 'range: a range past the end is cut at the last byte',
   },
   {
-    file: 'src/modules/runtime/range.ts',
+    file: 'src/http/range.ts',
     find: 'return { start: Math.max(0, size - length), end: size - 1 }',
     replace: 'return { start: size - length, end: size - 1 }',
-    tests: ['src/modules/runtime/range.test.ts', 'src/modules/runtime/files.test.ts'],
+    tests: ['src/http/range.test.ts', 'src/modules/runtime/files.test.ts'],
     why: 'range: a suffix longer than the file is the whole file',
   },
   // which release a device gets (src/modules/channels/decide.ts, decisions §10)

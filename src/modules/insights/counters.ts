@@ -1,6 +1,6 @@
 // In-memory insight counters: the hot path adds to Maps, a flush hands whole days of them to be written at once.
 import type { FileKind } from '../versions/file-kinds'
-import { parseRange } from '../runtime/range'
+import { parseRange } from '../../http/range'
 import { addDigest, emptySketch, mergeInto, type DeviceSketch } from './sketch'
 
 export type CountPlatform = 'ios' | 'android' | 'unknown'

@@ -1,7 +1,7 @@
 // Answering a stored file (decisions §6): headers, HEAD, If-None-Match, single ranges; bodies stream from disk.
 import { statSync } from 'node:fs'
 import { AppError } from '../../http/errors'
-import { parseRange } from './range'
+import { parseRange } from '../../http/range'
 import { runningRequestId, toldLength } from '../../http/request-log'
 import { idleTimeoutStream, readWithin, type ReadResult } from '../../storage/idle'
 import type { CountSubject } from '../insights/counters'
