@@ -10,9 +10,13 @@ export const testBucket = 'miniship-test'
 /** s3rver's built-in account: it checks the access key id (not the V4 signature itself). */
 export const testCredentials = { MINISHIP_S3_ACCESS_KEY_ID: 'S3RVER', MINISHIP_S3_SECRET_ACCESS_KEY: 'S3RVER' }
 
+// The server ends with the test process that started it, however that one ends: a run that dies or is
+// cut short (a hook timed out, a bail) left servers running for good, one per start.
 const script = `
 const S3rver = require('s3rver')
 const [directory, port, bucket] = process.argv.slice(1)
+const parent = process.ppid
+setInterval(() => { if (process.ppid !== parent) process.exit(0) }, 500)
 new S3rver({ address: '127.0.0.1', port: Number(port), silent: true, directory, configureBuckets: [{ name: bucket }] })
   .run()
   .then((address) => console.log('listening ' + address.port), (error) => { console.error(error.message); process.exit(1) })
