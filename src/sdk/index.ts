@@ -160,7 +160,7 @@ interface DeviceEvent {
 }
 
 const statePath = 'state.json'
-const tmpPath = 'state.json.tmp'
+const tmpPath = statePath + '.tmp'
 const eventsPath = 'events.json'
 const emptyState: State = { current: null, previous: null, pending: false, launches: 0 }
 
@@ -170,24 +170,30 @@ function apiBase(serverUrl: string): string {
   return /^[a-z][a-z0-9+.-]*:\/\/[^/]+$/i.test(trimmed) ? trimmed + '/api' : trimmed
 }
 
+/** A query string of the parameters given; the names are plain words, only the values need encoding. */
 function query(params: Record<string, string | undefined>): string {
   const parts: string[] = []
-  for (const key in params) {
-    const value = params[key]
-    if (value !== undefined) parts.push(encodeURIComponent(key) + '=' + encodeURIComponent(value))
-  }
+  for (const name in params) if (params[name] !== undefined) parts.push(name + '=' + encodeURIComponent(params[name]!))
   return parts.join('&')
 }
 
-const noop = () => undefined
+/** `promise`, its failure ignored: cleanup and reports that must not fail what they follow. */
+const quietly = <T>(promise: Promise<T>) => promise.catch(() => {})
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
+const isText = (value: unknown): value is string => typeof value === 'string'
+
+/** Which version a version is, as start() and check() answer it. */
+const whichVersion = (version: { versionId: string; version: string }) => ({ versionId: version.versionId, version: version.version })
 
 const isInstallInfo = (value: unknown): value is InstallInfo =>
-  isRecord(value) && typeof value.versionId === 'string' && typeof value.version === 'string' && isRecord(value.bundles) && isRecord(value.assetsUrl) && isRecord(value.files)
+  isRecord(value) && isText(value.versionId) && isText(value.version) && isRecord(value.bundles) && isRecord(value.assetsUrl) && isRecord(value.files)
 
 /** An option's value as an error message quotes it: as JSON, at most 60 characters. */
 const shown = (value: unknown) => JSON.stringify(String(value).slice(0, 60))
+
+/** What createUpdater throws for an option it cannot use. */
+const invalidOption = (message: string) => new UpdateError('INVALID_OPTION', message)
 
 /** What JSON text says; undefined when there is no text (a missing file) or it is not JSON. */
 function parseJson(text: string | null | void): unknown {
@@ -218,20 +224,21 @@ export function createUpdater(options: UpdaterOptions): Updater {
   for (const key of options.trustedKeys ?? []) {
     const raw = fromBase64(key)
     // 32 bytes of a point of the curve, not of small order (under which anyone could sign)
-    if (!raw || !isSoundPublicKey(raw)) throw new UpdateError('INVALID_OPTION', `Not an Ed25519 public key: ${shown(key)}`)
+    if (!raw || !isSoundPublicKey(raw)) throw invalidOption(`Not an Ed25519 public key: ${shown(key)}`)
     trustedKeys.push(raw)
   }
   // the server refuses any other deviceId with 400 INVALID_DEVICE_ID (decisions §18): say so once, here,
   // rather than have every check() fail with SERVER
-  if (typeof options.deviceId !== 'string' || !/^[A-Za-z0-9._:-]{1,200}$/.test(options.deviceId) || options.deviceId === '.' || options.deviceId === '..') {
-    throw new UpdateError('INVALID_OPTION', `deviceId must be 1–200 of A-Z a-z 0-9 . _ : -, not "." or ".." (got ${shown(options.deviceId)}); base64 as base64url`)
+  // (\w is A-Za-z0-9_)
+  if (!isText(options.deviceId) || !/^(?!\.\.?$)[\w.:-]{1,200}$/.test(options.deviceId)) {
+    throw invalidOption(`deviceId must be 1–200 of A-Z a-z 0-9 . _ : -, not "." or ".." (got ${shown(options.deviceId)}); base64 as base64url`)
   }
   // the server refuses a hostVersion of fewer than three parts: "1.5" (common on iOS) is sent as 1.5.0
   // null or empty (expo's nativeApplicationVersion where there is none): no host version, as when left out
   const givenHost = options.hostVersion == null ? '' : String(options.hostVersion)
   const hostVersion = normalizeVersion(givenHost) ?? undefined
-  if (hostVersion === undefined && givenHost.trim() !== '') {
-    throw new UpdateError('INVALID_OPTION', `hostVersion must be a version like 2.3.0 (got ${shown(givenHost)})`)
+  if (!hostVersion && givenHost.trim()) {
+    throw invalidOption(`hostVersion must be a version like 2.3.0 (got ${shown(givenHost)})`)
   }
 
   let state: State = emptyState
@@ -249,7 +256,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
   let queue: Promise<unknown> = Promise.resolve()
   function exclusive<T>(work: () => Promise<T>): Promise<T> {
     const run = queue.then(work, work)
-    queue = run.then(noop, noop)
+    queue = quietly(run)
     return run
   }
 
@@ -282,8 +289,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
     if (!installed) return null
     const path = (name: string) => storage.uri(`versions/${installed.dir}/${name}`)
     return {
-      versionId: installed.versionId,
-      version: installed.version,
+      ...whichVersion(installed),
       channel: installed.channel,
       bundle: path('bundle'),
       manifest: path('manifest'),
@@ -307,12 +313,12 @@ export function createUpdater(options: UpdaterOptions): Updater {
   }
 
   /** Events are reports: a storage failure keeps them in memory (written with the next event) and never fails the update. */
-  const saveEvents = () => writeJson(eventsPath, events).catch(noop)
+  const saveEvents = () => quietly(writeJson(eventsPath, events))
 
   async function record(name: UpdateEventName, installed: { versionId: string; channel?: string }, message?: string): Promise<void> {
     const list = await loadEvents()
     const event: DeviceEvent = { appId: options.appId, versionId: installed.versionId, platform: options.platform, event: name, channel: installed.channel ?? channel, deviceId: options.deviceId, at: new Date().toISOString() }
-    if (hostVersion !== undefined) event.hostVersion = hostVersion
+    if (hostVersion) event.hostVersion = hostVersion
     if (message !== undefined) event.message = message.slice(0, 500)
     list.push({ seq: nextSeq++, event })
     if (list.length > maxPendingEvents) list.splice(0, list.length - maxPendingEvents)
@@ -359,8 +365,8 @@ export function createUpdater(options: UpdaterOptions): Updater {
     } catch {
       return
     }
-    for (const name of names) if (keep.indexOf(name) === -1) await storage.remove(`versions/${name}`).catch(noop)
-    await storage.remove(tmpPath).catch(noop)
+    for (const name of names) if (keep.indexOf(name) < 0) await quietly(storage.remove(`versions/${name}`))
+    await quietly(storage.remove(tmpPath))
   }
 
   /** Sends the pending events, 100 a request, until none are left. */
@@ -370,7 +376,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
       // the server takes at most 64 KB a request (413 over it): long failure messages make smaller batches
       let bytes = 0
       const batch = await exclusive(async () => (await loadEvents()).filter((entry) => (bytes += utf8Bytes(JSON.stringify(entry.event)).length + 1) < 6e4).slice(0, 100))
-      if (batch.length === 0) return { sent, pending: 0 }
+      if (!batch.length) return { sent, pending: 0 }
       const dog = watchdog()
       let response, answer
       try {
@@ -379,7 +385,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ events: batch.map((entry) => entry.event) }),
         })
-        answer = parseJson(await response.text().catch(noop))
+        answer = parseJson(await quietly(response.text()))
       } finally {
         dog.done()
       }
@@ -389,12 +395,12 @@ export function createUpdater(options: UpdaterOptions): Updater {
       if (!(response.ok && isRecord(answer)) && (status < 400 || status >= 500 || status === 429)) throw serverError(status, answer, 'Events')
       const sentSeqs = batch.map((entry) => entry.seq)
       const pending = await exclusive(async () => {
-        events = (await loadEvents()).filter((entry) => sentSeqs.indexOf(entry.seq) === -1)
+        events = (await loadEvents()).filter((entry) => sentSeqs.indexOf(entry.seq) < 0)
         await saveEvents()
         return events.length
       })
       sent += batch.length
-      if (pending === 0) return { sent, pending }
+      if (!pending) return { sent, pending }
     }
   }
 
@@ -402,9 +408,9 @@ export function createUpdater(options: UpdaterOptions): Updater {
     const install = update.install
     const signature = install.signature
     const invalid = (why: string) => new UpdateError('SIGNATURE_INVALID', `${update.version}: ${why}`)
-    if (trustedKeys.length === 0) return
+    if (!trustedKeys.length) return
     if (!signature) throw new UpdateError('SIGNATURE_REQUIRED', `${update.version} is not signed; trustedKeys require a signature`)
-    if (signature.algorithm !== 'ed25519' || typeof signature.statement !== 'string' || typeof signature.value !== 'string') {
+    if (signature.algorithm !== 'ed25519' || !isText(signature.statement) || !isText(signature.value)) {
       throw invalid('unreadable signature')
     }
     const value = fromBase64(signature.value)
@@ -463,10 +469,10 @@ export function createUpdater(options: UpdaterOptions): Updater {
             for (;;) {
               const step = await cut(() => reader.read())
               if (step.done) break
-              if (step.value && step.value.length > 0) await take(step.value)
+              if (step.value && step.value.length) await take(step.value)
             }
           } catch (error) {
-            if (reader.cancel) reader.cancel().catch(noop)
+            if (reader.cancel) quietly(reader.cancel())
             throw error
           }
         } else {
@@ -478,7 +484,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
         await disk(close)
       } finally {
         // the error that ended the download is the one reported, not a failing close's
-        if (open) await close().catch(noop)
+        if (open) await quietly(close())
       }
       if (received !== expected.size) throw new UpdateError('SIZE_MISMATCH', `The ${kind} has ${received} bytes, not ${expected.size}`)
       const digest = await hasher.digestHex()
@@ -506,13 +512,13 @@ export function createUpdater(options: UpdaterOptions): Updater {
       const wrapped = error instanceof UpdateError ? error : new UpdateError('STORAGE', messageOf(error))
       done()
       // a failed save may have taken effect after all (a rename that died half way): the next start() decides
-      if (!saving) await storage.remove(`versions/${dir}`).catch(noop)
-      await record('failed', { versionId: update.versionId }, `${wrapped.code}: ${wrapped.message}`).catch(noop)
+      if (!saving) await quietly(storage.remove(`versions/${dir}`))
+      await quietly(record('failed', update, `${wrapped.code}: ${wrapped.message}`))
       throw wrapped
     }
     try {
       for (const step of plan) {
-        if (!install.files[step.kind] || typeof step.url !== 'string') throw new UpdateError('SERVER', `Install info lacks the ${step.kind}`)
+        if (!install.files[step.kind] || !isText(step.url)) throw new UpdateError('SERVER', `Install info lacks the ${step.kind}`)
       }
       await verifySignature(update, plan.map((step) => step.kind))
       const total = plan.reduce((sum, step) => sum + install.files[step.kind].size, 0)
@@ -537,7 +543,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
       dir,
       hostVersion: hostVersion ?? null,
       // '' is any host, as null
-      hostVersionRange: (typeof range === 'string' && range) || null,
+      hostVersionRange: (isText(range) && range) || null,
     }
     return exclusive(async () => {
       // a crash loop goes back to the last version that started well, not to one never confirmed
@@ -566,8 +572,8 @@ export function createUpdater(options: UpdaterOptions): Updater {
         // §17: an update installed for another host app must never run on this one, nor be rolled back to
         const outside = (installed: InstalledVersion | null) => {
           const range = installed && installed.hostVersionRange
-          if (range && hostVersion !== undefined && !satisfiesRange(hostVersion, range)) {
-            result.dropped = { versionId: installed!.versionId, version: installed!.version, hostVersionRange: range }
+          if (range && hostVersion && !satisfiesRange(hostVersion, range)) {
+            result.dropped = { ...whichVersion(installed!), hostVersionRange: range }
             return true
           }
           return false
@@ -575,7 +581,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
         if (outside(current)) {
           next = { ...emptyState, rejected: state.rejected }
         } else if (current && state.pending && state.launches >= crashLoopLimit) {
-          result.rolledBack = { versionId: current.versionId, version: current.version }
+          result.rolledBack = whichVersion(current)
           const back = outside(state.previous) ? null : state.previous
           next = { ...emptyState, current: back, rejected: (state.rejected ?? []).concat(current.versionId).slice(-10) }
         } else if (current && state.pending) {
@@ -595,7 +601,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
 
     async check() {
       await exclusive(load)
-      await flushAll().catch(noop)
+      await quietly(flushAll())
       const url = `${base}/mini-apps/access/apps/${encodeURIComponent(options.appId)}/update?${query({
         platform: options.platform,
         currentVersion: state.current?.version ?? options.embeddedVersion ?? '0.0.0',
@@ -618,8 +624,8 @@ export function createUpdater(options: UpdaterOptions): Updater {
       if (body.updateAvailable !== true) return null
       if (!isInstallInfo(install)) throw new UpdateError('SERVER', 'Unusable install info')
       // a version that crash-looped here is not tried again
-      if ((state.rejected ?? []).indexOf(install.versionId) !== -1) return null
-      return { version: install.version, versionId: install.versionId, mandatory: body.mandatory === true, install }
+      if ((state.rejected ?? []).indexOf(install.versionId) >= 0) return null
+      return { ...whichVersion(install), mandatory: body.mandatory === true, install }
     },
 
     download,
