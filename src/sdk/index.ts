@@ -113,7 +113,7 @@ export interface StartResult {
 }
 
 export interface Updater {
-  /** Call at every launch, before loading the miniapp: counts the launch, rolls back a crash loop, drops an update the new host app cannot run. */
+  /** Call at every launch, before loading the miniapp: counts the launch, rolls back a crash loop, drops an update the new host app cannot run. A call while one runs shares it (one launch, the same answer). */
   start(): Promise<StartResult>
   /** Asks the server; null when there is nothing new for this device, or only a version that crash-looped here. Sends pending events first. */
   check(): Promise<Update | null>
@@ -249,6 +249,8 @@ export function createUpdater(options: UpdaterOptions): Updater {
   let nonce = 0
   /** the version the last start() answered (null: embedded); undefined before any start() */
   let started: InstalledVersion | null | undefined
+  /** the start() running or waiting to run, while it does */
+  let starting: Promise<StartResult> | null = null
   /** version directories being downloaded into: not strays */
   const downloading: string[] = []
 
@@ -561,43 +563,50 @@ export function createUpdater(options: UpdaterOptions): Updater {
   }
 
   return {
+    // a start() called while one runs shares it: one launch, counted once, one answer
     start: () =>
-      exclusive(async () => {
-        loaded = false
-        await load()
-        await removeStrays()
-        const result: StartResult = { current: null }
-        let next = state
-        const current = state.current
-        // §17: an update installed for another host app must never run on this one, nor be rolled back to
-        const outside = (installed: InstalledVersion | null) => {
-          const range = installed && installed.hostVersionRange
-          if (range && hostVersion && !satisfiesRange(hostVersion, range)) {
-            result.dropped = { ...whichVersion(installed!), hostVersionRange: range }
-            return true
+      starting ||
+      (starting = exclusive(async () => {
+        try {
+          loaded = false
+          await load()
+          await removeStrays()
+          const result: StartResult = { current: null }
+          let next = state
+          const current = state.current
+          // §17: an update installed for another host app must never run on this one, nor be rolled back to
+          const outside = (installed: InstalledVersion | null) => {
+            const range = installed && installed.hostVersionRange
+            if (range && hostVersion && !satisfiesRange(hostVersion, range)) {
+              result.dropped = { ...whichVersion(installed!), hostVersionRange: range }
+              return true
+            }
+            return false
           }
-          return false
+          if (outside(current)) {
+            next = { ...emptyState, rejected: state.rejected }
+          } else if (current && state.pending && state.launches >= crashLoopLimit) {
+            result.rolledBack = whichVersion(current)
+            const back = outside(state.previous) ? null : state.previous
+            next = { ...emptyState, current: back, rejected: (state.rejected ?? []).concat(current.versionId).slice(-10) }
+          } else if (current && state.pending) {
+            next = { ...state, launches: state.launches + 1 }
+          }
+          started = next.current
+          if (next !== state) await saveState(next)
+          if (result.rolledBack) {
+            const dropped = result.dropped ? ` (${result.dropped.version} is not for host ${hostVersion}: ${result.dropped.hostVersionRange})` : ''
+            await record('rolled_back', current!, `no markReady() in ${crashLoopLimit} launches; back to ${next.current?.version ?? 'embedded'}${dropped}`)
+          }
+          if (next.current) await record('launched', next.current)
+          if (result.dropped || result.rolledBack) await removeStrays()
+          result.current = view(next.current, next.pending)
+          return result
+        } finally {
+          // before the callers resume: a start() after this one has settled is a launch of its own
+          starting = null
         }
-        if (outside(current)) {
-          next = { ...emptyState, rejected: state.rejected }
-        } else if (current && state.pending && state.launches >= crashLoopLimit) {
-          result.rolledBack = whichVersion(current)
-          const back = outside(state.previous) ? null : state.previous
-          next = { ...emptyState, current: back, rejected: (state.rejected ?? []).concat(current.versionId).slice(-10) }
-        } else if (current && state.pending) {
-          next = { ...state, launches: state.launches + 1 }
-        }
-        started = next.current
-        if (next !== state) await saveState(next)
-        if (result.rolledBack) {
-          const dropped = result.dropped ? ` (${result.dropped.version} is not for host ${hostVersion}: ${result.dropped.hostVersionRange})` : ''
-          await record('rolled_back', current!, `no markReady() in ${crashLoopLimit} launches; back to ${next.current?.version ?? 'embedded'}${dropped}`)
-        }
-        if (next.current) await record('launched', next.current)
-        if (result.dropped || result.rolledBack) await removeStrays()
-        result.current = view(next.current, next.pending)
-        return result
-      }),
+      })),
 
     async check() {
       await exclusive(load)

@@ -486,6 +486,26 @@ describe('the update client against the server', () => {
     expect(await updater(storage).check()).toBeNull()
   })
 
+  test('two start() calls at the same time are one launch: both get the same answer, the crash-loop count moves once', async () => {
+    const storage = clone(withV1)
+    const first = updater(storage)
+    await first.start()
+    await first.download((await first.check())!)
+    // the host app calls start() from two places at once (a remount, a second listener)
+    const client = updater(storage, { crashLoopLimit: 2 })
+    const [one, two] = await Promise.all([client.start(), client.start()])
+    expect(two).toBe(one)
+    expect(one.current).toMatchObject({ version: '1.1.0', pending: true })
+    // one launch counted: the next one is the second of crashLoopLimit 2, not a rollback
+    const next = await updater(storage, { crashLoopLimit: 2 }).start()
+    expect(next.rolledBack).toBeUndefined()
+    expect(next.current).toMatchObject({ version: '1.1.0', pending: true })
+    const events = JSON.parse((await storage.readText('events.json'))!) as Array<{ event: { event: string } }>
+    expect(events.map((entry) => entry.event.event)).toEqual(['installed', 'launched', 'launched'])
+    // once settled, a start() is a launch of its own again (as the docs' reload right after a download is)
+    expect((await client.start()).rolledBack).toMatchObject({ version: '1.1.0' })
+  })
+
   test('markReady() keeps a version through later launches', async () => {
     const storage = clone(withV1)
     const first = updater(storage)
