@@ -9,7 +9,7 @@ export type UpdateErrorCode =
   | 'SERVER'
   /** the storage adapter failed (disk full, removed directory); the installed version is left as it was */
   | 'STORAGE'
-  /** createUpdater was given an option it cannot use (a hostVersion that is not a version, a deviceId the server refuses, a trusted key that is not one) */
+  /** createUpdater was given an option it cannot use (a hostVersion that is not a version, a deviceId the server refuses, a trusted key that is not one, a crashLoopLimit that is not a whole number of launches, 1 or more) */
   | 'INVALID_OPTION'
 
 export class UpdateError extends Error {

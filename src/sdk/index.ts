@@ -90,7 +90,7 @@ export interface UpdaterOptions {
   storage: UpdateStorage
   /** default: the global fetch */
   fetch?: FetchLike
-  /** launches without `markReady()` after which a new version is rolled back (default 2) */
+  /** launches without `markReady()` after which a new version is rolled back: a whole number, 1 or more (default 2) */
   crashLoopLimit?: number
   /** native sha256/Ed25519; default WebCrypto where it has Ed25519, else @noble (pure JS) */
   crypto?: UpdateCrypto
@@ -239,6 +239,10 @@ export function createUpdater(options: UpdaterOptions): Updater {
   const hostVersion = normalizeVersion(givenHost) ?? undefined
   if (!hostVersion && givenHost.trim()) {
     throw invalidOption(`hostVersion must be a version like 2.3.0 (got ${shown(givenHost)})`)
+  }
+  // 0 or less would roll a new version back at its first launch, 1.5 would mean 2: neither is what was meant
+  if (!Number.isInteger(crashLoopLimit) || crashLoopLimit < 1) {
+    throw invalidOption(`crashLoopLimit must be a whole number of launches, 1 or more (got ${shown(crashLoopLimit)})`)
   }
 
   let state: State = emptyState

@@ -898,6 +898,21 @@ describe('the host app’s own version (hostVersion)', () => {
     for (const deviceId of ['device-1', 'AbC_09.x:y-z', 'x'.repeat(200)]) createUpdater({ serverUrl: 'http://localhost/api', appId: 'com.example.ids', platform: 'ios', deviceId, storage: memoryStorage() })
   })
 
+  test('a crashLoopLimit that is not a whole number of launches, 1 or more, is INVALID_OPTION at createUpdater', () => {
+    const create = (crashLoopLimit: number) => createUpdater({ serverUrl: 'http://localhost/api', appId: 'com.example.limits', platform: 'ios', deviceId: 'device-1', storage: memoryStorage(), crashLoopLimit })
+    for (const crashLoopLimit of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, '2' as unknown as number]) {
+      let error: unknown
+      try {
+        create(crashLoopLimit)
+      } catch (caught) {
+        error = caught
+      }
+      expect({ crashLoopLimit, code: (error as UpdateError | undefined)?.code }).toEqual({ crashLoopLimit, code: 'INVALID_OPTION' })
+      expect((error as UpdateError).message).toContain('crashLoopLimit')
+    }
+    for (const crashLoopLimit of [1, 2, 10]) create(crashLoopLimit)
+  })
+
   test.each([
     ['1', '1.0.0'],
     ['1.5', '1.5.0'],
