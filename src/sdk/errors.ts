@@ -6,6 +6,7 @@ export type UpdateErrorCode =
   | 'SIGNATURE_REQUIRED'
   | 'SIGNATURE_INVALID'
   | 'NETWORK'
+  /** the server answered an error (`status` says which), or sent install info that cannot be used (a file missing, a sha256 that is not 64 hex digits) */
   | 'SERVER'
   /** the storage adapter failed (disk full, removed directory); the installed version is left as it was */
   | 'STORAGE'

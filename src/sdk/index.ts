@@ -524,7 +524,10 @@ export function createUpdater(options: UpdaterOptions): Updater {
     }
     try {
       for (const step of plan) {
-        if (!install.files[step.kind] || !isText(step.url)) throw new UpdateError('SERVER', `Install info lacks the ${step.kind}`)
+        const file = install.files[step.kind]
+        if (!file || !isText(step.url)) throw new UpdateError('SERVER', `Install info lacks the ${step.kind}`)
+        // the server's mistake, said before anything is downloaded: no file could match it
+        if (!isText(file.sha256) || !/^[0-9a-f]{64}$/i.test(file.sha256)) throw new UpdateError('SERVER', `Install info has a malformed sha256 for the ${step.kind}: ${shown(file.sha256)}`)
       }
       await verifySignature(update, plan.map((step) => step.kind))
       const total = plan.reduce((sum, step) => sum + install.files[step.kind].size, 0)

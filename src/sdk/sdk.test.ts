@@ -243,6 +243,37 @@ describe('the update client against the server', () => {
     }
   })
 
+  test('a malformed sha256 in install info is SERVER, naming the file, before anything is downloaded; the running version stays', async () => {
+    for (const digest of ['xyz', 'g'.repeat(64), 'a'.repeat(63), 'a'.repeat(65), null, 123, ['a'.repeat(64)]]) {
+      const fetched: string[] = []
+      const inner = rewriteUpdate(serverFetch(setup.context), (install) => {
+        ;(install.files as Record<string, { sha256: unknown }>).manifest!.sha256 = digest
+      })
+      const spying: FetchLike = (url, init) => {
+        if (!url.includes('/update?') && !url.includes('/events')) fetched.push(url)
+        return inner(url, init)
+      }
+      const storage = clone(withV1)
+      const client = updater(storage, { fetch: spying })
+      await client.start()
+      const update = (await client.check())!
+      const error = await client.download(update).catch((thrown: unknown) => thrown)
+      expect({ digest, code: (error as UpdateError).code }).toEqual({ digest, code: 'SERVER' })
+      expect((error as UpdateError).message).toStartWith('Install info has a malformed sha256 for the manifest')
+      expect(fetched).toEqual([])
+      expect(client.current()!.version).toBe('1.0.0')
+      expect((await storage.list('versions')).length).toBe(1)
+    }
+    // uppercase hex is a digest all the same
+    const upper = rewriteUpdate(serverFetch(setup.context), (install) => {
+      const files = install.files as Record<string, { sha256: string }>
+      for (const kind in files) files[kind]!.sha256 = files[kind]!.sha256.toUpperCase()
+    })
+    const client = updater(clone(withV1), { fetch: upper })
+    await client.start()
+    expect((await client.download((await client.check())!)).version).toBe('1.1.0')
+  })
+
   test('a download refused part way (SIZE_MISMATCH, NETWORK) closes the file it was writing, and a failing close does not hide why', async () => {
     const isBundle = (url: string) => url.includes('/bundles/ios')
     const longer = rewriteFiles(serverFetch(setup.context), isBundle, (bytes) => new Uint8Array([...bytes, 0x20]))
