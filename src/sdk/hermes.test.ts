@@ -73,7 +73,7 @@ function fixture(appId: string, trusted: ReturnType<typeof key>, other: ReturnTy
   }
 }
 
-test('on Hermes 0.12: a signed release installs, a tampered bundle is SHA256_MISMATCH, another key’s signature SIGNATURE_INVALID, a crash loop rolls back', async () => {
+test('on Hermes 0.12: a signed release installs, a tampered bundle is SHA256_MISMATCH, another key’s signature SIGNATURE_INVALID, a malformed digest SERVER, two start() at once one launch, a crash loop rolls back', async () => {
   if (unavailable) {
     console.warn(`skipped: ${unavailable}`)
     return
@@ -104,11 +104,13 @@ test('on Hermes 0.12: a signed release installs, a tampered bundle is SHA256_MIS
     expect(run.exitCode, run.stderr.toString() + output).toBe(0)
     const line = output.split('\n').find((text) => text.startsWith('RESULT '))
     expect(line, output).toBeDefined()
-    const result = JSON.parse(line!.slice('RESULT '.length)) as { signed: string; tampered: string; otherKey: string; crashLoop: string; engine: string }
+    const result = JSON.parse(line!.slice('RESULT '.length)) as { signed: string; tampered: string; otherKey: string; malformedDigest: string; sharedStart: string; crashLoop: string; engine: string }
     console.log(`hermes: ${result.signed}`)
     expect(result.signed).toMatch(/^installed 1\.0\.0 in \d+ ms$/)
     expect(result.tampered).toBe('SHA256_MISMATCH')
     expect(result.otherKey).toBe('SIGNATURE_INVALID')
+    expect(result.malformedDigest).toBe('SERVER')
+    expect(result.sharedStart).toBe('one answer, 1 launched | crashLoopLimit 0: INVALID_OPTION')
     expect(result.crashLoop).toBe('1.0.0, 1.0.0, rolled back 1.0.0 | installed,launched,launched,rolled_back')
     expect(result.engine).toBe('no TextEncoder')
   } finally {

@@ -61,12 +61,34 @@ async function crashLoop(): Promise<string> {
   return launches.join(', ') + ' | ' + events.map((entry) => entry.event.event).join(',')
 }
 
+/** Two start() calls at once share one launch (one answer, one launched event); a crashLoopLimit of 0 is refused. */
+async function sharedStart(): Promise<string> {
+  const storage = memoryStorage()
+  const make = (crashLoopLimit?: number) => createUpdater({ serverUrl: 'https://apps.example.com/api', appId: FIXTURE.appId, platform: 'android', deviceId: 'hermes-3', storage, trustedKeys: [FIXTURE.trustedKey], fetch: serve(FIXTURE.signed, false), crashLoopLimit })
+  const first = make()
+  await first.start()
+  await first.download((await first.check())!)
+  const client = make()
+  const both = await Promise.all([client.start(), client.start()])
+  const events = JSON.parse((await storage.readText('events.json'))!) as Array<{ event: { event: string } }>
+  let limit = 'accepted'
+  try {
+    make(0)
+  } catch (error) {
+    limit = error instanceof UpdateError ? error.code : `not an UpdateError: ${String(error)}`
+  }
+  return `${both[0] === both[1] ? 'one answer' : 'two answers'}, ${events.filter((entry) => entry.event.event === 'launched').length} launched | crashLoopLimit 0: ${limit}`
+}
+
 async function main(): Promise<void> {
   const result = {
     crashLoop: await crashLoop(),
     signed: await scenario(FIXTURE.signed, false),
     tampered: await scenario(FIXTURE.signed, true),
     otherKey: await scenario(FIXTURE.otherKey, false),
+    // a digest that is not 64 hex digits: the server's mistake, refused before any download
+    malformedDigest: await scenario({ ...FIXTURE.signed, files: { ...FIXTURE.signed.files, bundleAndroid: { size: FIXTURE.signed.files.bundleAndroid.size, sha256: 'xyz' } } }, false),
+    sharedStart: await sharedStart(),
     engine: typeof TextEncoder === 'undefined' ? 'no TextEncoder' : 'TextEncoder',
   }
   print('RESULT ' + JSON.stringify(result))
