@@ -45,6 +45,26 @@ describe('database busy', () => {
     expect(res.status).toBe(200)
   })
 
+  test('a PATCH that changes nothing answers 200 while another connection holds the lock, and writes no audit entry', async () => {
+    const before = (await context.call('GET', `/api/mini-apps/${miniAppId}`, { token: owner.token })).body
+    const audited = () => (context.dataDir.db.$client.query("SELECT count(*) AS n FROM audit_logs WHERE action = 'miniapp.update'").get() as { n: number }).n
+    const entries = audited()
+    const release = holdWriteLock()
+    try {
+      for (const json of [{}, { name: before.name }, { name: ` ${before.name} `, description: before.description, iconUrl: before.iconUrl, experiencePublic: before.experiencePublic, requireSignature: before.requireSignature }]) {
+        const res = await context.call('PATCH', `/api/mini-apps/${miniAppId}`, { token: owner.token, json })
+        expect({ json, status: res.status }).toEqual({ json, status: 200 })
+        expect(res.body).toEqual(before)
+      }
+      // a body that does change something still needs the lock
+      const changed = await context.call('PATCH', `/api/mini-apps/${miniAppId}`, { token: owner.token, json: { name: before.name, description: 'new words' } })
+      expect({ status: changed.status, code: changed.body.code }).toEqual({ status: 503, code: 'DATABASE_BUSY' })
+    } finally {
+      release()
+    }
+    expect(audited()).toBe(entries)
+  })
+
   test('health: degraded (200) while the lock is held, ok after', async () => {
     const release = holdWriteLock()
     try {

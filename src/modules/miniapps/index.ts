@@ -5,7 +5,6 @@ import { clientAddress } from '../../http/client'
 import { budgetKey } from '../../http/rate-limit'
 import type { AppDeps } from '../deps'
 import { jsonAnswer } from '../../http/openapi'
-import { atomically } from '../../db/open'
 import { addMemberBody, createMiniAppBody, memberParams, memberRecord, memberRemoved, miniAppIdParams, miniAppRecord as miniAppSchema, updateMiniAppBody } from './model'
 import { addMember, createMiniApp, listMembers, listMiniApps, miniAppRecord, removeMember, requireVisibleMiniApp, updateMiniApp } from './service'
 
@@ -56,11 +55,10 @@ export function miniAppRoutes(deps: AppDeps) {
       detail: { responses: jsonAnswer(200, miniAppSchema), summary: 'One miniapp', tags: ['mini-apps'] },
     })
     .patch('/:miniAppId', ({ user, params, body }) =>
-      atomically(db, () => {
-        const record = updateMiniApp(db, clock, user, params.miniAppId, body)
-        // the release mirror's install.json names the miniapp as the server's install info does (queued in the same commit)
-        if (body.name !== undefined) deps.mirror?.miniAppChanged(record.id)
-        return record
+      // not in atomically(): a body that changes nothing must not take the write lock (it answers while a backup holds it)
+      updateMiniApp(db, clock, user, params.miniAppId, body, ({ miniAppId, changed }) => {
+        // the release mirror's install.json names the miniapp as the server's install info does (queued in the change's own transaction)
+        if (changed.includes('name')) deps.mirror?.miniAppChanged(miniAppId)
       }), {
       auth: true,
       params: miniAppIdParams,

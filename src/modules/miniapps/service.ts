@@ -228,8 +228,13 @@ export interface UpdateMiniAppInput {
   requireSignature?: boolean
 }
 
-/** Members and admins may change name, description, icon and experiencePublic; requireSignature only owners and admins; appId never changes. */
-export function updateMiniApp(db: Db, clock: Clock, user: Caller, miniAppId: string, input: UpdateMiniAppInput): MiniAppRecord {
+/**
+ * Members and admins may change name, description, icon and experiencePublic; requireSignature only owners and admins; appId never changes.
+ * A body that changes nothing writes nothing (no transaction, no audit entry), so it answers even while
+ * another process holds the write lock. `onChanged` runs inside the change's transaction with the
+ * miniapp's id and the fields that changed: what it queues (the release mirror's write) commits with the change or not at all.
+ */
+export function updateMiniApp(db: Db, clock: Clock, user: Caller, miniAppId: string, input: UpdateMiniAppInput, onChanged?: (change: { miniAppId: string; changed: string[] }) => void): MiniAppRecord {
   const row = requireVisibleMiniApp(db, user, miniAppId)
   const changes: Partial<Pick<MiniAppRow, 'name' | 'description' | 'iconUrl' | 'experiencePublic' | 'requireSignature'>> = {}
   const name = checkName(input.name)
@@ -257,6 +262,7 @@ export function updateMiniApp(db: Db, clock: Clock, user: Caller, miniAppId: str
           summary: `${user.email} changed ${changed.join(', ')} of miniapp ${row.appId}`,
           metadata: { appId: row.appId, changed, ...('experiencePublic' in changes ? { experiencePublic: changes.experiencePublic } : {}), ...('requireSignature' in changes ? { requireSignature: changes.requireSignature } : {}) },
         })
+        onChanged?.({ miniAppId: row.id, changed })
       },
       { behavior: 'immediate' },
     )
