@@ -117,6 +117,14 @@ describe('create-admin', () => {
     }
   })
 
+  test('counts the password in characters (code points): 5 emoji (10 UTF-16 units) are refused, 6 make the admin', async () => {
+    const result = await run(['--email', 'emoji@example.com', '--password-stdin', '--data-dir', dir], { stdin: '🚀'.repeat(5) + '\n' })
+    expect(result.exitCode).toBe(1)
+    expect(result.err).toEqual(['miniship: the password must be at least 6 characters; nothing was created'])
+    const created = await run(['--email', 'emoji@example.com', '--password-stdin', '--data-dir', dir], { stdin: '🚀'.repeat(6) + '\n' })
+    expect(created.exitCode).toBeNull()
+  })
+
   test('asks twice on a terminal and creates the admin when both answers match', async () => {
     const result = await run(['--email', 'tty@example.com', '--data-dir', dir], { tty: true, answers: ['typed-pass', 'typed-pass'] })
     expect(result.exitCode).toBeNull()

@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from '../config'
 import { openDataDir } from '../data-dir'
 import { NewerSchemaError } from '../db/open'
 import { AppError } from '../http/errors'
+import { textLength } from '../http/text'
 import { systemClock } from '../ids'
 import { createUser, emailProblem, findUserByEmail, normaliseEmail, requireDisplayName, requirePassword } from '../modules/auth/service'
 
@@ -75,7 +76,8 @@ async function createAdmin(flags: CreateAdminFlags, io: CreateAdminIo): Promise<
   try {
     if (findUserByEmail(db, email)) throw new CommandFailure(1, `a user with the email ${email} already exists; nothing was created`, 'EMAIL_TAKEN')
     const password = await readPassword(flags, io)
-    if (password.length < passwordMinLength) throw new CommandFailure(1, `the password must be at least ${passwordMinLength} characters; nothing was created`, 'PASSWORD_TOO_SHORT')
+    // characters (code points), as the API counts them
+    if (textLength(password) < passwordMinLength) throw new CommandFailure(1, `the password must be at least ${passwordMinLength} characters; nothing was created`, 'PASSWORD_TOO_SHORT')
     requirePassword(password, passwordMinLength)
     const user = await createUser(db, systemClock, { email, displayName, password, role: 'ADMIN', status: 'ACTIVE', passwordMinLength }, null, 'cli')
     if (flags.json) io.out(JSON.stringify({ id: user.id, email: user.email, displayName: user.displayName, role: user.role, status: user.status, dataDir: config.dataDir }, null, 2))

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { cutText, hasVisibleCharacter, isCleanText, multiLinePattern, singleLinePattern, textLength } from './text'
+import { cutText, hasVisibleCharacter, isCleanText, lengthPattern, multiLinePattern, singleLinePattern, textLength } from './text'
 
 describe('free text', () => {
   const table: [string, string, boolean, boolean][] = [
@@ -67,6 +67,16 @@ describe('text length is counted in characters (code points)', () => {
       expect([single.test('🚀'.repeat(100)), single.test('🚀'.repeat(101)), single.test('x'.repeat(100)), single.test('x'.repeat(101))]).toEqual([true, false, true, false])
       expect([single.test('a\nb'), single.test('\uD800'), single.test('a\u202Eb')]).toEqual([false, false, false])
       expect([multi.test('🚀\n🚀'), multi.test('🚀\n🚀🚀')]).toEqual([true, false])
+    }
+  })
+  test('lengthPattern counts any text in characters, a pair never split, a lone surrogate one, with and without the u flag', () => {
+    for (const flags of ['', 'u']) {
+      const password = new RegExp(lengthPattern(6, 8), flags)
+      // 3 emoji are 6 UTF-16 units but 3 characters; 8 emoji are 16 units but 8 characters
+      expect(['🚀'.repeat(3), '🚀'.repeat(5), '🚀'.repeat(6), '🚀'.repeat(8), '🚀'.repeat(9)].map((text) => password.test(text))).toEqual([false, false, true, true, false])
+      expect(['x'.repeat(5), 'x'.repeat(6), 'x'.repeat(8), 'x'.repeat(9)].map((text) => password.test(text))).toEqual([false, true, true, false])
+      // anything goes in a password: control characters, line breaks, lone surrogates (one character each)
+      expect([password.test('a\u0000b\nc\u202Ed'), password.test('\uD800\uD800\uDC00abcd'), password.test('\uDC00'.repeat(6)), password.test('\uD800'.repeat(9))]).toEqual([true, true, true, false])
     }
   })
   test('cutText never splits an emoji', () => {

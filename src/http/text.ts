@@ -1,5 +1,5 @@
 // What free text (names, descriptions, changelogs) may hold: no control characters and no bidi overrides,
-// a length counted in characters (code points), and for names at least one visible character.
+// a length counted in characters (code points), and for names at least one visible character; passwords' length too.
 import { AppError } from './app-error'
 
 /**
@@ -33,6 +33,22 @@ export function singleLinePattern(maxCharacters: number): string {
 /** For TypeBox `pattern`: text with line breaks and tabs (descriptions, notes) of at most `maxCharacters` characters. */
 export function multiLinePattern(maxCharacters: number): string {
   return `^${multiLineCharacter}{0,${maxCharacters}}$`
+}
+
+/**
+ * One character of any text (passwords, which may hold anything): a code point, a lone surrogate
+ * counted as one (a password set before may hold one, and must still sign in). The pair branch comes
+ * first and a high surrogate may stand alone only when no low one follows, so a pair is never split
+ * into two, with and without the `u` flag: `{N,M}` counts code points.
+ */
+const anyCharacter = '(?:[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]|[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|[^\\uD800-\\uDBFF])'
+
+/**
+ * For TypeBox `pattern`: any text (passwords) of `minCharacters` to `maxCharacters` characters. Use it
+ * instead of `minLength`/`maxLength`, which count UTF-16 units: 3 emoji would pass a minimum of 6.
+ */
+export function lengthPattern(minCharacters: number, maxCharacters: number): string {
+  return `^${anyCharacter}{${minCharacters},${maxCharacters}}$`
 }
 
 const singleLine = new RegExp(`^${singleLineCharacter}*$`)

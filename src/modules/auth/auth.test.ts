@@ -115,6 +115,21 @@ describe('bad input to register and login', () => {
     expect(res.body.code).toBe('VALIDATION_ERROR')
   })
 
+  test('password limits count characters (code points): 5 emoji are 400 though 10 UTF-16 units, 1024 emoji register and sign in, 1025 are 400', async () => {
+    const rocket = '🚀'
+    const short = await context.call('POST', '/api/auth/register', { json: { email: 'emoji-short@example.com', password: rocket.repeat(5) } })
+    expect({ status: short.status, code: short.body.code }).toEqual({ status: 400, code: 'VALIDATION_ERROR' })
+    expect(short.body.details).toContainEqual({ field: 'password', message: 'must be 6 to 1024 characters' })
+    const long = await context.call('POST', '/api/auth/register', { json: { email: 'emoji-long@example.com', password: rocket.repeat(1025) } })
+    expect({ status: long.status, code: long.body.code, field: long.body.details?.[0]?.field }).toEqual({ status: 400, code: 'VALIDATION_ERROR', field: 'password' })
+    const accepted = await context.call('POST', '/api/auth/register', { json: { email: 'emoji-max@example.com', password: rocket.repeat(1024) } })
+    expect(accepted.status).toBe(201)
+    // what could be set can sign in: login's limit counts the same way
+    expect((await context.call('POST', '/api/auth/login', { json: { email: 'emoji-max@example.com', password: rocket.repeat(1024) } })).status).toBe(200)
+    const loginTooLong = await context.call('POST', '/api/auth/login', { json: { email: 'emoji-max@example.com', password: rocket.repeat(1025) } })
+    expect({ status: loginTooLong.status, code: loginTooLong.body.code }).toEqual({ status: 400, code: 'VALIDATION_ERROR' })
+  })
+
   test.each(['not-an-email', 'a@', 'two words@example.com', '@example.com'])('malformed email %p is 400', async (email) => {
     const res = await context.call('POST', '/api/auth/register', { json: { email, password: 'secret1' } })
     expect(res.status).toBe(400)

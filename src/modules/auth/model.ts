@@ -1,11 +1,13 @@
 // TypeBox schemas of the account endpoints (auth, admin users), shared by validation and OpenAPI.
 import { t } from 'elysia'
-import { singleLinePattern } from '../../http/text'
+import { lengthPattern, singleLinePattern } from '../../http/text'
 
 // Length bounds only: trimming, lower-casing and the email pattern are the service's job (they
 // apply to create-admin too, which has no TypeBox in front of it).
 export const emailField = t.String({ maxLength: 254, error: 'must be an email address of at most 254 characters', examples: ['alice@example.com'] })
-export const passwordField = t.String({ minLength: 6, maxLength: 1024, error: 'must be 6 to 1024 characters' })
+// Counted in characters (code points), as every text limit: an emoji is one, not two UTF-16 units. The
+// server's --password-min-length (6 by default) is the service's to apply.
+export const passwordField = t.String({ pattern: lengthPattern(6, 1024), error: 'must be 6 to 1024 characters', description: '6 to 1024 characters (code points: an emoji is one), and at least the server\'s passwordMinLength (GET /api/info)' })
 export const displayNameField = t.String({ minLength: 1, pattern: singleLinePattern(100), error: 'must be 1 to 100 characters without control characters' })
 export const roleField = t.Union([t.Literal('ADMIN'), t.Literal('USER')], { error: 'must be "ADMIN" or "USER"' })
 export const statusField = t.Union([t.Literal('ACTIVE'), t.Literal('DISABLED')], { error: 'must be "ACTIVE" or "DISABLED"' })
@@ -16,10 +18,11 @@ export const registerBody = t.Object({
   displayName: t.Optional(displayNameField),
 })
 
-// No minimum on a login password: a short one simply does not match (401, not 400).
+// No minimum on a login password: a short one simply does not match (401, not 400). Its maximum counts
+// characters as passwordField's does, so every password that could be set can sign in.
 export const loginBody = t.Object({
   email: t.String({ maxLength: 254, error: 'must be an email address of at most 254 characters' }),
-  password: t.String({ maxLength: 1024, error: 'must be a string of at most 1024 characters' }),
+  password: t.String({ pattern: lengthPattern(0, 1024), error: 'must be a string of at most 1024 characters' }),
 })
 
 export const personSchema = t.Object({ id: t.String(), email: t.String(), displayName: t.String() })

@@ -90,8 +90,10 @@ export function requireEmail(raw: string): string {
 
 /** `minLength`: the server's --password-min-length (decisions §13); the contract's 6 by default. */
 export function requirePassword(password: string, minLength = passwordMinLength): string {
-  if (password.length < minLength) throw invalidField('password', `must be at least ${minLength} characters`)
-  if (password.length > passwordMaxLength) throw invalidField('password', `must be at most ${passwordMaxLength} characters`)
+  // characters (code points), as every text limit: three emoji are not six characters
+  const length = textLength(password)
+  if (length < minLength) throw invalidField('password', `must be at least ${minLength} characters`)
+  if (length > passwordMaxLength) throw invalidField('password', `must be at most ${passwordMaxLength} characters`)
   return password
 }
 

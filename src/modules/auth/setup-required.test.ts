@@ -73,6 +73,24 @@ describe('--password-min-length 10', () => {
     expect((await context.call('PATCH', `/api/admin/users/${old.user.id}`, { token: admin.token, json: { password: 'long-enough-2' } })).status).toBe(200)
   })
 
+  test('the minimum counts characters (code points): 9 emoji (18 UTF-16 units) are refused in register, admin create and reset; 10 are accepted', async () => {
+    const nine = '🚀'.repeat(9)
+    const ten = '🚀'.repeat(10)
+    const refusals = [
+      await context.call('POST', '/api/auth/register', { json: { email: 'emoji@example.com', password: nine } }),
+      await context.call('POST', '/api/admin/users', { token: admin.token, json: { email: 'emoji-made@example.com', displayName: 'Emoji', password: nine } }),
+      await context.call('PATCH', `/api/admin/users/${old.user.id}`, { token: admin.token, json: { password: nine } }),
+    ]
+    for (const refused of refusals) {
+      expect(refusedPassword(refused)).toEqual({ status: 400, code: 'VALIDATION_ERROR', field: 'password' })
+      expect(refused.body.details[0].message).toBe('must be at least 10 characters')
+    }
+    expect((await context.call('POST', '/api/auth/register', { json: { email: 'emoji@example.com', password: ten } })).status).toBe(201)
+    expect((await context.call('POST', '/api/admin/users', { token: admin.token, json: { email: 'emoji-made@example.com', displayName: 'Emoji', password: ten } })).status).toBe(201)
+    expect((await context.call('PATCH', `/api/admin/users/${old.user.id}`, { token: admin.token, json: { password: ten } })).status).toBe(200)
+    expect((await context.call('POST', '/api/auth/login', { json: { email: 'old@example.com', password: ten } })).status).toBe(200)
+  })
+
   test('an existing password shorter than the minimum still signs in', async () => {
     const other = await createUser(context, { email: 'older@example.com', password: 'short6' })
     const login = await context.call('POST', '/api/auth/login', { json: { email: 'older@example.com', password: other.password } })
@@ -92,6 +110,10 @@ describe('--password-min-length 10', () => {
       const post = await app.handle(new Request('http://localhost/setup', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token, email: 'ops@example.com', password: 'eleven-char' }).toString() }))
       expect(post.status).toBe(400)
       expect(await post.text()).toContain('at least 12 characters')
+      // 11 emoji are 22 UTF-16 units, 11 characters
+      const emoji = await app.handle(new Request('http://localhost/setup', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token, email: 'ops@example.com', password: '🚀'.repeat(11) }).toString() }))
+      expect(emoji.status).toBe(400)
+      expect(await emoji.text()).toContain('at least 12 characters')
     } finally {
       fresh.close()
     }
