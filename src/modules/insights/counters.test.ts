@@ -5,7 +5,7 @@ import { createTestContext } from '../../test-support'
 import { createInsightsService } from './service'
 import { countOf, sketchFromRow } from './sketch'
 
-test('downloadOf: a download starts at a 200 to GET, a 206 from byte 0, or a redirect to the bucket for the file from byte 0; a range from a later byte (a resume), HEAD and 304 start none', () => {
+test('downloadOf: a download starts at a 200 to GET, a 206 from byte 0, or a redirect to the bucket for the file from byte 0; a range from a later byte (a resume), a probe of the first byte alone, HEAD and 304 start none', () => {
   const cases: [method: string, status: number, range: string | null, contentRange: string | null, expected: ReturnType<typeof downloadOf>][] = [
     ['GET', 200, null, null, { starts: true, bytes: 1000 }],
     // a Range the answer ignored (several ranges): the whole file
@@ -20,7 +20,12 @@ test('downloadOf: a download starts at a 200 to GET, a 206 from byte 0, or a red
     ['GET', 206, 'bytes=0-', 'bytes 0-999/1000', { starts: true, bytes: 1000 }],
     ['GET', 206, 'bytes=0-99', 'bytes 0-99/1000', { starts: true, bytes: 100 }],
     ['GET', 206, 'bytes=10-99', 'bytes 10-99/1000', { starts: false, bytes: 90 }],
-    ['GET', 206, 'bytes=0-0', 'bytes 0-0/1000', { starts: true, bytes: 1 }],
+    // a probe of the first byte before the download: its byte is sent, no download starts
+    ['GET', 206, 'bytes=0-0', 'bytes 0-0/1000', { starts: false, bytes: 1 }],
+    ['GET', 302, 'bytes=0-0', null, { starts: false, bytes: 1 }],
+    // the first two bytes are more than a probe
+    ['GET', 206, 'bytes=0-1', 'bytes 0-1/1000', { starts: true, bytes: 2 }],
+    ['GET', 302, 'bytes=0-1', null, { starts: true, bytes: 2 }],
     ['GET', 206, null, null, null],
     ['GET', 304, null, null, null],
     ['GET', 416, 'bytes=2000-', null, null],
@@ -30,6 +35,11 @@ test('downloadOf: a download starts at a 200 to GET, a 206 from byte 0, or a red
   for (const [method, status, range, contentRange, expected] of cases) {
     expect(downloadOf(method, status, 1000, range, () => contentRange), `${method} ${status} ${range} ${contentRange}`).toEqual(expected)
   }
+})
+
+test('downloadOf: bytes=0-0 of a one-byte file is the whole file, a download', () => {
+  expect(downloadOf('GET', 206, 1, 'bytes=0-0', () => 'bytes 0-0/1')).toEqual({ starts: true, bytes: 1 })
+  expect(downloadOf('GET', 302, 1, 'bytes=0-0', () => null)).toEqual({ starts: true, bytes: 1 })
 })
 
 const subject = { id: 'v1', miniAppId: 'm1' }

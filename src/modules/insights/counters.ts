@@ -136,13 +136,24 @@ export function utcDay(ms: number): string {
 }
 
 /**
+ * Whether a range (inclusive positions) of a file of `size` bytes starts a download: it starts at byte
+ * 0 and asks for more than the first byte, or is the whole file. `bytes=0-0` alone is a probe (a
+ * client asking whether ranges are served, or the size, before it downloads), not a download.
+ */
+function rangeStartsDownload(start: number, end: number, size: number): boolean {
+  return start === 0 && (end > 0 || end === size - 1)
+}
+
+/**
  * Whether a file answer starts a download, and how many bytes it sends. A download is counted once,
  * when it starts: at the answer that sends the file from its first byte, a 200 to GET or a 206 whose
- * range starts at byte 0. A 206 from a later byte is a download resumed (or a later part of one),
- * counted when it began, so a download cut off and resumed counts once; counting where it ends instead
- * would count a 200 that was cut off and then a resume that reached the last byte, twice. HEAD and
- * 304 send no file. The 200 path and a redirect without a Range touch nothing but numbers; a 206
- * reads its Content-Range, a redirect for a ranged request the range asked for.
+ * range starts at byte 0 and is more than a probe of that byte (see rangeStartsDownload). A 206 from
+ * a later byte is a download resumed (or a later part of one), counted when it began, so a download
+ * cut off and resumed counts once; counting where it ends instead would count a 200 that was cut off
+ * and then a resume that reached the last byte, twice. HEAD and 304 send no file. `bytes` is every
+ * byte the answer sends, a probe's and a resume's too (the bandwidth, not the downloads). The 200
+ * path and a redirect without a Range touch nothing but numbers; a 206 reads its Content-Range, a
+ * redirect for a ranged request the range asked for.
  */
 export function downloadOf(method: string, status: number, size: number, range: string | null, contentRange: () => string | null): { starts: boolean; bytes: number } | null {
   if (method !== 'GET') return null
@@ -152,14 +163,14 @@ export function downloadOf(method: string, status: number, size: number, range: 
     if (range === null) return { starts: true, bytes: size }
     const asked = parseRange(range, size)
     if (asked === 'unsatisfiable') return null // answered 416 before it came to this
-    return asked === 'ignore' ? { starts: true, bytes: size } : { starts: asked.start === 0, bytes: asked.end - asked.start + 1 }
+    return asked === 'ignore' ? { starts: true, bytes: size } : { starts: rangeStartsDownload(asked.start, asked.end, size), bytes: asked.end - asked.start + 1 }
   }
   if (status !== 206) return null
   const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(contentRange() ?? '')
   if (!match) return null
   const start = Number(match[1])
   const end = Number(match[2])
-  return { starts: start === 0, bytes: end - start + 1 }
+  return { starts: rangeStartsDownload(start, end, size), bytes: end - start + 1 }
 }
 
 export interface InsightCounters {

@@ -57,6 +57,29 @@ const storedHashes = (client: TestContext['dataDir']['db']['$client']) =>
 const versionOn = (body: { days: { day: string; versions: { versionId: string }[] }[] }, dayText: string, versionId: string) =>
   body.days.find((entry) => entry.day === dayText)?.versions.find((entry) => entry.versionId === versionId) as Record<string, any> | undefined
 
+describe('a probe of the first byte before a download', () => {
+  let setup: Setup
+  beforeAll(async () => {
+    setup = await setUp({}, 'com.example.probe')
+  })
+  afterAll(() => setup.context.close())
+
+  test('bytes=0-0 then the whole file is one download; the probe\'s byte is in the bytes; bytes=0-1 is a download', async () => {
+    const { context } = setup
+    const version = await publishedVersion(setup, '1.0.0', 'x'.repeat(1000))
+    const info = (await context.call('GET', `${access}/apps/${setup.appId}/release/install`)).body
+    const probe = await fetchUrl(context, info.bundles.ios, { headers: { range: 'bytes=0-0' } })
+    expect({ status: probe.status, range: probe.headers.get('content-range') }).toEqual({ status: 206, range: 'bytes 0-0/1000' })
+    expect((await fetchUrl(context, info.bundles.ios)).status).toBe(200)
+    const totals = context.app.store.insights.counters.totals
+    expect({ downloads: totals.downloads.bundleIos, bytes: totals.downloadBytes.bundleIos }).toEqual({ downloads: 1, bytes: 1 + 1000 })
+    expect(versionOn((await report(setup)).body, '2026-11-22', version.id)).toMatchObject({ downloads: { ios: 1, android: 0 } })
+    // more than the first byte from byte 0 is the start of a download fetched in parts
+    expect((await fetchUrl(context, info.bundles.ios, { headers: { range: 'bytes=0-1' } })).status).toBe(206)
+    expect({ downloads: totals.downloads.bundleIos, bytes: totals.downloadBytes.bundleIos }).toEqual({ downloads: 2, bytes: 1 + 1000 + 2 })
+  })
+})
+
 describe('counting install info and downloads', () => {
   let setup: Setup
   let version: Awaited<ReturnType<typeof publishedVersion>>

@@ -146,8 +146,8 @@ export function renderMetrics(deps: MetricsDeps): string {
   const lines: string[] = []
   deps.requestMetrics.render(lines)
   const { totals } = deps
-  metric(lines, 'miniship_downloads_total', 'counter', 'File downloads, each counted once when it starts (a 200, a 206 from byte 0, or a redirect to the bucket from byte 0; a resumed download is not counted again), by file kind.', fileKindNames.map((kind) => [`kind="${kind}"`, totals.downloads[kind]]))
-  metric(lines, 'miniship_download_bytes_total', 'counter', 'Bytes of file answers (200 and 206), by file kind.', fileKindNames.map((kind) => [`kind="${kind}"`, totals.downloadBytes[kind]]))
+  metric(lines, 'miniship_downloads_total', 'counter', 'File downloads, each counted once when it starts (a 200, a 206 from byte 0, or a redirect to the bucket from byte 0; a resumed download is not counted again, nor a probe of the first byte alone, bytes=0-0), by file kind.', fileKindNames.map((kind) => [`kind="${kind}"`, totals.downloads[kind]]))
+  metric(lines, 'miniship_download_bytes_total', 'counter', 'Bytes of file answers (200, 206, and ranges redirected to the bucket), every byte sent: resumes and first-byte probes included, though they start no download, by file kind.', fileKindNames.map((kind) => [`kind="${kind}"`, totals.downloadBytes[kind]]))
   metric(lines, 'miniship_install_info_total', 'counter', 'Install-info answers counted by insights.', [['', totals.installInfos]])
   metric(lines, 'miniship_update_checks_total', 'counter', 'Update-check answers counted by insights.', [['', totals.updateChecks]])
   metric(lines, 'miniship_device_events_total', 'counter', 'Device events accepted, by event.', deviceEvents.map((event) => [`event="${event}"`, totals.events[event]]))
