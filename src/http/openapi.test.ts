@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { generateKeyPairSync, sign } from 'node:crypto'
 import { createTestContext, type CallOptions, type CallResult } from '../test-support'
-import { createTestUser, upload, uploadForm, type TestUser } from '../test-fixtures'
+import { androidAssets, createTestUser, iosAssets, upload, uploadForm, type TestUser } from '../test-fixtures'
+import { fileFields, textFields } from '../modules/versions/upload'
 import { buildStatement } from '../sdk/statement'
 import { listMembers, listMiniApps, miniAppRecord, type Caller } from '../modules/miniapps/service'
 import { getWorkspace } from '../modules/versions/service'
@@ -21,6 +22,7 @@ afterAll(() => context.close())
 
 interface Operation {
   parameters: { name: string; in: string }[]
+  requestBody?: { required?: boolean; content: Record<string, { schema: { type?: string; properties?: Record<string, { type?: string; format?: string; anyOf?: { const: string }[] }>; required?: string[] } }> }
   responses: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }>; headers?: Record<string, { description?: string }> }>
 }
 let paths: Record<string, Record<string, Operation>>
@@ -112,6 +114,48 @@ describe('every operation documents its success answer', () => {
     // the document is read: it holds the operations of every module
     expect(Object.values(paths).flatMap((operations) => Object.keys(operations)).length).toBeGreaterThan(50)
     expect(undocumentedSuccess(paths)).toEqual([])
+  })
+})
+
+describe('the upload form (service-interface.md, decisions §9, §14)', () => {
+  const uploadPath = '/api/mini-apps/by-app-id/{appId}/versions/upload'
+  const form = () => paths[uploadPath]!.post!.requestBody!
+
+  test('is documented as multipart/form-data: every field the server reads, by name and type, the version and five files required', () => {
+    expect({ required: form().required, types: Object.keys(form().content) }).toEqual({ required: true, types: ['multipart/form-data'] })
+    const schema = form().content['multipart/form-data']!.schema
+    expect(schema.type).toBe('object')
+    // what upload.ts reads, no more and no less
+    expect(Object.keys(schema.properties!).sort()).toEqual([...textFields, ...fileFields].sort())
+    const typeOf = (field: { type?: string; format?: string; anyOf?: { const: string }[] }) => (field.format === 'binary' ? 'file' : field.anyOf ? field.anyOf.map((branch) => branch.const).join('|') : field.type)
+    expect(Object.fromEntries(Object.entries(schema.properties!).map(([name, field]) => [name, typeOf(field)]))).toEqual({
+      version: 'string',
+      changelog: 'string',
+      releaseType: 'RELEASE|BETA|ALPHA',
+      channel: 'string',
+      signatureKeyId: 'string',
+      signature: 'string',
+      bundleIos: 'file',
+      bundleAndroid: 'file',
+      manifest: 'file',
+      assetsIos: 'file',
+      assetsAndroid: 'file',
+    })
+    expect([...schema.required!].sort()).toEqual(['assetsAndroid', 'assetsIos', 'bundleAndroid', 'bundleIos', 'manifest', 'version'])
+  })
+
+  test('a form made from the document alone (its required fields, by their documented names) is an upload the server takes', async () => {
+    await context.call('POST', '/api/mini-apps', { token: owner.token, json: { appId: 'com.example.form', name: 'Form' } })
+    const schema = form().content['multipart/form-data']!.schema
+    const files: Record<string, string | Uint8Array> = { bundleIos: 'console.log(1)', bundleAndroid: 'console.log(2)', manifest: JSON.stringify({ version: '1.0.0', pages: { index: 'index' } }), assetsIos: iosAssets(), assetsAndroid: androidAssets() }
+    const body = new FormData()
+    for (const name of schema.required!) {
+      if (schema.properties![name]!.format === 'binary') body.append(name, new Blob([files[name]! as BlobPart]), name)
+      else body.append(name, '1.0.0')
+    }
+    const res = await answer('POST', uploadPath, { appId: 'com.example.form' }, { token: owner.token, body })
+    expect(res.status).toBe(201)
+    expect(res.body).toMatchObject({ version: '1.0.0', status: 'DRAFT', releaseType: 'RELEASE' })
   })
 })
 

@@ -33,6 +33,11 @@ export interface RouteDetail {
    * text) or should not check at run time; they go over the ones made from `response`
    */
   responses?: Record<string, unknown>
+  /**
+   * An OpenAPI request body object, for a body no `body` schema can describe: one the route leaves
+   * unread for its handler to stream (`parse: 'none'`, the multipart upload); see `multipartBody`
+   */
+  requestBody?: Record<string, unknown>
   /** a route whose path ends in `*`: the concrete paths it answers, listed instead of the wildcard */
   wildcardPaths?: WildcardPath[]
 }
@@ -45,6 +50,15 @@ export interface RouteDetail {
  */
 export function jsonAnswer(status: number, schema: object): NonNullable<DocumentDecoration['responses']> {
   return { [status]: { description: 'Success', content: { 'application/json': { schema: schema as Record<string, unknown> } } } }
+}
+
+/**
+ * `detail.requestBody` of a multipart/form-data body (the upload, read by busboy, not by Elysia):
+ * `schema` is an object whose properties are the form's fields, a file one `{ type: 'string',
+ * format: 'binary' }`; documentation only, the handler checks each field itself.
+ */
+export function multipartBody(schema: object): NonNullable<DocumentDecoration['requestBody']> {
+  return { required: true, content: { 'multipart/form-data': { schema: schema as Record<string, unknown> } } }
 }
 
 const httpMethods = new Set(['get', 'post', 'put', 'patch', 'delete', 'head', 'options'])
@@ -101,9 +115,7 @@ export function openApiDocument(routes: readonly RouteLike[], version: string): 
       responses: { default: { description: 'Errors: { statusCode, error, code, message, details? }' } },
     }
     if (hooks.body) operation.requestBody = { content: { 'application/json': { schema: hooks.body } } }
-    if (detail.tags?.includes('upload')) {
-      operation.requestBody = { content: { 'multipart/form-data': { schema: { type: 'object' } } } }
-    }
+    if (detail.requestBody) operation.requestBody = detail.requestBody
     const responses = hooks.response as Record<string, unknown> | Schemaish | undefined
     if (responses && typeof responses === 'object') {
       const byStatus = 'type' in responses ? { 200: responses } : (responses as Record<string, unknown>)

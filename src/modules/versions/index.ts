@@ -1,9 +1,9 @@
 // Routes of versions: upload (multipart, streamed), review, publish, rollback, delete, and the workspace.
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
-import { jsonAnswer } from '../../http/openapi'
+import { jsonAnswer, multipartBody } from '../../http/openapi'
 import { requireVisibleMiniAppByAppId } from '../miniapps/service'
-import { miniAppIdParams, publishBody, rollbackAnswer, rollbackBody, uploadAnswer, uploadParams, versionDeleted, versionParams, versionRecord, workspaceAnswer, workspaceQuery } from './model'
+import { miniAppIdParams, publishBody, rollbackAnswer, rollbackBody, uploadAnswer, uploadForm, uploadParams, versionDeleted, versionParams, versionRecord, workspaceAnswer, workspaceQuery } from './model'
 import { apiBase } from '../../http/urls'
 import { receiveUpload } from './upload'
 import { actorOf, emitWebhookEvent } from '../webhooks/service'
@@ -33,8 +33,10 @@ export function versionRoutes(deps: AppDeps) {
         parse: 'none',
         auth: 'upload',
         params: uploadParams,
-        detail: { responses: jsonAnswer(201, uploadAnswer), 
-          summary: 'Upload a version (multipart: version, changelog, releaseType, bundleIos, bundleAndroid, manifest, assetsIos, assetsAndroid, optional signatureKeyId and signature)',
+        detail: {
+          responses: jsonAnswer(201, uploadAnswer),
+          requestBody: multipartBody(uploadForm),
+          summary: 'Upload a version (multipart: version, changelog, releaseType, channel, bundleIos, bundleAndroid, manifest, assetsIos, assetsAndroid, optional signatureKeyId and signature)',
           tags: ['versions', 'upload'],
         },
       },

@@ -1,12 +1,39 @@
 // TypeBox schemas of the version endpoints (validation and OpenAPI).
-import { t } from 'elysia'
+import { t, type TSchema } from 'elysia'
 import { multiLinePattern } from '../../http/text'
 import { miniAppRecord, userSummary } from '../miniapps/model'
 import { channelRecord } from '../channels/model'
+import { versionPattern } from './version-rules'
+import type { FileField, TextField } from './upload'
 
 export { releaseTypes, versionPattern, type ReleaseType } from './version-rules'
 
 export const uploadParams = t.Object({ appId: t.String() })
+
+const formFile = (description: string) => t.String({ format: 'binary', description })
+
+/**
+ * The upload's multipart form (service-interface.md, decisions §9 and §14), for the OpenAPI document
+ * only: the route leaves the body unread (busboy streams it) and service.ts checks each field. Typed
+ * against upload.ts's field lists, so a field read but not described (or described but not read) is a
+ * type error.
+ */
+export const uploadForm = t.Object(
+  {
+    version: t.String({ pattern: versionPattern.source, maxLength: 64, description: 'the version number: MAJOR.MINOR.PATCH with an optional -prerelease, such as 1.0.0 or 2.1.0-beta.1', examples: ['1.0.0'] }),
+    changelog: t.Optional(t.String({ description: 'what changed: at most 10000 characters, no control characters (line breaks and tabs are fine)' })),
+    releaseType: t.Optional(t.Union([t.Literal('RELEASE'), t.Literal('BETA'), t.Literal('ALPHA')], { default: 'RELEASE', description: 'RELEASE (default), BETA or ALPHA, in any letter case' })),
+    channel: t.Optional(t.String({ default: 'stable', description: 'the channel the version is for, where publishing it releases it by default (decisions §10)' })),
+    signatureKeyId: t.Optional(t.String({ description: 'the keyId of a trusted signing key of the miniapp; send with signature (decisions §14)' })),
+    signature: t.Optional(t.String({ description: 'base64 of the 64-byte Ed25519 signature over the statement of the uploaded files; send with signatureKeyId' })),
+    bundleIos: formFile('the iOS JS bundle (conventionally main.ios.jsbundle); not empty'),
+    bundleAndroid: formFile('the Android JS bundle (conventionally main.android.bundle); not empty'),
+    manifest: formFile('the manifest, app.json: a JSON object of at most 1 MB'),
+    assetsIos: formFile('the iOS assets archive (conventionally assets-ios.zip)'),
+    assetsAndroid: formFile('the Android assets archive (conventionally assets-android.zip)'),
+  } satisfies Record<TextField | FileField, TSchema>,
+  { description: 'The five files are required; a file field sent twice is 400 DUPLICATE_FILE, a text field sent twice 400 VALIDATION_ERROR' },
+)
 export const miniAppIdParams = t.Object({ miniAppId: t.String() })
 export const versionParams = t.Object({ miniAppId: t.String(), versionId: t.String() })
 

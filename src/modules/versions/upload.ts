@@ -33,8 +33,10 @@ export async function discardUpload(upload: Pick<ReceivedUpload, 'files'>): Prom
   await Promise.all(Object.values(upload.files).map((file) => removeTemp(file)))
 }
 
-/** The text fields an upload is read for (service.ts); each may come once. */
-const readFields = new Set(['version', 'changelog', 'releaseType', 'channel', 'signatureKeyId', 'signature'])
+/** The text fields an upload is read for (service.ts; the OpenAPI document names them from here, model.ts); each may come once. */
+export const textFields = ['version', 'changelog', 'releaseType', 'channel', 'signatureKeyId', 'signature'] as const
+export type TextField = (typeof textFields)[number]
+const readFields = new Set<string>(textFields)
 
 /**
  * Streams the body of a multipart upload into tmp/: each known file part to its own temp file
