@@ -96,7 +96,7 @@ export interface UpdaterOptions {
   crypto?: UpdateCrypto
   /** events kept while offline, oldest dropped first (default 500) */
   maxPendingEvents?: number
-  /** milliseconds before the update check or an events request is given up (default 15000) */
+  /** milliseconds without an answer before a request is given up (default 15000); a download whole at once (React Native) gets 1 ms more per 8 bytes of the file */
   timeoutMs?: number
 }
 
@@ -331,17 +331,18 @@ export function createUpdater(options: UpdaterOptions): Updater {
     await saveEvents()
   }
 
-  /** Aborts a request when nothing arrives for timeoutMs: `touch()` on progress, `done()` at the end. */
+  /** Aborts a request when nothing arrives for timeoutMs (+ `more` ms): `touch()` on progress, `done()` at the end. */
   function watchdog() {
     const Controller = (globalThis as { AbortController?: new () => { signal: unknown; abort(reason?: unknown): void } }).AbortController
     const controller = Controller ? new Controller() : null
     let timer: ReturnType<typeof setTimeout> | undefined
     // Hermes refuses clearTimeout(undefined)
     const done = () => timer !== undefined && clearTimeout(timer)
-    const touch = () => {
+    const touch = (more = 0) => {
       done()
+      const ms = timeoutMs + more
       // the reason is what WHATWG fetch rejects with: the error then says why
-      if (controller) timer = setTimeout(() => controller.abort(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs)
+      if (controller) timer = setTimeout(() => controller.abort(new Error(`no answer in ${ms} ms`)), ms)
     }
     touch()
     return { signal: controller && controller.signal, touch, done }
@@ -482,9 +483,11 @@ export function createUpdater(options: UpdaterOptions): Updater {
             throw error
           }
         } else {
-          // React Native's fetch has no streaming body: one buffer, hashed and written once. Its native
-          // networking has its own read timeouts; a whole-file deadline would fail large bundles on slow links
-          dog.done()
+          // React Native's fetch has no streaming body: one buffer, hashed and written once, so no
+          // progress to watch. Android's networking has no read timeout of its own: a deadline that grows
+          // with the file (timeoutMs, and 1 ms per 8 bytes: 8 KB/s, 11 minutes for 5 MB) ends a stalled
+          // download without failing large bundles on slow links
+          dog.touch(expected.size / 8)
           await take(new Uint8Array(await cut(() => response.arrayBuffer())))
         }
         await disk(close)

@@ -361,6 +361,31 @@ describe('the update client against the server', () => {
     expect(client.current()!.version).toBe('1.0.0')
   })
 
+  test('without a streaming body (React Native) a download that never ends is NETWORK after timeoutMs and 1 ms per 8 bytes of the file', async () => {
+    // Android's networking has no read timeout: only the client's deadline ends a stalled answer
+    let manifestSize = 0
+    const stalledWhole: FetchLike = async (url, init) => {
+      const response = await serverFetch(setup.context)(url, init)
+      if (!url.includes('/manifest')) return { ok: response.ok, status: response.status, body: null, arrayBuffer: () => response.arrayBuffer(), text: () => response.text() }
+      const signal = init!.signal as AbortSignal
+      return {
+        ok: true,
+        status: 200,
+        body: null,
+        arrayBuffer: () => new Promise<ArrayBuffer>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+        text: () => response.text(),
+      }
+    }
+    const client = updater(clone(withV1), { fetch: stalledWhole, timeoutMs: 150 })
+    await client.start()
+    const update = (await client.check())!
+    manifestSize = update.install.files.manifest!.size
+    const error = await client.download(update).catch((thrown: unknown) => thrown)
+    expect((error as UpdateError).code).toBe('NETWORK')
+    expect((error as UpdateError).message).toContain(`no answer in ${150 + manifestSize / 8} ms`)
+    expect(client.current()!.version).toBe('1.0.0')
+  })
+
   test('an update check that gets no answer in timeoutMs is NETWORK and says so, not just "aborted"', async () => {
     // as WHATWG fetch does (Node, Bun, browsers): an aborted request rejects with the signal's reason
     const hanging: FetchLike = (url, init) =>
