@@ -2,7 +2,7 @@
 import { describe, expect, test, afterAll, beforeAll } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { createTestContext, createUser, type TestUser } from '../test-support'
-import { createMiniApp } from '../test-fixtures'
+import { createMiniApp, upload, uploadForm } from '../test-fixtures'
 import { isDatabaseBusy } from '../db/open'
 
 const context = createTestContext()
@@ -63,6 +63,66 @@ describe('database busy', () => {
       release()
     }
     expect(audited()).toBe(entries)
+  })
+
+  test('a rollout PATCH that changes nothing (same percent, resume when running, pause when paused) answers 200 while the lock is held: no audit entry, history row or delivery', async () => {
+    const appId = 'com.example.busy-rollout'
+    const id = (await createMiniApp(context, owner.token, appId)).id
+    const versionIds: string[] = []
+    for (const version of ['1.0.0', '1.1.0']) versionIds.push((await upload(context, owner.token, appId, uploadForm(appId, { version }))).body.id)
+    expect((await context.call('POST', `/api/mini-apps/${id}/versions/${versionIds[0]}/publish`, { token: owner.token, json: {} })).status).toBe(200)
+    expect((await context.call('POST', `/api/mini-apps/${id}/versions/${versionIds[1]}/publish`, { token: owner.token, json: { rolloutPercent: 30 } })).status).toBe(200)
+    // a public address literal: accepted without resolving; the worker is not running, so deliveries stay queued and countable
+    const hook = await context.call('POST', `/api/mini-apps/${id}/webhooks`, { token: owner.token, json: { url: 'https://93.184.216.34/hook', events: ['rollout.changed', 'rollout.paused'] } })
+    expect(hook.status).toBe(201)
+    const count = (sql: string) => (context.dataDir.db.$client.query(sql).get(id) as { n: number }).n
+    const written = () => ({
+      audit: count("SELECT count(*) AS n FROM audit_logs WHERE action LIKE 'channel.%' AND json_extract(metadata, '$.miniAppId') = ?"),
+      history: count("SELECT count(*) AS n FROM release_history WHERE mini_app_id = ? AND action = 'ROLLOUT'"),
+      deliveries: count('SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id IN (SELECT id FROM webhooks WHERE mini_app_id = ?)'),
+    })
+    const rollout = (json: Record<string, unknown>) => context.call('PATCH', `/api/mini-apps/${id}/channels/stable/rollout`, { token: owner.token, json })
+    const stable = async () => (await context.call('GET', `/api/mini-apps/${id}/channels`, { token: owner.token })).body.channels.find((channel: { name: string }) => channel.name === 'stable')
+
+    const noOps = async (bodies: Record<string, unknown>[], changes: Record<string, unknown>[]) => {
+      const before = await stable()
+      const entries = written()
+      const release = holdWriteLock()
+      try {
+        for (const json of bodies) {
+          const res = await rollout(json)
+          expect({ json, status: res.status }).toEqual({ json, status: 200 })
+          expect(res.body).toEqual(before)
+        }
+        // a body that does change something still needs the lock
+        for (const json of changes) {
+          const res = await rollout(json)
+          expect({ json, status: res.status, code: res.body.code }).toEqual({ json, status: 503, code: 'DATABASE_BUSY' })
+        }
+      } finally {
+        release()
+      }
+      expect(written()).toEqual(entries)
+      expect(await stable()).toEqual(before)
+    }
+
+    // rolling out at 30 %: the same percent and a resume change nothing; another percent, a pause do
+    await noOps([{ rolloutPercent: 30 }, { paused: false }], [{ rolloutPercent: 40 }, { paused: true }])
+    // a real change writes its audit entry, history row and delivery together
+    const entries = written()
+    const paused = await rollout({ paused: true, reason: 'crash reports' })
+    expect({ status: paused.status, state: paused.body.state }).toEqual({ status: 200, state: 'paused' })
+    expect(written()).toEqual({ audit: entries.audit + 1, history: entries.history + 1, deliveries: entries.deliveries + 1 })
+    // paused: pausing again (another reason or none) changes nothing; resuming and reverting do
+    await noOps([{ paused: true }, { paused: true, reason: 'still crashing' }], [{ paused: false }, { rolloutPercent: 0 }])
+    // changing the percent while paused is still refused, lock or not
+    const release = holdWriteLock()
+    try {
+      const refused = await rollout({ rolloutPercent: 50 })
+      expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 409, code: 'ROLLOUT_PAUSED' })
+    } finally {
+      release()
+    }
   })
 
   test('health: degraded (200) while the lock is held, ok after', async () => {

@@ -46,15 +46,12 @@ export function channelRoutes(deps: AppDeps) {
       detail: { summary: "Channel settings: the release guard { enabled, maxFailureRate, minDevices } pauses the newest release when too many devices fail (decisions §15; owners and admins)", tags: ['channels'] },
     })
     .patch('/:miniAppId/channels/:channel/rollout', ({ user, params, body }) =>
-      atomically(db, () => {
-        const { record, change } = patchRollout(db, clock, user, params.miniAppId, params.channel, body)
-        if (change) {
-          // the release mirror (issue 14) follows a rollout change like a publish; the change, that write and its deliveries commit together
-          deps.mirror?.releaseChanged(params.miniAppId, params.channel)
-          emitRolloutChange(db, clock, change, actorOf(user))
-        }
-        return record
-      }), {
+      // not in atomically(): a body that changes nothing must not take the write lock (it answers while a backup holds it)
+      patchRollout(db, clock, user, params.miniAppId, params.channel, body, (change) => {
+        // the release mirror (issue 14) follows a rollout change like a publish; the change, that write and its deliveries commit together
+        deps.mirror?.releaseChanged(change.miniAppId, change.channel)
+        emitRolloutChange(db, clock, change, actorOf(user))
+      }).record, {
       auth: 'release',
       params: channelParams,
       body: rolloutBody,

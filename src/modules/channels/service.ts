@@ -399,22 +399,35 @@ function changeSummary(change: RolloutChange): string {
   return `${change.actor} ${verb} (was ${change.previousState} ${change.previousPercent} %)${change.reason ? `: ${change.reason}` : ''}`
 }
 
-/** One change of the newest release's rollout, in one transaction with its history row and audit entry. */
-function changeRollout(
-  db: Db,
-  clock: Clock,
-  actor: RolloutActor,
-  miniAppId: string,
-  channel: string,
-  plan: (newest: LiveReleaseRow, app: MiniAppRow) => { action: RolloutChange['action']; set: Partial<typeof channelReleases.$inferInsert>; percent: number; paused: boolean; reason: string | null; metadata?: Record<string, unknown> } | null,
-): RolloutResult {
+/**
+ * Runs inside a rollout change's transaction with what changed: what it queues (the release
+ * mirror's write, webhook deliveries) commits with the change or not at all.
+ */
+export type OnRolloutChange = (change: RolloutChange) => void
+
+type RolloutPlan = (newest: LiveReleaseRow, app: MiniAppRow) => { action: RolloutChange['action']; set: Partial<typeof channelReleases.$inferInsert>; percent: number; paused: boolean; reason: string | null; metadata?: Record<string, unknown> } | null
+
+/** The channel's newest release, or 409 NO_RELEASE when it has none to roll out. */
+function newestRelease(db: Reader, miniAppId: string, channel: string): LiveReleaseRow {
+  requireChannel(db, miniAppId, channel)
+  const newest = liveReleases(db, miniAppId, channel)[0]
+  if (!newest) throw new AppError(409, 'NO_RELEASE', `Channel ${channel} has no release to roll out; publish a version to it first`)
+  return newest
+}
+
+/**
+ * One change of the newest release's rollout, in one transaction with its history row, audit entry
+ * and `onChanged`'s writes. A request that changes nothing (the plan answers null) is found by a
+ * read first and writes nothing: no transaction, so it answers even while another process holds
+ * the write lock. The plan is made again inside the transaction, where the release may have moved.
+ */
+function changeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, plan: RolloutPlan, onChanged?: OnRolloutChange): RolloutResult {
   const app = rolloutApp(db, actor, miniAppId)
+  if (!plan(newestRelease(db, app.id, channel), app)) return { record: channelRecord(db, app, channel), change: null }
   let change: RolloutChange | null = null
   db.transaction(
     (tx) => {
-      requireChannel(tx, app.id, channel)
-      const newest = liveReleases(tx, app.id, channel)[0]
-      if (!newest) throw new AppError(409, 'NO_RELEASE', `Channel ${channel} has no release to roll out; publish a version to it first`)
+      const newest = newestRelease(tx, app.id, channel)
       const step = plan(newest, app)
       if (!step) return
       const now = isoAt(clock)
@@ -461,6 +474,7 @@ function changeRollout(
           ...step.metadata,
         },
       })
+      onChanged?.(change)
     },
     { behavior: 'immediate' },
   )
@@ -470,8 +484,9 @@ function changeRollout(
 /**
  * Raise, lower, revert (0) or complete (100) the newest release's rollout. While it is paused only
  * a revert is taken (and ends the pause): any other percent is 409 ROLLOUT_PAUSED, resume first.
+ * The percent it already has changes nothing (`change: null`).
  */
-export function setRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, input: { rolloutPercent: unknown }): RolloutResult {
+export function setRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, input: { rolloutPercent: unknown }, onChanged?: OnRolloutChange): RolloutResult {
   const percent = input.rolloutPercent
   if (typeof percent !== 'number' || !Number.isInteger(percent) || percent < 0 || percent > 100) throw badPercent()
   return changeRollout(db, clock, actor, miniAppId, channel, (newest, app) => {
@@ -488,8 +503,9 @@ export function setRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId:
         ],
       )
     }
+    if (!newest.paused && newest.rolloutPercent === percent) return null
     return { action: 'rollout', set: { rolloutPercent: percent, pausedAt: null, pausedBy: null, pauseReason: null }, percent, paused: false, reason: null }
-  })
+  }, onChanged)
 }
 
 /**
@@ -497,7 +513,7 @@ export function setRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId:
  * its frozen percent. Pausing a paused release changes nothing (`change: null`), so the release
  * guard may call it again; a reverted one (0 %) is 409 ROLLOUT_REVERTED: no device gets it.
  */
-export function pauseRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, details: { reason?: string | null; metadata?: Record<string, unknown> } = {}): RolloutResult {
+export function pauseRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, details: { reason?: string | null; metadata?: Record<string, unknown> } = {}, onChanged?: OnRolloutChange): RolloutResult {
   const reason = cutText(details.reason?.trim() ?? '', 500) || null
   return changeRollout(db, clock, actor, miniAppId, channel, (newest) => {
     if (newest.paused) return null
@@ -505,21 +521,22 @@ export function pauseRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppI
       throw new AppError(409, 'ROLLOUT_REVERTED', `The rollout of ${newest.version} on ${channel} is reverted (0 %): no device gets it, so there is nothing to pause`)
     }
     return { action: 'pause', set: { pausedAt: isoAt(clock), pausedBy: actorName(actor), pauseReason: reason }, percent: newest.rolloutPercent, paused: true, reason, metadata: details.metadata }
-  })
+  }, onChanged)
 }
 
 /** Resume a paused rollout at its frozen percent; resuming one that is not paused changes nothing. */
-export function resumeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string): RolloutResult {
+export function resumeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, onChanged?: OnRolloutChange): RolloutResult {
   return changeRollout(db, clock, actor, miniAppId, channel, (newest) => {
     if (!newest.paused) return null
     return { action: 'resume', set: { pausedAt: null, pausedBy: null, pauseReason: null }, percent: newest.rolloutPercent, paused: false, reason: null }
-  })
+  }, onChanged)
 }
 
 /**
  * `PATCH …/channels/{channel}/rollout`: `{ rolloutPercent }` or `{ paused, reason? }`, one of them.
+ * A body that changes nothing writes nothing and takes no write lock; `onChanged` runs inside a real change's transaction.
  */
-export function patchRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, input: { rolloutPercent?: unknown; paused?: unknown; reason?: unknown }): RolloutResult {
+export function patchRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, input: { rolloutPercent?: unknown; paused?: unknown; reason?: unknown }, onChanged?: OnRolloutChange): RolloutResult {
   const hasPercent = input.rolloutPercent !== undefined
   const hasPaused = input.paused !== undefined
   if (hasPercent === hasPaused) {
@@ -527,11 +544,11 @@ export function patchRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppI
       { field: hasPercent ? 'paused' : 'rolloutPercent', message: hasPercent ? 'send rolloutPercent or paused, not both' : 'rolloutPercent or paused is required' },
     ])
   }
-  if (hasPercent) return setRollout(db, clock, actor, miniAppId, channel, { rolloutPercent: input.rolloutPercent })
+  if (hasPercent) return setRollout(db, clock, actor, miniAppId, channel, { rolloutPercent: input.rolloutPercent }, onChanged)
   if (typeof input.paused !== 'boolean') throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: paused must be true or false', [{ field: 'paused', message: 'must be true or false' }])
   if (input.reason !== undefined && input.reason !== null && typeof input.reason !== 'string') throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: reason must be text', [{ field: 'reason', message: 'must be a string' }])
   if (typeof input.reason === 'string' && !isCleanText(input.reason, true)) {
     throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: reason must not hold control characters (line breaks and tabs are fine)', [{ field: 'reason', message: 'must not hold control characters (line breaks and tabs are fine)' }])
   }
-  return input.paused ? pauseRollout(db, clock, actor, miniAppId, channel, { reason: input.reason as string | undefined }) : resumeRollout(db, clock, actor, miniAppId, channel)
+  return input.paused ? pauseRollout(db, clock, actor, miniAppId, channel, { reason: input.reason as string | undefined }, onChanged) : resumeRollout(db, clock, actor, miniAppId, channel, onChanged)
 }
