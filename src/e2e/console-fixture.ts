@@ -48,15 +48,16 @@ function expectStatus(answer: { status: number; body: unknown }, status: number,
 /**
  * Starts the binary on a fresh data directory with an administrator. `seed: false` leaves it at
  * that (the first sign-in after set-up); otherwise it fills the console as described above.
+ * `serverArgs` are added to `serve`'s (e.g. `--password-min-length 10`).
  */
-export async function startConsoleFixture(options: { seed?: boolean; binary?: string } = {}): Promise<ConsoleFixture> {
+export async function startConsoleFixture(options: { seed?: boolean; binary?: string; serverArgs?: string[] } = {}): Promise<ConsoleFixture> {
   const dir = tempDir('miniship-console-')
   const dataDir = join(dir, 'data')
   const init = await runBinary(['init', '--data-dir', dataDir], { binary: options.binary })
   if (init.exitCode !== 0) throw new Error(`init failed: ${init.stderr}`)
   const created = await runBinary(['create-admin', '--data-dir', dataDir, '--email', FIXTURE_ADMIN.email, '--password-stdin'], { stdin: `${FIXTURE_ADMIN.password}\n`, binary: options.binary })
   if (created.exitCode !== 0) throw new Error(`create-admin failed: ${created.stderr}`)
-  const server = await startBinary({ dataDir, args: ['--rate-limit', 'off', '--insights-flush', '1s'], binary: options.binary })
+  const server = await startBinary({ dataDir, args: ['--rate-limit', 'off', '--insights-flush', '1s', ...(options.serverArgs ?? [])], binary: options.binary })
   const base = server.baseUrl
   const api = (method: string, path: string, callOptions: ApiCallOptions = {}) => callApi(base, method, path, callOptions)
   const login = await api('POST', '/api/auth/login', { json: FIXTURE_ADMIN })

@@ -15,10 +15,10 @@ export interface ConsoleSession {
   contexts: BrowserContext[]
 }
 
-export function consoleSession(options: { seed?: boolean; prepare?: (fixture: ConsoleFixture) => void | Promise<void> } = {}): ConsoleSession {
+export function consoleSession(options: { seed?: boolean; serverArgs?: string[]; prepare?: (fixture: ConsoleFixture) => void | Promise<void> } = {}): ConsoleSession {
   const session = { watch: new PageWatch(), contexts: [] } as unknown as ConsoleSession
   beforeAll(async () => {
-    session.fixture = await startConsoleFixture({ seed: options.seed })
+    session.fixture = await startConsoleFixture({ seed: options.seed, serverArgs: options.serverArgs })
     await options.prepare?.(session.fixture)
     session.browser = await launchChromium()
   }, 120_000)

@@ -4,6 +4,7 @@ import { ago, confirmDialog, field, h, onSubmit, personName, showError, showNoti
 import { serverHas } from '../features.ts'
 import type { PageContext } from '../router.ts'
 import { currentUser } from '../session.ts'
+import { passwordHint, passwordMinLength } from '../server-info.ts'
 import { revokeKeyButton } from './tokens.ts'
 
 const AUDIT_PAGE = 50
@@ -28,14 +29,15 @@ function listingPath(before?: AuditLog): string {
 }
 
 export async function adminPage(ctx: PageContext): Promise<void> {
-  const [listing, hasKeys] = await Promise.all([api<AdminListing>('GET', listingPath()), serverHas('apiKeys')])
+  // the password hints name the server's --password-min-length, not the contract's 6
+  const [listing, hasKeys, passwordMin] = await Promise.all([api<AdminListing>('GET', listingPath()), serverHas('apiKeys'), passwordMinLength()])
   const keys = hasKeys ? (await api<{ apiKeys: OwnedApiKey[] }>('GET', '/api/admin/api-keys')).apiKeys : null
   if (!ctx.isCurrent()) return
   ctx.render(
     h('h1', { tabindex: -1 }, 'Administration'),
     h('p', { class: 'lead' }, 'Manage who can sign in, and see who did what on this server.'),
-    usersSection(ctx, listing.users, listing.usersNextCursor ?? null),
-    createUserSection(ctx),
+    usersSection(ctx, listing.users, listing.usersNextCursor ?? null, passwordMin),
+    createUserSection(ctx, passwordMin),
     keys ? apiKeysSection(ctx, keys) : null,
     auditSection(listing.auditLogs),
   )
@@ -87,7 +89,7 @@ function apiKeysSection(ctx: PageContext, keys: OwnedApiKey[]): HTMLElement {
   )
 }
 
-function usersSection(ctx: PageContext, users: User[], nextCursor: string | null): HTMLElement {
+function usersSection(ctx: PageContext, users: User[], nextCursor: string | null, passwordMin: number): HTMLElement {
   const me = currentUser()
 
   async function patch(user: User, body: Partial<Pick<User, 'displayName' | 'role' | 'status'>> & { password?: string }, done: string, button: HTMLButtonElement): Promise<void> {
@@ -142,7 +144,7 @@ function usersSection(ctx: PageContext, users: User[], nextCursor: string | null
         title: `Set a new password for ${user.email}`,
         message: h('p', null, `Tell them the new password yourself. ${self ? 'This is your own account: you will be signed out.' : 'Their current sessions end at once.'}`),
         confirmLabel: 'Set password',
-        fields: [{ name: 'password', label: 'New password', kind: 'password', hint: 'At least 6 characters.', required: true }],
+        fields: [{ name: 'password', label: 'New password', kind: 'password', hint: passwordHint(passwordMin), required: true }],
       })
       if (answer) await patch(user, { password: answer.password ?? '' }, `Set a new password for ${user.email}.`, b)
     })
@@ -212,13 +214,13 @@ function usersSection(ctx: PageContext, users: User[], nextCursor: string | null
   )
 }
 
-function createUserSection(ctx: PageContext): HTMLElement {
+function createUserSection(ctx: PageContext, passwordMin: number): HTMLElement {
   const form = h(
     'form',
     { 'data-testid': 'create-user-form', novalidate: true },
     field('Email', h('input', { name: 'email', type: 'email', required: true, autocomplete: 'off' })),
     field('Display name', h('input', { name: 'displayName', type: 'text', required: true, autocomplete: 'off' })),
-    field('Password', h('input', { name: 'password', type: 'password', required: true, autocomplete: 'new-password' }), 'At least 6 characters. Give it to the person yourself.'),
+    field('Password', h('input', { name: 'password', type: 'password', required: true, autocomplete: 'new-password' }), `${passwordHint(passwordMin)} Give it to the person yourself.`),
     field('Role', h('select', { name: 'role' }, h('option', { value: 'USER' }, 'User'), h('option', { value: 'ADMIN' }, 'Administrator')), 'A user creates and works on miniapps; an administrator manages everything.'),
     h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary', 'data-testid': 'create-user-submit' }, 'Create user')),
   )

@@ -2,24 +2,10 @@
 import { api, ApiError, type Me } from '../api.ts'
 import { field, h, hideError, onSubmit } from '../dom.ts'
 import { markRegistrationClosed, registrationClosed, startSession } from '../session.ts'
+import { defaultPasswordMinLength, passwordHint, serverInfo } from '../server-info.ts'
 
 interface LoginAnswer {
   accessToken: string
-}
-
-/** GET /api/info (servers before it answer 404: then nothing is said). */
-interface ServerInfo {
-  setupRequired: boolean
-  passwordMinLength: number
-}
-
-let info: Promise<ServerInfo | null> | null = null
-function serverInfo(): Promise<ServerInfo | null> {
-  info ??= api<ServerInfo>('GET', '/api/info', undefined, { auth: false }).catch(() => {
-    info = null
-    return null
-  })
-  return info
 }
 
 /** Decisions §13: until an administrator exists nobody can register; the sign-in page says how to finish set-up. */
@@ -57,7 +43,8 @@ function keepSignedIn(): HTMLElement {
  */
 export function authPanel(onSignedIn: (me: Me) => void, intro: string, heading: 'h1' | 'h2' = 'h1'): HTMLElement {
   const panel = h('section', { class: 'card auth', 'aria-labelledby': 'auth-title' })
-  let passwordMin = 6
+  // servers without GET /api/info say nothing: then the contract's minimum
+  let passwordMin = defaultPasswordMinLength
   let setupRequired = false
   void serverInfo().then((known) => {
     if (!known) return
@@ -110,7 +97,7 @@ export function authPanel(onSignedIn: (me: Me) => void, intro: string, heading: 
       field(
         'Password',
         h('input', { name: 'password', type: 'password', autocomplete: 'new-password', required: true, minlength: passwordMin }),
-        `At least ${passwordMin} characters.`,
+        passwordHint(passwordMin),
       ),
       keepSignedIn(),
       h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary', 'data-testid': 'register-submit' }, 'Create account')),
