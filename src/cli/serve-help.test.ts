@@ -19,3 +19,10 @@ test('--rate-limit names everything it limits (every limit --rate-limits sets), 
   expect(Object.keys(words).sort()).toEqual(Object.keys(defaultRateLimits).sort())
   for (const word of Object.values(words)) expect(described).toContain(word)
 })
+
+test('--json is described with the object it prints, and shown in an example', async () => {
+  const help = (await runCli(['serve', '--help'])).stdout.replace(/\s+/g, ' ')
+  expect(help).toContain('--json print the start-up lines')
+  expect(help).toContain('{"version", "listening", "port", "dataDir", "setup", "notes"}')
+  expect(help).toContain('$ miniship serve --json')
+})

@@ -15,7 +15,8 @@ import { preloadUploadParsers } from '../modules/versions/upload'
 import { createLogSink, fdWriter, withRequestLog } from '../http/request-log'
 import { consoleRoutes } from '../http/console-routes'
 import { createSetupGate } from '../modules/setup/service'
-import { firstAdminAdvice, publicUrlWarning } from './startup-notes'
+import { firstAdminAdvice, listeningUrl, publicUrlWarning, startupDocument } from './startup-notes'
+import { withJsonUsageErrors } from './json-output'
 import { productVersion } from '../version'
 import { ConfigError, readStorageFile, type Config } from '../config'
 import { dataDirPaths, hasStoredFiles } from '../data-dir'
@@ -39,8 +40,14 @@ export interface RunningServer {
   stop(): Promise<void>
 }
 
+export interface StartOptions {
+  /** a line of the start's own clean-up, before listening (`startup: …`); by default `miniship: startup: …` on stderr */
+  startupNote?: (line: string) => void
+}
+
 /** Starts the whole appliance on `config`; `stop()` drains requests, closes the database, frees the lock. */
-export async function startServer(config: Config): Promise<RunningServer> {
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const startupNote = options.startupNote ?? ((line: string) => process.stderr.write(`miniship: ${line}\n`))
   // S3 storage (issue 14): the bucket must take a write, a read and a delete before anything else,
   // and its prefix must be this data directory's (the owner marker) before anything is collected
   const { blobs, claim } = await openStore(config)
@@ -60,7 +67,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     throw error
   }
   // With the lock held no upload is in flight: blobs without a row are a crash's leftovers.
-  collectGarbage(paths, db.$client, (line) => process.stderr.write(`miniship: startup: ${line}\n`))
+  collectGarbage(paths, db.$client, (line) => startupNote(`startup: ${line}`))
   // written synchronously: what was flushed is on stdout, even when the process exits right after
   const logSink = createLogSink(fdWriter(1, process.stdout))
   // a crash loses at most the last flush interval's lines (100 ms), not what an orderly exit reaches
@@ -245,17 +252,35 @@ function afterStartWithBucket(blobs: S3BlobStore, db: Db, mirror: ReleaseMirror 
 }
 
 export function serveCommand(): Command {
-  return withServerOptions(new Command('serve'))
+  return withJsonUsageErrors(withServerOptions(new Command('serve')))
     .description('run the API and the admin console (initialises an empty data directory first)')
-    .addHelpText('after', '\nExample:\n  $ miniship serve --data-dir /var/lib/miniship --port 3001 --public-url https://apps.example.com/api')
+    .option(
+      '--json',
+      'print the start-up lines (listening address, data directory, warnings, how to create the first administrator) as one JSON object on one line of stdout, before the request log\'s lines, instead of text on stderr: {"version", "listening", "port", "dataDir", "setup", "notes"}; a failure to start is {"error": {"code", "message"}}',
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ miniship serve --data-dir /var/lib/miniship --port 3001 --public-url https://apps.example.com/api\n  $ miniship serve --json | head -1    # {"version":"…","listening":"http://0.0.0.0:3001","port":3001,"dataDir":"…","setup":null,"notes":[]}',
+    )
     .action((flags) =>
       runAction(async () => {
         const config = configFrom(flags)
-        const running = await startServer(config)
-        process.stderr.write(`miniship ${productVersion} listening on http://${config.host}:${running.server.port} (data: ${config.dataDir})\n`)
-        const warning = publicUrlWarning(config)
-        if (warning) process.stderr.write(`miniship: ${warning}\n`)
-        for (const line of firstAdminAdvice(config, running.server.port!, running.setupToken)) process.stderr.write(`miniship: ${line}\n`)
+        const json = flags.json === true
+        // with --json the start's clean-up lines go into the document's notes
+        const startupLines: string[] = []
+        const running = await startServer(config, json ? { startupNote: (line) => startupLines.push(line) } : {})
+        const port = running.server.port!
+        if (json) {
+          // written at once on fd 1, as the request log writes: no request has been answered yet (this
+          // runs before the event loop takes one), so the log's lines come after this one
+          const document = startupDocument(config, productVersion, port, running.setupToken, startupLines)
+          fdWriter(1, process.stdout)(Buffer.from(`${JSON.stringify(document)}\n`))
+        } else {
+          process.stderr.write(`miniship ${productVersion} listening on ${listeningUrl(config.host, port)} (data: ${config.dataDir})\n`)
+          const warning = publicUrlWarning(config)
+          if (warning) process.stderr.write(`miniship: ${warning}\n`)
+          for (const line of firstAdminAdvice(config, port, running.setupToken)) process.stderr.write(`miniship: ${line}\n`)
+        }
         const shutdown = (signal: string) => {
           process.stderr.write(`miniship: ${signal} received, finishing requests in flight\n`)
           running.stop().then(
@@ -268,6 +293,6 @@ export function serveCommand(): Command {
         }
         process.once('SIGTERM', () => shutdown('SIGTERM'))
         process.once('SIGINT', () => shutdown('SIGINT'))
-      }),
+      }, { json: flags.json === true }),
     )
 }

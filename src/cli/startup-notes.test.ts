@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { createAdminCommandLine, firstAdminAdvice, publicUrlWarning } from './startup-notes'
+import { createAdminCommandLine, firstAdminAdvice, listeningUrl, publicUrlWarning, startupDocument } from './startup-notes'
 
 describe('--public-url without /api', () => {
   const table: [string | null, boolean][] = [
@@ -42,5 +42,33 @@ describe('the create-admin command to copy', () => {
   for (const [dataDir, line] of table) test(dataDir, () => expect(createAdminCommandLine(dataDir)).toBe(line))
   test('serve names the data directory quoted', () => {
     expect(firstAdminAdvice({ publicUrl: null, host: '0.0.0.0', dataDir: '/a b' }, 3001, 'tok')).toContain("  miniship create-admin --data-dir '/a b' --email you@example.com")
+  })
+})
+
+describe('serve --json: the start-up lines as one object', () => {
+  test('the listening address as a URL, an IPv6 address in brackets', () => {
+    expect(listeningUrl('0.0.0.0', 3001)).toBe('http://0.0.0.0:3001')
+    expect(listeningUrl('127.0.0.1', 8080)).toBe('http://127.0.0.1:8080')
+    expect(listeningUrl('::', 3001)).toBe('http://[::]:3001')
+    expect(listeningUrl('::1', 3001)).toBe('http://[::1]:3001')
+  })
+  test('no administrator and a public URL without /api: the setup link and command, the warning and the advice as one note each, in the words of the text', () => {
+    const config = { publicUrl: 'https://apps.example.com', host: '0.0.0.0', dataDir: '/a b' }
+    const document = startupDocument(config, '1.2.3', 3001, 'tok', ['startup: removed 1 leftover(s) in tmp/'])
+    expect(document).toEqual({
+      version: '1.2.3',
+      listening: 'http://0.0.0.0:3001',
+      port: 3001,
+      dataDir: '/a b',
+      setup: { url: 'https://apps.example.com/setup?token=tok', createAdmin: "miniship create-admin --data-dir '/a b' --email you@example.com" },
+      notes: [
+        'startup: removed 1 leftover(s) in tmp/',
+        publicUrlWarning(config)!,
+        "no administrator exists yet. Create one with: miniship create-admin --data-dir '/a b' --email you@example.com or open this one-time link to create it in the browser (it works once, until the next restart): https://apps.example.com/setup?token=tok",
+      ],
+    })
+  })
+  test('an administrator and good settings: setup null, no notes', () => {
+    expect(startupDocument({ publicUrl: 'https://apps.example.com/api', host: '127.0.0.1', dataDir: '/d' }, '1.2.3', 3001, null)).toEqual({ version: '1.2.3', listening: 'http://127.0.0.1:3001', port: 3001, dataDir: '/d', setup: null, notes: [] })
   })
 })
