@@ -2,7 +2,6 @@
 import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { isIPv4 } from 'node:net'
-import { accessLogModes, type AccessLogMode } from './http/request-log'
 
 
 /** What an assets archive may hold (checked at upload, versions/archive.ts); the settings' defaults. */
@@ -30,6 +29,10 @@ export interface RateLimits {
   /** failed API key authentications (unknown, revoked, expired key) per client address (decisions §18) */
   apiKeyFailures: number
 }
+
+/** Which requests get a log line (`--access-log`): every one, only those that may change something (not GET or HEAD), none. */
+export type AccessLogMode = 'all' | 'writes' | 'off'
+export const accessLogModes: readonly AccessLogMode[] = ['all', 'writes', 'off']
 
 export interface Config {
   dataDir: string

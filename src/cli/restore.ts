@@ -7,7 +7,7 @@ import { restoreBackup } from '../backup/restore'
 import type { ConfigFlags } from '../config'
 import { BackupError, storedFileCount } from '../backup/manifest'
 import { removeOnInterrupt, terminalProgress } from '../terminal/progress'
-import { timeText } from '../client/time'
+import { timeText } from '../terminal/time'
 
 /** An archive path that names no readable file is bad input (exit 2, like any other), not a failed restore. */
 function checkArchivePath(file: string): void {

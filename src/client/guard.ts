@@ -1,7 +1,7 @@
 // `miniship guard`: show or set a channel's release guard (decisions §15), which pauses the newest release when too many devices fail.
 import { Command } from 'commander'
 import { connect, withClientOptions, type ClientFlags } from './config'
-import { timeText } from './time'
+import { timeText } from '../terminal/time'
 import { CliError, createOutput, runClient } from './http'
 import { findMiniApp } from './publish'
 import type { ChannelRecord } from '../modules/channels/service'

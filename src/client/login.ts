@@ -2,7 +2,7 @@
 import { Command } from 'commander'
 import { passwordFromStdinText, promptHiddenOnTerminal } from '../terminal/prompt'
 import { configPath, normaliseServerUrl, notSignedIn, readConfig, removeConfigToken, resolveTarget, withClientOptions, writeConfig, type ClientFlags } from './config'
-import { timeText } from './time'
+import { timeText } from '../terminal/time'
 import { CliError, createApiClient, createOutput, runClient, type Output } from './http'
 import { startSpinner } from './progress'
 

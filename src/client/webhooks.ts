@@ -1,7 +1,7 @@
 // `miniship webhooks ls|create|rm|test|deliveries --app APPID`: a miniapp's webhooks (decisions §16), for its owners.
 import { Command } from 'commander'
 import { connect, withClientOptions, type ClientFlags } from './config'
-import { timeText } from './time'
+import { timeText } from '../terminal/time'
 import { CliError, createOutput, runClient, type ApiClient } from './http'
 import { findMiniApp } from './publish'
 import { asCommandGroup } from './command-group'

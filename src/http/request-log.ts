@@ -1,15 +1,13 @@
 // One JSON line per request on stdout (decisions §8), with the query redacted and an X-Request-Id on every response: formatted straight into one buffer, written in large chunks.
 import { writeSync } from 'node:fs'
 import type { Clock } from '../ids'
+import type { AccessLogMode } from '../config'
 
 /** A fetch handler; `url` is `request.url` when the caller read it already (Bun builds the string anew on every read). */
 export type FetchHandler<S, R extends Request = Request> = (request: R, server: S, url?: string) => Response | Promise<Response>
 /** A handler under the request log: it also gets the request's URL the log read (Bun builds the string anew on every read of `request.url`). */
 export type LoggedHandler<S, R extends Request = Request> = (request: R, server: S, url: string) => Response | Promise<Response>
 
-/** Which requests get a log line (`--access-log`): every one, only those that may change something (not GET or HEAD), none. */
-export type AccessLogMode = 'all' | 'writes' | 'off'
-export const accessLogModes: readonly AccessLogMode[] = ['all', 'writes', 'off']
 
 const deviceSessionPath = '/api/auth/cli/sessions/'
 
