@@ -10,6 +10,7 @@ import { createUpdater, memoryStorage, UpdateError, type FetchLike, type FetchRe
 import { buildStatement } from './statement'
 import { normalizeVersion, satisfiesRange } from './semver'
 import { isSemverRange } from '../modules/channels/semver-range'
+import { channelDevicesText } from '../modules/channels/words'
 
 interface Setup {
   context: TestContext
@@ -774,6 +775,32 @@ describe('a staged rollout decides what the update client gets', () => {
       expect(update.version).toBe('2.0.0')
       const current = await client.download(update)
       expect(new TextDecoder().decode(storage.files.get(current.bundle.replace('memory://', ''))!)).toBe('console.log("android 2.0.0")')
+    } finally {
+      setup.context.close()
+    }
+  })
+})
+
+describe('a channel’s first release reverted (0 %, nothing earlier to go back to)', () => {
+  test('the update client keeps what it installed, and the words the console and the CLI show say so', async () => {
+    const setup = await setUp('com.example.revert-first')
+    try {
+      await publishVersion(setup, '1.0.0')
+      const client = createUpdater({ serverUrl: 'http://localhost', appId: setup.appId, platform: 'ios', deviceId: 'device-1', storage: memoryStorage(), fetch: serverFetch(setup.context) })
+      await client.start()
+      await client.download((await client.check())!)
+      await client.start()
+      await client.markReady()
+      const reverted = await setup.context.call('PATCH', `/api/mini-apps/${setup.miniAppId}/channels/stable/rollout`, { token: setup.owner.token, json: { rolloutPercent: 0 } })
+      expect(reverted.status).toBe(200)
+      // the server has nothing for any device (404 RELEASE_NOT_FOUND): check() answers null, the installed version stays
+      expect(await client.check()).toBeNull()
+      await client.start()
+      expect(client.current()!.version).toBe('1.0.0')
+      const channels = await setup.context.call('GET', `/api/mini-apps/${setup.miniAppId}/channels`, { token: setup.owner.token })
+      const stable = channels.body.channels[0]
+      expect([stable.state, stable.previousRelease]).toEqual(['reverted', null])
+      expect(channelDevicesText(stable)).toBe('No device gets 1.0.0; those that installed it keep it (no earlier release).')
     } finally {
       setup.context.close()
     }

@@ -240,14 +240,14 @@ export async function revertRollout(rc: ReleaseContext, channel: Channel, button
     title: `Revert ${release.version} on ${channel.name}?`,
     testId: 'revert-dialog',
     message: [
-      h('p', null, previous ? `Every device on ${channel.name} gets ${previous.version} at its next update check, including the devices that already run ${release.version}.` : `No device on ${channel.name} gets ${release.version} any more, including those that run it, and there is no earlier release to fall back to.`),
+      h('p', null, previous ? `Every device on ${channel.name} gets ${previous.version} at its next update check, including the devices that already run ${release.version}.` : `No device on ${channel.name} gets ${release.version} any more. There is no earlier release to send devices back to: those that installed ${release.version} (the update client keeps what it installed) go on running it until you publish a fixed version.`),
       h('p', null, `To stop new devices only and let those that run ${release.version} keep it, use Pause instead.`),
     ],
-    confirmLabel: `Revert to ${previous ? previous.version : 'nothing'}`,
+    confirmLabel: previous ? `Revert to ${previous.version}` : `Revert ${release.version}`,
     danger: true,
   })
   if (!answer) return
-  await setRollout(rc, channel, 0, button, `Reverted ${release.version} on ${channel.name}: every device gets ${previous ? previous.version : 'nothing'}.`)
+  await setRollout(rc, channel, 0, button, `Reverted ${release.version} on ${channel.name}: ${previous ? `every device gets ${previous.version}` : `no device gets it; those that installed it keep it`}.`)
 }
 
 /**

@@ -19,8 +19,8 @@ describe('state words', () => {
     })
   }
 
-  test('a first release reverted leaves its devices with nothing, and says so', () => {
-    expect(channelDevicesText({ name: 'beta', state: 'reverted', release: v('1.3.0', 0), previousRelease: null })).toBe('No device gets 1.3.0, not even those on it.')
+  test('a first release reverted: no device gets it, and those that installed it keep it (there is nothing to send them back to)', () => {
+    expect(channelDevicesText({ name: 'beta', state: 'reverted', release: v('1.3.0', 0), previousRelease: null })).toBe('No device gets 1.3.0; those that installed it keep it (no earlier release).')
   })
 
   test('an older server without state: derived from the release the same way', () => {

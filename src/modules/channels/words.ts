@@ -73,7 +73,9 @@ export function channelDevicesText(channel: ChannelView): string {
     case 'paused':
       return `Devices on ${release.version} keep it; the others get ${others}.`
     case 'reverted':
-      return previous ? `Every device gets ${previous}, those on ${release.version} too.` : `No device gets ${release.version}, not even those on it.`
+      // with no earlier release the server answers every device 404: nothing to send back, so a device
+      // that installed the release (the update client) keeps running it
+      return previous ? `Every device gets ${previous}, those on ${release.version} too.` : `No device gets ${release.version}; those that installed it keep it (no earlier release).`
   }
 }
 
