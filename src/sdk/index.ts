@@ -522,7 +522,8 @@ export function createUpdater(options: UpdaterOptions): Updater {
       done()
       // a failed save may have taken effect after all (a rename that died half way): the next start() decides
       if (!saving) await quietly(storage.remove(`versions/${dir}`))
-      await quietly(record('failed', update, `${wrapped.code}: ${wrapped.message}`))
+      // `failed` says the release failed here (the release guard pauses on it): a network that dropped did not
+      if (wrapped.code != 'NETWORK') await quietly(record('failed', update, `${wrapped.code}: ${wrapped.message}`))
       throw wrapped
     }
     try {

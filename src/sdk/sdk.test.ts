@@ -343,6 +343,27 @@ describe('the update client against the server', () => {
     }
   })
 
+  test('a download the network cuts or stalls is NETWORK and reports no failed event: the release guard counts failed devices, and a phone in a tunnel is not one', async () => {
+    const isBundle = (url: string) => url.includes('/bundles/ios')
+    const offlineFiles: FetchLike = async (url, init) => {
+      if (isBundle(url)) throw new TypeError('Network request failed')
+      return serverFetch(setup.context)(url, init)
+    }
+    const storage = clone(withV1)
+    const client = updater(storage, { fetch: offlineFiles })
+    await client.start()
+    const update = (await client.check())!
+    expect(await codeOf(client.download(update))).toBe('NETWORK')
+    expect(client.current()!.version).toBe('1.0.0')
+    const events = JSON.parse((await storage.readText('events.json')) ?? '[]') as Array<{ event: { event: string } }>
+    expect(events.filter((entry) => entry.event.event === 'failed')).toEqual([])
+    // a refused file still is one
+    const tampered = updater(storage, { fetch: rewriteFiles(serverFetch(setup.context), isBundle, flipFirstByte) })
+    expect(await codeOf(tampered.download(update))).toBe('SHA256_MISMATCH')
+    const after = JSON.parse((await storage.readText('events.json'))!) as Array<{ event: { event: string; message: string } }>
+    expect(after.filter((entry) => entry.event.event === 'failed').map((entry) => entry.event.message.split(':')[0])).toEqual(['SHA256_MISMATCH'])
+  })
+
   test('a download that stalls for timeoutMs is NETWORK; the running version stays', async () => {
     const stalling: FetchLike = async (url, init) => {
       if (!url.includes('/bundles/ios')) return serverFetch(setup.context)(url, init)
@@ -613,8 +634,8 @@ describe('the update client against the server', () => {
       const answers: Array<{ status: number; accepted?: number }> = []
       const network: FetchLike = async (url, init) => {
         const events = url.endsWith('/mini-apps/access/events')
-        // the files' host is down, with the long message some native stacks give
-        if (!events && !url.includes('/update?')) throw new TypeError('Network request failed: ' + 'the connection was reset by the peer; '.repeat(20))
+        // the files' host refuses them, with a long message (a network error is no failure of the release: not reported)
+        if (!events && !url.includes('/update?')) return new Response(JSON.stringify({ code: 'UNAVAILABLE', message: 'the bucket is unreachable from the proxy; '.repeat(20) }), { status: 503 }) as unknown as FetchResponse
         const response = await fetch(url, init as RequestInit)
         if (!events) return response as unknown as FetchResponse
         const text = await response.text()
@@ -624,7 +645,7 @@ describe('the update client against the server', () => {
       const client = updater(memoryStorage(), { serverUrl: `http://localhost:${server.port}/api`, fetch: network, maxPendingEvents: 100 })
       await client.start()
       const update = (await client.check())!
-      for (let i = 0; i < 100; i++) expect(await codeOf(client.download(update))).toBe('NETWORK')
+      for (let i = 0; i < 100; i++) expect(await codeOf(client.download(update))).toBe('SERVER')
       expect(await client.flushEvents()).toEqual({ sent: 100, pending: 0 })
       // before: one request of about 70 KB, answered 413, and the 100 events dropped as delivered
       expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 202))
