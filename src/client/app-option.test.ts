@@ -31,6 +31,7 @@ const server = Bun.serve({
     }
     if (path === '/api/mini-apps/app-1/versions/v-2/publish') return Response.json({ id: 'v-2', version: '1.1.0', buildNumber: 2, status: 'PUBLISHED', channel: 'stable' })
     if (path === '/api/mini-apps/app-1/rollback') return Response.json({ miniApp: { id: 'app-1', appId: 'com.example.shop' }, version: { id: 'v-1', version: '1.0.0', buildNumber: 1, status: 'PUBLISHED', channel: 'stable' } })
+    if (path === '/api/mini-apps/app-1/channels') return Response.json({ channels: [stable] })
     if (path === '/api/mini-apps/app-1/channels/stable/rollout') return Response.json({ ...stable, state: 'paused', release: { ...released, paused: true } })
     return Response.json({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: path }, { status: 404 })
   },

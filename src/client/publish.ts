@@ -267,6 +267,17 @@ async function resumable(api: ApiClient, app: MiniApp, name: string): Promise<Ch
   return channel
 }
 
+/**
+ * `--pause` of a release already paused: the channel as it is (the server would answer it unchanged,
+ * keeping the first pause's reason), null when the server is to answer (any other state, no release,
+ * no such channel).
+ */
+async function alreadyPaused(api: ApiClient, app: MiniApp, name: string): Promise<Channel | null> {
+  const { body } = await api.request<{ channels: Channel[] }>('GET', `/mini-apps/${encodeURIComponent(app.id)}/channels`)
+  const channel = body.channels.find((candidate) => candidate.name === name)
+  return channel?.release && channelState(channel) === 'paused' ? channel : null
+}
+
 export function rolloutCommand(): Command {
   return withAppArgument(withClientOptions(new Command('rollout')).description("pause, resume, revert or change the rollout of a channel's newest release"))
     .option('--channel <name>', 'the channel', 'stable')
@@ -294,6 +305,16 @@ Examples:
         const body = rolloutBody(flags)
         const api = connect(flags, { command: 'rollout', scopes: ['read', 'release'] })
         const app = await findMiniApp(api, appId)
+        if (flags.pause) {
+          const before = await alreadyPaused(api, app, flags.channel)
+          if (before) {
+            const release = before.release!
+            const why = release.pauseReason ? ` (${release.pauseReason})` : ''
+            out.line(`${appId} ${before.name}: ${release.version} is already paused (${stateText('paused', release.rolloutPercent)})${release.pausedBy ? ` by ${release.pausedBy}` : ''}${why}; nothing changed${flags.reason !== undefined ? ', and --reason was not recorded' : ''}.`)
+            out.result({ ...before, paused: false })
+            return
+          }
+        }
         if (flags.resume) {
           const before = await resumable(api, app, flags.channel)
           if (before) {
@@ -304,7 +325,7 @@ Examples:
         }
         const { body: channel } = await api.request<Channel>('PATCH', `/mini-apps/${encodeURIComponent(app.id)}/channels/${encodeURIComponent(flags.channel)}/rollout`, { json: body })
         out.line(`${appId} ${channel.name}: ${channelText(channel)}.`)
-        out.result(flags.resume ? { ...channel, resumed: true } : channel)
+        out.result(flags.resume ? { ...channel, resumed: true } : flags.pause ? { ...channel, paused: true } : channel)
       })
     })
 }

@@ -52,3 +52,23 @@ test('a reverted release: refused like --pause of one (exit 1, ROLLOUT_REVERTED)
   expect(jsonDocument(run)).toEqual({ error: { code: 'ROLLOUT_REVERTED', message: expect.stringContaining('1.1.0 is reverted (0 %), not paused: nothing to resume') } })
   expect(patches).toEqual([])
 })
+
+const pause = (...more: string[]) => runCli(['rollout', 'com.example.shop', '--pause', ...more], { env: { MINISHIP_TOKEN: 'msk_test', MINISHIP_SERVER: `http://127.0.0.1:${server.port}` } })
+
+test('--pause of a release already paused (by the release guard): says who paused it and why, that nothing changed and the --reason given was not recorded; asks for no change', async () => {
+  // the server keeps the first pause's reason: a second pause changes nothing, so "paused 30 %." alone read as if the reason was kept
+  stable = { name: 'stable', state: 'paused', release: { ...release(30, true), pausedBy: 'release-guard', pauseReason: null } as ReturnType<typeof release>, previousRelease }
+  const run = await pause('--reason', 'crash on Android 9')
+  expect(run.exitCode).toBe(0)
+  expect(run.stdout).toBe('com.example.shop stable: 1.1.0 is already paused (paused 30 %) by release-guard; nothing changed, and --reason was not recorded.\n')
+  expect(jsonDocument(await pause('--json'))).toMatchObject({ name: 'stable', state: 'paused', paused: false })
+  expect(patches).toEqual([])
+})
+
+test('--pause of a release rolling out pauses it', async () => {
+  stable = { name: 'stable', state: 'rolling-out', release: release(30), previousRelease }
+  const run = await pause('--reason', 'suspect', '--json')
+  expect(run.exitCode).toBe(0)
+  expect(jsonDocument(run)).toMatchObject({ name: 'stable', paused: true })
+  expect(patches).toEqual([{ paused: true, reason: 'suspect' }])
+})
