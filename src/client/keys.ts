@@ -37,11 +37,24 @@ export function readSigningKey(path: string): SigningKey {
   try {
     privateKey = createPrivateKey(text)
   } catch {
-    throw new CliError(2, `${path} is not a private key in PEM; make one with miniship keys generate --out ${path}`)
+    // the file exists, so `keys generate --out` it would be refused: name what is in it and what to give instead
+    if (holdsPublicKey(text)) throw new CliError(2, `${path} holds a public key; --sign-key takes the private key file miniship keys generate wrote (PKCS#8 PEM)`)
+    throw new CliError(2, `${path} is not a private key in PEM; give the file miniship keys generate wrote, or make one with miniship keys generate --out NEW-FILE`)
   }
   if (privateKey.asymmetricKeyType !== 'ed25519') throw new CliError(2, `${path} holds an ${privateKey.asymmetricKeyType} key; signing takes an Ed25519 key (miniship keys generate)`)
   const publicKey = rawPublicKey(createPublicKey(privateKey))
   return { privateKey, publicKey, keyId: keyIdOf(decodeBase64(publicKey)!) }
+}
+
+/** Whether the text is a public key as `keys ls` prints it or a PEM holds it (what people mistake for the signing key). */
+function holdsPublicKey(text: string): boolean {
+  if (decodeBase64(text)?.length === 32) return true
+  try {
+    createPublicKey(text)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** base64 of the Ed25519 signature over the statement's UTF-8 bytes. */

@@ -1,0 +1,54 @@
+// The signing key a command is given (--sign-key): a wrong file is exit 2 with what to give instead.
+import { afterAll, describe, expect, test } from 'bun:test'
+import { generateKeyPairSync } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { readSigningKey } from './keys'
+import { CliError } from './http'
+
+const dir = mkdtempSync(join(tmpdir(), 'miniship-keys-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+function refusal(path: string): CliError {
+  try {
+    readSigningKey(path)
+  } catch (error) {
+    if (error instanceof CliError) return error
+    throw error
+  }
+  throw new Error(`${path} was taken as a signing key`)
+}
+
+describe('--sign-key FILE', () => {
+  const pair = generateKeyPairSync('ed25519')
+  const raw = Buffer.from(pair.publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64')
+
+  test('the public half (PEM, or the base64 keys generate printed) is named as such, and the private key file is asked for', () => {
+    for (const [name, text] of [
+      ['release.pub.pem', pair.publicKey.export({ format: 'pem', type: 'spki' }).toString()],
+      ['release.pub', `${raw}\n`],
+    ] as const) {
+      const path = join(dir, name)
+      writeFileSync(path, text)
+      const error = refusal(path)
+      expect(error.exitCode).toBe(2)
+      expect(error.message).toBe(`${path} holds a public key; --sign-key takes the private key file miniship keys generate wrote (PKCS#8 PEM)`)
+    }
+  })
+
+  test('a file that holds no key does not send the reader to overwrite it (keys generate never does)', () => {
+    const path = join(dir, 'notes.txt')
+    writeFileSync(path, 'not a key')
+    const error = refusal(path)
+    expect(error.exitCode).toBe(2)
+    expect(error.message).not.toContain(`--out ${path}`)
+    expect(error.message).toContain('miniship keys generate --out NEW-FILE')
+  })
+
+  test('the private key keys generate writes is read', () => {
+    const path = join(dir, 'release.pem')
+    writeFileSync(path, pair.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString())
+    expect(readSigningKey(path).publicKey).toBe(raw)
+  })
+})
