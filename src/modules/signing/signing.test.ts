@@ -242,7 +242,9 @@ describe('signed uploads', () => {
 
   test('a key the miniapp does not trust is 422 SIGNING_KEY_UNKNOWN; a revoked one 422 SIGNING_KEY_REVOKED; nothing stored', async () => {
     const unknown = generateKey()
-    await expectUploadRefused(await signedForm(unknown, '1.2.0'), 422, 'SIGNING_KEY_UNKNOWN')
+    const refused = await expectUploadRefused(await signedForm(unknown, '1.2.0'), 422, 'SIGNING_KEY_UNKNOWN')
+    // where to add it, in the words the console uses (its Signing card sits on the Settings tab; there is no Signing tab)
+    expect(refused.body.message).toBe(`The miniapp trusts no signing key ${unknown.keyId}; add it first (miniship keys add, or the console's Settings › Signing)`)
     // a key another mini app trusts is unknown here
     const elsewhere = generateKey()
     const otherApp = await createMiniApp(context, owner.token, 'com.example.elsewhere')
