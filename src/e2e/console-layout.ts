@@ -16,6 +16,9 @@ export interface ConsolePage {
  *   of the card it sits in (into its padding), or its content is wider than its box (text cut off) — unless it sits in a
  *   horizontal scroller, which is how a row of tabs or a wide table is meant to fit;
  * - a select is narrower than the text of its chosen option (a truncated choice);
+ * - the cards a responsive table becomes on a phone are wider than the scroller around them (they scroll sideways);
+ * - a badge (a version's state or signature, a status) sticks out of the box it sits in or off the screen,
+ *   where a card's border or the screen's edge cuts it off;
  * - a word of up to 24 characters is broken across lines (a long App ID may break, a scope label may not;
  *   text styled `word-break: break-all`, a URL or a hash, is meant to).
  */
@@ -79,12 +82,31 @@ export function layoutProblems(page: Page): Promise<string[]> {
         if (el.offsetWidth < needed) problems.push(`${describe(el)} is ${el.offsetWidth} px wide, too narrow for “${chosen}” (${Math.ceil(needed)} px)`)
       }
     }
+    // on a phone a responsive table is one card per row inside its scroller: the cards must fit it, not scroll
+    for (const table of document.querySelectorAll('table.responsive')) {
+      const wrap = table.parentElement
+      if (!wrap || !visible(table) || getComputedStyle(table).display === 'table') continue
+      if (wrap.scrollWidth > wrap.clientWidth + 1) problems.push(`the cards of the table ${table.getAttribute('data-testid') ?? ''} scroll sideways: ${wrap.scrollWidth} px in ${wrap.clientWidth} px`)
+    }
+    // badges hold their text on one line unless told otherwise: one wider than its box runs under the card's edge
+    for (const el of document.querySelectorAll('.badge, .status')) {
+      if (!visible(el) || inScroller(el) || readerOnly(el)) continue
+      const box = el.getBoundingClientRect()
+      const parent = el.parentElement!
+      const edge = parent.getBoundingClientRect()
+      const style = getComputedStyle(parent)
+      const left = edge.left + parseFloat(style.borderLeftWidth) + parseFloat(style.paddingLeft)
+      const right = edge.right - parseFloat(style.borderRightWidth) - parseFloat(style.paddingRight)
+      if (box.left < -0.5 || box.right > width + 0.5) problems.push(`${describe(el)} reaches from ${Math.round(box.left)} to ${Math.round(box.right)} px on a ${width} px screen`)
+      else if (box.left < left - 0.5 || box.right > right + 0.5) problems.push(`${describe(el)} reaches from ${Math.round(box.left)} to ${Math.round(box.right)} px, out of the box it sits in (${Math.round(left)} to ${Math.round(right)} px)`)
+    }
     // words broken in the middle: a word's text spread over two line boxes
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT)
     const range = document.createRange()
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
       const parent = node.parentElement
-      if (!parent || !visible(parent) || parent.closest('svg, script, style, dialog:not([open])')) continue
+      // the body of a closed <details> still has boxes in Chromium, but nobody sees its lines
+      if (!parent || !visible(parent) || parent.closest('svg, script, style, dialog:not([open])') || parent.closest('details:not([open]) > :not(summary)')) continue
       // a URL or a hash is set to break anywhere on purpose
       if (getComputedStyle(parent).wordBreak === 'break-all') continue
       if (readerOnly(parent)) continue

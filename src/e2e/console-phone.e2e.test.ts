@@ -1,7 +1,9 @@
 // The console on a phone (375 × 812), light and dark: every page fits the screen, with no control
 // cut off and no word broken; a miniapp's address by App ID.
 import { describe, expect, test } from 'bun:test'
+import { generateKeyPairSync, sign } from 'node:crypto'
 import type { Page } from 'playwright-core'
+import { buildStatement } from '../sdk/statement'
 import { hasChromium, screenshot } from './browser-support'
 import { FIXTURE_APP_ID, signIn, type ConsoleFixture } from './console-fixture'
 import { consoleSession } from './console-session'
@@ -27,8 +29,42 @@ function consolePages(fixture: ConsoleFixture): ConsolePage[] {
   ]
 }
 
+/** The base64 raw public key of a new Ed25519 pair and its keyId (decisions §14). */
+function newKey() {
+  const pair = generateKeyPairSync('ed25519')
+  const raw = Buffer.from(pair.publicKey.export({ format: 'jwk' }).x!, 'base64url')
+  return { privateKey: pair.privateKey, publicKey: raw.toString('base64'), keyId: new Bun.CryptoHasher('sha256').update(raw).digest('hex').slice(0, 16) }
+}
+
+/**
+ * What the first hour adds beside the fixture: two trusted keys (one revoked since), versions signed by
+ * the one with the longer name, and two webhooks (one of a chat's long address), so that the Versions
+ * table's signature badges, the Signing card, the Webhooks card and their audit entries are on the pages.
+ */
+async function signAndHook(fixture: ConsoleFixture): Promise<void> {
+  const app = `/api/mini-apps/${FIXTURE_APP_ID}`
+  const call = async (method: string, path: string, json: unknown, status: number) => {
+    const answer = await fixture.api(method, path, { token: fixture.token, json })
+    if (answer.status !== status) throw new Error(`${method} ${path}: expected ${status}, got ${answer.status} ${JSON.stringify(answer.body)}`)
+    return answer.body
+  }
+  const laptop = newKey()
+  const old = newKey()
+  await call('POST', `${app}/signing-keys`, { name: 'release laptop of the shop team', publicKey: laptop.publicKey }, 201)
+  await call('POST', `${app}/signing-keys`, { name: 'old laptop', publicKey: old.publicKey }, 201)
+  const { versions } = await call('GET', `${app}/workspace`, undefined, 200)
+  for (const v of versions as { id: string; version: string; files: Record<string, { sha256: string }> }[]) {
+    const statement = buildStatement(FIXTURE_APP_ID, v.version, Object.fromEntries(Object.entries(v.files).map(([kind, file]) => [kind, file.sha256])))
+    const by = v.version === '1.2.0' ? old : laptop
+    await call('POST', `${app}/versions/${v.id}/signature`, { keyId: by.keyId, signature: sign(null, Buffer.from(statement), by.privateKey).toString('base64') }, 200)
+  }
+  await call('DELETE', `${app}/signing-keys/${old.keyId}`, undefined, 200)
+  await call('POST', `${app}/webhooks`, { url: 'https://ci.example.com/miniship' }, 201)
+  await call('POST', `${app}/webhooks`, { url: `https://hooks.slack.example.com/services/T0000000000/B0000000000/${'x'.repeat(48)}`, format: 'slack' }, 201)
+}
+
 describe.skipIf(!hasChromium)('the console on a phone', () => {
-  const session = consoleSession()
+  const session = consoleSession({ prepare: signAndHook })
   const { watch, contexts } = session
 
   async function newPage(dark: boolean, viewport = PHONE): Promise<Page> {
