@@ -41,10 +41,19 @@ function invalidPublicKey(why: string): AppError {
   return new AppError(400, 'INVALID_PUBLIC_KEY', `publicKey ${why}; send the base64 of the raw 32-byte Ed25519 public key (miniship keys generate prints it)`, [{ field: 'publicKey', message: why }])
 }
 
+/** Why text is not the standard base64 a key is written in, naming the usual mix-ups (a PEM pasted whole, base64url). */
+function notBase64Reason(text: string): string {
+  const trimmed = text.trim()
+  if (trimmed.startsWith('-----BEGIN')) return 'is a PEM file, not the base64 of the raw key (miniship keys add FILE reads a PEM file)'
+  if (/^[A-Za-z0-9_-]+={0,2}$/.test(trimmed) && /[-_]/.test(trimmed)) return 'is base64url; write it in standard base64 (+ and / for - and _, padded with =)'
+  return 'is not base64'
+}
+
 /** The raw key, its canonical base64 and keyId; 400 INVALID_PUBLIC_KEY when it is not 32 bytes of an Ed25519 key. */
 export function parsePublicKey(text: string): { raw: Uint8Array; publicKey: string; keyId: string } {
   const raw = decodeBase64(text)
-  if (raw === null) throw invalidPublicKey('is not base64')
+  if (raw === null) throw invalidPublicKey(notBase64Reason(text))
+  if (raw.length === 0) throw invalidPublicKey('is empty')
   if (raw.length !== 32) throw invalidPublicKey(`is ${raw.length} bytes, not 32`)
   // no curve point, or one of small or mixed order: anyone could sign under it (keys.ts)
   const unsound = unsoundKeyReason(raw)

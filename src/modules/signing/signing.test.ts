@@ -138,6 +138,16 @@ describe('trusted signing keys (decisions §14)', () => {
     expect({ status: res.status, code: res.body.code }).toEqual({ status: 400, code: 'INVALID_PUBLIC_KEY' })
   })
 
+  test.each([
+    ['', 'is empty'],
+    ['   ', 'is empty'],
+    [`-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA${Buffer.alloc(32, 9).toString('base64')}\n-----END PUBLIC KEY-----\n`, 'is a PEM file, not the base64 of the raw key (miniship keys add FILE reads a PEM file)'],
+    [Buffer.from('fb'.repeat(32), 'hex').toString('base64url') + '=', 'is base64url; write it in standard base64 (+ and / for - and _, padded with =)'],
+  ])('a public key %j says what is wrong with it: %s (400 INVALID_PUBLIC_KEY)', async (publicKey, why) => {
+    const res = await context.call('POST', `/api/mini-apps/${miniAppId}/signing-keys`, { token: owner.token, json: { name: 'mixed up', publicKey } })
+    expect({ status: res.status, code: res.body.code, details: res.body.details }).toEqual({ status: 400, code: 'INVALID_PUBLIC_KEY', details: [{ field: 'publicKey', message: why }] })
+  })
+
   // 32 bytes that are no key a generator makes. Under a small-order key anyone forges a signature that
   // node, WebCrypto and noble all accept, for any statement: R = the base point, S = 1 (checked below).
   const identityPoint = Buffer.alloc(32)
