@@ -176,6 +176,18 @@ describe.skipIf(!hasChromium)('the console on a phone', () => {
     }
   })
 
+  test('the webhook form on a phone: each event reads as one sentence beside its box, at most two lines, not a narrow column', async () => {
+    const page = await newPage(false)
+    await signIn(page, session.fixture.base)
+    await page.goto(`${session.fixture.base}/apps/${FIXTURE_APP_ID}/settings`)
+    await page.getByTestId('add-webhook-form').waitFor()
+    const lines = await page.getByTestId('add-webhook-form').locator('label.check').evaluateAll((labels) =>
+      labels.map((label) => [label.getAttribute('data-testid'), Math.round(label.getBoundingClientRect().height / parseFloat(getComputedStyle(label).lineHeight))]),
+    )
+    expect(lines.length).toBe(5)
+    expect(lines.filter(([, count]) => (count as number) > 2)).toEqual([])
+  })
+
   test('the miniapp tabs scroll sideways in their own row on a phone, and the current tab is in view', async () => {
     const page = await newPage(false)
     await signIn(page, session.fixture.base)

@@ -105,7 +105,8 @@ export function webhooksSection(base: string, canManage: boolean): HTMLElement {
       'fieldset',
       { class: 'field' },
       h('legend', null, 'Events'),
-      EVENTS.map(([name, what]) => h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'events', value: name, checked: true }), ' ', h('code', null, name), ` — ${what}`)),
+      // the name and its meaning are one flex item beside the box, so the meaning wraps under the name, not in a column of its own
+      EVENTS.map(([name, what]) => h('label', { class: 'check', 'data-testid': `webhook-event-${name}` }, h('input', { type: 'checkbox', name: 'events', value: name, checked: true }), h('span', null, h('code', null, name), ` — ${what}`))),
     ),
     field('Format', h('select', { name: 'format' }, h('option', { value: 'json' }, 'JSON (signed event)'), h('option', { value: 'slack' }, 'Slack text (Slack, Mattermost, Discord /slack)'))),
     h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary', 'data-testid': 'add-webhook-submit' }, 'Add webhook')),
