@@ -107,7 +107,7 @@ export function verifyCommand(): Command {
 No sign-in needed: it asks what a device asks. Exit 1 names every check that failed.
 
 Examples:
-  $ miniship verify --app com.example.shop --public-key release.pub.pem
+  $ miniship verify --app com.example.shop --public-key release.pem     # the file keys generate wrote: its public half is used
   $ miniship verify --app com.example.shop --channel beta --platform ios --public-key SqaHDz0TqEC6uCM1DQhnVH9hf3maJrtzgZKnVQEMhJQ= --json
   $ miniship verify --app com.example.shop --public-key release.pem --install-url https://cdn.example.com/releases/com.example.shop/stable/install.json`,
     )
