@@ -41,7 +41,7 @@ export function guardChanges(flags: Pick<GuardFlags, 'enable' | 'disable' | 'max
 export function guardLines(appId: string, channel: GuardedChannel): string[] {
   const { guard, release } = channel
   const lines = [`${appId} ${channel.name}: ${guardStateText(guard)}`]
-  if (release && guard.lastCheck) lines.push(`  ${release.version}: ${failedText(guard.lastCheck)}, counted ${timeText(guard.lastCheck.at)}`)
+  if (release && guard.lastCheck) lines.push(`  ${release.version}: ${failedText(guard.lastCheck, guard.maxFailureRate)}, counted ${timeText(guard.lastCheck.at)}`)
   else if (release && guard.enabled) lines.push(`  ${release.version}: no device has reported since the guard started watching it`)
   if (release?.paused && release.pausedBy === 'release-guard' && guard.trip) lines.push(`  ${release.version} ${guardPauseText(guard.trip)}; miniship rollout --resume resumes it`)
   return lines

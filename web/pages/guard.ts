@@ -73,7 +73,7 @@ export function guardPart(rc: ReleaseContext, channel: GuardedChannel, canEdit: 
   const guard = channel.guard
   if (!guard) return null
   const badge = guardBadge(channel)
-  const count = guard.enabled && guard.lastCheck && channel.release ? ` · now ${failedText(guard.lastCheck)}` : ''
+  const count = guard.enabled && guard.lastCheck && channel.release ? ` · now ${failedText(guard.lastCheck, guard.maxFailureRate)}` : ''
   const edit = canEdit ? h('button', { type: 'button', class: 'link small', 'data-testid': `guard-edit-${channel.name}` }, 'Change…') : null
   edit?.addEventListener('click', () => void editGuard(rc, channel, guard, edit))
   return h(

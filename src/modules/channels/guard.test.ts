@@ -4,7 +4,7 @@ import { createTestContext, type TestContext } from '../../test-support'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
 import { createApp } from '../../app'
 import type { GuardPause } from './guard'
-import { guardPauseText } from './guard-text'
+import { failedText, guardPauseText, guardStateText } from './guard-text'
 import { eq } from 'drizzle-orm'
 import { webhookDeliveries } from '../../db/schema'
 
@@ -234,6 +234,21 @@ describe('the check: distinct devices of the newest release, paused as release-g
     await report(target, ['ok-0'], 'failed')
     flush()
     expect(await stable(target)).toMatchObject({ state: 'paused', guard: { trip: { failedDevices: 8, totalDevices: 140 } } })
+  })
+
+  test('just over the threshold: 21 of 419 devices is 5.01 %, and every word of the pause says so, never "5 % — threshold 5 %"', async () => {
+    const target = await fleet('com.example.guard.edge', { enabled: true })
+    await report(target, names('ok', 398), 'launched')
+    await report(target, names('bad', 21), 'failed')
+    flush()
+    const channel = await stable(target)
+    expect(channel).toMatchObject({ state: 'paused', release: { pausedBy: 'release-guard', pauseReason: '21 of 419 devices failed (5.01 %), above the threshold of 5 %' } })
+    expect(guardPauseText(channel.guard.trip)).toBe('paused by the release guard: 21 of 419 devices failed (5.01 %) — threshold 5 %')
+    expect(failedText(channel.guard.lastCheck, channel.guard.maxFailureRate)).toBe('21 of 419 devices failed (5.01 %)')
+    // below it by as little: one decimal more as well
+    expect(failedText({ failedDevices: 20, totalDevices: 401, failureRate: 20 / 401 }, 0.05)).toBe('20 of 401 devices failed (4.99 %)')
+    // a threshold set with two decimals is shown with them
+    expect(guardStateText({ enabled: true, maxFailureRate: 0.0525, minDevices: 20 })).toBe('release guard on: pauses when more than 5.25 % of devices fail, once 20 devices reported')
   })
 
   test('too few devices: 19 of 19 failing is under minDevices 20; the 20th device trips it', async () => {

@@ -21,7 +21,7 @@ import type { DeviceEvent } from '../insights/counters'
 import type { InsightObserver } from '../insights/service'
 import { addDigest, countOf, deviceHasher, emptySketch, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from '../insights/sketch'
 import { guardDefaults, rateOf } from './guard-record'
-import { failedText, guardStateText, percentText } from './guard-text'
+import { failedText, guardStateText, thresholdText } from './guard-text'
 import { channelRecords, liveReleases, pauseRollout, releaseState, requireChannel, type ChannelRecord } from './service'
 
 /** Who the audit log and a paused release name when the guard acts. */
@@ -300,7 +300,7 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
     try {
       paused = atomically(db, () => {
         const { change } = pauseRollout(db, clock, guardActor, row.miniAppId, row.channel, {
-          reason: `${failedText({ failedDevices: failed, totalDevices: total, failureRate })}, above the threshold of ${percentText(row.maxFailureRate)}`,
+          reason: `${failedText({ failedDevices: failed, totalDevices: total, failureRate }, row.maxFailureRate)}, above the threshold of ${thresholdText(row.maxFailureRate)}`,
           metadata: { failedDevices: failed, totalDevices: total, failureRate, maxFailureRate: row.maxFailureRate, minDevices: row.minDevices },
         })
         if (!change) return null

@@ -7,7 +7,7 @@ import { AppError } from '../../http/errors'
 import { isoAt, newId, type Clock } from '../../ids'
 import { enqueueJob, type JobQueue } from '../../jobs/queue'
 import { recordAudit } from '../audit/service'
-import { failedText, percentText } from '../channels/guard-text'
+import { failedText, thresholdText } from '../channels/guard-text'
 import { publishedText } from '../channels/words'
 import { memberRole, requireVisibleMiniApp, type Caller } from '../miniapps/service'
 import { checkWebhookTarget, parseWebhookUrl, pinnedTarget, systemResolve, type Resolve } from './address'
@@ -286,7 +286,7 @@ export function slackText(miniApp: MiniAppSummary, event: string, data: Record<s
       const figures =
         typeof failedDevices === 'number' && typeof devices === 'number' && typeof failureRate === 'number'
           ? // the console's badge and the CLI's words (guard-text.ts), so the chat quotes the same figure
-            `: ${failedText({ failedDevices, totalDevices: devices, failureRate })}${typeof maxFailureRate === 'number' ? ` — threshold ${percentText(maxFailureRate)}` : ''}`
+            `: ${failedText({ failedDevices, totalDevices: devices, failureRate }, typeof maxFailureRate === 'number' ? maxFailureRate : undefined)}${typeof maxFailureRate === 'number' ? ` — threshold ${thresholdText(maxFailureRate)}` : ''}`
           : ''
       return `${app}: the rollout of ${version} on ${channel} was paused${by}${figures}`
     }
