@@ -91,12 +91,24 @@ describe('miniship guard against a server', () => {
   test('--enable with settings sets them; without flags it shows the guard, --json as one document', async () => {
     const set = await run(['--app', appId, '--enable', '--max-failure-rate', '0.1', '--min-devices', '30'])
     expect(set).toContain(`${appId} stable: release guard on: pauses when more than 10 % of devices fail, once 30 devices reported`)
-    expect(set).toContain('1.0.0: no device has reported since the guard started watching it')
+    expect(set).toContain('1.0.0: not counted yet: the guard counts its devices at its next check, within a minute')
     context.app.store.insights.flush()
     const shown = JSON.parse(await run(['--app', appId, '--json']))
     expect(shown).toMatchObject({ appId, channel: 'stable', state: 'complete', version: '1.0.0', guard: { enabled: true, maxFailureRate: 0.1, minDevices: 30, lastCheck: { failedDevices: 0, totalDevices: 0 }, trip: null } })
     const off = JSON.parse(await run(['--app', appId, '--channel', 'stable', '--disable', '--json']))
     expect(off.guard).toMatchObject({ enabled: false, maxFailureRate: 0.1, minDevices: 30 })
+  })
+
+  test('switched on after devices reported: it does not say no device has, and the next check counts them', async () => {
+    expect(JSON.parse(await run(['--app', appId, '--disable', '--json'])).guard.enabled).toBe(false)
+    const events = ['a', 'b', 'c'].map((deviceId) => ({ appId, version: '1.0.0', platform: 'ios', event: 'launched', channel: 'stable', deviceId }))
+    expect((await context.call('POST', '/api/mini-apps/access/events', { json: { events } })).body.accepted).toBe(3)
+    context.app.store.insights.flush()
+    const on = await run(['--app', appId, '--enable'])
+    expect(on).not.toContain('no device has reported')
+    expect(on).toContain('1.0.0: not counted yet: the guard counts its devices at its next check, within a minute')
+    context.app.store.insights.flush()
+    expect(await run(['--app', appId])).toContain('1.0.0: 0 of 3 devices failed (0 %)')
   })
 
   test('--help has an example', () => {

@@ -42,7 +42,8 @@ export function guardLines(appId: string, channel: GuardedChannel): string[] {
   const { guard, release } = channel
   const lines = [`${appId} ${channel.name}: ${guardStateText(guard)}`]
   if (release && guard.lastCheck) lines.push(`  ${release.version}: ${failedText(guard.lastCheck, guard.maxFailureRate)}, counted ${timeText(guard.lastCheck.at)}`)
-  else if (release && guard.enabled) lines.push(`  ${release.version}: no device has reported since the guard started watching it`)
+  // no count yet (just switched on, or a new release): the devices that reported are counted at the next check, so "none reported" would not be true
+  else if (release && guard.enabled) lines.push(`  ${release.version}: not counted yet: the guard counts its devices at its next check, within a minute`)
   if (release?.paused && release.pausedBy === 'release-guard' && guard.trip) lines.push(`  ${release.version} ${guardPauseText(guard.trip)}; miniship rollout --resume resumes it`)
   return lines
 }
