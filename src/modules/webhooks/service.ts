@@ -369,6 +369,8 @@ export function registerWebhookDelivery(jobs: JobQueue, deps: WebhookDeps & { lo
     // the webhook was deleted meanwhile: nothing to send
     if (!row) return
     const { delivery, webhook } = row
+    // the receiver took it already (the process stopped, or the database was locked, before its job was marked done): not again
+    if (delivery.status === 'delivered') return
     record(deliveryId, { attempts: attempt })
     let responseStatus: number | null = null
     try {
@@ -399,11 +401,28 @@ export function registerWebhookDelivery(jobs: JobQueue, deps: WebhookDeps & { lo
       responseStatus = response.status
       await response.body?.cancel().catch(() => {})
       if (response.status < 200 || response.status > 299) throw new Error(`the receiver answered ${response.status}`)
-      record(deliveryId, { status: 'delivered', responseStatus, lastError: null })
     } catch (error) {
       const message = (error as Error).name === 'TimeoutError' ? `no answer within ${deliveryTimeoutMs / 1000} s` : withoutUrlPaths((error as Error).message)
       record(deliveryId, { status: final ? 'failed' : 'pending', responseStatus, lastError: message.slice(0, 500) })
       throw new Error(message)
+    }
+    await recordDelivered(deliveryId, responseStatus, signal)
+  }
+
+  /**
+   * The receiver took the delivery: that must be written down, or the retry sends it again. A write
+   * lock held past the busy timeout (a sqlite3 shell, a long write) is waited out within the attempt;
+   * only a lock longer than that leaves the delivery to be sent once more (at least once, as promised).
+   */
+  async function recordDelivered(deliveryId: string, responseStatus: number, signal: AbortSignal): Promise<void> {
+    for (;;) {
+      try {
+        record(deliveryId, { status: 'delivered', responseStatus, lastError: null })
+        return
+      } catch (error) {
+        if (signal.aborted) throw error
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
     }
   }
 

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test
 import { createHmac } from 'node:crypto'
 import { rmSync } from 'node:fs'
 import type { Server } from 'bun'
+import { Database } from 'bun:sqlite'
 import { createApp } from '../../app'
 import { openDataDir } from '../../data-dir'
 import { createTestContext, type TestContext } from '../../test-support'
@@ -649,5 +650,50 @@ describe('deliveries survive a restart, and the address rule holds at delivery t
     reopened.db.$client.close()
     rmSync(allowed.config.dataDir, { recursive: true, force: true })
     receiver.stop()
+  })
+})
+
+describe('a delivery the receiver took is not sent again because the database was busy', () => {
+  test('the receiver answers 200 while another connection holds the write lock past the busy timeout: recorded delivered once the lock goes, never posted twice', async () => {
+    const context = createTestContext({ webhooksAllowPrivate: true })
+    const { owner, miniAppId, appId } = await setUpApp(context)
+    // a sqlite3 shell, a backup or a long write elsewhere: it takes the write lock as the delivery arrives and keeps it 800 ms
+    const other = new Database(context.dataDir.paths.database)
+    const received: string[] = []
+    const receiver = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      async fetch(request) {
+        received.push(await request.text())
+        other.exec('BEGIN IMMEDIATE')
+        setTimeout(() => other.exec('ROLLBACK'), 800)
+        return new Response('ok')
+      },
+    })
+    const created = await context.call('POST', `/api/mini-apps/${miniAppId}/webhooks`, { token: owner.token, json: { url: `http://127.0.0.1:${receiver.port}/hook`, events: ['version.uploaded'] } })
+    expect(created.status).toBe(201)
+    await uploadVersion(context, owner.token, appId, '1.0.0')
+    await context.app.store.jobs.drain()
+    // the lock goes
+    await Bun.sleep(1000)
+    // past every retry wait: nothing is owed, so nothing more is sent
+    for (const wait of [11_000, 31_000, 121_000]) {
+      context.advance(wait)
+      await context.app.store.jobs.drain()
+    }
+    expect(received).toHaveLength(1)
+    const listed = await context.call('GET', `/api/mini-apps/${miniAppId}/webhooks/${created.body.id}/deliveries`, { token: owner.token })
+    expect(listed.body.deliveries).toMatchObject([{ event: 'version.uploaded', status: 'delivered', attempts: 1, responseStatus: 200, error: null }])
+    expect(context.dataDir.db.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM jobs').get()!.n).toBe(0)
+    // a process killed between recording the delivery and removing its job leaves the job to run again: it sends nothing
+    context.dataDir.db.$client
+      .query("INSERT INTO jobs (id, kind, payload, state, attempts, run_after, dedupe_key, last_error, created_at, updated_at) VALUES ('left-by-a-crash', 'webhook-delivery', ?, 'pending', 1, 0, NULL, NULL, ?, ?)")
+      .run(JSON.stringify({ deliveryId: listed.body.deliveries[0].id }), new Date(context.now.value).toISOString(), new Date(context.now.value).toISOString())
+    await context.app.store.jobs.drain()
+    expect(received).toHaveLength(1)
+    expect((await context.call('GET', `/api/mini-apps/${miniAppId}/webhooks/${created.body.id}/deliveries`, { token: owner.token })).body.deliveries).toMatchObject([{ status: 'delivered', attempts: 1 }])
+    receiver.stop(true)
+    other.close()
+    context.close()
   })
 })
