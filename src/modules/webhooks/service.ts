@@ -1,7 +1,7 @@
 // Webhooks of a miniapp (decisions §16): the rules of creating, listing, deleting and testing them, the events, and the delivery job.
 import { createHmac, randomBytes } from 'node:crypto'
-import { and, desc, eq, ne } from 'drizzle-orm'
-import { miniApps, webhookDeliveries, webhooks } from '../../db/schema'
+import { and, desc, eq, inArray, ne, sql } from 'drizzle-orm'
+import { jobs as jobRows, miniApps, webhookDeliveries, webhooks } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
 import { isoAt, newId, type Clock } from '../../ids'
@@ -123,12 +123,19 @@ export function listWebhooks(db: Db, user: Caller, miniAppId: string): WebhookRe
   return db.select().from(webhooks).where(eq(webhooks.miniAppId, app.id)).orderBy(webhooks.createdAt).all().map(toRecord)
 }
 
-/** Deletes a webhook and its deliveries; a delivery still queued finds nothing and ends. */
+/**
+ * Deletes a webhook, its deliveries and their jobs: waiting ones (which would find nothing and end,
+ * up to an hour later) and given-up ones (kept 30 days), so health, metrics and doctor no longer
+ * report the work of a webhook that is gone. One in flight finishes, and finds its rows gone.
+ */
 export function deleteWebhook(deps: Pick<WebhookDeps, 'db' | 'clock'>, user: Caller, miniAppId: string, webhookId: string): { success: true; id: string } {
   const { db, clock } = deps
   const app = requireOwner(db, user, miniAppId)
   const row = requireWebhook(db, app.id, webhookId)
   db.transaction((tx) => {
+    tx.delete(jobRows)
+      .where(and(eq(jobRows.kind, webhookJobKind), inArray(sql`json_extract(${jobRows.payload}, '$.deliveryId')`, tx.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, row.id)))))
+      .run()
     tx.delete(webhooks).where(eq(webhooks.id, row.id)).run()
     recordAudit(tx, clock, {
       actor: user,

@@ -697,3 +697,34 @@ describe('a delivery the receiver took is not sent again because the database wa
     context.close()
   })
 })
+
+describe('a removed webhook leaves nothing in the background queue', () => {
+  test('its given-up and its waiting deliveries go with it: health, metrics and doctor stop reporting them', async () => {
+    const receiver = startReceiver()
+    const context = createTestContext({ webhooksAllowPrivate: true })
+    const { owner, miniAppId, appId } = await setUpApp(context)
+    const admin = await createTestUser(context, { role: 'ADMIN' })
+    const created = await context.call('POST', `/api/mini-apps/${miniAppId}/webhooks`, { token: owner.token, json: { url: receiver.url(), events: ['version.uploaded'] } })
+    expect(created.status).toBe(201)
+    // one delivery that gives up after six 500s, and one still waiting for its retry
+    receiver.statuses.push(500, 500, 500, 500, 500, 500, 500)
+    await uploadVersion(context, owner.token, appId, '1.0.0')
+    await context.app.store.jobs.drain()
+    for (const wait of [10_000, 30_000, 120_000, 600_000, 3_600_000]) {
+      context.advance(wait)
+      await context.app.store.jobs.drain()
+    }
+    const fresh = async (user: TestUser) => createTokenService(context.dataDir.secret, () => context.now.value, 3600).signAccess({ id: user.id, role: user === admin ? 'ADMIN' : 'USER', tokenVersion: 1 })
+    owner.token = await fresh(owner)
+    await uploadVersion(context, owner.token, appId, '1.1.0')
+    await context.app.store.jobs.drain()
+    const jobsOf = async () => (await context.call('GET', '/api/health', { token: await fresh(admin) })).body.jobs.byKind['webhook-delivery']
+    expect(await jobsOf()).toMatchObject({ pending: 1, failed: 1 })
+    const removed = await context.call('DELETE', `/api/mini-apps/${miniAppId}/webhooks/${created.body.id}`, { token: owner.token })
+    expect(removed.status).toBe(200)
+    expect(await jobsOf()).toEqual({ pending: 0, running: 0, failed: 0, oldestPendingSeconds: 0 })
+    expect(receiver.received).toHaveLength(7)
+    receiver.stop()
+    context.close()
+  })
+})
