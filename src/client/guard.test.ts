@@ -35,13 +35,19 @@ describe('guard flags', () => {
   }
 
   test('the lines use the console badge words', () => {
-    const guard = { enabled: true, maxFailureRate: 0.05, minDevices: 20, lastCheck: { failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, at: '2026-11-25T10:00:00.000Z' }, trip: { failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, maxFailureRate: 0.05, at: '2026-11-25T10:00:00.000Z' } }
+    const guard = { enabled: true, maxFailureRate: 0.05, minDevices: 20, lastCheck: { failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, at: '2026-11-25T10:00:00.000Z' }, trip: { failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, maxFailureRate: 0.05, at: '2026-11-25T10:00:00.000Z' }, heldAtFailedDevices: 12 }
     expect(guardLines('com.example.shop', { name: 'stable', state: 'paused', release: { version: '1.1.0', paused: true, pausedBy: 'release-guard' }, guard })).toEqual([
       'com.example.shop stable: release guard on: pauses when more than 5 % of devices fail, once 20 devices reported',
       '  1.1.0: 12 of 140 devices failed (8.6 %), counted 2026-11-25 10:00 UTC',
       '  1.1.0 paused by the release guard: 12 of 140 devices failed (8.6 %) — threshold 5 %; miniship rollout --resume resumes it',
     ])
-    expect(guardLines('com.example.shop', { name: 'beta', state: null, release: null, guard: { ...guard, enabled: false, lastCheck: null, trip: null } })).toEqual(['com.example.shop beta: release guard off'])
+    expect(guardLines('com.example.shop', { name: 'beta', state: null, release: null, guard: { ...guard, enabled: false, lastCheck: null, trip: null, heldAtFailedDevices: null } })).toEqual(['com.example.shop beta: release guard off'])
+    // resumed by a person and over the line: the lines say why it runs on
+    expect(guardLines('com.example.shop', { name: 'stable', state: 'rolling-out', release: { version: '1.1.0', paused: false, pausedBy: null }, guard })).toEqual([
+      'com.example.shop stable: release guard on: pauses when more than 5 % of devices fail, once 20 devices reported',
+      '  1.1.0: 12 of 140 devices failed (8.6 %), counted 2026-11-25 10:00 UTC',
+      '  1.1.0: held since a person resumed it at 12 failing devices: it pauses again once more than 12 fail',
+    ])
   })
 })
 

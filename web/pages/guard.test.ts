@@ -8,6 +8,7 @@ const guard = {
   minDevices: 20,
   lastCheck: { failedDevices: 13, totalDevices: 150, failureRate: 13 / 150, at: '2026-11-25T10:00:05.000Z' },
   trip: { failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, maxFailureRate: 0.05, at: '2026-11-25T10:00:00.000Z' },
+  heldAtFailedDevices: 12,
 }
 const release = { versionId: 'v', version: '1.1.0', rolloutPercent: 50, hostVersionRange: null, mandatory: false, releasedAt: '2026-11-25T09:00:00.000Z', releasedBy: null, pausedAt: null, pauseReason: null }
 const channel = (paused: boolean, pausedBy: string | null, withGuard = true) => ({ name: 'stable', createdAt: '', previousRelease: null, release: { ...release, paused, pausedBy }, ...(withGuard ? { guard } : {}) })

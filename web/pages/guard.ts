@@ -5,7 +5,7 @@
 // guard-edit-<channel> (the button), guard-dialog (confirm-enabled, confirm-maxFailureRate, confirm-minDevices).
 import { api, seg, type Channel } from '../api.ts'
 import { confirmDialog, h, showError, showNotice } from '../dom.ts'
-import { failedText, guardPauseText, guardStateText } from '../../src/modules/channels/guard-text.ts'
+import { failedText, guardPauseText, guardStateText, heldText, overThreshold } from '../../src/modules/channels/guard-text.ts'
 import type { ReleaseContext } from './release-actions.ts'
 
 /** The channel's `guard` as the server answers it (channels/model.ts guardRecord). */
@@ -73,7 +73,8 @@ export function guardPart(rc: ReleaseContext, channel: GuardedChannel, canEdit: 
   const guard = channel.guard
   if (!guard) return null
   const badge = guardBadge(channel)
-  const count = guard.enabled && guard.lastCheck && channel.release ? ` · now ${failedText(guard.lastCheck, guard.maxFailureRate)}` : ''
+  const held = guard.enabled && channel.release && !channel.release.paused && overThreshold(guard) ? heldText(guard) : null
+  const count = guard.enabled && guard.lastCheck && channel.release ? ` · now ${failedText(guard.lastCheck, guard.maxFailureRate)}${held ? ` · ${held}` : ''}` : ''
   const edit = canEdit ? h('button', { type: 'button', class: 'link small', 'data-testid': `guard-edit-${channel.name}` }, 'Change…') : null
   edit?.addEventListener('click', () => void editGuard(rc, channel, guard, edit))
   return h(

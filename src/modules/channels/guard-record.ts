@@ -25,6 +25,8 @@ export interface GuardRecord {
   lastCheck: GuardCount | null
   /** the numbers with which the guard paused the newest release; null when it did not */
   trip: (GuardCount & { maxFailureRate: number }) | null
+  /** F when a person last paused or reverted the newest release: after their resume the guard pauses it again only once more devices fail; null when nothing holds it back */
+  heldAtFailedDevices: number | null
 }
 
 type GuardRow = typeof channelGuards.$inferSelect
@@ -35,7 +37,7 @@ export function rateOf(failed: number, total: number): number {
 
 /** The answer of a channel whose newest release is `releaseId` (counts of an older release are not shown). */
 export function toGuardRecord(row: GuardRow | undefined, releaseId: string | null): GuardRecord {
-  if (!row) return { ...guardDefaults, lastCheck: null, trip: null }
+  if (!row) return { ...guardDefaults, lastCheck: null, trip: null, heldAtFailedDevices: null }
   const current = releaseId !== null && row.releaseId === releaseId
   const lastCheck =
     current && row.failedDevices !== null && row.totalDevices !== null && row.checkedAt !== null
@@ -51,7 +53,8 @@ export function toGuardRecord(row: GuardRow | undefined, releaseId: string | nul
           at: row.trippedAt,
         }
       : null
-  return { enabled: row.enabled, maxFailureRate: row.maxFailureRate, minDevices: row.minDevices, lastCheck, trip }
+  const heldAtFailedDevices = current ? row.resumedFailedDevices : null
+  return { enabled: row.enabled, maxFailureRate: row.maxFailureRate, minDevices: row.minDevices, lastCheck, trip, heldAtFailedDevices }
 }
 
 /** The guard rows of a miniapp by channel name. */

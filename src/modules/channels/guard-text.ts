@@ -43,3 +43,18 @@ export function guardPauseText(trip: GuardNumbers & { maxFailureRate: number }):
 export function guardStateText(guard: { enabled: boolean; maxFailureRate: number; minDevices: number }): string {
   return guard.enabled ? `release guard on: pauses when more than ${thresholdText(guard.maxFailureRate)} of devices fail, once ${guard.minDevices} devices reported` : 'release guard off'
 }
+
+/**
+ * Why a rate over the threshold pauses nothing: a person resumed (or raised) the release at N failing
+ * devices, and the guard pauses it again only once more fail. Null when nothing holds it back.
+ */
+export function heldText(guard: { heldAtFailedDevices?: number | null }): string | null {
+  // a server from before the field answers without it
+  const held = guard.heldAtFailedDevices
+  return typeof held !== 'number' ? null : `held since a person resumed it at ${held} failing devices: it pauses again once more than ${held} fail`
+}
+
+/** Whether the last count is over the guard's line (T ≥ minDevices and F / T above the rate), the rule §15 pauses on. */
+export function overThreshold(guard: { maxFailureRate: number; minDevices: number; lastCheck: GuardNumbers | null }): boolean {
+  return guard.lastCheck !== null && guard.lastCheck.totalDevices >= guard.minDevices && guard.lastCheck.failureRate > guard.maxFailureRate
+}

@@ -35,6 +35,7 @@ export const guardRecord = t.Object({
   minDevices: t.Integer(),
   lastCheck: t.Union([t.Object(guardCount), t.Null()], { description: "F (devices that reported failed or rolled_back) and T (devices that reported anything) of the newest release, as last counted" }),
   trip: t.Union([t.Object({ ...guardCount, maxFailureRate: t.Number() }), t.Null()], { description: 'the numbers with which the guard paused the newest release' }),
+  heldAtFailedDevices: t.Union([t.Integer(), t.Null()], { description: 'F when a person last paused or reverted the newest release: once they resume it, the guard pauses it again only when more devices than this have failed; null when nothing holds it back' }),
 })
 /** Checked by guard.ts, so that the ranges and their messages live in one place. */
 export const patchChannelBody = t.Object({
