@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createTestContext, type TestContext } from '../../test-support'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
 import { createApp } from '../../app'
+import { Database } from 'bun:sqlite'
 import type { GuardPause } from './guard'
 import { failedText, guardPauseText, guardStateText, heldText } from './guard-text'
 import { eq } from 'drizzle-orm'
@@ -101,6 +102,28 @@ describe('settings: PATCH …/channels/{channel} { guard }', () => {
     ])
     expect(entries[0]!.metadata.previous).toEqual({ enabled: true, maxFailureRate: 0.1, minDevices: 50 })
     expect(entries.at(-1)!.summary).toBe(`${owner.email} set ${target.appId} stable's release guard on: pauses when more than 5 % of devices fail, once 20 devices reported`)
+  })
+
+  test('a PATCH that changes nothing (the settings it already has, or {}) writes no audit entry and takes no write lock', async () => {
+    const count = async () => (await auditEntries('channel.guard')).filter((entry) => entry.targetId === target.miniAppId).length
+    const before = await count()
+    const current = (await stable(target)).guard
+    // a backup or a sqlite3 shell holds the write lock meanwhile
+    const other = new Database(context.dataDir.paths.database)
+    other.exec('BEGIN IMMEDIATE')
+    try {
+      for (const guard of [{ enabled: current.enabled, maxFailureRate: current.maxFailureRate, minDevices: current.minDevices }, { enabled: current.enabled }, {}]) {
+        const res = await setGuard(target.miniAppId, guard)
+        expect({ guard, status: res.status }).toEqual({ guard, status: 200 })
+        expect(res.body.guard).toMatchObject({ enabled: current.enabled, maxFailureRate: current.maxFailureRate, minDevices: current.minDevices })
+      }
+    } finally {
+      other.exec('ROLLBACK')
+      other.close()
+    }
+    expect(await count()).toBe(before)
+    // a bad body is still refused
+    expect(outcome(await setGuard(target.miniAppId, { enabled: current.enabled, minDevices: 0 }))).toEqual({ status: 400, code: 'VALIDATION_ERROR' })
   })
 
   test('a developer of the miniapp is 403 OWNER_REQUIRED, a stranger 404, an unknown channel 404', async () => {

@@ -83,6 +83,13 @@ function requireGuardOwner(db: Db, user: Caller, miniAppId: string): MiniAppRow 
 export function patchChannel(db: Db, clock: Clock, user: Caller, miniAppId: string, channel: string, body: { guard?: unknown }): ChannelRecord {
   const app = requireGuardOwner(db, user, miniAppId)
   if (body.guard === undefined) throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: send guard, e.g. {"guard": {"enabled": true}}', [{ field: 'guard', message: 'is required' }])
+  // settings it already has (a script's --enable run twice): nothing to write or audit, and no write
+  // lock taken, so it answers while a backup or a sqlite3 shell holds it (as a no-op rollout PATCH does)
+  requireChannel(db, app.id, channel)
+  const stored = db.select().from(channelGuards).where(and(eq(channelGuards.miniAppId, app.id), eq(channelGuards.channel, channel))).get()
+  const current: GuardSettings = stored ? { enabled: stored.enabled, maxFailureRate: stored.maxFailureRate, minDevices: stored.minDevices } : { ...guardDefaults }
+  const wanted = checkGuardSettings(body.guard, current)
+  if (settingNames.every((name) => wanted[name] === current[name])) return channelRecords(db, app).find((record) => record.name === channel)!
   db.transaction(
     (tx) => {
       requireChannel(tx, app.id, channel)
