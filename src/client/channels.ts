@@ -1,5 +1,6 @@
-// `miniship channels ls|create|rm`: a miniapp's release channels, in the state words of decisions §13.
+// `miniship channels ls|create|rm|guard`: a miniapp's release channels, in the state words of decisions §13 (guard: ./guard.ts).
 import { Command } from 'commander'
+import { guardCommand } from './guard'
 import { connect, withClientOptions, type ClientFlags } from './config'
 import { CliError, createOutput, runClient } from './http'
 import { findMiniApp, type Channel } from './publish'
@@ -21,7 +22,7 @@ function channelPath(miniAppId: string, channel?: string): string {
 
 export function channelsCommand(): Command {
   const channels = new Command('channels')
-    .description("a miniapp's release channels: list, create, remove")
+    .description("a miniapp's release channels: list, create, remove, and each one's release guard")
     .addHelpText(
       'after',
       `
@@ -31,7 +32,8 @@ Examples:
   $ miniship channels ls --app com.example.shop
   $ miniship channels create beta --app com.example.shop
   $ miniship push build --app com.example.shop --version 1.3.0-beta.1 --channel beta --publish
-  $ miniship channels rm beta --app com.example.shop`,
+  $ miniship channels rm beta --app com.example.shop
+  $ miniship channels guard stable --app com.example.shop --enable`,
     )
   const list = withClientOptions(new Command('ls'))
     .description('list the channels with what each serves (complete, rolling-out, paused or reverted)')
@@ -87,5 +89,7 @@ Examples:
   channels.addCommand(list, { isDefault: true })
   channels.addCommand(create)
   channels.addCommand(remove)
+  // the release guard is a channel's setting: here as issue 28 names it, and as `miniship guard`
+  channels.addCommand(guardCommand('channels guard'))
   return asCommandGroup(channels)
 }

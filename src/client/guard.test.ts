@@ -4,6 +4,7 @@ import { createTestContext, type TestContext } from '../test-support'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../test-fixtures'
 import { CliError } from './http'
 import { guardChanges, guardCommand, guardLines } from './guard'
+import { channelsCommand } from './channels'
 
 describe('guard flags', () => {
   test('only what was given is sent', () => {
@@ -78,8 +79,8 @@ describe('miniship guard against a server', () => {
     }
   })
 
-  /** Runs the command in this process and answers what it printed on stdout. */
-  async function run(args: string[]): Promise<string> {
+  /** Runs the command (`miniship guard`, or another one given) in this process and answers what it printed on stdout. */
+  async function run(args: string[], command = guardCommand()): Promise<string> {
     const printed: string[] = []
     const write = process.stdout.write
     process.stdout.write = ((chunk: string) => {
@@ -87,12 +88,26 @@ describe('miniship guard against a server', () => {
       return true
     }) as typeof process.stdout.write
     try {
-      await guardCommand().exitOverride().parseAsync(args, { from: 'user' })
+      await command.exitOverride().parseAsync(args, { from: 'user' })
     } finally {
       process.stdout.write = write
     }
     return printed.join('')
   }
+
+  test('`miniship channels guard [channel]` (the name issue 28 gives it) is the same command; the channel named twice differently is bad usage', async () => {
+    const set = JSON.parse(await run(['guard', 'stable', '--app', appId, '--enable', '--min-devices', '25', '--json'], channelsCommand()))
+    expect(set).toMatchObject({ appId, channel: 'stable', guard: { enabled: true, minDevices: 25 } })
+    expect(await run(['guard', '--app', appId], channelsCommand())).toContain(`${appId} stable: release guard on:`)
+    const exit = Bun.spawnSync([process.execPath, 'src/main.ts', 'channels', 'guard', 'beta', '--channel', 'stable', '--app', appId, '--json'], { cwd: `${import.meta.dir}/../..`, env: { ...process.env } })
+    expect(exit.exitCode).toBe(2)
+    expect(JSON.parse(exit.stdout.toString()).error.message).toContain('Name the channel once')
+    let help = ''
+    const command = channelsCommand().commands.find((sub) => sub.name() === 'guard')!.exitOverride().configureOutput({ writeOut: (text) => (help += text) })
+    expect(() => command.parse(['--help'], { from: 'user' })).toThrow()
+    expect(help).toContain('$ miniship channels guard stable --app com.example.shop --enable')
+    expect(JSON.parse(await run(['--app', appId, '--disable', '--json'])).guard.enabled).toBe(false)
+  })
 
   test('--enable with settings sets them; without flags it shows the guard, --json as one document', async () => {
     const set = await run(['--app', appId, '--enable', '--max-failure-rate', '0.1', '--min-devices', '30'])

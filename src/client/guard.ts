@@ -51,11 +51,17 @@ export function guardLines(appId: string, channel: GuardedChannel): string[] {
   return lines
 }
 
-export function guardCommand(): Command {
+/**
+ * `miniship channels guard [channel]` (issue 28's name; the channel as an argument, as `channels
+ * create` and `rm` take it) and `miniship guard`, the same command: `invokedAs` is what its help
+ * examples and its messages call it.
+ */
+export function guardCommand(invokedAs: 'guard' | 'channels guard' = 'guard'): Command {
   return withClientOptions(new Command('guard'))
     .description("show or set a channel's release guard: it pauses the channel's newest release when more than a share of its devices report failed or rolled_back")
+    .argument('[channel]', 'the channel (the same as --channel)')
     .requiredOption('--app <appId>', 'the app id')
-    .option('--channel <name>', 'the channel', 'stable')
+    .option('--channel <name>', 'the channel (default: "stable")')
     .option('--enable', 'turn the guard on')
     .option('--disable', 'turn the guard off')
     .option('--max-failure-rate <rate>', 'pause when more than this share of devices failed, above 0 and at most 1 (default 0.05)')
@@ -68,16 +74,22 @@ export function guardCommand(): Command {
         '--enable, --disable or a setting it shows the guard and its last count.',
         '',
         'Examples:',
-        '  $ miniship guard --app com.example.shop --channel stable --enable --max-failure-rate 0.05 --min-devices 20',
-        '  $ miniship guard --app com.example.shop --json',
+        invokedAs === 'guard'
+          ? '  $ miniship guard --app com.example.shop --channel stable --enable --max-failure-rate 0.05 --min-devices 20'
+          : '  $ miniship channels guard stable --app com.example.shop --enable --max-failure-rate 0.05 --min-devices 20',
+        `  $ miniship ${invokedAs} --app com.example.shop --json`,
       ].join('\n'),
     )
-    .action((flags: GuardFlags) =>
+    .action((channelArgument: string | undefined, flags: GuardFlags) =>
       runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
+        if (channelArgument !== undefined && flags.channel !== undefined && channelArgument !== flags.channel) {
+          throw new CliError(2, `Name the channel once: the argument says ${channelArgument}, --channel says ${flags.channel}`)
+        }
+        flags.channel = channelArgument ?? flags.channel ?? 'stable'
         const changes = guardChanges(flags)
         const setting = Object.keys(changes).length > 0
-        const api = connect(flags, { command: 'guard', scopes: setting ? ['read', 'release'] : ['read'] })
+        const api = connect(flags, { command: invokedAs, scopes: setting ? ['read', 'release'] : ['read'] })
         const app = await findMiniApp(api, flags.app)
         const base = `/mini-apps/${encodeURIComponent(app.id)}/channels`
         let channel: GuardedChannel
