@@ -829,6 +829,27 @@ const mutations: Mutation[] = [
     tests: ['src/storage/s3.test.ts'],
     why: 'release mirror: the folder of an appId no miniapp has (a restored older database) is removed at start',
   },
+  {
+    file: 'src/modules/auth/service.ts',
+    find: 'if (length < minLength) throw invalidField',
+    replace: 'if (length < 0) throw invalidField',
+    tests: ['src/modules/auth/auth.test.ts', 'src/modules/auth/setup-required.test.ts'],
+    why: 'passwords: shorter than the minimum (--password-min-length, counted in characters) is refused',
+  },
+  {
+    file: 'src/sdk/index.ts',
+    find: "if (!isText(file.sha256) || !/^[0-9a-f]{64}$/i.test(file.sha256)) throw",
+    replace: 'if (false) throw',
+    tests: ['src/sdk/sdk.test.ts'],
+    why: 'update client: install info whose sha256 is no digest is refused before any download',
+  },
+  {
+    file: 'src/modules/webhooks/service.ts',
+    find: "if (delivery.status === 'delivered') return",
+    replace: '',
+    tests: ['src/modules/webhooks/webhooks.test.ts'],
+    why: 'webhooks: a delivery the receiver took is never posted again (its success was recorded late, or a crash left its job)',
+  },
 ]
 
 const root = resolve(import.meta.dir, '..')
