@@ -939,6 +939,8 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       // pause says before confirming that devices on 1.3.0 keep it; revert that they go back
       await tid(admin, 'rollout-pause-beta').click()
       expect(await tid(admin, 'pause-dialog').textContent()).toContain('Devices that already run 1.3.0 keep it')
+      // complete (100 %): requests that name no version still get it while paused, and the dialog says so
+      expect(await tid(admin, 'pause-dialog').textContent()).toContain('Older clients and the release mirror, which name no version, still get 1.3.0 at the frozen 100 %: only Revert stops those.')
       await confirm(admin)
       await eventually(async () => expect(await tid(admin, 'channel-beta').getAttribute('data-state')).toBe('paused'))
       expect(await tid(admin, 'channel-state-beta').textContent()).toBe('paused 100 %')
@@ -947,8 +949,8 @@ describe.skipIf(!hasChromium)('the admin console in chromium', () => {
       await tid(admin, 'rollout-resume-beta').click()
       await eventually(async () => expect(await tid(admin, 'channel-beta').getAttribute('data-state')).toBe('complete'))
       await tid(admin, 'rollout-revert-beta').click()
-      // beta had nothing before 1.3.0: the dialog says a revert leaves its devices with nothing, those on 1.3.0 included
-      expect(await tid(admin, 'revert-dialog').textContent()).toContain('No device on beta gets 1.3.0 any more, including those that run it')
+      // beta had nothing before 1.3.0: the dialog says no device gets it any more, and that those that installed it keep it (nothing to send them back to)
+      expect(await tid(admin, 'revert-dialog').textContent()).toContain('No device on beta gets 1.3.0 any more. There is no earlier release to send devices back to: those that installed 1.3.0')
       await confirm(admin)
       await eventually(async () => expect(await tid(admin, 'channel-beta').getAttribute('data-rollout')).toBe('0'))
       expect(await tid(admin, 'channel-state-beta').textContent()).toBe('reverted 0 %')

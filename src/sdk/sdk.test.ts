@@ -821,7 +821,7 @@ describe('a channel’s first release reverted (0 %, nothing earlier to go back 
       const channels = await setup.context.call('GET', `/api/mini-apps/${setup.miniAppId}/channels`, { token: setup.owner.token })
       const stable = channels.body.channels[0]
       expect([stable.state, stable.previousRelease]).toEqual(['reverted', null])
-      expect(channelDevicesText(stable)).toBe('No device gets 1.0.0; those that installed it keep it (no earlier release).')
+      expect(channelDevicesText(stable)).toBe('No device gets 1.0.0; those on it keep it.')
     } finally {
       setup.context.close()
     }

@@ -218,6 +218,8 @@ export async function pauseRollout(rc: ReleaseContext, channel: Channel, button:
     message: [
       h('p', null, `Devices that already run ${release.version} keep it. No other device on ${channel.name} gets it${previous ? `: they get ${previous.version}` : ''}.`),
       h('p', null, `The rollout stays at ${release.rolloutPercent} % until you resume it. To send every device back, including those that run ${release.version}, use Revert instead.`),
+      // §13: a request that names no version follows the frozen bucket, which at 100 % is every one
+      release.rolloutPercent === 100 ? h('p', null, `Older clients and the release mirror, which name no version, still get ${release.version} at the frozen 100 %: only Revert stops those.`) : null,
     ],
     confirmLabel: 'Pause rollout',
     fields: [{ name: 'reason', label: 'Why? (optional)', kind: 'textarea', hint: 'Kept on the release and in the audit log.' }],

@@ -4,6 +4,7 @@ import { createTestContext, type TestContext } from '../../test-support'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
 import { rolloutBucket } from './decide'
 import { pauseRollout } from './service'
+import { channelDevicesText, type ChannelView } from './words'
 import { servedFiles } from '../runtime/test-runtime'
 
 const access = '/api/mini-apps/access'
@@ -142,6 +143,12 @@ describe('pause keeps adopters, revert sends everyone back (decisions §13)', ()
     expect(await stable()).toMatchObject({ state: 'paused', release: { pausedBy: 'release-guard', pauseReason: 'crash rate 4 % over 1 %' } })
     expect(await updateVersion(device(true, 'e'), '1.0.0')).toBe('1.0.0')
     expect(await updateVersion(device(true, 'e'), '1.1.0')).toBe('1.1.0')
+    // a request that names no version follows the frozen 100 %: it still gets 1.1.0, and the words
+    // the console and the CLI show say so (not "the others get 1.0.0")
+    expect(await installVersion('')).toBe('1.1.0')
+    const paused = await stable()
+    expect(paused.defaultRelease).toMatchObject({ version: '1.1.0' })
+    expect(channelDevicesText(paused as ChannelView)).toBe('Devices on 1.1.0 keep it; those that name their version get 1.0.0. Requests that name none (older clients, the release mirror) still get 1.1.0: revert to stop that.')
     expect((await patch({ paused: false })).body.state).toBe('complete')
   })
 

@@ -19,8 +19,15 @@ describe('state words', () => {
     })
   }
 
+  test('paused complete (100 %): requests that name no version still get it (§13), and the words say so instead of "the others get" the previous one', () => {
+    const pausedComplete: ChannelView = { name: 'stable', state: 'paused', release: v('1.1.0', 100, true), previousRelease: v('1.0.0'), defaultRelease: v('1.1.0', 100, true) }
+    expect(channelDevicesText(pausedComplete)).toBe('Devices on 1.1.0 keep it; those that name their version get 1.0.0. Requests that name none (older clients, the release mirror) still get 1.1.0: revert to stop that.')
+    // paused at 30 %, a request that names nothing gets the previous release: the short words hold
+    expect(channelDevicesText({ ...channel('paused', 30), defaultRelease: v('1.0.0') })).toBe('Devices on 1.1.0 keep it; the others get 1.0.0.')
+  })
+
   test('a first release reverted: no device gets it, and those that installed it keep it (there is nothing to send them back to)', () => {
-    expect(channelDevicesText({ name: 'beta', state: 'reverted', release: v('1.3.0', 0), previousRelease: null })).toBe('No device gets 1.3.0; those that installed it keep it (no earlier release).')
+    expect(channelDevicesText({ name: 'beta', state: 'reverted', release: v('1.3.0', 0), previousRelease: null })).toBe('No device gets 1.3.0; those on it keep it.')
   })
 
   test('an older server without state: derived from the release the same way', () => {

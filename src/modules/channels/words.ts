@@ -16,6 +16,8 @@ export interface ChannelView {
   state?: ReleaseState | null
   release: ReleaseView | null
   previousRelease: ReleaseView | null
+  /** what a request that names no device and no version gets (the release mirror serves it); absent on older servers */
+  defaultRelease?: ReleaseView | null
 }
 
 export interface HistoryView {
@@ -71,11 +73,16 @@ export function channelDevicesText(channel: ChannelView): string {
     case 'rolling-out':
       return `${release.rolloutPercent} % get ${release.version}; the others get ${others}.`
     case 'paused':
+      // paused complete (100 %), the frozen bucket still hands it to every request that names no
+      // version (§13): older clients and the release mirror; say so, not "the others get" the previous
+      if (channel.defaultRelease?.versionId === release.versionId) {
+        return `Devices on ${release.version} keep it; those that name their version get ${others}. Requests that name none (older clients, the release mirror) still get ${release.version}: revert to stop that.`
+      }
       return `Devices on ${release.version} keep it; the others get ${others}.`
     case 'reverted':
       // with no earlier release the server answers every device 404: nothing to send back, so a device
       // that installed the release (the update client) keeps running it
-      return previous ? `Every device gets ${previous}, those on ${release.version} too.` : `No device gets ${release.version}; those that installed it keep it (no earlier release).`
+      return previous ? `Every device gets ${previous}, those on ${release.version} too.` : `No device gets ${release.version}; those on it keep it.`
   }
 }
 
