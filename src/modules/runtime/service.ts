@@ -680,6 +680,8 @@ export function createRuntimeService(deps: RuntimeDeps) {
 
     /** A file of the release a device gets (release-stable URLs, public): short-cached, revalidated by ETag. */
     releaseFile(appId: string, query: DeviceQuery, kind: FileKind): StoredFile {
+      // the wildcard route has no params schema: Elysia hands an undecodable segment (%ff) over as null
+      if (typeof appId !== 'string') throw new AppError(400, 'VALIDATION_ERROR', 'Invalid params: appId expected string', [{ field: 'appId', message: 'expected string' }])
       const found = deviceRelease(appId, checkDeviceQuery(query))
       return storedFile(found.release.facts, kind, releaseCacheControl)
     },
