@@ -1,18 +1,15 @@
 // The request log on the compiled binary (issue 30): SIGTERM loses no line, --access-log writes/off, the metrics still count every request.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { copyFileSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { binaryPath, runBinary, startBinary, tempDir } from './support'
+import { binaryCopy, runBinary, startBinary } from './support'
 
 const metricsToken = 'e2e-metrics-token-0123456789'
 let dir: string
 let binary: string
 
 beforeAll(async () => {
-  dir = tempDir()
-  binary = join(dir, 'miniship')
-  copyFileSync(await binaryPath(), binary)
-  Bun.spawnSync(['chmod', '+x', binary])
+  ;({ dir, binary } = await binaryCopy())
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 

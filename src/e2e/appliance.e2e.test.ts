@@ -1,17 +1,14 @@
 // The binary as an operator meets it: alone in an empty directory, every subcommand, clean stops.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { copyFileSync, existsSync, readdirSync, writeFileSync, rmSync } from 'node:fs'
+import { existsSync, readdirSync, writeFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { binaryPath, rawHttp, runBinary, startBinary, tempDir } from './support'
+import { binaryCopy, rawHttp, runBinary, startBinary } from './support'
 
 let dir: string
 let binary: string
 
 beforeAll(async () => {
-  dir = tempDir()
-  binary = join(dir, 'miniship')
-  copyFileSync(await binaryPath(), binary)
-  Bun.spawnSync(['chmod', '+x', binary])
+  ;({ dir, binary } = await binaryCopy())
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 

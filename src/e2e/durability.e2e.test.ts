@@ -8,16 +8,13 @@ import { dataDirPaths } from '../data-dir'
 import { blobPath, checkStoredFiles, createLocalBlobStore } from '../storage'
 import { findGarbage } from '../storage/gc'
 import { buildZip } from '../test-fixtures'
-import { binaryPath, callApi, runBinary, startBinary, tempDir, type RunningBinary } from './support'
+import { binaryCopy, callApi, runBinary, startBinary, type RunningBinary } from './support'
 
 let dir: string
 let binary: string
 
 beforeAll(async () => {
-  dir = tempDir('miniship-durability-')
-  binary = join(dir, 'miniship')
-  copyFileSync(await binaryPath(), binary)
-  Bun.spawnSync(['chmod', '+x', binary])
+  ;({ dir, binary } = await binaryCopy('miniship-durability-'))
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 

@@ -1,8 +1,8 @@
 // Issue 15 on the compiled binary: console headers, request ids, client addresses and start-up advice.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { binaryPath, callApi, rawHttp, runBinary, startBinary, tempDir, type RunningBinary } from './support'
+import { binaryCopy, callApi, rawHttp, runBinary, startBinary, type RunningBinary } from './support'
 import { buildZip } from '../test-fixtures'
 
 let dir: string
@@ -21,10 +21,7 @@ async function logLine(marker: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  dir = tempDir()
-  binary = join(dir, 'miniship')
-  copyFileSync(await binaryPath(), binary)
-  Bun.spawnSync(['chmod', '+x', binary])
+  ;({ dir, binary } = await binaryCopy())
   const created = await runBinary(['create-admin', '--data-dir', join(dir, 'data'), '--email', 'admin@example.com', '--password-stdin'], { stdin: 'correct horse\n', cwd: dir, binary })
   expect(created.exitCode).toBe(0)
   server = await startBinary({ dataDir: join(dir, 'data'), cwd: dir, binary })

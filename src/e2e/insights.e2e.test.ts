@@ -1,20 +1,17 @@
 // Insights on the compiled binary: counts held in memory are written on SIGTERM (none lost), device ids stored hashed, /api/metrics scrapes clean.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { copyFileSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { Database } from 'bun:sqlite'
 import { buildZip } from '../test-fixtures'
 import { parsePrometheusText } from '../modules/system/test-prometheus'
-import { binaryPath, callApi, startBinary, tempDir, setUpFirstAdmin } from './support'
+import { binaryCopy, callApi, setUpFirstAdmin, startBinary } from './support'
 
 let dir: string
 let binary: string
 
 beforeAll(async () => {
-  dir = tempDir('miniship-insights-')
-  binary = join(dir, 'miniship')
-  copyFileSync(await binaryPath(), binary)
-  Bun.spawnSync(['chmod', '+x', binary])
+  ;({ dir, binary } = await binaryCopy('miniship-insights-'))
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 

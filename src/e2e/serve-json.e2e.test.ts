@@ -1,18 +1,15 @@
 // `serve --json` on the compiled binary: the start-up lines as one JSON object, the first line of
 // stdout, before the request log's lines (which stay as they are); nothing of it on stderr.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { binaryPath, callApi, runBinary, startBinary, tempDir } from './support'
+import { binaryCopy, callApi, runBinary, startBinary } from './support'
 
 let dir: string
 let binary: string
 
 beforeAll(async () => {
-  dir = tempDir()
-  binary = join(dir, 'miniship')
-  copyFileSync(await binaryPath(), binary)
-  Bun.spawnSync(['chmod', '+x', binary])
+  ;({ dir, binary } = await binaryCopy())
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 

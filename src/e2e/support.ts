@@ -1,5 +1,5 @@
 // Runs the compiled binary as an operator would: free port, temp data directory, HTTP, SIGTERM.
-import { existsSync, mkdtempSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
@@ -29,6 +29,15 @@ export function binaryPath(): Promise<string> {
 
 export function tempDir(prefix = 'miniship-e2e-'): string {
   return mkdtempSync(join(tmpdir(), prefix))
+}
+
+/** A copy of the binary in a temp directory of its own, for tests that put data directories (or check files) beside it. */
+export async function binaryCopy(prefix?: string): Promise<{ dir: string; binary: string }> {
+  const dir = tempDir(prefix)
+  const binary = join(dir, 'miniship')
+  copyFileSync(await binaryPath(), binary)
+  chmodSync(binary, 0o755)
+  return { dir, binary }
 }
 
 export async function freePort(): Promise<number> {
