@@ -850,6 +850,13 @@ const mutations: Mutation[] = [
     tests: ['src/modules/webhooks/webhooks.test.ts'],
     why: 'webhooks: a delivery the receiver took is never posted again (its success was recorded late, or a crash left its job)',
   },
+  {
+    file: 'src/modules/channels/index.ts',
+    find: 'if (body.paused !== true) deps.releaseGuard.beforeResume()',
+    replace: '',
+    tests: ['src/modules/channels/guard.test.ts'],
+    why: 'release guard: a person who resumes holds it at every failing device reported so far, so it does not pause again at once for those',
+  },
 ]
 
 const root = resolve(import.meta.dir, '..')

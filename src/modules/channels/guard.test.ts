@@ -327,6 +327,25 @@ describe('the check: distinct devices of the newest release, paused as release-g
     expect(guardPauses.map((entry) => entry.metadata.failedDevices).reverse()).toEqual([10, 12])
   })
 
+  test('devices that failed while it was paused, reported just before a person resumes, do not pause it again at once', async () => {
+    const target = await fleet('com.example.guard.resume-late', { enabled: true })
+    await report(target, names('ok', 90), 'launched')
+    await report(target, names('bad', 10), 'failed')
+    flush()
+    expect((await stable(target)).state).toBe('paused')
+    // adopters keep crashing while it is paused: their reports arrive, the next flush has not come yet
+    await report(target, names('late', 3), 'failed')
+    const resumed = await context.call('PATCH', `/api/mini-apps/${target.miniAppId}/channels/stable/rollout`, { token: owner.token, json: { paused: false } })
+    expect(resumed.body.state).toBe('rolling-out')
+    // the person resumed knowing of every failure reported so far: held at 13, not paused for them
+    expect(resumed.body.guard).toMatchObject({ heldAtFailedDevices: 13, lastCheck: { failedDevices: 13 } })
+    flush()
+    expect(await stable(target)).toMatchObject({ state: 'rolling-out', guard: { heldAtFailedDevices: 13 } })
+    await report(target, names('after', 2), 'failed')
+    flush()
+    expect(await stable(target)).toMatchObject({ state: 'paused', guard: { trip: { failedDevices: 15 } } })
+  })
+
   test('reverted and raised again by a person: held like a resume until more devices fail', async () => {
     const target = await fleet('com.example.guard.revert', { enabled: true })
     const rollout = (json: Record<string, unknown>) => context.call('PATCH', `/api/mini-apps/${target.miniAppId}/channels/stable/rollout`, { token: owner.token, json })

@@ -341,6 +341,14 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
     observer,
     /** the check, now (tests and the slow-flush timer) */
     check,
+    /**
+     * Before a person resumes a paused release: the devices reported so far are counted (the check,
+     * now, while it is still paused), so the F the resume holds the guard at includes those that failed
+     * while it was paused; otherwise the next check would count them as new and pause it again at once.
+     */
+    beforeResume(): void {
+      observer.flushed()
+    },
     /** `listener` hears every pause the guard makes (the rollout.paused webhook) */
     onPaused(listener: (pause: GuardPause) => void): void {
       pauseListeners.push(listener)
