@@ -345,9 +345,15 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
      * Before a person resumes a paused release: the devices reported so far are counted (the check,
      * now, while it is still paused), so the F the resume holds the guard at includes those that failed
      * while it was paused; otherwise the next check would count them as new and pause it again at once.
+     * Only when devices of a channel of that name wait to be counted: else it writes nothing (a no-op
+     * rollout PATCH takes no write lock).
      */
-    beforeResume(): void {
-      observer.flushed()
+    beforeResume(channel: string): void {
+      // nothing waiting for a channel of that name: the stored count is current, and nothing is written
+      const named = `\u0000${channel}\u0000`
+      for (const key of pending.keys()) {
+        if (key.includes(named)) return observer.flushed()
+      }
     },
     /** `listener` hears every pause the guard makes (the rollout.paused webhook) */
     onPaused(listener: (pause: GuardPause) => void): void {

@@ -48,7 +48,7 @@ export function channelRoutes(deps: AppDeps) {
     .patch('/:miniAppId/channels/:channel/rollout', ({ user, params, body }) => {
       // a resume (or a reverted release raised again) holds the guard at the failing devices reported
       // so far, those not counted yet included; a pause needs no count
-      if (body.paused !== true) deps.releaseGuard.beforeResume()
+      if (body.paused !== true) deps.releaseGuard.beforeResume(params.channel)
       // not in atomically(): a body that changes nothing must not take the write lock (it answers while a backup holds it)
       return patchRollout(db, clock, user, params.miniAppId, params.channel, body, (change) => {
         // the release mirror (issue 14) follows a rollout change like a publish; the change, that write and its deliveries commit together
