@@ -25,7 +25,7 @@ export interface GuardRecord {
   lastCheck: GuardCount | null
   /** the numbers with which the guard paused the newest release; null when it did not */
   trip: (GuardCount & { maxFailureRate: number }) | null
-  /** F when a person last paused or reverted the newest release: after their resume the guard pauses it again only once more devices fail; null when nothing holds it back */
+  /** F as last counted while the newest release was paused or reverted (by a person or the guard; counted again as a person resumes it): after the resume the guard pauses it again only once more devices fail; null when nothing holds it back */
   heldAtFailedDevices: number | null
 }
 

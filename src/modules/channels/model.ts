@@ -8,8 +8,8 @@ export const createChannelBody = t.Object({ name: t.String({ maxLength: 64, erro
 
 /** Checked by the channel rules, so that 0–100 and its messages live in one place. */
 export const rolloutBody = t.Object({
-  rolloutPercent: t.Optional(t.Unknown({ description: 'a whole number 0 (revert: every device back to the previous release) to 100 (complete)' })),
-  paused: t.Optional(t.Unknown({ description: 'true pauses (no new device gets the release; devices that run it keep it), false resumes at the same percent' })),
+  rolloutPercent: t.Optional(t.Unknown({ description: 'a whole number 0 (revert: every device back to the previous release; a first release then goes to no device, and those that installed it keep it) to 100 (complete); the percent the release already has changes nothing and writes nothing' })),
+  paused: t.Optional(t.Unknown({ description: 'true pauses (no new device gets the release; devices that run it keep it; a request that names no version, from an older client or the release mirror, follows the frozen percent, so at 100 % it still gets the release: only a revert stops those), false resumes at the same percent; pausing a paused release or resuming a running one changes nothing and keeps the first pause\'s reason' })),
   reason: t.Optional(t.Unknown({ description: 'why it was paused, kept on the release and in the audit log' })),
 })
 
@@ -35,11 +35,11 @@ export const guardRecord = t.Object({
   minDevices: t.Integer(),
   lastCheck: t.Union([t.Object(guardCount), t.Null()], { description: "F (devices that reported failed or rolled_back) and T (devices that reported anything) of the newest release, as last counted" }),
   trip: t.Union([t.Object({ ...guardCount, maxFailureRate: t.Number() }), t.Null()], { description: 'the numbers with which the guard paused the newest release' }),
-  heldAtFailedDevices: t.Union([t.Integer(), t.Null()], { description: 'F when a person last paused or reverted the newest release: once they resume it, the guard pauses it again only when more devices than this have failed; null when nothing holds it back' }),
+  heldAtFailedDevices: t.Union([t.Integer(), t.Null()], { description: 'F as last counted while the newest release was paused or reverted (by a person or the guard), counted once more as a person resumes or raises it: after that the guard pauses it again only when more devices than this have failed; null when nothing holds it back' }),
 })
 /** Checked by guard.ts, so that the ranges and their messages live in one place. */
 export const patchChannelBody = t.Object({
-  guard: t.Unknown({ description: '{ enabled, maxFailureRate (0–1, default 0.05), minDevices (whole number ≥ 1, default 20) }; fields left out keep their value' }),
+  guard: t.Unknown({ description: '{ enabled, maxFailureRate (0–1, default 0.05), minDevices (whole number ≥ 1, default 20) }; fields left out keep their value; settings the guard already has change nothing and write nothing' }),
 })
 export const channelRecord = t.Object({
   name: t.String(),
