@@ -17,7 +17,7 @@ export function withServerOptions(command: Command): Command {
     .option('--public-url <url>', 'public base URL including /api, e.g. https://apps.example.com/api (env MINISHIP_PUBLIC_URL)')
     .option('--cdn-url <url>', 'base URL of a CDN serving the file downloads (env MINISHIP_CDN_URL)')
     .addOption(new Option('--registration <mode>', 'whether anyone may register (env MINISHIP_REGISTRATION, default open)').choices(['open', 'closed']))
-    .option('--password-min-length <n>', 'shortest password accepted when one is set, 6-128 (env MINISHIP_PASSWORD_MIN_LENGTH, default 6; 8 or more recommended)')
+    .option('--password-min-length <n>', 'shortest password accepted when one is set, in characters (an emoji is one), 6-128 (env MINISHIP_PASSWORD_MIN_LENGTH, default 6; 8 or more recommended)')
     .option('--upload-limit-mb <n>', 'largest upload request in MB (env MINISHIP_UPLOAD_LIMIT_MB, default 512)')
     .option('--token-ttl <duration>', 'access token lifetime such as 30d or 12h (env MINISHIP_TOKEN_TTL, default 30d)')
     .addOption(new Option('--rate-limit <mode>', 'rate limits per client address on login, register, command-line sign-ins (create, poll, approve), members added by an unknown email, device events and failed API keys, and per webhook on test deliveries; --rate-limits sets the per-address ones (env MINISHIP_RATE_LIMIT, default on)').choices(['on', 'off']))

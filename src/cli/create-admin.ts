@@ -93,7 +93,7 @@ export function createAdminCommand(io: CreateAdminIo = processIo): Command {
     .requiredOption('--email <email>', 'email address of the new administrator')
     .option('--display-name <name>', 'display name (default: the part of the email before @)')
     .option('--password-stdin', 'read the password from stdin (one trailing newline is dropped)')
-    .option('--password-min-length <n>', 'shortest password accepted, 6-128 (env MINISHIP_PASSWORD_MIN_LENGTH, default 6)')
+    .option('--password-min-length <n>', 'shortest password accepted, in characters (an emoji is one), 6-128 (env MINISHIP_PASSWORD_MIN_LENGTH, default 6)')
     .addHelpText('after', '\nExamples:\n  $ miniship create-admin --email admin@example.com --password-stdin < pw.txt\n  $ miniship create-admin --email admin@example.com --password-stdin --json < pw.txt    # {"id", "email", …}')
     .action(async (flags: CreateAdminFlags) => {
       const refuse = (message: string, exitCode: number, code: string) => {

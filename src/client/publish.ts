@@ -281,10 +281,10 @@ async function alreadyPaused(api: ApiClient, app: MiniApp, name: string): Promis
 export function rolloutCommand(): Command {
   return withAppArgument(withClientOptions(new Command('rollout')).description("pause, resume, revert or change the rollout of a channel's newest release"))
     .option('--channel <name>', 'the channel', 'stable')
-    .option('--pause', 'no new device gets the release; devices that run it keep it')
-    .option('--reason <text>', 'why you pause (kept on the release and in the audit log)')
+    .option('--pause', 'no new device gets the release; devices that run it keep it (older clients and the release mirror, which name no version, still get a release paused at 100 %: only --revert stops those)')
+    .option('--reason <text>', 'why you pause (kept on the release and in the audit log; not recorded when it is already paused)')
     .option('--resume', 'resume a paused rollout at the same percent')
-    .option('--revert', 'every device goes back to the previous release, including those that run this one (0 %)')
+    .option('--revert', 'every device goes back to the previous release, including those that run this one (0 %); a first release goes to no device, and those on it keep it')
     .option('--percent <n>', 'share of devices that get it, 1-100 (100 completes it; 0 is --revert)')
     .addHelpText(
       'after',

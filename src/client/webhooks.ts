@@ -103,7 +103,7 @@ function createCommand(): Command {
 
 function rmCommand(): Command {
   return withAppOption(new Command('rm'))
-    .description('remove a webhook and its deliveries')
+    .description('remove a webhook and its deliveries, those waiting for a retry too')
     .argument('<id>', 'the webhook id (miniship webhooks ls shows it)')
     .addHelpText('after', '\nExample:\n  $ miniship webhooks rm 0199a1b2-… --app com.example.shop')
     .action((id: string, flags: AppFlags) =>

@@ -68,7 +68,7 @@ export function webhooksSection(base: string, canManage: boolean): HTMLElement {
       void (async () => {
         const ok = await confirmDialog({
           title: 'Delete this webhook?',
-          message: h('p', null, `${hook.url} stops receiving events, and its deliveries are forgotten.`),
+          message: h('p', null, `${hook.url} stops receiving events, and its deliveries are removed, those waiting for a retry too.`),
           confirmLabel: 'Delete webhook',
           danger: true,
         })

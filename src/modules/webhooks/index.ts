@@ -34,7 +34,7 @@ export function webhookRoutes(deps: AppDeps) {
       auth: true,
       params: webhookParams,
       response: { 200: t.Object({ success: t.Literal(true), id: t.String() }) },
-      detail: { summary: 'Remove a webhook and its deliveries', tags: ['webhooks'] },
+      detail: { summary: 'Remove a webhook and its deliveries, those waiting for a retry too', tags: ['webhooks'] },
     })
     .post('/:miniAppId/webhooks/:webhookId/test', ({ user, params }) => testWebhook(services, user, params.miniAppId, params.webhookId, (id) => deps.rateLimiter.hit('webhook-test', id, webhookTestsPerMinute)), {
       auth: true,
