@@ -70,8 +70,10 @@ export function guardCommand(invokedAs: 'guard' | 'channels guard' = 'guard'): C
       'after',
       [
         '',
-        'Devices are counted, not events: one device reporting 50 failures counts once. Without',
-        '--enable, --disable or a setting it shows the guard and its last count.',
+        'Devices are counted, not events: one device reporting 50 failures counts once, and events',
+        'without a deviceId are not counted. After a person resumes a release, it pauses it again',
+        'only once more devices fail than had then. Without --enable, --disable or a setting it',
+        'shows the guard and its last count.',
         '',
         'Examples:',
         invokedAs === 'guard'
