@@ -249,7 +249,7 @@ export async function revertRollout(rc: ReleaseContext, channel: Channel, button
     danger: true,
   })
   if (!answer) return
-  await setRollout(rc, channel, 0, button, `Reverted ${release.version} on ${channel.name}: ${previous ? `every device gets ${previous.version}` : `no device gets it; those that installed it keep it`}.`)
+  await setRollout(rc, channel, 0, button, `Reverted ${release.version} on ${channel.name}: ${previous ? `every device gets ${previous.version}` : `no device gets it; those on it keep it`}.`)
 }
 
 /**
