@@ -36,7 +36,7 @@ export function versionRoutes(deps: AppDeps) {
         detail: {
           responses: jsonAnswer(201, uploadAnswer),
           requestBody: multipartBody(uploadForm),
-          summary: 'Upload a version (multipart: version, changelog, releaseType, channel, bundleIos, bundleAndroid, manifest, assetsIos, assetsAndroid, optional signatureKeyId and signature)',
+          summary: 'Upload a version (multipart/form-data: version and the five files bundleIos, bundleAndroid, manifest, assetsIos, assetsAndroid; optional changelog, releaseType, channel, signatureKeyId and signature)',
           tags: ['versions', 'upload'],
         },
       },
