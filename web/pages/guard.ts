@@ -39,7 +39,7 @@ async function editGuard(rc: ReleaseContext, channel: GuardedChannel, guard: Gua
     testId: 'guard-dialog',
     message: [
       h('p', null, `While it is on, the server counts the devices that report a failure or a rollback of ${channel.name}'s newest release, and pauses the release when too many do: no new device gets it, devices that run it keep it.`),
-      h('p', null, 'Devices are counted, not reports: one device reporting 50 failures counts once.'),
+      h('p', null, 'Devices are counted, not events: one device reporting 50 failures counts once, and events without a deviceId are not counted. After a person resumes a release, it pauses it again only once more devices fail than had then.'),
     ],
     confirmLabel: 'Save',
     fields: [
