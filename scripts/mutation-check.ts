@@ -852,7 +852,7 @@ const mutations: Mutation[] = [
   },
   {
     file: 'src/modules/channels/index.ts',
-    find: 'if (body.paused !== true) deps.releaseGuard.beforeResume(params.channel)',
+    find: 'beforeResume: (miniAppId) => deps.releaseGuard.beforeResume(miniAppId, params.channel),',
     replace: '',
     tests: ['src/modules/channels/guard.test.ts'],
     why: 'release guard: a person who resumes holds it at every failing device reported so far, so it does not pause again at once for those',

@@ -128,6 +128,35 @@ describe('database busy', () => {
     }
   })
 
+  test('a no-op rollout PATCH while devices of a channel of that name (this miniapp or another) wait to be counted: 200, and nothing tries to write', async () => {
+    const ids: Record<string, { id: string; versionId: string }> = {}
+    for (const appId of ['com.example.busy-quiet', 'com.example.busy-loud']) {
+      const id = (await createMiniApp(context, owner.token, appId)).id
+      const versionId = (await upload(context, owner.token, appId, uploadForm(appId, { version: '1.0.0' }))).body.id
+      expect((await context.call('POST', `/api/mini-apps/${id}/versions/${versionId}/publish`, { token: owner.token, json: { rolloutPercent: 30 } })).status).toBe(200)
+      ids[appId] = { id, versionId }
+    }
+    // devices of both miniapps' stable channels report; the guard counts them at the next flush
+    for (const [appId, { versionId }] of Object.entries(ids)) {
+      const events = ['a', 'b'].map((deviceId) => ({ appId, versionId, platform: 'ios', event: 'launched', channel: 'stable', deviceId }))
+      expect((await context.call('POST', '/api/mini-apps/access/events', { json: { events } })).status).toBe(202)
+    }
+    const quiet = ids['com.example.busy-quiet']!.id
+    const before = (await context.call('GET', `/api/mini-apps/${quiet}/channels`, { token: owner.token })).body
+    const release = holdWriteLock()
+    const logged = context.logs.length
+    try {
+      for (const json of [{ rolloutPercent: 30 }, { paused: false }]) {
+        const res = await context.call('PATCH', `/api/mini-apps/${quiet}/channels/stable/rollout`, { token: owner.token, json })
+        expect({ json, status: res.status }).toEqual({ json, status: 200 })
+      }
+      expect(context.logs.slice(logged)).toEqual([])
+    } finally {
+      release()
+    }
+    expect((await context.call('GET', `/api/mini-apps/${quiet}/channels`, { token: owner.token })).body).toEqual(before)
+  })
+
   test('health: degraded (200) while the lock is held, ok after', async () => {
     const release = holdWriteLock()
     try {

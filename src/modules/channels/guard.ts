@@ -345,14 +345,14 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
      * Before a person resumes a paused release: the devices reported so far are counted (the check,
      * now, while it is still paused), so the F the resume holds the guard at includes those that failed
      * while it was paused; otherwise the next check would count them as new and pause it again at once.
-     * Only when devices of a channel of that name wait to be counted: else it writes nothing (a no-op
-     * rollout PATCH takes no write lock).
+     * Only when devices of that miniapp's channel wait to be counted: else it writes nothing (those of
+     * another miniapp's channel of the same name are not this release's).
      */
-    beforeResume(channel: string): void {
-      // nothing waiting for a channel of that name: the stored count is current, and nothing is written
-      const named = `\u0000${channel}\u0000`
+    beforeResume(miniAppId: string, channel: string): void {
+      // nothing waiting for that channel: the stored count is current, and nothing is written
+      const named = `${miniAppId}\u0000${channel}\u0000`
       for (const key of pending.keys()) {
-        if (key.includes(named)) return observer.flushed()
+        if (key.startsWith(named)) return observer.flushed()
       }
     },
     /** `listener` hears every pause the guard makes (the rollout.paused webhook) */

@@ -46,14 +46,16 @@ export function channelRoutes(deps: AppDeps) {
       detail: { summary: "Channel settings: the release guard { enabled, maxFailureRate, minDevices } pauses the newest release when too many devices fail (decisions §15; owners and admins)", tags: ['channels'] },
     })
     .patch('/:miniAppId/channels/:channel/rollout', ({ user, params, body }) => {
-      // a resume (or a reverted release raised again) holds the guard at the failing devices reported
-      // so far, those not counted yet included; a pause needs no count
-      if (body.paused !== true) deps.releaseGuard.beforeResume(params.channel)
       // not in atomically(): a body that changes nothing must not take the write lock (it answers while a backup holds it)
-      return patchRollout(db, clock, user, params.miniAppId, params.channel, body, (change) => {
-        // the release mirror (issue 14) follows a rollout change like a publish; the change, that write and its deliveries commit together
-        deps.mirror?.releaseChanged(change.miniAppId, change.channel)
-        emitRolloutChange(db, clock, change, actorOf(user))
+      return patchRollout(db, clock, user, params.miniAppId, params.channel, body, {
+        // a resume (or a reverted release raised again) holds the guard at the failing devices reported
+        // so far, those not counted yet included; a no-op, a pause, a revert or another percent needs no count
+        beforeResume: (miniAppId) => deps.releaseGuard.beforeResume(miniAppId, params.channel),
+        onChanged: (change) => {
+          // the release mirror (issue 14) follows a rollout change like a publish; the change, that write and its deliveries commit together
+          deps.mirror?.releaseChanged(change.miniAppId, change.channel)
+          emitRolloutChange(db, clock, change, actorOf(user))
+        },
       }).record
     }, {
       auth: 'release',

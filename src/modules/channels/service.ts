@@ -405,6 +405,17 @@ function changeSummary(change: RolloutChange): string {
  */
 export type OnRolloutChange = (change: RolloutChange) => void
 
+/**
+ * What the route hooks into a rollout change. `onChanged` runs inside a real change's transaction;
+ * `beforeResume` runs before the transaction of a real change that resumes a paused release or raises
+ * a reverted one (never for a no-op, a pause, a revert or a percent change of a running release), with
+ * the miniapp's id: the release guard's count, so the F the resume holds it at is current.
+ */
+export interface RolloutHooks {
+  onChanged?: OnRolloutChange
+  beforeResume?: (miniAppId: string) => void
+}
+
 type RolloutPlan = (newest: LiveReleaseRow, app: MiniAppRow) => { action: RolloutChange['action']; set: Partial<typeof channelReleases.$inferInsert>; percent: number; paused: boolean; reason: string | null; metadata?: Record<string, unknown> } | null
 
 /** The channel's newest release, or 409 NO_RELEASE when it has none to roll out. */
@@ -421,9 +432,13 @@ function newestRelease(db: Reader, miniAppId: string, channel: string): LiveRele
  * read first and writes nothing: no transaction, so it answers even while another process holds
  * the write lock. The plan is made again inside the transaction, where the release may have moved.
  */
-function changeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, plan: RolloutPlan, onChanged?: OnRolloutChange): RolloutResult {
+function changeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, plan: RolloutPlan, hooks: RolloutHooks = {}): RolloutResult {
   const app = rolloutApp(db, actor, miniAppId)
-  if (!plan(newestRelease(db, app.id, channel), app)) return { record: channelRecord(db, app, channel), change: null }
+  const current = newestRelease(db, app.id, channel)
+  const planned = plan(current, app)
+  if (!planned) return { record: channelRecord(db, app, channel), change: null }
+  const held = releaseState(current)
+  if (planned.action === 'resume' || (planned.action === 'rollout' && held === 'reverted' && planned.percent > 0)) hooks.beforeResume?.(app.id)
   let change: RolloutChange | null = null
   db.transaction(
     (tx) => {
@@ -474,7 +489,7 @@ function changeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: str
           ...step.metadata,
         },
       })
-      onChanged?.(change)
+      hooks.onChanged?.(change)
     },
     { behavior: 'immediate' },
   )
@@ -486,7 +501,7 @@ function changeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: str
  * a revert is taken (and ends the pause): any other percent is 409 ROLLOUT_PAUSED, resume first.
  * The percent it already has changes nothing (`change: null`).
  */
-export function setRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, input: { rolloutPercent: unknown }, onChanged?: OnRolloutChange): RolloutResult {
+export function setRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, input: { rolloutPercent: unknown }, hooks: RolloutHooks = {}): RolloutResult {
   const percent = input.rolloutPercent
   if (typeof percent !== 'number' || !Number.isInteger(percent) || percent < 0 || percent > 100) throw badPercent()
   return changeRollout(db, clock, actor, miniAppId, channel, (newest, app) => {
@@ -505,7 +520,7 @@ export function setRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId:
     }
     if (!newest.paused && newest.rolloutPercent === percent) return null
     return { action: 'rollout', set: { rolloutPercent: percent, pausedAt: null, pausedBy: null, pauseReason: null }, percent, paused: false, reason: null }
-  }, onChanged)
+  }, hooks)
 }
 
 /**
@@ -513,7 +528,7 @@ export function setRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId:
  * its frozen percent. Pausing a paused release changes nothing (`change: null`), so the release
  * guard may call it again; a reverted one (0 %) is 409 ROLLOUT_REVERTED: no device gets it.
  */
-export function pauseRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, details: { reason?: string | null; metadata?: Record<string, unknown> } = {}, onChanged?: OnRolloutChange): RolloutResult {
+export function pauseRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, details: { reason?: string | null; metadata?: Record<string, unknown> } = {}, hooks: RolloutHooks = {}): RolloutResult {
   const reason = cutText(details.reason?.trim() ?? '', 500) || null
   return changeRollout(db, clock, actor, miniAppId, channel, (newest) => {
     if (newest.paused) return null
@@ -521,22 +536,23 @@ export function pauseRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppI
       throw new AppError(409, 'ROLLOUT_REVERTED', `The rollout of ${newest.version} on ${channel} is reverted (0 %): no device gets it, so there is nothing to pause`)
     }
     return { action: 'pause', set: { pausedAt: isoAt(clock), pausedBy: actorName(actor), pauseReason: reason }, percent: newest.rolloutPercent, paused: true, reason, metadata: details.metadata }
-  }, onChanged)
+  }, hooks)
 }
 
 /** Resume a paused rollout at its frozen percent; resuming one that is not paused changes nothing. */
-export function resumeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, onChanged?: OnRolloutChange): RolloutResult {
+export function resumeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, hooks: RolloutHooks = {}): RolloutResult {
   return changeRollout(db, clock, actor, miniAppId, channel, (newest) => {
     if (!newest.paused) return null
     return { action: 'resume', set: { pausedAt: null, pausedBy: null, pauseReason: null }, percent: newest.rolloutPercent, paused: false, reason: null }
-  }, onChanged)
+  }, hooks)
 }
 
 /**
  * `PATCH …/channels/{channel}/rollout`: `{ rolloutPercent }` or `{ paused, reason? }`, one of them.
- * A body that changes nothing writes nothing and takes no write lock; `onChanged` runs inside a real change's transaction.
+ * A body that changes nothing writes nothing and takes no write lock; `hooks.onChanged` runs inside a real change's transaction,
+ * `hooks.beforeResume` before a real resume (or a reverted release raised again).
  */
-export function patchRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, input: { rolloutPercent?: unknown; paused?: unknown; reason?: unknown }, onChanged?: OnRolloutChange): RolloutResult {
+export function patchRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, input: { rolloutPercent?: unknown; paused?: unknown; reason?: unknown }, hooks: RolloutHooks = {}): RolloutResult {
   const hasPercent = input.rolloutPercent !== undefined
   const hasPaused = input.paused !== undefined
   if (hasPercent === hasPaused) {
@@ -544,11 +560,11 @@ export function patchRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppI
       { field: hasPercent ? 'paused' : 'rolloutPercent', message: hasPercent ? 'send rolloutPercent or paused, not both' : 'rolloutPercent or paused is required' },
     ])
   }
-  if (hasPercent) return setRollout(db, clock, actor, miniAppId, channel, { rolloutPercent: input.rolloutPercent }, onChanged)
+  if (hasPercent) return setRollout(db, clock, actor, miniAppId, channel, { rolloutPercent: input.rolloutPercent }, hooks)
   if (typeof input.paused !== 'boolean') throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: paused must be true or false', [{ field: 'paused', message: 'must be true or false' }])
   if (input.reason !== undefined && input.reason !== null && typeof input.reason !== 'string') throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: reason must be text', [{ field: 'reason', message: 'must be a string' }])
   if (typeof input.reason === 'string' && !isCleanText(input.reason, true)) {
     throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: reason must not hold control characters (line breaks and tabs are fine)', [{ field: 'reason', message: 'must not hold control characters (line breaks and tabs are fine)' }])
   }
-  return input.paused ? pauseRollout(db, clock, actor, miniAppId, channel, { reason: input.reason as string | undefined }, onChanged) : resumeRollout(db, clock, actor, miniAppId, channel, onChanged)
+  return input.paused ? pauseRollout(db, clock, actor, miniAppId, channel, { reason: input.reason as string | undefined }, hooks) : resumeRollout(db, clock, actor, miniAppId, channel, hooks)
 }
