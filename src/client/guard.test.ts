@@ -132,6 +132,21 @@ describe('miniship guard against a server', () => {
     expect(await run(['--app', appId])).toContain('1.0.0: 0 of 3 devices failed (0 %)')
   })
 
+  test('a reverted release over the line is not "held … it pauses again": the guard does not watch it, and nothing can pause it', async () => {
+    const reverted = 'com.example.guard.cli-reverted'
+    const miniAppId = (await createMiniApp(context, owner.token, reverted)).id
+    const versionId = (await upload(context, owner.token, reverted, uploadForm(reverted, { version: '1.0.0' }))).body.id
+    await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${versionId}/publish`, { token: owner.token, json: {} })
+    expect(JSON.parse(await run(['--app', reverted, '--enable', '--min-devices', '5', '--json'])).guard.enabled).toBe(true)
+    expect((await context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: owner.token, json: { rolloutPercent: 0 } })).body.state).toBe('reverted')
+    const events = ['a', 'b', 'c', 'd', 'e', 'f'].map((deviceId) => ({ appId: reverted, versionId, platform: 'ios', event: 'failed', channel: 'stable', deviceId }))
+    expect((await context.call('POST', '/api/mini-apps/access/events', { json: { events } })).body.accepted).toBe(6)
+    context.app.store.insights.flush()
+    const shown = await run(['--app', reverted])
+    expect(shown).toContain('1.0.0: 6 of 6 devices failed (100 %)')
+    expect(shown).not.toContain('pauses again')
+  })
+
   test('--help has an example', () => {
     expect(guardCommand().helpInformation() + '').toContain('--max-failure-rate')
     let help = ''

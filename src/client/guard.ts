@@ -5,7 +5,7 @@ import { timeText } from '../terminal/time'
 import { CliError, createOutput, runClient } from './http'
 import { findMiniApp } from './publish'
 import type { ChannelRecord } from '../modules/channels/service'
-import { failedText, guardPauseText, guardStateText, heldText, overThreshold } from '../modules/channels/guard-text'
+import { failedText, guardPauseText, guardStateText, heldText, overThreshold, watchedState } from '../modules/channels/guard-text'
 
 interface GuardFlags extends ClientFlags {
   app: string
@@ -44,8 +44,8 @@ export function guardLines(appId: string, channel: GuardedChannel): string[] {
   if (release && guard.lastCheck) lines.push(`  ${release.version}: ${failedText(guard.lastCheck, guard.maxFailureRate)}, counted ${timeText(guard.lastCheck.at)}`)
   // no count yet (just switched on, or a new release): the devices that reported are counted at the next check, so "none reported" would not be true
   else if (release && guard.enabled) lines.push(`  ${release.version}: not counted yet: the guard counts its devices at its next check, within a minute`)
-  // over the line and still running: say why, or "pauses when more than 5 %" next to 5.01 % reads as broken
-  const held = guard.enabled && release && !release.paused && overThreshold(guard) ? heldText(guard) : null
+  // over the line and still running (not paused, not reverted): say why, or "pauses when more than 5 %" next to 5.01 % reads as broken
+  const held = guard.enabled && release && watchedState(channel.state) && overThreshold(guard) ? heldText(guard) : null
   if (held) lines.push(`  ${release!.version}: ${held}`)
   if (release?.paused && release.pausedBy === 'release-guard' && guard.trip) lines.push(`  ${release.version} ${guardPauseText(guard.trip)}; miniship rollout --resume resumes it`)
   return lines

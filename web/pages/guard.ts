@@ -5,14 +5,14 @@
 // guard-edit-<channel> (the button), guard-dialog (confirm-enabled, confirm-maxFailureRate, confirm-minDevices).
 import { api, seg, type Channel } from '../api.ts'
 import { confirmDialog, h, showError, showNotice } from '../dom.ts'
-import { failedText, guardPauseText, guardStateText, heldText, overThreshold } from '../../src/modules/channels/guard-text.ts'
+import { failedText, guardPauseText, guardStateText, heldText, overThreshold, watchedState } from '../../src/modules/channels/guard-text.ts'
 import type { ReleaseContext } from './release-actions.ts'
 
 /** The channel's `guard` as the server answers it (channels/model.ts guardRecord). */
 type GuardAnswer = Channel['guard']
 
 /** What the guard's part reads of a channel (the badge is a pure function of these). */
-type GuardedChannel = Pick<Channel, 'name' | 'release'> & { guard?: GuardAnswer }
+type GuardedChannel = Pick<Channel, 'name' | 'release'> & { state?: Channel['state']; guard?: GuardAnswer }
 
 /** "paused by the release guard: 12 of 140 devices failed (8.6 %) — threshold 5 %", when the guard paused the channel's release. */
 export function guardBadge(channel: GuardedChannel): string | null {
@@ -73,7 +73,8 @@ export function guardPart(rc: ReleaseContext, channel: GuardedChannel, canEdit: 
   const guard = channel.guard
   if (!guard) return null
   const badge = guardBadge(channel)
-  const held = guard.enabled && channel.release && !channel.release.paused && overThreshold(guard) ? heldText(guard) : null
+  // only where the guard watches the release: a reverted one is not held, it is not watched at all
+  const held = guard.enabled && channel.release && watchedState(channel.state) && overThreshold(guard) ? heldText(guard) : null
   const count = guard.enabled && guard.lastCheck && channel.release ? ` · now ${failedText(guard.lastCheck, guard.maxFailureRate)}${held ? ` · ${held}` : ''}` : ''
   const edit = canEdit ? h('button', { type: 'button', class: 'link small', 'data-testid': `guard-edit-${channel.name}` }, 'Change…') : null
   edit?.addEventListener('click', () => void editGuard(rc, channel, guard, edit))

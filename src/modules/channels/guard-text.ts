@@ -54,6 +54,14 @@ export function heldText(guard: { heldAtFailedDevices?: number | null }): string
   return typeof held !== 'number' ? null : `held since a person resumed it at ${held} failing devices: it pauses again once more than ${held} fail`
 }
 
+/**
+ * Whether the guard watches a release in this state: rolling out or complete. Paused or reverted it is
+ * not watched (a reverted one cannot even be paused), so nothing there "pauses again".
+ */
+export function watchedState(state: string | null | undefined): boolean {
+  return state === 'rolling-out' || state === 'complete'
+}
+
 /** Whether the last count is over the guard's line (T ≥ minDevices and F / T above the rate), the rule §15 pauses on. */
 export function overThreshold(guard: { maxFailureRate: number; minDevices: number; lastCheck: GuardNumbers | null }): boolean {
   return guard.lastCheck !== null && guard.lastCheck.totalDevices >= guard.minDevices && guard.lastCheck.failureRate > guard.maxFailureRate
