@@ -487,7 +487,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
           // progress to watch. Android's networking has no read timeout of its own: a deadline that grows
           // with the file (timeoutMs, and 1 ms per 8 bytes: 8 KB/s, 11 minutes for 5 MB) ends a stalled
           // download without failing large bundles on slow links
-          dog.touch(expected.size / 8)
+          dog.touch(expected.size / 8 || 0)
           await take(new Uint8Array(await cut(() => response.arrayBuffer())))
         }
         await disk(close)

@@ -408,6 +408,30 @@ describe('the update client against the server', () => {
     expect(client.current()!.version).toBe('1.0.0')
   })
 
+  test('without a streaming body, install info with no size for a file is SIZE_MISMATCH (reported), not a deadline of NaN that aborts at once as NETWORK', async () => {
+    const slowWhole: FetchLike = async (url, init) => {
+      const response = await serverFetch(setup.context)(url, init)
+      const signal = init?.signal as AbortSignal | undefined
+      const arrayBuffer = () =>
+        new Promise<ArrayBuffer>((resolve, reject) => {
+          // the body comes whole after 30 ms, as a phone's would; an abort before that rejects
+          const timer = setTimeout(() => resolve(response.arrayBuffer()), 30)
+          signal?.addEventListener('abort', () => {
+            clearTimeout(timer)
+            reject(signal.reason)
+          })
+        })
+      return { ok: response.ok, status: response.status, body: null, arrayBuffer, text: () => response.text() }
+    }
+    const noSize = rewriteUpdate(slowWhole, (install) => {
+      delete (install.files as Record<string, { size?: number }>).manifest!.size
+    })
+    const client = updater(clone(withV1), { fetch: noSize })
+    await client.start()
+    expect(await codeOf(client.download((await client.check())!))).toBe('SIZE_MISMATCH')
+    expect(client.current()!.version).toBe('1.0.0')
+  })
+
   test('an update check that gets no answer in timeoutMs is NETWORK and says so, not just "aborted"', async () => {
     // as WHATWG fetch does (Node, Bun, browsers): an aborted request rejects with the signal's reason
     const hanging: FetchLike = (url, init) =>
