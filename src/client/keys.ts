@@ -1,4 +1,4 @@
-// `miniship keys`: make an Ed25519 signing key (the private half never leaves this machine) and manage the keys a miniapp trusts (decisions §14).
+// `miniship keys`: make an Ed25519 signing key (the private half never leaves this machine), manage the keys a miniapp trusts, and whether it requires signed versions (decisions §14).
 import { Command } from 'commander'
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs'
@@ -8,7 +8,7 @@ import { utf8Bytes } from '../sdk/statement'
 import { connect, withClientOptions, type ClientFlags } from './config'
 import { timeText } from '../terminal/time'
 import { CliError, createOutput, runClient } from './http'
-import { findMiniApp } from './publish'
+import { findMiniApp, type MiniApp } from './publish'
 import { asCommandGroup } from './command-group'
 import { withJsonUsageErrors } from '../cli/json-output'
 import type { SigningKeyRecord } from '../modules/signing/service'
@@ -111,9 +111,44 @@ interface AppFlags extends ClientFlags {
   app: string
 }
 
+/** `on` or `off`, as `keys require` takes it; anything else is bad usage (exit 2) naming both. */
+function requirementWanted(setting: string): boolean {
+  if (setting === 'on') return true
+  if (setting === 'off') return false
+  throw new CliError(2, `keys require takes on or off, got ${JSON.stringify(setting.slice(0, 80))}`)
+}
+
+// The words of the console's Settings › Signing ("Require signed versions", its hint and notices) and of the server's 422 SIGNATURE_REQUIRED.
+const refusedWhenRequired = 'unsigned uploads are refused, and an unsigned version cannot be published or rolled back to'
+
+/** What `keys require` did, in one line: the requirement now, or that it already was so. */
+function requirementLine(appId: string, requireSignature: boolean, changed: boolean): string {
+  if (!changed) return requireSignature ? `${appId} already requires signed versions; nothing changed.` : `${appId} already accepts unsigned versions; nothing changed.`
+  if (requireSignature) return `${appId} requires signed versions now: ${refusedWhenRequired} (sign it first: miniship sign VERSION --app ${appId} --sign-key FILE).`
+  return `${appId} no longer requires signed versions: unsigned versions are accepted again.`
+}
+
+/** The requirement as `keys ls` shows it, under the console's name for the switch. */
+function requirementStatus(appId: string, requireSignature: boolean): string {
+  return requireSignature ? `Require signed versions: on (${refusedWhenRequired})` : `Require signed versions: off (unsigned versions are accepted; miniship keys require --app ${appId} on refuses them)`
+}
+
+/**
+ * Signed versions required and no key trusted (none added, or all revoked): the server allows it, as
+ * the console does, but nothing can then be uploaded, published or rolled back to.
+ */
+function noTrustedKeyWarning(appId: string): { code: 'NO_TRUSTED_KEY'; message: string } {
+  return {
+    code: 'NO_TRUSTED_KEY',
+    message: `${appId} requires signed versions and trusts no signing key: nothing can be uploaded, published or rolled back to until an owner adds one (miniship keys generate, then miniship keys add --app ${appId} FILE)`,
+  }
+}
+
+const trustsAKey = (keys: SigningKeyRecord[]) => keys.some((key) => key.revokedAt === null)
+
 export function keysCommand(): Command {
   const keys = new Command('keys')
-    .description('signing keys: make one, and manage the public keys a miniapp trusts')
+    .description('signing keys: make one, manage the public keys a miniapp trusts, and whether it requires signed versions')
     .addHelpText(
       'after',
       `
@@ -121,7 +156,8 @@ Examples:
   $ miniship keys generate --out release.pem
   $ miniship keys add --app com.example.shop release.pem --name "release laptop"
   $ miniship keys ls --app com.example.shop
-  $ miniship keys revoke --app com.example.shop 3f9a0c1d2e4b5a69`,
+  $ miniship keys revoke --app com.example.shop 3f9a0c1d2e4b5a69
+  $ miniship keys require --app com.example.shop on`,
     )
 
   keys.addCommand(
@@ -171,7 +207,7 @@ Examples:
 
   keys.addCommand(
     withClientOptions(new Command('ls'))
-      .description('list the keys a miniapp trusts, and the revoked ones')
+      .description('list the keys a miniapp trusts (and the revoked ones), and whether it requires signed versions')
       .requiredOption('--app <appId>', 'the app id')
       .addHelpText('after', '\nExample:\n  $ miniship keys ls --app com.example.shop --json')
       .action((flags: AppFlags) =>
@@ -180,9 +216,11 @@ Examples:
           const api = connect(flags, { command: 'keys ls', scopes: ['read'] })
           const app = await findMiniApp(api, flags.app)
           const { body } = await api.request<SigningKeyRecord[]>('GET', `/mini-apps/${encodeURIComponent(app.id)}/signing-keys`)
-          if (body.length === 0) out.line(`${flags.app} trusts no signing key yet: miniship keys generate, then miniship keys add --app ${flags.app} FILE`)
+          out.line(requirementStatus(flags.app, app.requireSignature))
+          if (app.requireSignature && !trustsAKey(body)) out.line(noTrustedKeyWarning(flags.app).message)
+          else if (body.length === 0) out.line(`${flags.app} trusts no signing key yet: miniship keys generate, then miniship keys add --app ${flags.app} FILE`)
           for (const key of body) out.line(`${key.keyId}  ${(key.revokedAt ? `revoked ${timeText(key.revokedAt)}` : 'trusted').padEnd(32)} ${key.name}\n                  ${key.publicKey}`)
-          out.result({ keys: body })
+          out.result({ requireSignature: app.requireSignature, keys: body })
         }),
       ),
   )
@@ -201,6 +239,33 @@ Examples:
           const { body } = await api.request<SigningKeyRecord>('DELETE', `/mini-apps/${encodeURIComponent(app.id)}/signing-keys/${encodeURIComponent(keyId)}`)
           out.line(`Revoked ${body.keyId} ("${body.name}") of ${flags.app} at ${timeText(body.revokedAt!)}.`)
           out.result(body)
+        }),
+      ),
+  )
+  keys.addCommand(
+    withClientOptions(new Command('require'))
+      .description('turn "Require signed versions" on or off (owners): while on, unsigned uploads are refused, and an unsigned version cannot be published or rolled back to')
+      .argument('<on|off>', 'on: require signed versions; off: accept unsigned versions again')
+      .requiredOption('--app <appId>', 'the app id')
+      .addHelpText('after', '\nExamples:\n  $ miniship keys require --app com.example.shop on\n  $ miniship keys require --app com.example.shop off --json')
+      .action((setting: string, flags: AppFlags) =>
+        runClient(flags.json === true, async () => {
+          const out = createOutput(flags.json === true)
+          const wanted = requirementWanted(setting)
+          const api = connect(flags)
+          const app = await findMiniApp(api, flags.app)
+          // already so: no request that could change anything (the console saves nothing either)
+          const changed = app.requireSignature !== wanted
+          let requireSignature = app.requireSignature
+          if (changed) ({ requireSignature } = (await api.request<MiniApp>('PATCH', `/mini-apps/${encodeURIComponent(app.id)}`, { json: { requireSignature: wanted } })).body)
+          out.line(requirementLine(flags.app, requireSignature, changed))
+          const warnings: { code: string; message: string }[] = []
+          if (requireSignature) {
+            const { body: trusted } = await api.request<SigningKeyRecord[]>('GET', `/mini-apps/${encodeURIComponent(app.id)}/signing-keys`)
+            if (!trustsAKey(trusted)) warnings.push(noTrustedKeyWarning(flags.app))
+          }
+          for (const warning of warnings) out.note(`warning: ${warning.message} (${warning.code})`)
+          out.result({ appId: flags.app, requireSignature, changed, warnings })
         }),
       ),
   )

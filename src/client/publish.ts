@@ -15,6 +15,8 @@ export interface MiniApp {
   currentExperienceVersionId: string | null
   currentReviewVersionId: string | null
   currentReleaseVersionId: string | null
+  /** decisions §14: unsigned uploads, and the publish of or rollback to an unsigned version, are refused */
+  requireSignature: boolean
 }
 
 export interface VersionSummary {
