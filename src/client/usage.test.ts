@@ -41,7 +41,7 @@ describe('a mistyped subcommand is named as one, with the list (not "too many ar
     ['apps', 'ls, create'],
     ['channels', 'ls, create, rm'],
     ['versions', 'ls'],
-    ['keys', 'generate, add, ls, revoke'],
+    ['keys', 'generate, add, ls, revoke, require'],
     ['webhooks', 'ls, create, rm, test, deliveries'],
   ]
   for (const [group, commands] of groups) {
