@@ -149,8 +149,19 @@ describe('signed releases with the miniship CLI', () => {
     expect(refused.stderr).toContain('miniship keys generate')
   }, 60_000)
 
+  test('keys require on, now that no key is trusted: set, with the NO_TRUSTED_KEY warning; keys ls says so; an unsigned push is refused', async () => {
+    const on = await cli(['keys', 'require', '--app', 'shop', 'on', '--json'])
+    expect(on.exitCode).toBe(0)
+    expect(JSON.parse(on.stdout)).toMatchObject({ appId: 'shop', requireSignature: true, changed: true, warnings: [{ code: 'NO_TRUSTED_KEY' }] })
+    expect(on.stderr).toContain('nothing can be uploaded, published or rolled back to until an owner adds one')
+    expect((await cli(['keys', 'ls', '--app', 'shop'])).stdout).toStartWith('Require signed versions: on (')
+    const refused = await cli(['push', buildFolder('build-1.3.0', 'console.log("1.3.0")'), '--app', 'shop', '--version', '1.3.0'])
+    expect(refused.exitCode).toBe(1)
+    expect(refused.stderr).toContain('shop requires signed versions; push with --sign-key FILE')
+  }, 60_000)
+
   test('every new command has --help with an example', async () => {
-    for (const args of [['keys'], ['keys', 'generate'], ['keys', 'add'], ['keys', 'ls'], ['keys', 'revoke'], ['sign'], ['verify'], ['push']]) {
+    for (const args of [['keys'], ['keys', 'generate'], ['keys', 'add'], ['keys', 'ls'], ['keys', 'revoke'], ['keys', 'require'], ['sign'], ['verify'], ['push']]) {
       const result = await cli([...args, '--help'])
       expect(result.exitCode).toBe(0)
       expect(result.stdout).toMatch(/Examples?:\n {2}\$ miniship /)
