@@ -160,4 +160,14 @@ describe.skipIf(!hasChromium)('signing in the console', () => {
     await tid('alert').locator('p').first().waitFor()
     expect(await tid('alert').textContent()).toContain('requires signed versions')
   })
+
+  test('signed versions required and every key revoked: the Signing card says nothing can ship, as keys ls does', async () => {
+    await page.goto(`${server.baseUrl}/apps/${miniAppId}/settings`)
+    await tid('signing').waitFor()
+    // a key still trusted: no warning
+    expect(await tid('signing-no-trusted-key').count()).toBe(0)
+    expect((await api('DELETE', `/api/mini-apps/${miniAppId}/signing-keys/${laptop.keyId}`)).status).toBe(200)
+    await page.reload()
+    expect(await tid('signing-no-trusted-key').textContent()).toBe(`${APP_ID} requires signed versions and trusts no signing key: nothing can be uploaded, published or rolled back to until an owner adds one.`)
+  })
 })

@@ -65,6 +65,10 @@ export function signingSection(ctx: PageContext, base: string, miniApp: MiniApp,
     section.append(h('p', { class: 'hint', 'data-testid': 'signing-keys-unavailable' }, `The keys could not be loaded: ${result.error instanceof Error ? result.error.message : String(result.error)}`))
     return section
   }
+  // the words of `miniship keys ls` / `keys require` (NO_TRUSTED_KEY): the server allows this state, but nothing can then ship
+  if (miniApp.requireSignature === true && !result.keys.some((key) => !key.revokedAt)) {
+    section.append(h('p', { class: 'warning', role: 'status', 'data-testid': 'signing-no-trusted-key' }, `${miniApp.appId} requires signed versions and trusts no signing key: nothing can be uploaded, published or rolled back to until an owner adds one.`))
+  }
   if (result.keys.length === 0) section.append(h('p', { class: 'empty', 'data-testid': 'signing-keys-empty' }, 'No key yet: versions cannot be signed until an owner adds one.'))
   else
     section.append(
