@@ -248,7 +248,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
   let state: State = emptyState
   let loaded = false
   /** pending events, each with a local sequence number so a flush removes exactly what it sent */
-  let events: Array<{ seq: number; event: DeviceEvent }> | null = null
+  let events: Array<{ seq: number; event: DeviceEvent }> | undefined
   let nextSeq = 1
   let nonce = 0
   /** the version the last start() answered (null: embedded); undefined before any start() */
@@ -519,11 +519,12 @@ export function createUpdater(options: UpdaterOptions): Updater {
     // a refused download leaves the current version as it was, and is reported
     const failed = async (error: unknown, saving?: boolean): Promise<never> => {
       const wrapped = error instanceof UpdateError ? error : new UpdateError('STORAGE', messageOf(error))
+      const code = wrapped.code
       done()
       // a failed save may have taken effect after all (a rename that died half way): the next start() decides
       if (!saving) await quietly(storage.remove(`versions/${dir}`))
       // `failed` says the release failed here (the release guard pauses on it): a network that dropped did not
-      if (wrapped.code != 'NETWORK') await quietly(record('failed', update, `${wrapped.code}: ${wrapped.message}`))
+      if (code != 'NETWORK') await quietly(record('failed', update, `${code}: ${wrapped.message}`))
       throw wrapped
     }
     try {
