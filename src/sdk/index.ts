@@ -516,15 +516,17 @@ export function createUpdater(options: UpdaterOptions): Updater {
     const dir = `${update.versionId.replace(/[^A-Za-z0-9._-]/g, '_')}.${Date.now().toString(36)}${(nonce++).toString(36)}`
     downloading.push(dir)
     const done = () => void downloading.splice(downloading.indexOf(dir), 1)
-    // a refused download leaves the current version as it was, and is reported
+    // a refused download leaves the current version as it was, and is reported (one the device could not
+    // fetch or keep is not)
     const failed = async (error: unknown, saving?: boolean): Promise<never> => {
       const wrapped = error instanceof UpdateError ? error : new UpdateError('STORAGE', messageOf(error))
       const code = wrapped.code
       done()
       // a failed save may have taken effect after all (a rename that died half way): the next start() decides
       if (!saving) await quietly(storage.remove(`versions/${dir}`))
-      // `failed` says the release failed here (the release guard pauses on it): a network that dropped did not
-      if (code != 'NETWORK') await quietly(record('failed', update, `${code}: ${wrapped.message}`))
+      // `failed` says the release failed here (the release guard pauses on it): a network that dropped did
+      // not, nor a disk that is full or will not take the files (STORAGE: a file's bytes, its move, the switch)
+      if (code != 'NETWORK' && code != 'STORAGE') await quietly(record('failed', update, `${code}: ${wrapped.message}`))
       throw wrapped
     }
     try {

@@ -364,6 +364,64 @@ describe('the update client against the server', () => {
     expect(after.filter((entry) => entry.event.event === 'failed').map((entry) => entry.event.message.split(':')[0])).toEqual(['SHA256_MISMATCH'])
   })
 
+  test('a download the device cannot keep (a full disk, files it may not write: STORAGE) reports no failed event either, and the host app still gets STORAGE: the release guard counts failed devices, and a full phone is not one', async () => {
+    const isBundle = (url: string) => url.includes('/bundles/ios')
+    /** what reached the server's events endpoint */
+    const posted: Array<{ event: string; message?: string }> = []
+    const reporting =
+      (inner: FetchLike): FetchLike =>
+      async (url, init) => {
+        if (url.endsWith('/mini-apps/access/events')) posted.push(...(JSON.parse(init!.body!).events as typeof posted))
+        return inner(url, init)
+      }
+    // where the storage refuses: a chunk of the bundle, moving a finished file into place, the switch
+    // (state.json); the disk being full, the events file is not written either: they wait in memory
+    const full = 'ENOSPC: no space left on device, write'
+    const denied = 'EACCES: permission denied, rename'
+    const cases = [
+      ['write', `writing the bundleIos: ${full}`],
+      ['move', `renaming the bundleIos: ${denied}`],
+      ['switch', `saving state: ${full}`],
+    ] as const
+    const outcomes: unknown[] = []
+    for (const [where] of cases) {
+      const inner = clone(withV1)
+      const refuse = (why: string) => {
+        throw new Error(why)
+      }
+      const storage: UpdateStorage = {
+        ...inner,
+        writeText: async () => refuse(full),
+        async openWrite(path) {
+          const writer = await inner.openWrite(path)
+          return { write: async (chunk) => (where === 'write' ? refuse(full) : writer.write(chunk)), close: () => writer.close() }
+        },
+        rename: async (from, to) => (where === 'move' && from.endsWith('.part') ? refuse(denied) : inner.rename(from, to)),
+      }
+      posted.length = 0
+      const client = updater(storage, { fetch: reporting(serverFetch(setup.context)) })
+      await client.start()
+      const update = (await client.check())!
+      const error = await client.download(update).catch((thrown: unknown) => thrown)
+      expect(error).toBeInstanceOf(UpdateError)
+      expect(client.current()!.version).toBe('1.0.0')
+      // the launches went out with check(); the failure is in memory only (the disk took no events file): a flush sends what is waiting
+      const flushed = await client.flushEvents()
+      expect(posted.map((event) => event.event)).toContain('launched')
+      outcomes.push([where, `${(error as UpdateError).code}: ${(error as UpdateError).message}`, posted.filter((event) => event.event === 'failed').map((event) => event.message), flushed])
+      expect((await updater(inner).start()).current!.version).toBe('1.0.0')
+    }
+    // the host app gets STORAGE as before, saying why; the server got no failed event, and none is waiting
+    expect(outcomes).toEqual(cases.map(([where, message]) => [where, `STORAGE: ${message}`, [], { sent: 0, pending: 0 }]))
+    // a refused file still is one, and reaches the server the same way
+    posted.length = 0
+    const tampered = updater(clone(withV1), { fetch: reporting(rewriteFiles(serverFetch(setup.context), isBundle, flipFirstByte)) })
+    await tampered.start()
+    expect(await codeOf(tampered.download((await tampered.check())!))).toBe('SHA256_MISMATCH')
+    expect(await tampered.flushEvents()).toEqual({ sent: 1, pending: 0 })
+    expect(posted.filter((event) => event.event === 'failed').map((event) => event.message!.split(':')[0])).toEqual(['SHA256_MISMATCH'])
+  })
+
   test('a download that stalls for timeoutMs is NETWORK; the running version stays', async () => {
     const stalling: FetchLike = async (url, init) => {
       if (!url.includes('/bundles/ios')) return serverFetch(setup.context)(url, init)
