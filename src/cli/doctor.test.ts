@@ -2,10 +2,16 @@ import { afterAll, expect, test } from 'bun:test'
 import { mkdirSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { acquireLock, dataDirPaths, openDataDir } from '../data-dir'
-import { closeDatabase } from '../db/open'
+import { closeDatabase, type Db } from '../db/open'
 import { tempDir } from '../test-support'
 import { createLocalBlobStore } from '../storage'
-import { diagnose, fixLeftovers } from './doctor'
+import { createTestContext } from '../test-support'
+import { createMiniApp, createTestUser } from '../test-fixtures'
+import { createJobQueue } from '../jobs/queue'
+import { mirrorJobKind } from '../modules/mirror/service'
+import { timeText } from '../terminal/time'
+import { diagnose, fixLeftovers, runChecks } from './doctor'
+import { jsonDocument, runCli } from './test-run'
 
 const made: string[] = []
 afterAll(() => {
@@ -54,7 +60,7 @@ test('a deleted database beside stored files says to restore, not to init', asyn
   expect(problems).toEqual([expect.stringContaining('restore a backup')])
 })
 
-test('background jobs: ones that gave up, and ones waiting for a quarter of an hour or more, are problems; the backlog is described per kind', async () => {
+test('background jobs: ones that gave up, and ones waiting for a quarter of an hour or more, are problems (webhook deliveries only warnings); the backlog is described per kind', async () => {
   const root = tempDir('miniship-doctor-')
   made.push(root)
   const { db } = openDataDir(root)
@@ -69,8 +75,12 @@ test('background jobs: ones that gave up, and ones waiting for a quarter of an h
   closeDatabase(db)
   const problems = await diagnose(root)
   expect(problems).toContainEqual('background jobs: 1 release-mirror job(s) waiting, the oldest for 20 min (last error: timed out after 60 s)')
-  expect(problems).toContainEqual('background jobs: 1 webhook-delivery job(s) gave up after their retries (last error: the receiver answered 500); they are kept 30 days')
-  expect(problems.filter((problem) => problem.startsWith('background jobs'))).toHaveLength(2)
+  expect(problems.filter((problem) => problem.startsWith('background jobs'))).toHaveLength(1)
+  // d1 has no delivery row (as one pruned after 200 newer ones): its webhook is unknown, it is still said
+  const checked = (await runChecks(root)).find((check) => check.name === 'background jobs')!
+  expect(checked.warnings).toEqual([
+    `webhook deliveries: for a webhook no longer known (their delivery records were pruned: 200 are kept per webhook): 1 delivery gave up after its retries at ${timeText(new Date(now).toISOString())}, 1 delivery waiting for 0 s, since ${timeText(new Date(now).toISOString())} (last error: the receiver answered 500); nothing to do; given-up deliveries are not sent again and are reported for 30 days`,
+  ])
   const { describeBacklog } = await import('./doctor')
   const { jobBacklog } = await import('../jobs/queue')
   const { Database } = await import('bun:sqlite')
@@ -171,4 +181,169 @@ test('a trusted signing key under which anyone can sign (stored before such keys
   expect(problems).toEqual([
     'signing key weak0000weak0000 ("weak0000weak0000") of com.example.keys is a weak Ed25519 key (a point of small or mixed order) that no key generator makes: signatures under it can be forged; revoke it (miniship keys revoke --app com.example.keys weak0000weak0000) and sign with a key miniship keys generate made',
   ])
+})
+
+// ---- webhook deliveries: a receiver's trouble is a warning, not a problem of this data directory
+
+/** The credential part of a Slack-like webhook URL: doctor must never print it. */
+const secretPath = '/services/T0/B0/path-credential'
+const secretQuery = '?token=query-credential'
+
+/**
+ * A real data directory with a miniapp and a webhook made through the API, whose receiver (on 127.0.0.1)
+ * answers every delivery with 500; the clock starts `ago` ms before now and is moved by the test.
+ */
+async function webhookSetUp(ago: number) {
+  const receiver = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('no', { status: 500 }) })
+  const context = createTestContext({ webhooksAllowPrivate: true })
+  context.now.value = Date.now() - ago
+  const owner = await createTestUser(context)
+  const appId = 'com.example.doctor'
+  const miniApp = await createMiniApp(context, owner.token, appId)
+  const created = await context.call('POST', `/api/mini-apps/${miniApp.id}/webhooks`, { token: owner.token, json: { url: `http://127.0.0.1:${receiver.port}${secretPath}${secretQuery}`, events: ['version.uploaded'] } })
+  expect(created.status).toBe(201)
+  const webhook = created.body as { id: string; secret: string }
+  return {
+    context,
+    appId,
+    webhook,
+    origin: `http://127.0.0.1:${receiver.port}`,
+    /** queues a webhook.test delivery through the API, as `miniship webhooks test` does */
+    async sendTest() {
+      const res = await context.call('POST', `/api/mini-apps/${miniApp.id}/webhooks/${webhook.id}/test`, { token: owner.token })
+      expect(res.status).toBe(200)
+    },
+    /** runs the due deliveries through the server's queue */
+    drain: () => context.app.store.jobs.drain(),
+    close() {
+      context.close()
+      receiver.stop(true)
+    },
+  }
+}
+
+/** Runs the delivery's six attempts (the retry waits moved on the clock): it gives up; answers when. */
+async function giveUp(setUp: Awaited<ReturnType<typeof webhookSetUp>>): Promise<string> {
+  await setUp.sendTest()
+  await setUp.drain()
+  for (const wait of [10_000, 30_000, 120_000, 600_000, 3_600_000]) {
+    setUp.context.advance(wait)
+    await setUp.drain()
+  }
+  expect(setUp.context.app.store.jobs.backlog().byKind['webhook-delivery']).toMatchObject({ pending: 0, running: 0, failed: 1 })
+  return timeText(new Date(setUp.context.now.value).toISOString())
+}
+
+/** A release-mirror write that gave up, through the queue (a handler that fails as an unreachable bucket does, one attempt). */
+async function mirrorGivenUp(db: Db): Promise<void> {
+  const queue = createJobQueue({ db, clock: Date.now, log: () => {} })
+  queue.register(mirrorJobKind, { run: () => Promise.reject(new Error('the bucket answered 503')), timeoutMs: 5_000, retryDelaysMs: [], maxAttempts: 1 })
+  queue.enqueue(mirrorJobKind, { miniAppId: 'a', channel: 'stable' }, { dedupeKey: `${mirrorJobKind}:a:stable` })
+  await queue.drain()
+}
+
+const mirrorProblem = 'background jobs: 1 release-mirror job(s) gave up after their retries (last error: the bucket answered 503); the next serve start writes the mirror again'
+
+type DoctorDocument = { healthy: boolean; checks: { name: string; ok: boolean; problems: string[]; warnings: string[] }[]; problems: string[]; warnings: string[]; backgroundJobs: { byKind: Record<string, { failed: number }> } }
+
+test('a webhook delivery that gave up is a warning naming the webhook (id, app, origin, never the path or query), how many, since when, the last error and the commands: exit 0, healthy', async () => {
+  const setUp = await webhookSetUp(3 * 3_600_000)
+  try {
+    const gaveUpAt = await giveUp(setUp)
+    const { id } = setUp.webhook
+    const warning =
+      `webhook deliveries: webhook ${id} of ${setUp.appId} (${setUp.origin}): 1 delivery gave up after its retries at ${gaveUpAt} (last error: the receiver answered 500); ` +
+      `the receiver's trouble, not this server's: check the receiver, see the deliveries with miniship webhooks deliveries ${id} --app ${setUp.appId}, ` +
+      `once it answers send a test with miniship webhooks test ${id} --app ${setUp.appId}, or remove the webhook and its deliveries with miniship webhooks rm ${id} --app ${setUp.appId}; given-up deliveries are not sent again and are reported for 30 days`
+    const root = setUp.context.config.dataDir
+    const text = await runCli(['doctor', '--data-dir', root])
+    expect({ exitCode: text.exitCode, stderr: text.stderr }).toEqual({ exitCode: 0, stderr: '' })
+    expect(text.stdout.split('\n').filter((line) => line !== '')).toEqual([
+      'INFO: background jobs: webhook-delivery: 0 pending, 1 failed',
+      `WARNING: ${warning}`,
+      `OK: ${root} is healthy (schema version ${(await import('../db/open')).schemaVersion}); 1 warning above, not counted as problems`,
+    ])
+    for (const secret of ['path-credential', 'query-credential', setUp.webhook.secret]) expect(text.stdout).not.toContain(secret)
+    const json = await runCli(['doctor', '--data-dir', root, '--json'])
+    expect(json.exitCode).toBe(0)
+    const document = jsonDocument(json) as DoctorDocument
+    expect(document).toMatchObject({ healthy: true, problems: [], warnings: [warning] })
+    expect(document.checks.find((check) => check.name === 'background jobs')).toEqual({ name: 'background jobs', ok: true, problems: [], warnings: [warning] })
+    expect(document.checks.filter((check) => check.name !== 'background jobs').every((check) => check.ok && check.warnings.length === 0)).toBe(true)
+    expect(document.backgroundJobs.byKind['webhook-delivery']).toMatchObject({ failed: 1 })
+  } finally {
+    setUp.close()
+  }
+})
+
+test('a webhook delivery waiting for a quarter of an hour is a warning with its age and the last error (or that it was not tried yet); one waiting a moment is not', async () => {
+  const setUp = await webhookSetUp(20 * 60_000)
+  try {
+    const queuedAt = timeText(new Date(setUp.context.now.value).toISOString())
+    await setUp.sendTest()
+    const root = setUp.context.config.dataDir
+    const webhookWarnings = async () => (await runChecks(root)).find((check) => check.name === 'background jobs')!.warnings
+    // not tried yet (no server ran the queue): nothing says the receiver is at fault
+    expect(await webhookWarnings()).toEqual([
+      `webhook deliveries: webhook ${setUp.webhook.id} of ${setUp.appId} (${setUp.origin}): 1 delivery waiting for 20 min, since ${queuedAt} (no attempt yet: they are sent while miniship serve runs); see them with miniship webhooks deliveries ${setUp.webhook.id} --app ${setUp.appId}`,
+    ])
+    // the first attempt gets 500: the delivery waits 10 s for its retry, which this clock never reaches
+    await setUp.drain()
+    expect(setUp.context.app.store.jobs.backlog().byKind['webhook-delivery']).toMatchObject({ pending: 1, failed: 0 })
+    const checked = (await runChecks(root)).find((check) => check.name === 'background jobs')!
+    expect(checked.problems).toEqual([])
+    expect(checked.warnings).toEqual([expect.stringContaining(`webhook deliveries: webhook ${setUp.webhook.id} of ${setUp.appId} (${setUp.origin}): 1 delivery waiting for 20 min, since ${queuedAt} (last error: the receiver answered 500); the receiver's trouble`)])
+    expect(checked.warnings![0]).not.toContain('reported for 30 days')
+    const run = await runCli(['doctor', '--data-dir', root])
+    expect(run.exitCode).toBe(0)
+    expect(run.stdout).toContain(`WARNING: webhook deliveries: webhook ${setUp.webhook.id}`)
+    // a delivery queued now, not tried yet: a quarter of an hour has not passed, nothing to say about it
+    const fresh = await webhookSetUp(0)
+    try {
+      await fresh.sendTest()
+      expect((await runChecks(fresh.context.config.dataDir)).find((check) => check.name === 'background jobs')).toEqual({ name: 'background jobs', problems: [], warnings: [] })
+    } finally {
+      fresh.close()
+    }
+  } finally {
+    setUp.close()
+  }
+})
+
+test('a release-mirror write that gave up is still a problem (exit 1), worded as before', async () => {
+  const root = initialised()
+  const { db } = openDataDir(root)
+  await mirrorGivenUp(db)
+  closeDatabase(db)
+  expect(await diagnose(root)).toEqual([mirrorProblem])
+  const run = await runCli(['doctor', '--data-dir', root])
+  expect(run.exitCode).toBe(1)
+  expect(run.stdout).toContain(`PROBLEM: ${mirrorProblem}\n1 problem found in ${root}\n`)
+  expect(run.stdout).not.toContain('WARNING')
+})
+
+test('a given-up mirror write and a given-up webhook delivery: exit 1 with the problem and the warning, in text and in --json', async () => {
+  const setUp = await webhookSetUp(3 * 3_600_000)
+  try {
+    await giveUp(setUp)
+    await mirrorGivenUp(setUp.context.dataDir.db)
+    const root = setUp.context.config.dataDir
+    const text = await runCli(['doctor', '--data-dir', root])
+    expect(text.exitCode).toBe(1)
+    const lines = text.stdout.split('\n').filter((line) => line !== '')
+    expect(lines.slice(1).map((line) => line.slice(0, 60))).toEqual([`PROBLEM: ${mirrorProblem}`.slice(0, 60), `WARNING: webhook deliveries: webhook ${setUp.webhook.id}`.slice(0, 60), `1 problem found in ${root}, and 1 warning`.slice(0, 60)])
+    expect(lines.at(-1)).toBe(`1 problem found in ${root}, and 1 warning`)
+    const json = await runCli(['doctor', '--data-dir', root, '--json'])
+    expect(json.exitCode).toBe(1)
+    const document = jsonDocument(json) as DoctorDocument
+    expect(document.healthy).toBe(false)
+    expect(document.problems).toEqual([mirrorProblem])
+    expect(document.warnings).toEqual([expect.stringContaining(`webhook deliveries: webhook ${setUp.webhook.id} of ${setUp.appId}`)])
+    expect(document.checks.find((check) => check.name === 'background jobs')).toEqual({ name: 'background jobs', ok: false, problems: [mirrorProblem], warnings: document.warnings })
+    // the fields that were there before stay
+    expect(Object.keys(document)).toEqual(['dataDir', 'healthy', 'schemaVersion', 'supportedSchemaVersion', 'fixed', 'checks', 'problems', 'warnings', 'backgroundJobs'])
+    expect(document.backgroundJobs.byKind).toMatchObject({ 'release-mirror': { failed: 1 }, 'webhook-delivery': { failed: 1 } })
+  } finally {
+    setUp.close()
+  }
 })

@@ -11,8 +11,10 @@ import { checkStoredFiles, createLocalBlobStore, openBlobStore, type BlobStore }
 import { jobBacklog, type JobBacklog } from '../jobs/queue'
 import { ConfigError } from '../config'
 import { decodeBase64, unsoundKeyReason } from '../modules/signing/keys'
+import { webhookJobKind, withoutUrlPaths } from '../modules/webhooks/service'
+import { timeText } from '../terminal/time'
 
-/** A backlog older than this is a problem (the bucket or a receiver has been unreachable for a while). */
+/** A backlog older than this is a problem (the bucket has been unreachable for a while), or for webhook deliveries a warning (a receiver has). */
 const stuckJobSeconds = 15 * 60
 
 function ageText(seconds: number): string {
@@ -28,13 +30,17 @@ export function describeBacklog(backlog: JobBacklog): string {
     .join('; ')
 }
 
-/** The background queue's problems: jobs that gave up, and jobs waiting for longer than a retry or two should take. */
+/**
+ * The background queue's problems: jobs that gave up, and jobs waiting for longer than a retry or two should take.
+ * Webhook deliveries are not among them: a receiver that does not answer is someone else's trouble (webhookDeliveryWarnings).
+ */
 function backgroundJobProblems(database: Database, now: number): string[] {
   const backlog = jobBacklog(database, now)
   const problems: string[] = []
   const lastError = (kind: string, state: string) =>
     database.query<{ last_error: string | null }, [string, string]>('SELECT last_error FROM jobs WHERE kind = ? AND state = ? AND last_error IS NOT NULL ORDER BY updated_at DESC LIMIT 1').get(kind, state)?.last_error ?? 'none recorded'
   for (const [kind, of] of Object.entries(backlog.byKind)) {
+    if (kind === webhookJobKind) continue
     const advice = kind === 'release-mirror' ? 'the next serve start writes the mirror again' : 'they are kept 30 days'
     if (of.failed > 0) problems.push(`background jobs: ${of.failed} ${kind} job(s) gave up after their retries (last error: ${lastError(kind, 'failed')}); ${advice}`)
     if (of.pending + of.running > 0 && of.oldestPendingSeconds >= stuckJobSeconds) {
@@ -42,6 +48,106 @@ function backgroundJobProblems(database: Database, now: number): string[] {
     }
   }
   return problems
+}
+
+/** What waits and what gave up for one webhook (webhookId null: deliveries whose record is gone, so their webhook is unknown). */
+interface WebhookTrouble {
+  webhookId: string | null
+  appId: string | null
+  /** the receiver's scheme, host and port: its path and query are often its credential (Slack's, Discord's) */
+  origin: string | null
+  failed: number
+  /** when the first of them gave up */
+  firstFailedAt: string | null
+  waiting: number
+  /** when the oldest waiting one was queued */
+  oldestWaitingAt: string | null
+  /** the newest error of any of its deliveries, waiting or given up */
+  lastError: string | null
+}
+
+function plural(count: number, one: string, many: string): string {
+  return `${count} ${count === 1 ? one : many}`
+}
+
+/** The origin of a stored webhook URL, as the audit log names a webhook; never its path or query. */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin
+  } catch {
+    return 'an unreadable URL'
+  }
+}
+
+/** Webhook deliveries that gave up, or have waited past stuckJobSeconds, grouped by webhook. */
+function webhookTroubles(database: Database, now: number): WebhookTrouble[] {
+  const rows = database
+    .query<{ state: string; createdAt: string; updatedAt: string; lastError: string | null; webhookId: string | null; url: string | null; appId: string | null }, [string]>(
+      `SELECT j.state AS state, j.created_at AS createdAt, j.updated_at AS updatedAt, j.last_error AS lastError, w.id AS webhookId, w.url AS url, m.app_id AS appId
+       FROM jobs j
+       LEFT JOIN webhook_deliveries d ON d.id = (CASE WHEN json_valid(j.payload) THEN json_extract(j.payload, '$.deliveryId') END)
+       LEFT JOIN webhooks w ON w.id = d.webhook_id
+       LEFT JOIN mini_apps m ON m.id = w.mini_app_id
+       WHERE j.kind = ?
+       ORDER BY j.updated_at, j.id`,
+    )
+    .all(webhookJobKind)
+  const byWebhook = new Map<string | null, WebhookTrouble>()
+  for (const row of rows) {
+    let trouble = byWebhook.get(row.webhookId)
+    if (!trouble) {
+      trouble = { webhookId: row.webhookId, appId: row.appId, origin: row.url === null ? null : originOf(row.url), failed: 0, firstFailedAt: null, waiting: 0, oldestWaitingAt: null, lastError: null }
+      byWebhook.set(row.webhookId, trouble)
+    }
+    if (row.state === 'failed') {
+      trouble.failed++
+      if (trouble.firstFailedAt === null || row.updatedAt < trouble.firstFailedAt) trouble.firstFailedAt = row.updatedAt
+    } else {
+      trouble.waiting++
+      if (trouble.oldestWaitingAt === null || row.createdAt < trouble.oldestWaitingAt) trouble.oldestWaitingAt = row.createdAt
+    }
+    // rows come oldest update first: the last one seen is the newest error
+    if (row.lastError !== null) trouble.lastError = row.lastError
+  }
+  const stuck = (trouble: WebhookTrouble) => trouble.oldestWaitingAt !== null && waitedSeconds(trouble.oldestWaitingAt, now) >= stuckJobSeconds
+  return [...byWebhook.values()]
+    .filter((trouble) => trouble.failed > 0 || stuck(trouble))
+    .sort((a, b) => (a.webhookId === null ? 1 : b.webhookId === null ? -1 : `${a.appId} ${a.webhookId}`.localeCompare(`${b.appId} ${b.webhookId}`)))
+}
+
+function waitedSeconds(since: string, now: number): number {
+  return Math.max(0, Math.floor((now - Date.parse(since)) / 1000))
+}
+
+/** One warning line for one webhook's deliveries: which webhook, how many, since when, the last error, and what to do. */
+function webhookTroubleText(trouble: WebhookTrouble, now: number): string {
+  const parts: string[] = []
+  if (trouble.failed > 0) {
+    parts.push(`${plural(trouble.failed, 'delivery', 'deliveries')} gave up after ${trouble.failed === 1 ? 'its' : 'their'} retries ${trouble.failed === 1 ? 'at' : 'since'} ${timeText(trouble.firstFailedAt!)}`)
+  }
+  if (trouble.waiting > 0) {
+    const oldest = trouble.oldestWaitingAt!
+    parts.push(`${plural(trouble.waiting, 'delivery', 'deliveries')} waiting for ${ageText(waitedSeconds(oldest, now))}, since ${timeText(oldest)}`)
+  }
+  // delivery errors are stored without URL paths already; cut again, so no receiver's credential can reach a cron mail
+  const why = trouble.lastError === null ? 'no attempt yet: they are sent while miniship serve runs' : `last error: ${withoutUrlPaths(trouble.lastError)}`
+  const kept = trouble.failed > 0 ? '; given-up deliveries are not sent again and are reported for 30 days' : ''
+  if (trouble.webhookId === null) {
+    return `webhook deliveries: for a webhook no longer known (their delivery records were pruned: 200 are kept per webhook): ${parts.join(', ')} (${why}); nothing to do${kept}`
+  }
+  const { webhookId: id, appId } = trouble
+  const deliveries = `miniship webhooks deliveries ${id} --app ${appId}`
+  if (trouble.lastError === null) return `webhook deliveries: webhook ${id} of ${appId} (${trouble.origin}): ${parts.join(', ')} (${why}); see them with ${deliveries}`
+  return (
+    `webhook deliveries: webhook ${id} of ${appId} (${trouble.origin}): ${parts.join(', ')} (${why}); ` +
+    `the receiver's trouble, not this server's: check the receiver, see the deliveries with ${deliveries}, ` +
+    `once it answers send a test with miniship webhooks test ${id} --app ${appId}, or remove the webhook and its deliveries with miniship webhooks rm ${id} --app ${appId}${kept}`
+  )
+}
+
+/** The background queue's warnings: webhook deliveries that gave up or wait too long, one line per webhook. Doctor still exits 0 for them. */
+function webhookDeliveryWarnings(database: Database, now: number): string[] {
+  return webhookTroubles(database, now).map((trouble) => webhookTroubleText(trouble, now))
 }
 
 export interface DoctorCheck {
@@ -52,6 +158,8 @@ export interface DoctorCheck {
   needsStore?: boolean
   /** problems found; an empty list means the check passed */
   run(paths: DataDirPaths, database: Database, store: BlobStore): string[] | Promise<string[]>
+  /** what is worth saying but is not wrong with this data directory (a webhook receiver that does not answer): printed, never exit 1 */
+  warn?(database: Database): string[]
 }
 
 /** Checks that need an open, readable database; run in order, each reporting its own problems. */
@@ -91,6 +199,7 @@ export const databaseChecks: DoctorCheck[] = [
     name: 'background jobs',
     needsSchema: true,
     run: (_paths, database) => backgroundJobProblems(database, Date.now()),
+    warn: (database) => webhookDeliveryWarnings(database, Date.now()),
   },
   {
     name: 'signing keys',
@@ -238,10 +347,12 @@ function databaseSchemaVersion(root: string): number | null {
   }
 }
 
-/** What one check found: its problems (none: it passed), or why it was not run. */
+/** What one check found: its problems (none: it passed), its warnings, or why it was not run. */
 export interface CheckResult {
   name: string
   problems: string[]
+  /** worth a look but not wrong with the data directory: they leave the check passed and doctor's exit code 0 */
+  warnings?: string[]
   /** set when the check could not run (the problem that stopped it is another check's) */
   skipped?: string
 }
@@ -297,7 +408,8 @@ export async function runChecks(root: string, progress: (line: string) => void =
       }
       progress(`checking ${check.name}…`)
       try {
-        results.push({ name: check.name, problems: await check.run(paths, database, blobs) })
+        const problems = await check.run(paths, database, blobs)
+        results.push({ name: check.name, problems, ...(check.warn ? { warnings: warningsOf(check, database) } : {}) })
       } catch (error) {
         results.push({ name: check.name, problems: [`${check.name}: could not be checked: ${(error as Error).message}`] })
       }
@@ -308,7 +420,16 @@ export async function runChecks(root: string, progress: (line: string) => void =
   return results
 }
 
-/** Every problem doctor finds in the data directory at `root`. */
+/** A check's warnings; one that cannot be read is a warning too, not a problem. */
+function warningsOf(check: DoctorCheck, database: Database): string[] {
+  try {
+    return check.warn?.(database) ?? []
+  } catch (error) {
+    return [`${check.name}: the warnings could not be checked: ${(error as Error).message}`]
+  }
+}
+
+/** Every problem doctor finds in the data directory at `root` (not its warnings). */
 export async function diagnose(root: string, progress: (line: string) => void = () => {}, store?: BlobStore): Promise<string[]> {
   return (await runChecks(root, progress, store)).flatMap((check) => check.problems)
 }
@@ -325,7 +446,11 @@ export function doctorCommand(): Command {
   return withJsonOption(withStorageOptions(withDataDirOption(new Command('doctor'))))
     .description('check the database (integrity, migrations), the stored files, the job queue and the trusted signing keys; exits 1 and names each problem')
     .option('--fix', 'remove stored files no version refers to and leftovers in tmp/ (only while no server runs)')
-    .addHelpText('after', '\nExamples:\n  $ miniship doctor --data-dir /var/lib/miniship\n  $ miniship doctor --fix --data-dir /var/lib/miniship\n  $ miniship doctor --data-dir /var/lib/miniship --json    # {"healthy", "checks", "problems", "backgroundJobs", …}')
+    .addHelpText(
+      'after',
+      '\nExit codes:\n  0  healthy, also with warnings (webhook deliveries that gave up or wait: a receiver\'s trouble, not this server\'s)\n  1  problems found\n  2  a bad command line or setting\n' +
+        '\nExamples:\n  $ miniship doctor --data-dir /var/lib/miniship\n  $ miniship doctor --fix --data-dir /var/lib/miniship\n  $ miniship doctor --data-dir /var/lib/miniship --json    # {"healthy", "checks", "problems", "warnings", "backgroundJobs", …}',
+    )
     .action(({ fix, json, ...flags }) =>
       runAction(
         async () => {
@@ -357,22 +482,26 @@ export function doctorCommand(): Command {
           if (unreachable !== undefined) checks.unshift({ name: 'storage', problems: [`${unreachable}; the stored files were not checked (pending mirror writes wait for it: see background jobs)`] })
           if (tty) process.stderr.write('\r\x1b[K')
           const problems = checks.flatMap((check) => check.problems)
+          // a webhook receiver that does not answer: said, but neither unhealthy nor exit 1
+          const warnings = checks.flatMap((check) => check.warnings ?? [])
           const backlog = backlogOf(config.dataDir)
           if (backlog !== null) line(`INFO: background jobs: ${describeBacklog(backlog)}`)
           if (problems.length > 0) process.exitCode = 1
           if (json) {
-            const results = checks.map(({ name, ...check }) => ({ name, ok: check.problems.length === 0 && check.skipped === undefined, ...check }))
+            const results = checks.map(({ name, ...check }) => ({ name, ok: check.problems.length === 0 && check.skipped === undefined, ...check, warnings: check.warnings ?? [] }))
             // the database's own version, as backup --json and restore --json report it; this miniship's beside it
-            const document = { dataDir: config.dataDir, healthy: problems.length === 0, schemaVersion: databaseSchemaVersion(config.dataDir), supportedSchemaVersion: schemaVersion, fixed, checks: results, problems, backgroundJobs: backgroundJobsReport(backlog) }
+            const document = { dataDir: config.dataDir, healthy: problems.length === 0, schemaVersion: databaseSchemaVersion(config.dataDir), supportedSchemaVersion: schemaVersion, fixed, checks: results, problems, warnings, backgroundJobs: backgroundJobsReport(backlog) }
             process.stdout.write(`${JSON.stringify(document, null, 2)}\n`)
             return
           }
+          for (const problem of problems) line(`PROBLEM: ${problem}`)
+          for (const warning of warnings) line(`WARNING: ${warning}`)
+          const warned = warnings.length === 0 ? '' : `${warnings.length} warning${warnings.length === 1 ? '' : 's'}`
           if (problems.length === 0) {
-            line(`OK: ${config.dataDir} is healthy (schema version ${schemaVersion})`)
+            line(`OK: ${config.dataDir} is healthy (schema version ${schemaVersion})${warned && `; ${warned} above, not counted as problems`}`)
             return
           }
-          for (const problem of problems) line(`PROBLEM: ${problem}`)
-          line(`${problems.length} problem${problems.length === 1 ? '' : 's'} found in ${config.dataDir}`)
+          line(`${problems.length} problem${problems.length === 1 ? '' : 's'} found in ${config.dataDir}${warned && `, and ${warned}`}`)
         },
         { json },
       ),

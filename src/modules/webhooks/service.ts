@@ -356,7 +356,7 @@ interface DeliveryJob {
  * are often its credential (Slack's, Discord's): the message goes to the server log and the
  * deliveries list, where the URL must not.
  */
-function withoutUrlPaths(message: string): string {
+export function withoutUrlPaths(message: string): string {
   return message.replace(/\b(https?:\/\/[^\s"'/?#]+)[^\s"']*/gi, '$1')
 }
 
