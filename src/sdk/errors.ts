@@ -8,7 +8,7 @@ export type UpdateErrorCode =
   | 'NETWORK'
   /** the server answered an error (`status` says which), or sent install info that cannot be used (a file missing, a sha256 that is not 64 hex digits) */
   | 'SERVER'
-  /** the storage adapter failed (disk full, removed directory); the installed version is left as it was. Like NETWORK, not reported as a `failed` event: it is no fault of the release */
+  /** the storage adapter failed (disk full, removed directory); the installed version is left as it was. Like NETWORK, not reported as a `failed` event: it is no fault of the release. Anything else thrown during a download (the app's onProgress, sha256 or verifyEd25519) is STORAGE too, and is reported */
   | 'STORAGE'
   /** createUpdater was given an option it cannot use (a hostVersion that is not a version, a deviceId the server refuses, a trusted key that is not one, a crashLoopLimit that is not a whole number of launches, 1 or more) */
   | 'INVALID_OPTION'

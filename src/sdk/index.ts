@@ -525,8 +525,10 @@ export function createUpdater(options: UpdaterOptions): Updater {
       // a failed save may have taken effect after all (a rename that died half way): the next start() decides
       if (!saving) await quietly(storage.remove(`versions/${dir}`))
       // `failed` says the release failed here (the release guard pauses on it): a network that dropped did
-      // not, nor a disk that is full or will not take the files (STORAGE: a file's bytes, its move, the switch)
-      if (code != 'NETWORK' && code != 'STORAGE') await quietly(record('failed', update, `${code}: ${wrapped.message}`))
+      // not, nor a disk that is full or will not take the files (STORAGE from the storage adapter: a file's
+      // bytes, its move, the switch). Anything else thrown (the app's crypto or onProgress, a bug) is STORAGE
+      // to the app, as before, and still reported: a verifier that throws on a forged signature must show
+      if (wrapped != error || (code != 'NETWORK' && code != 'STORAGE')) await quietly(record('failed', update, `${code}: ${wrapped.message}`))
       throw wrapped
     }
     try {

@@ -420,6 +420,18 @@ describe('the update client against the server', () => {
     expect(await codeOf(tampered.download((await tampered.check())!))).toBe('SHA256_MISMATCH')
     expect(await tampered.flushEvents()).toEqual({ sent: 1, pending: 0 })
     expect(posted.filter((event) => event.event === 'failed').map((event) => event.message!.split(':')[0])).toEqual(['SHA256_MISMATCH'])
+    // anything else that throws (the app's own onProgress here; a verifier that throws on a forged
+    // signature alike) is STORAGE to the app, as before, and still reported: only the storage adapter's refusals go unreported
+    posted.length = 0
+    const throwing = updater(clone(withV1), { fetch: reporting(serverFetch(setup.context)) })
+    await throwing.start()
+    const broke = () => {
+      throw new Error('the app broke')
+    }
+    const thrown = await throwing.download((await throwing.check())!, { onProgress: broke }).catch((caught: unknown) => caught)
+    expect([(thrown as UpdateError).code, (thrown as UpdateError).message]).toEqual(['STORAGE', 'the app broke'])
+    expect(await throwing.flushEvents()).toEqual({ sent: 1, pending: 0 })
+    expect(posted.filter((event) => event.event === 'failed').map((event) => event.message)).toEqual(['STORAGE: the app broke'])
   })
 
   test('a download that stalls for timeoutMs is NETWORK; the running version stays', async () => {
