@@ -70,7 +70,8 @@ test('background jobs: ones that gave up, and ones waiting for a quarter of an h
   enqueueJob(db, () => now - 20 * 60_000, 'release-mirror', { miniAppId: 'a', channel: 'stable' }, { dedupeKey: 'release-mirror:a:stable' })
   db.$client.run("UPDATE jobs SET attempts = 4, last_error = 'timed out after 60 s'")
   const failed = enqueueJob(db, () => now, 'webhook-delivery', { deliveryId: 'd1' })
-  db.$client.query("UPDATE jobs SET state = 'failed', attempts = 6, last_error = 'the receiver answered 500' WHERE id = ?").run(failed)
+  // an error that names a receiver's URL (as one stored before paths were cut might): doctor prints its origin only
+  db.$client.query("UPDATE jobs SET state = 'failed', attempts = 6, last_error = 'the receiver at https://hooks.example.com/services/T0/B0/path-secret answered 500' WHERE id = ?").run(failed)
   enqueueJob(db, () => now, 'webhook-delivery', { deliveryId: 'd2' })
   closeDatabase(db)
   const problems = await diagnose(root)
@@ -79,7 +80,8 @@ test('background jobs: ones that gave up, and ones waiting for a quarter of an h
   // d1 has no delivery row (as one pruned after 200 newer ones): its webhook is unknown, it is still said
   const checked = (await runChecks(root)).find((check) => check.name === 'background jobs')!
   expect(checked.warnings).toEqual([
-    `webhook deliveries: for a webhook no longer known (their delivery records were pruned: 200 are kept per webhook): 1 delivery gave up after its retries at ${timeText(new Date(now).toISOString())}, 1 delivery waiting for 0 s, since ${timeText(new Date(now).toISOString())} (last error: the receiver answered 500); nothing to do; given-up deliveries are not sent again and are reported for 30 days`,
+    // d2, queued a moment ago, is no trouble yet
+    `webhook deliveries: for a webhook whose delivery records were pruned (200 are kept per webhook): 1 delivery gave up after its retries at ${timeText(new Date(now).toISOString())} (last error: the receiver at https://hooks.example.com answered 500); nothing to do; given-up deliveries are not sent again and are reported for 30 days`,
   ])
   const { describeBacklog } = await import('./doctor')
   const { jobBacklog } = await import('../jobs/queue')
@@ -253,7 +255,7 @@ test('a webhook delivery that gave up is a warning naming the webhook (id, app, 
     const { id } = setUp.webhook
     const warning =
       `webhook deliveries: webhook ${id} of ${setUp.appId} (${setUp.origin}): 1 delivery gave up after its retries at ${gaveUpAt} (last error: the receiver answered 500); ` +
-      `the receiver's trouble, not this server's: check the receiver, see the deliveries with miniship webhooks deliveries ${id} --app ${setUp.appId}, ` +
+      `check the receiver (or this server's outbound network and DNS), see the deliveries with miniship webhooks deliveries ${id} --app ${setUp.appId}, ` +
       `once it answers send a test with miniship webhooks test ${id} --app ${setUp.appId}, or remove the webhook and its deliveries with miniship webhooks rm ${id} --app ${setUp.appId}; given-up deliveries are not sent again and are reported for 30 days`
     const root = setUp.context.config.dataDir
     const text = await runCli(['doctor', '--data-dir', root])
@@ -276,23 +278,25 @@ test('a webhook delivery that gave up is a warning naming the webhook (id, app, 
   }
 })
 
-test('a webhook delivery waiting for a quarter of an hour is a warning with its age and the last error (or that it was not tried yet); one waiting a moment is not', async () => {
+test('a webhook delivery waiting for a quarter of an hour is a warning with its age and the last error; never tried in that time, a problem of this server (its queue does not send); one waiting a moment is neither', async () => {
   const setUp = await webhookSetUp(20 * 60_000)
   try {
     const queuedAt = timeText(new Date(setUp.context.now.value).toISOString())
     await setUp.sendTest()
     const root = setUp.context.config.dataDir
-    const webhookWarnings = async () => (await runChecks(root)).find((check) => check.name === 'background jobs')!.warnings
-    // not tried yet (no server ran the queue): nothing says the receiver is at fault
-    expect(await webhookWarnings()).toEqual([
-      `webhook deliveries: webhook ${setUp.webhook.id} of ${setUp.appId} (${setUp.origin}): 1 delivery waiting for 20 min, since ${queuedAt} (no attempt yet: they are sent while miniship serve runs); see them with miniship webhooks deliveries ${setUp.webhook.id} --app ${setUp.appId}`,
-    ])
+    // not tried in a quarter of an hour: no receiver is at fault, this server's queue did not send (exit 1)
+    expect((await runChecks(root)).find((check) => check.name === 'background jobs')).toEqual({
+      name: 'background jobs',
+      problems: ['background jobs: 1 webhook delivery waiting for 20 min with no attempt yet: they are sent while miniship serve runs; if it is running, its job queue is not (restart it)'],
+      warnings: [],
+    })
+    expect((await runCli(['doctor', '--data-dir', root])).exitCode).toBe(1)
     // the first attempt gets 500: the delivery waits 10 s for its retry, which this clock never reaches
     await setUp.drain()
     expect(setUp.context.app.store.jobs.backlog().byKind['webhook-delivery']).toMatchObject({ pending: 1, failed: 0 })
     const checked = (await runChecks(root)).find((check) => check.name === 'background jobs')!
     expect(checked.problems).toEqual([])
-    expect(checked.warnings).toEqual([expect.stringContaining(`webhook deliveries: webhook ${setUp.webhook.id} of ${setUp.appId} (${setUp.origin}): 1 delivery waiting for 20 min, since ${queuedAt} (last error: the receiver answered 500); the receiver's trouble`)])
+    expect(checked.warnings).toEqual([expect.stringContaining(`webhook deliveries: webhook ${setUp.webhook.id} of ${setUp.appId} (${setUp.origin}): 1 delivery waiting for 20 min, since ${queuedAt} (last error: the receiver answered 500); check the receiver (or this server's outbound network and DNS)`)])
     expect(checked.warnings![0]).not.toContain('reported for 30 days')
     const run = await runCli(['doctor', '--data-dir', root])
     expect(run.exitCode).toBe(0)

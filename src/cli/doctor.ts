@@ -32,11 +32,22 @@ export function describeBacklog(backlog: JobBacklog): string {
 
 /**
  * The background queue's problems: jobs that gave up, and jobs waiting for longer than a retry or two should take.
- * Webhook deliveries are not among them: a receiver that does not answer is someone else's trouble (webhookDeliveryWarnings).
+ * Webhook deliveries a receiver refused are warnings instead (webhookDeliveryWarnings); one never tried in that
+ * time is a problem here: this server's queue is not sending.
  */
 function backgroundJobProblems(database: Database, now: number): string[] {
   const backlog = jobBacklog(database, now)
   const problems: string[] = []
+  const untried = database
+    .query<{ count: number; oldest: string | null }, [string, string]>(
+      "SELECT count(*) AS count, min(created_at) AS oldest FROM jobs WHERE kind = ? AND state IN ('pending', 'running') AND last_error IS NULL AND attempts = 0 AND created_at <= ?",
+    )
+    .get(webhookJobKind, new Date(now - stuckJobSeconds * 1000).toISOString())
+  if (untried && untried.count > 0) {
+    problems.push(
+      `background jobs: ${plural(untried.count, 'webhook delivery', 'webhook deliveries')} waiting for ${ageText(waitedSeconds(untried.oldest!, now))} with no attempt yet: they are sent while miniship serve runs; if it is running, its job queue is not (restart it)`,
+    )
+  }
   const lastError = (kind: string, state: string) =>
     database.query<{ last_error: string | null }, [string, string]>('SELECT last_error FROM jobs WHERE kind = ? AND state = ? AND last_error IS NOT NULL ORDER BY updated_at DESC LIMIT 1').get(kind, state)?.last_error ?? 'none recorded'
   for (const [kind, of] of Object.entries(backlog.byKind)) {
@@ -102,16 +113,16 @@ function webhookTroubles(database: Database, now: number): WebhookTrouble[] {
     if (row.state === 'failed') {
       trouble.failed++
       if (trouble.firstFailedAt === null || row.updatedAt < trouble.firstFailedAt) trouble.firstFailedAt = row.updatedAt
-    } else {
+    } else if (row.lastError !== null && waitedSeconds(row.createdAt, now) >= stuckJobSeconds) {
+      // waiting past the limit after the receiver refused it; one queued a moment ago is no trouble yet, one never tried is a problem (backgroundJobProblems)
       trouble.waiting++
       if (trouble.oldestWaitingAt === null || row.createdAt < trouble.oldestWaitingAt) trouble.oldestWaitingAt = row.createdAt
     }
     // rows come oldest update first: the last one seen is the newest error
     if (row.lastError !== null) trouble.lastError = row.lastError
   }
-  const stuck = (trouble: WebhookTrouble) => trouble.oldestWaitingAt !== null && waitedSeconds(trouble.oldestWaitingAt, now) >= stuckJobSeconds
   return [...byWebhook.values()]
-    .filter((trouble) => trouble.failed > 0 || stuck(trouble))
+    .filter((trouble) => trouble.failed > 0 || trouble.waiting > 0)
     .sort((a, b) => (a.webhookId === null ? 1 : b.webhookId === null ? -1 : `${a.appId} ${a.webhookId}`.localeCompare(`${b.appId} ${b.webhookId}`)))
 }
 
@@ -130,17 +141,16 @@ function webhookTroubleText(trouble: WebhookTrouble, now: number): string {
     parts.push(`${plural(trouble.waiting, 'delivery', 'deliveries')} waiting for ${ageText(waitedSeconds(oldest, now))}, since ${timeText(oldest)}`)
   }
   // delivery errors are stored without URL paths already; cut again, so no receiver's credential can reach a cron mail
-  const why = trouble.lastError === null ? 'no attempt yet: they are sent while miniship serve runs' : `last error: ${withoutUrlPaths(trouble.lastError)}`
+  const why = `last error: ${trouble.lastError === null ? 'none recorded' : withoutUrlPaths(trouble.lastError)}`
   const kept = trouble.failed > 0 ? '; given-up deliveries are not sent again and are reported for 30 days' : ''
   if (trouble.webhookId === null) {
-    return `webhook deliveries: for a webhook no longer known (their delivery records were pruned: 200 are kept per webhook): ${parts.join(', ')} (${why}); nothing to do${kept}`
+    return `webhook deliveries: for a webhook whose delivery records were pruned (200 are kept per webhook): ${parts.join(', ')} (${why}); nothing to do${kept}`
   }
   const { webhookId: id, appId } = trouble
   const deliveries = `miniship webhooks deliveries ${id} --app ${appId}`
-  if (trouble.lastError === null) return `webhook deliveries: webhook ${id} of ${appId} (${trouble.origin}): ${parts.join(', ')} (${why}); see them with ${deliveries}`
   return (
     `webhook deliveries: webhook ${id} of ${appId} (${trouble.origin}): ${parts.join(', ')} (${why}); ` +
-    `the receiver's trouble, not this server's: check the receiver, see the deliveries with ${deliveries}, ` +
+    `check the receiver (or this server's outbound network and DNS), see the deliveries with ${deliveries}, ` +
     `once it answers send a test with miniship webhooks test ${id} --app ${appId}, or remove the webhook and its deliveries with miniship webhooks rm ${id} --app ${appId}${kept}`
   )
 }
@@ -448,7 +458,7 @@ export function doctorCommand(): Command {
     .option('--fix', 'remove stored files no version refers to and leftovers in tmp/ (only while no server runs)')
     .addHelpText(
       'after',
-      '\nExit codes:\n  0  healthy, also with warnings (webhook deliveries that gave up or wait: a receiver\'s trouble, not this server\'s)\n  1  problems found\n  2  a bad command line or setting\n' +
+      '\nExit codes:\n  0  healthy, also with warnings (webhook deliveries a receiver refused, given up or waiting: its trouble, or this server\'s outbound network)\n  1  problems found\n  2  a bad command line or setting\n' +
         '\nExamples:\n  $ miniship doctor --data-dir /var/lib/miniship\n  $ miniship doctor --fix --data-dir /var/lib/miniship\n  $ miniship doctor --data-dir /var/lib/miniship --json    # {"healthy", "checks", "problems", "warnings", "backgroundJobs", …}',
     )
     .action(({ fix, json, ...flags }) =>
