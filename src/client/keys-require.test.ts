@@ -9,7 +9,7 @@ import { auditLogs, miniApps } from '../db/schema'
 
 const appId = 'com.example.require'
 const refused = 'unsigned uploads are refused, and an unsigned version cannot be published or rolled back to'
-const noKey = `${appId} requires signed versions and trusts no signing key: nothing can be uploaded, published or rolled back to until an owner adds one (miniship keys generate, then miniship keys add --app ${appId} FILE)`
+const noKey = `${appId} requires signed versions and trusts no signing key: nothing can be uploaded, published or rolled back to until an owner or an administrator adds one (miniship keys generate, then miniship keys add --app ${appId} FILE)`
 
 let context: TestContext
 let server: ReturnType<typeof Bun.serve>
@@ -62,14 +62,15 @@ describe('miniship keys require', () => {
     expect([unsigned.status, unsigned.body.code]).toEqual([422, 'SIGNATURE_REQUIRED'])
   })
 
-  test('keys ls says it is on, in the console\'s words, and that no key is trusted; --json has requireSignature', async () => {
+  test('keys ls says it is on, in the console\'s words, and warns as keys require does that no key is trusted; --json has requireSignature and the warning', async () => {
     const run = await cli(['keys', 'ls', '--app', appId])
     expect(run.exitCode).toBe(0)
-    expect(run.stdout).toBe(`Require signed versions: on (${refused})\n${noKey}\n`)
-    expect(jsonDocument(await cli(['keys', 'ls', '--app', appId, '--json']))).toEqual({ requireSignature: true, keys: [] })
+    expect(run.stdout).toBe(`Require signed versions: on (${refused})\n`)
+    expect(run.stderr).toBe(`warning: ${noKey} (NO_TRUSTED_KEY)\n`)
+    expect(jsonDocument(await cli(['keys', 'ls', '--app', appId, '--json']))).toEqual({ requireSignature: true, keys: [], warnings: [{ code: 'NO_TRUSTED_KEY', message: noKey }] })
   })
 
-  test('on again: "nothing changed", exit 0, no PATCH sent and nothing audited (--json: changed false); the warning stays while no key is trusted', async () => {
+  test('on again: "nothing changed", exit 0, nothing written or audited (--json: changed false); the warning stays while no key is trusted', async () => {
     const audited = updatesAudited()
     const before = row()
     context.advance(60_000)
@@ -78,13 +79,16 @@ describe('miniship keys require', () => {
     expect(run.stdout).toBe(`${appId} already requires signed versions; nothing changed.\n`)
     expect(run.stderr).toContain('(NO_TRUSTED_KEY)')
     expect(jsonDocument(await cli(['keys', 'require', '--app', appId, 'on', '--json']))).toEqual({ appId, requireSignature: true, changed: false, warnings: [{ code: 'NO_TRUSTED_KEY', message: noKey }] })
-    expect(patches()).toEqual([])
+    // asked all the same, so the server checks who asks (see the next test); a PATCH that changes nothing writes nothing
+    expect(patches()).toEqual([`PATCH /api/mini-apps/${miniAppId}`, `PATCH /api/mini-apps/${miniAppId}`])
     expect(updatesAudited()).toBe(audited)
     expect(row()).toEqual(before)
   })
 
-  test('a developer (not an owner) is refused as the server refuses: exit 1, OWNER_REQUIRED; nothing changes', async () => {
+  test('a developer (not an owner) is refused as the server refuses: exit 1, OWNER_REQUIRED; nothing changes; asking for what is already set is refused the same way (the exit code says what the caller may do, not what the setting is)', async () => {
     const message = 'Only owners of this miniapp and administrators may change requireSignature'
+    const same = await cli(['keys', 'require', '--app', appId, 'on'], developer.token)
+    expect([same.exitCode, same.stdout, same.stderr]).toEqual([1, '', `miniship: ${message} (OWNER_REQUIRED, HTTP 403)\n`])
     const run = await cli(['keys', 'require', '--app', appId, 'off'], developer.token)
     expect(run.exitCode).toBe(1)
     expect(run.stdout).toBe('')
@@ -108,14 +112,14 @@ describe('miniship keys require', () => {
     const again = await cli(['keys', 'require', '--app', appId, 'off'])
     expect(again.exitCode).toBe(0)
     expect(again.stdout).toBe(`${appId} already accepts unsigned versions; nothing changed.\n`)
-    expect(requests.filter((request) => request.startsWith('PATCH ')).length).toBe(3)
+    expect(requests.filter((request) => request.startsWith('PATCH ')).length).toBe(4)
 
     const pair = generateKeyPairSync('ed25519')
     const publicKey = Buffer.from(pair.publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64')
     const key = (await context.call('POST', `/api/mini-apps/${miniAppId}/signing-keys`, { token: owner.token, json: { name: 'release laptop', publicKey } })).body
     const listed = await cli(['keys', 'ls', '--app', appId])
     expect(listed.stdout).toStartWith(`Require signed versions: off (unsigned versions are accepted; miniship keys require --app ${appId} on refuses them)\n${key.keyId}  trusted`)
-    expect(jsonDocument(await cli(['keys', 'ls', '--app', appId, '--json']))).toEqual({ requireSignature: false, keys: [key] })
+    expect(jsonDocument(await cli(['keys', 'ls', '--app', appId, '--json']))).toEqual({ requireSignature: false, keys: [key], warnings: [] })
 
     const on = await cli(['keys', 'require', '--app', appId, 'on', '--json'])
     expect(jsonDocument(on)).toEqual({ appId, requireSignature: true, changed: true, warnings: [] })

@@ -140,11 +140,16 @@ function requirementStatus(appId: string, requireSignature: boolean): string {
 function noTrustedKeyWarning(appId: string): { code: 'NO_TRUSTED_KEY'; message: string } {
   return {
     code: 'NO_TRUSTED_KEY',
-    message: `${appId} requires signed versions and trusts no signing key: nothing can be uploaded, published or rolled back to until an owner adds one (miniship keys generate, then miniship keys add --app ${appId} FILE)`,
+    message: `${appId} requires signed versions and trusts no signing key: nothing can be uploaded, published or rolled back to until an owner or an administrator adds one (miniship keys generate, then miniship keys add --app ${appId} FILE)`,
   }
 }
 
 const trustsAKey = (keys: SigningKeyRecord[]) => keys.some((key) => key.revokedAt === null)
+
+/** What keys ls and keys require warn of: signed versions required while no key is trusted. */
+function requirementWarnings(appId: string, requireSignature: boolean, keys: SigningKeyRecord[]): { code: string; message: string }[] {
+  return requireSignature && !trustsAKey(keys) ? [noTrustedKeyWarning(appId)] : []
+}
 
 export function keysCommand(): Command {
   const keys = new Command('keys')
@@ -217,10 +222,12 @@ Examples:
           const app = await findMiniApp(api, flags.app)
           const { body } = await api.request<SigningKeyRecord[]>('GET', `/mini-apps/${encodeURIComponent(app.id)}/signing-keys`)
           out.line(requirementStatus(flags.app, app.requireSignature))
-          if (app.requireSignature && !trustsAKey(body)) out.line(noTrustedKeyWarning(flags.app).message)
-          else if (body.length === 0) out.line(`${flags.app} trusts no signing key yet: miniship keys generate, then miniship keys add --app ${flags.app} FILE`)
+          // said as keys require says it: on stderr as a warning, and in --json
+          const warnings = requirementWarnings(flags.app, app.requireSignature, body)
+          if (warnings.length === 0 && body.length === 0) out.line(`${flags.app} trusts no signing key yet: miniship keys generate, then miniship keys add --app ${flags.app} FILE`)
           for (const key of body) out.line(`${key.keyId}  ${(key.revokedAt ? `revoked ${timeText(key.revokedAt)}` : 'trusted').padEnd(32)} ${key.name}\n                  ${key.publicKey}`)
-          out.result({ requireSignature: app.requireSignature, keys: body })
+          for (const warning of warnings) out.note(`warning: ${warning.message} (${warning.code})`)
+          out.result({ requireSignature: app.requireSignature, keys: body, warnings })
         }),
       ),
   )
@@ -254,16 +261,13 @@ Examples:
           const wanted = requirementWanted(setting)
           const api = connect(flags)
           const app = await findMiniApp(api, flags.app)
-          // already so: no request that could change anything (the console saves nothing either)
-          const changed = app.requireSignature !== wanted
-          let requireSignature = app.requireSignature
-          if (changed) ({ requireSignature } = (await api.request<MiniApp>('PATCH', `/mini-apps/${encodeURIComponent(app.id)}`, { json: { requireSignature: wanted } })).body)
+          // the keys first: once the PATCH is through, the command must not fail on a later read
+          const { body: trusted } = await api.request<SigningKeyRecord[]>('GET', `/mini-apps/${encodeURIComponent(app.id)}/signing-keys`)
+          // sent even when already so: the server checks that the caller may change it (a PATCH that changes nothing writes nothing)
+          const { requireSignature } = (await api.request<MiniApp>('PATCH', `/mini-apps/${encodeURIComponent(app.id)}`, { json: { requireSignature: wanted } })).body
+          const changed = requireSignature !== app.requireSignature
           out.line(requirementLine(flags.app, requireSignature, changed))
-          const warnings: { code: string; message: string }[] = []
-          if (requireSignature) {
-            const { body: trusted } = await api.request<SigningKeyRecord[]>('GET', `/mini-apps/${encodeURIComponent(app.id)}/signing-keys`)
-            if (!trustsAKey(trusted)) warnings.push(noTrustedKeyWarning(flags.app))
-          }
+          const warnings = requirementWarnings(flags.app, requireSignature, trusted)
           for (const warning of warnings) out.note(`warning: ${warning.message} (${warning.code})`)
           out.result({ appId: flags.app, requireSignature, changed, warnings })
         }),

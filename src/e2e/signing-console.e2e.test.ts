@@ -168,6 +168,6 @@ describe.skipIf(!hasChromium)('signing in the console', () => {
     expect(await tid('signing-no-trusted-key').count()).toBe(0)
     expect((await api('DELETE', `/api/mini-apps/${miniAppId}/signing-keys/${laptop.keyId}`)).status).toBe(200)
     await page.reload()
-    expect(await tid('signing-no-trusted-key').textContent()).toBe(`${APP_ID} requires signed versions and trusts no signing key: nothing can be uploaded, published or rolled back to until an owner adds one.`)
+    expect(await tid('signing-no-trusted-key').textContent()).toBe(`${APP_ID} requires signed versions and trusts no signing key: nothing can be uploaded, published or rolled back to until an owner or an administrator adds one.`)
   })
 })

@@ -153,7 +153,7 @@ describe('signed releases with the miniship CLI', () => {
     const on = await cli(['keys', 'require', '--app', 'shop', 'on', '--json'])
     expect(on.exitCode).toBe(0)
     expect(JSON.parse(on.stdout)).toMatchObject({ appId: 'shop', requireSignature: true, changed: true, warnings: [{ code: 'NO_TRUSTED_KEY' }] })
-    expect(on.stderr).toContain('nothing can be uploaded, published or rolled back to until an owner adds one')
+    expect(on.stderr).toContain('nothing can be uploaded, published or rolled back to until an owner or an administrator adds one')
     expect((await cli(['keys', 'ls', '--app', 'shop'])).stdout).toStartWith('Require signed versions: on (')
     const refused = await cli(['push', buildFolder('build-1.3.0', 'console.log("1.3.0")'), '--app', 'shop', '--version', '1.3.0'])
     expect(refused.exitCode).toBe(1)

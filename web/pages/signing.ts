@@ -67,7 +67,7 @@ export function signingSection(ctx: PageContext, base: string, miniApp: MiniApp,
   }
   // the words of `miniship keys ls` / `keys require` (NO_TRUSTED_KEY): the server allows this state, but nothing can then ship
   if (miniApp.requireSignature === true && !result.keys.some((key) => !key.revokedAt)) {
-    section.append(h('p', { class: 'warning', role: 'status', 'data-testid': 'signing-no-trusted-key' }, `${miniApp.appId} requires signed versions and trusts no signing key: nothing can be uploaded, published or rolled back to until an owner adds one.`))
+    section.append(h('p', { class: 'warning', role: 'status', 'data-testid': 'signing-no-trusted-key' }, `${miniApp.appId} requires signed versions and trusts no signing key: nothing can be uploaded, published or rolled back to until an owner or an administrator adds one.`))
   }
   if (result.keys.length === 0) section.append(h('p', { class: 'empty', 'data-testid': 'signing-keys-empty' }, 'No key yet: versions cannot be signed until an owner adds one.'))
   else
