@@ -39,7 +39,8 @@ beforeAll(async () => {
 function undocumentedSuccess(document: Record<string, Record<string, Operation>>): string[] {
   return Object.entries(document).flatMap(([path, operations]) =>
     Object.entries(operations)
-      .filter(([, operation]) => !Object.entries(operation.responses).some(([status, answer]) => status.startsWith('2') && Object.values(answer.content ?? {}).some((media) => Object.keys(media.schema ?? {}).length > 0)))
+      // a HEAD answers no body: its 2xx is documented by its headers
+      .filter(([method, operation]) => !Object.entries(operation.responses).some(([status, answer]) => status.startsWith('2') && (method === 'head' ? answer.headers !== undefined : Object.values(answer.content ?? {}).some((media) => Object.keys(media.schema ?? {}).length > 0))))
       .map(([method]) => `${method.toUpperCase()} ${path}`),
   )
 }
@@ -185,6 +186,25 @@ describe('the release-stable file paths (decisions §9, §10)', () => {
       })
     }
     expect(paths['/api/mini-apps/access/apps/{appId}/release/bundle']!.get.parameters.map((p) => `${p.in} ${p.name}`)).toContain('query platform')
+  })
+
+  test('HEAD of every file path is in the document (the GET\'s parameters and headers, no body), and answers so', async () => {
+    const filePaths = Object.keys(paths).filter((path) => path.startsWith('/api/mini-apps/access/') && !path.endsWith('/install') && !path.endsWith('/update') && !path.endsWith('/events'))
+    expect(filePaths.length).toBe(releasePaths.length + 6)
+    for (const path of filePaths) {
+      const { get, head } = paths[path]! as Record<string, Operation & { summary: string }>
+      expect({ path, head: head !== undefined }).toEqual({ path, head: true })
+      expect(head!.parameters).toEqual(get!.parameters)
+      expect(head!.summary).not.toContain('HEAD answers')
+      expect({ path, content: head!.responses['200']!.content, headers: head!.responses['200']!.headers }).toEqual({ path, content: undefined, headers: get!.responses['200']!.headers })
+    }
+    // no other path says HEAD
+    expect(Object.entries(paths).filter(([path, operations]) => operations.head !== undefined && !filePaths.includes(path))).toEqual([])
+    const app = (await context.call('POST', '/api/mini-apps', { token: owner.token, json: { appId: 'com.example.heads', name: 'Heads' } })).body
+    const version = (await upload(context, owner.token, app.appId, uploadForm(app.appId, { version: '1.0.0' }))).body
+    expect((await context.call('POST', `/api/mini-apps/${app.id}/versions/${version.id}/publish`, { token: owner.token, json: {} })).status).toBe(200)
+    const res = await context.call('HEAD', `/api/mini-apps/access/apps/${app.appId}/release/bundles/ios`)
+    expect({ status: res.status, cache: res.headers.get('cache-control'), length: Number(res.headers.get('content-length')) > 0 }).toEqual({ status: 200, cache: 'public, max-age=60', length: true })
   })
 
   test('each answers what the document says, and so do the version-pinned file paths', async () => {

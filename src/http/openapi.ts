@@ -89,6 +89,21 @@ function expandedWildcard(route: RouteLike, detail: RouteDetail): RouteLike[] {
   }))
 }
 
+/** What the summary of a GET says when HEAD on its path answers the same headers without the body (the runtime's files). */
+export const headAnswered = 'HEAD answers the same headers without the body'
+
+/**
+ * The HEAD operation of a path whose GET says HEAD is answered (`headAnswered`): the GET's
+ * parameters and each answer's headers, no content. Those HEADs are answered before routing
+ * (runtime/index.ts), so no route describes them.
+ */
+function headOperation(operations: Record<string, unknown>): void {
+  const get = operations.get as { summary?: string; responses: Record<string, { description?: string; headers?: unknown }> } | undefined
+  if (get === undefined || operations.head !== undefined || !get.summary?.includes(headAnswered)) return
+  const responses = Object.fromEntries(Object.entries(get.responses).map(([status, answer]) => [status, answer.headers === undefined ? { description: answer.description } : { description: answer.description, headers: answer.headers }]))
+  operations.head = { ...get, summary: `${get.summary.replace(`; ${headAnswered}`, '')}: its headers, without the body (what GET answers, to check a file's size, type or ETag before downloading it)`, responses }
+}
+
 export function openApiDocument(routes: readonly RouteLike[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {}
   const documented = routes.flatMap((route) => {
@@ -129,6 +144,7 @@ export function openApiDocument(routes: readonly RouteLike[], version: string): 
     paths[path] ??= {}
     paths[path][method] = JSON.parse(JSON.stringify(operation))
   }
+  for (const operations of Object.values(paths)) headOperation(operations)
   return {
     openapi: '3.1.0',
     info: { title: 'miniship', version, description: 'Self-hosted miniapp management and download service' },

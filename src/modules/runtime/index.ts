@@ -8,6 +8,7 @@ import { isS3BlobStore } from '../../storage/s3'
 import { createRuntimeService, then, type DeviceQuery, type RuntimeService, type SerialisedJson } from './service'
 import { apiBase, isPlatform, servedApiBase, type Platform } from '../../http/urls'
 import { clientAddress } from '../../http/client'
+import { headAnswered } from '../../http/openapi'
 import { runningRequestId, toldLength } from '../../http/request-log'
 import { isApiKey } from '../api-keys/service'
 import { appParams, assetsResponses, bundleQuery, bundleResponses, deviceQuery, fileQuery, installInfo, manifestResponses, platformParams, releaseBundleQuery, releaseFilePaths, tokenQuery, updateAnswer, updateQuery, versionParams } from './model'
@@ -237,7 +238,7 @@ export function runtimeRoutes(deps: AppDeps) {
   // a version's files are cached for good once it is published (decisions §6)
   const versionCacheControl = `${publishedCacheControl} (published versions), ${unpublishedCacheControl} (others)`
   const described = (summary: string, responses: (cacheControl: string) => NonNullable<DocumentDecoration['responses']>) => ({
-    detail: { summary: `${summary}; HEAD answers the same headers without the body`, tags: ['runtime'], responses: responses(versionCacheControl) },
+    detail: { summary: `${summary}; ${headAnswered}`, tags: ['runtime'], responses: responses(versionCacheControl) },
   })
   const failed = (error: unknown) => errorResponse(toAppError('UNKNOWN', error, deps.log))
 

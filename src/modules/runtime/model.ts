@@ -1,6 +1,6 @@
 // TypeBox schemas of the runtime endpoints (validation and the OpenAPI document).
 import { t, type DocumentDecoration } from 'elysia'
-import type { WildcardPath } from '../../http/openapi'
+import { headAnswered, type WildcardPath } from '../../http/openapi'
 
 export const versionParams = t.Object({ versionId: t.String() })
 /** `platform` is checked by the route, not here: an unknown platform is 404, not a validation error. */
@@ -141,7 +141,7 @@ export function releaseFilePaths(cacheControl: string): WildcardPath[] {
       params: t.Object({ appId: t.String(), ...scope.params, ...(file.platform ? { platform } : {}) }),
       query: file.query,
       detail: {
-        summary: `${file.what} of the release ${scope.says} gets now (public; 404 RELEASE_NOT_FOUND when there is none); HEAD answers the same headers without the body`,
+        summary: `${file.what} of the release ${scope.says} gets now (public; 404 RELEASE_NOT_FOUND when there is none); ${headAnswered}`,
         responses: file.responses(cacheControl),
       },
     })),
