@@ -857,6 +857,20 @@ const mutations: Mutation[] = [
     tests: ['src/modules/channels/guard.test.ts'],
     why: 'release guard: a person who resumes holds it at every failing device reported so far, so it does not pause again at once for those',
   },
+  {
+    file: 'src/sdk/index.ts',
+    find: 'if (wrapped != error || (',
+    replace: 'if ((',
+    tests: ['src/sdk/sdk.test.ts'],
+    why: 'update client: only the storage adapter\'s refusals go unreported; anything else thrown in a download (a verifier that throws on a forged signature) is still reported failed',
+  },
+  {
+    file: 'src/cli/doctor.ts',
+    find: "`last error: ${trouble.lastError === null ? 'none recorded' : withoutUrlPaths(trouble.lastError)}`",
+    replace: "`last error: ${trouble.lastError}`",
+    tests: ['src/cli/doctor.test.ts'],
+    why: 'doctor: a webhook URL\'s path (often its credential) in a stored delivery error never reaches its output',
+  },
 ]
 
 const root = resolve(import.meta.dir, '..')
