@@ -283,6 +283,10 @@ export function releaseIntoChannel(tx: Tx, clock: Clock, user: Caller, app: Mini
     throw new AppError(409, 'VERSION_ALREADY_PUBLISHED', `Version ${version.version} is already a release of channel ${options.channel}; roll back to it instead`)
   }
   const now = isoAt(clock)
+  // A reverted newest release (0 %) goes to no device. Published over, it would become the release
+  // the devices outside the new rollout fall back to (only the newest's percent counts), at 100 %:
+  // the broken version a person reverted back on every phone. It is withdrawn, as a rollback does.
+  if (live[0] && live[0].rolloutPercent === 0) tx.update(channelReleases).set({ withdrawnAt: now }).where(eq(channelReleases.id, live[0].id)).run()
   tx.insert(channelReleases)
     .values({ id: newId(), miniAppId: app.id, channel: options.channel, versionId: version.id, seq: nextSeq(tx, app.id), rolloutPercent: options.rolloutPercent, hostVersionRange: options.hostVersionRange, mandatory: options.mandatory, withdrawnAt: null, createdBy: user.id, createdAt: now })
     .run()

@@ -1,0 +1,64 @@
+// Publishing over a reverted release does not bring the reverted version back to the devices outside the new rollout, over HTTP.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createTestContext, type TestContext } from '../../test-support'
+import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
+import { rolloutBucket } from './decide'
+
+const access = '/api/mini-apps/access'
+
+let context: TestContext
+let owner: TestUser
+
+beforeAll(async () => {
+  context = createTestContext()
+  owner = await createTestUser(context)
+})
+afterAll(() => context.close())
+
+async function setUp(appId: string, versions: string[]) {
+  const miniAppId = (await createMiniApp(context, owner.token, appId)).id as string
+  const ids: Record<string, string> = {}
+  for (const version of versions) ids[version] = (await upload(context, owner.token, appId, uploadForm(appId, { version }))).body.id
+  const publish = async (version: string, rolloutPercent: number) => {
+    const res = await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${ids[version]}/publish`, { token: owner.token, json: { rolloutPercent } })
+    expect(res.status).toBe(200)
+  }
+  const revert = async () => expect((await context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: owner.token, json: { rolloutPercent: 0 } })).body.state).toBe('reverted')
+  /** a device outside the rollout of `version` */
+  const outside = (version: string, salt: string) => {
+    for (let index = 0; ; index++) if (rolloutBucket(appId, ids[version]!, `${salt}${index}`) >= 10) return `${salt}${index}`
+  }
+  /** the version a device running `currentVersion` is offered, or keeps; null when the channel serves it nothing */
+  const offered = async (deviceId: string, currentVersion: string) => {
+    const res = await context.call('GET', `${access}/apps/${appId}/update?platform=ios&deviceId=${deviceId}&currentVersion=${currentVersion}`)
+    if (res.status === 404) return null
+    expect(res.status).toBe(200)
+    return res.body.updateAvailable ? (res.body.install.version as string) : currentVersion
+  }
+  const stable = async () => ((await context.call('GET', `/api/mini-apps/${miniAppId}/channels`, { token: owner.token })).body.channels as { name: string; previousRelease: { version: string } | null; defaultRelease: { version: string } | null }[]).find((channel) => channel.name === 'stable')!
+  return { publish, revert, outside, offered, stable }
+}
+
+describe('a release published over a reverted one', () => {
+  test('the devices outside its rollout keep the release before the reverted one, not the reverted one', async () => {
+    const app = await setUp('com.example.overrevert', ['1.0.0', '1.1.0', '1.2.0'])
+    await app.publish('1.0.0', 100)
+    await app.publish('1.1.0', 30)
+    await app.revert()
+    await app.publish('1.2.0', 10)
+    const device = app.outside('1.2.0', 'outside-')
+    expect(await app.offered(device, '1.0.0')).toBe('1.0.0')
+    // a device that had adopted 1.1.0 before the revert is sent back, as the revert said
+    expect(await app.offered(device, '1.1.0')).toBe('1.0.0')
+    expect(await app.stable()).toMatchObject({ previousRelease: { version: '1.0.0' }, defaultRelease: { version: '1.0.0' } })
+  })
+
+  test('a reverted first release stays with no device when a fix is published at 10 %', async () => {
+    const app = await setUp('com.example.firstrevert', ['1.0.0', '1.0.1'])
+    await app.publish('1.0.0', 100)
+    await app.revert()
+    await app.publish('1.0.1', 10)
+    expect(await app.offered(app.outside('1.0.1', 'first-'), '0.9.0')).toBeNull()
+    expect(await app.stable()).toMatchObject({ previousRelease: null, defaultRelease: null })
+  })
+})
