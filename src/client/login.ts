@@ -146,10 +146,12 @@ export function whoamiCommand(): Command {
         if (!target.token) throw notSignedIn(target.server)
         const { body: me } = await createApiClient(target.server, target.token).request<Me>('GET', '/auth/me')
         out.line(`${me.email} (${me.displayName}) on ${target.server}`)
+        // where the token came from, in --json too: the text says it, and a script checking which sign-in a CI job uses needs it
+        const tokenFrom = target.tokenSource === 'MINISHIP_TOKEN' ? 'MINISHIP_TOKEN' : configPath()
         if (me.apiKey) {
           out.line(`using API key "${me.apiKey.name}" (${me.apiKey.prefix}…) with scopes ${me.apiKey.scopes.join(', ')}${me.apiKey.miniAppIds ? ` for ${me.apiKey.miniAppIds.length} miniapp(s)` : ''}`)
-        } else out.line(`role ${me.role}, token from ${target.tokenSource === 'MINISHIP_TOKEN' ? 'MINISHIP_TOKEN' : configPath()}`)
-        out.result({ server: target.server, user: me })
+        } else out.line(`role ${me.role}, token from ${tokenFrom}`)
+        out.result({ server: target.server, tokenFrom, user: me })
       }),
     )
 }
