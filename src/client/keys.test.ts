@@ -1,4 +1,4 @@
-// The signing key a command is given (--sign-key): a wrong file is exit 2 with what to give instead.
+// The signing key a command is given (--sign-key): a wrong file is exit 2 with what to give instead; what keys generate says next.
 import { afterAll, describe, expect, test } from 'bun:test'
 import { generateKeyPairSync } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { readSigningKey } from './keys'
 import { CliError } from './http'
+import { jsonDocument, runCli } from '../cli/test-run'
 
 const dir = mkdtempSync(join(tmpdir(), 'miniship-keys-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -50,5 +51,19 @@ describe('--sign-key FILE', () => {
     const path = join(dir, 'release.pem')
     writeFileSync(path, pair.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString())
     expect(readSigningKey(path).publicKey).toBe(raw)
+  })
+})
+
+describe('keys generate --json', () => {
+  test('names the same next commands as the text: keys add with --name, then push --sign-key', async () => {
+    const text = await runCli(['keys', 'generate', '--out', join(dir, 'text.pem')])
+    expect(text.exitCode).toBe(0)
+    const document = jsonDocument(await runCli(['keys', 'generate', '--out', join(dir, 'json.pem'), '--json'])) as { publicKey: string; next: string; push: string }
+    expect(document.next).toBe(`miniship keys add --app APPID ${document.publicKey} --name "json.pem"`)
+    expect(document.push).toBe(`miniship push build --app APPID --version 1.0.0 --sign-key ${join(dir, 'json.pem')}`)
+    // the text's two lines, with its own key and file
+    const textKey = /Public key: (\S+)/.exec(text.stdout)![1]
+    expect(text.stdout).toContain(`miniship keys add --app APPID ${textKey} --name "text.pem"`)
+    expect(text.stdout).toContain(`miniship push build --app APPID --version 1.0.0 --sign-key ${join(dir, 'text.pem')}`)
   })
 })

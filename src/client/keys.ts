@@ -182,9 +182,12 @@ Examples:
           out.line(`Private key written to ${path} (mode 0600). Keep it off the server; anyone holding it can sign releases.`)
           out.line(`Public key: ${publicKey}`)
           out.line(`Key id:     ${keyId}`)
-          out.line(`Next, trust it for a miniapp:  miniship keys add --app APPID ${publicKey} --name "${basename(path)}"`)
-          out.line(`Then sign what you push:        miniship push build --app APPID --version 1.0.0 --sign-key ${path}`)
-          out.result({ file: path, publicKey, keyId, next: `miniship keys add --app APPID ${publicKey}` })
+          // --json gives the same two commands as the text (it had the first without its --name, and not the second)
+          const next = `miniship keys add --app APPID ${publicKey} --name "${basename(path)}"`
+          const push = `miniship push build --app APPID --version 1.0.0 --sign-key ${path}`
+          out.line(`Next, trust it for a miniapp:  ${next}`)
+          out.line(`Then sign what you push:        ${push}`)
+          out.result({ file: path, publicKey, keyId, next, push })
         }),
       ),
   )
