@@ -171,6 +171,16 @@ describe('push: artifacts', () => {
     const dir = folder('missing')
     rmSync(join(dir, 'app.json'))
     await expect(findArtifacts(dir, scratch)).rejects.toThrow('missing artifact app.json')
+    rmSync(join(dir, 'main.android.bundle'))
+    // a missing bundle: the react-native bundle command that writes it where push looks
+    await expect(findArtifacts(dir, scratch)).rejects.toThrow(`missing artifact main.android.bundle in ${dir} (write it with: npx react-native bundle --platform android --dev false --entry-file index.js --bundle-output ${join(dir, 'main.android.bundle')} --assets-dest ${join(dir, 'android', 'res')})`)
+    // React Native's own name for it: rename it
+    writeFileSync(join(dir, 'index.android.bundle'), 'android')
+    await expect(findArtifacts(dir, scratch)).rejects.toThrow(`missing artifact main.android.bundle in ${dir}; index.android.bundle is there: push takes the name main.android.bundle, so rename it`)
+    writeFileSync(join(dir, 'main.android.bundle'), 'android')
+    writeFileSync(join(dir, 'app.json'), '{}')
+    rmSync(join(dir, 'android'), { recursive: true })
+    await expect(findArtifacts(dir, scratch)).rejects.toThrow(`missing artifact assets-android.zip in ${dir} (or the folder android/res/ to zip; create it empty if the app has no assets)`)
     const linked = folder('linked')
     symlinkSync('/etc/passwd', join(linked, 'ios', 'assets', 'img', 'passwd'))
     await expect(findArtifacts(linked, scratch)).rejects.toThrow('is a symbolic link')

@@ -154,11 +154,23 @@ export async function findArtifacts(dir: string, scratch: () => Promise<string>)
         artifacts.push({ field, path: out, fileName, size: (await stat(out)).size, zippedFrom: folder })
         continue
       }
-      throw localRefusal('MISSING_FILE', `missing artifact ${fileName} in ${dir} (or a ${layout.folder.join('/')}/ folder to zip; create it empty if the app has no assets)`)
+      throw localRefusal('MISSING_FILE', `missing artifact ${fileName} in ${dir} (or the folder ${layout.folder.join('/')}/ to zip; create it empty if the app has no assets)`)
     }
-    throw localRefusal('MISSING_FILE', `missing artifact ${fileName} in ${dir}`)
+    throw localRefusal('MISSING_FILE', `missing artifact ${fileName} in ${dir}${await missingBundleHint(field, dir, fileName)}`)
   }
   return artifacts
+}
+
+/**
+ * What writes a missing bundle, and the names React Native's own builds give it (index.android.bundle,
+ * main.jsbundle), which push does not take: a newcomer with one of those was told only the name.
+ */
+async function missingBundleHint(field: ArtifactField, dir: string, fileName: string): Promise<string> {
+  if (field !== 'bundleIos' && field !== 'bundleAndroid') return ''
+  const platform = field === 'bundleIos' ? 'ios' : 'android'
+  const otherNames = field === 'bundleIos' ? ['main.jsbundle', 'index.ios.jsbundle', 'index.ios.bundle'] : ['index.android.bundle', 'index.android.jsbundle']
+  for (const name of otherNames) if (await isFile(join(dir, name))) return `; ${name} is there: push takes the name ${fileName}, so rename it (or write it as such with --bundle-output)`
+  return ` (write it with: npx react-native bundle --platform ${platform} --dev false --entry-file index.js --bundle-output ${join(dir, fileName)} --assets-dest ${join(dir, ...(platform === 'ios' ? ['ios'] : ['android', 'res']))})`
 }
 
 /** The upload's own rules, run locally so a bad build is refused before a byte is sent. */
