@@ -64,6 +64,16 @@ describe('create-admin', () => {
     expect(result.err).toEqual([])
     expect(result.out.length).toBe(1)
     expect(result.out[0]).toMatch(/^Created admin admin@example\.com \(id [0-9a-f-]{36}\)/)
+    // there was no database: it says so, since an admin in a directory the server does not use signs in nowhere
+    expect(result.out[0]).toEndWith(`in ${dir}, a new data directory (there was no database in it): if your server runs with another --data-dir, run this again with that one`)
+  })
+
+  test('in a data directory that has a database, the line says only where', async () => {
+    const result = await run(['--email', 'second@example.com', '--password-stdin', '--data-dir', dir], { stdin: 'hunter22\n' })
+    expect(result.out).toEqual([expect.stringMatching(new RegExp(`^Created admin second@example\\.com \\(id [0-9a-f-]{36}\\) in ${dir}$`))])
+    const fresh = dataDir()
+    const json = await run(['--email', 'fresh@example.com', '--password-stdin', '--data-dir', fresh, '--json'], { stdin: 'hunter22\n' })
+    expect(JSON.parse(json.out[0]!)).toMatchObject({ dataDir: fresh, newDataDir: true })
   })
 
   test('the admin signs in over HTTP with the password (trailing newline dropped) and is an active ADMIN', async () => {
@@ -96,7 +106,7 @@ describe('create-admin', () => {
     const created = await run(['--email', 'json@example.com', '--password-stdin', '--data-dir', dir, '--json'], { stdin: 'a-password\n' })
     expect(created.exitCode).toBeNull()
     expect(created.out).toHaveLength(1)
-    expect(JSON.parse(created.out[0]!)).toEqual({ id: expect.any(String), email: 'json@example.com', displayName: 'json', role: 'ADMIN', status: 'ACTIVE', dataDir: dir })
+    expect(JSON.parse(created.out[0]!)).toEqual({ id: expect.any(String), email: 'json@example.com', displayName: 'json', role: 'ADMIN', status: 'ACTIVE', dataDir: dir, newDataDir: false })
     const again = await run(['--email', 'json@example.com', '--password-stdin', '--data-dir', dir, '--json'], { stdin: 'a-password\n' })
     expect(again.exitCode).toBe(1)
     expect(JSON.parse(again.out.join('\n'))).toEqual({ error: { code: 'EMAIL_TAKEN', message: expect.stringContaining('json@example.com already exists') } })

@@ -3,7 +3,8 @@ import { Command } from 'commander'
 import { withDataDirOption, withJsonOption } from './common'
 import { passwordFromStdinText, promptHiddenOnTerminal } from '../terminal/prompt'
 import { ConfigError, loadConfig } from '../config'
-import { openDataDir } from '../data-dir'
+import { existsSync } from 'node:fs'
+import { dataDirPaths, openDataDir } from '../data-dir'
 import { NewerSchemaError } from '../db/open'
 import { AppError } from '../http/errors'
 import { textLength } from '../http/text'
@@ -72,6 +73,9 @@ async function createAdmin(flags: CreateAdminFlags, io: CreateAdminIo): Promise<
   }
   const config = loadConfig({ dataDir: flags.dataDir, passwordMinLength: flags.passwordMinLength })
   const passwordMinLength = config.passwordMinLength
+  // An admin made in a directory no server uses cannot sign in anywhere: run without --data-dir (as the
+  // console's first-run page once said) beside a server on /var/lib/miniship, it silently made ./data.
+  const newDataDir = !existsSync(dataDirPaths(config.dataDir).database)
   const { db } = openDataDir(config.dataDir)
   try {
     if (findUserByEmail(db, email)) throw new CommandFailure(1, `a user with the email ${email} already exists; nothing was created`, 'EMAIL_TAKEN')
@@ -80,8 +84,11 @@ async function createAdmin(flags: CreateAdminFlags, io: CreateAdminIo): Promise<
     if (textLength(password) < passwordMinLength) throw new CommandFailure(1, `the password must be at least ${passwordMinLength} characters; nothing was created`, 'PASSWORD_TOO_SHORT')
     requirePassword(password, passwordMinLength)
     const user = await createUser(db, systemClock, { email, displayName, password, role: 'ADMIN', status: 'ACTIVE', passwordMinLength }, null, 'cli')
-    if (flags.json) io.out(JSON.stringify({ id: user.id, email: user.email, displayName: user.displayName, role: user.role, status: user.status, dataDir: config.dataDir }, null, 2))
-    else io.out(`Created admin ${user.email} (id ${user.id}) in ${config.dataDir}`)
+    if (flags.json) io.out(JSON.stringify({ id: user.id, email: user.email, displayName: user.displayName, role: user.role, status: user.status, dataDir: config.dataDir, newDataDir }, null, 2))
+    else {
+      const fresh = newDataDir ? `, a new data directory (there was no database in it): if your server runs with another --data-dir, run this again with that one` : ''
+      io.out(`Created admin ${user.email} (id ${user.id}) in ${config.dataDir}${fresh}`)
+    }
   } finally {
     db.$client.close()
   }

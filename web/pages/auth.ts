@@ -20,8 +20,8 @@ function setupNotice(): HTMLElement {
       'Open the one-time setup link miniship printed in its log when it started (it ends in ',
       h('code', null, '/setup?token=…'),
       '), or run ',
-      h('code', null, 'miniship create-admin --email you@example.com'),
-      ' on the server. Then sign in here.',
+      h('code', null, 'miniship create-admin --data-dir DIR --email you@example.com'),
+      ' on the server, DIR being the data directory the server uses (its start-up lines print this command with it). Then sign in here.',
     ),
   )
 }

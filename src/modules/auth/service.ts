@@ -225,7 +225,7 @@ export async function register(db: Db, clock: Clock, tokens: TokenService, confi
     throw new AppError(
       403,
       'SETUP_REQUIRED',
-      'This server has no administrator yet, so nobody can register: open the one-time setup link miniship printed when it started (/setup?token=…), or run miniship create-admin --email you@example.com on the server',
+      'This server has no administrator yet, so nobody can register: open the one-time setup link miniship printed when it started (/setup?token=…), or run miniship create-admin --data-dir DIR --email you@example.com on the server (DIR: the data directory the server uses; its start-up lines print this command with it)',
     )
   }
   if (config.registration === 'closed') {

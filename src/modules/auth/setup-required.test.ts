@@ -22,7 +22,8 @@ describe('register before any administrator exists', () => {
     const res = await context.call('POST', '/api/auth/register', { json: { email: 'first@example.com', password: 'secret1' } })
     expect(outcome(res)).toEqual({ status: 403, code: 'SETUP_REQUIRED' })
     expect(res.body.message).toContain('/setup?token=')
-    expect(res.body.message).toContain('miniship create-admin')
+    // with --data-dir: without it, create-admin run from another directory makes the admin in a new ./data no server reads
+    expect(res.body.message).toContain('miniship create-admin --data-dir DIR --email you@example.com on the server (DIR: the data directory the server uses')
     expect(context.dataDir.db.select().from(users).all()).toEqual([])
     expect((await context.call('GET', '/api/info')).body).toMatchObject({ setupRequired: true, passwordMinLength: 6, registration: 'open' })
   })
