@@ -24,6 +24,13 @@ test('--json: one document saying what was done and what comes next', async () =
   const first = await runCli(['init', '--data-dir', dataDir, '--json'])
   expect(first.exitCode).toBe(0)
   expect(jsonDocument(first)).toEqual({ dataDir, created: true, schemaVersion: expect.any(Number), next: `miniship create-admin --data-dir ${dataDir} --email you@example.com` })
+  // run again before anyone made an administrator: that is still the next step
   const again = await runCli(['init', '--data-dir', dataDir, '--json'])
-  expect(jsonDocument(again)).toMatchObject({ dataDir, created: false, next: null })
+  expect(jsonDocument(again)).toMatchObject({ dataDir, created: false, next: `miniship create-admin --data-dir ${dataDir} --email you@example.com` })
+  const text = await runCli(['init', '--data-dir', dataDir])
+  expect(text.stdout).toBe(`Data directory ${dataDir} is already initialised (schema version ${jsonDocument(first).schemaVersion}). It has no administrator yet. Next: miniship create-admin --data-dir ${dataDir} --email you@example.com\n`)
+  // once there is one, nothing comes next
+  expect((await runCli(['create-admin', '--data-dir', dataDir, '--email', 'admin@example.com', '--password-stdin'], { stdin: 'a-password\n' })).exitCode).toBe(0)
+  expect(jsonDocument(await runCli(['init', '--data-dir', dataDir, '--json']))).toMatchObject({ dataDir, created: false, next: null })
+  expect((await runCli(['init', '--data-dir', dataDir])).stdout).toBe(`Data directory ${dataDir} is already initialised (schema version ${jsonDocument(first).schemaVersion}).\n`)
 })
