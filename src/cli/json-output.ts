@@ -7,6 +7,8 @@ export interface ErrorBody {
   message: string
   /** when a server refused */
   statusCode?: number
+  /** what to do next, where the text adds it after the message (e.g. the command that lists what exists): --json says it too */
+  hint?: string
 }
 
 /** The error as the one JSON document on stdout; `more` adds what a script can act on (e.g. what was uploaded before the refusal). */

@@ -78,7 +78,8 @@ Examples:
         const { body } = await api.request<{ success: true; name: string }>('DELETE', channelPath(app.id, name)).catch((error: unknown) => {
           // the server's "create it first" is no advice to someone removing it: say which channels there are
           if (error instanceof CliError && error.body?.code === 'CHANNEL_NOT_FOUND') {
-            throw new CliError(error.exitCode, `${app.appId} has no channel "${name}" (CHANNEL_NOT_FOUND), so there is nothing to remove; miniship channels ls --app ${app.appId} lists them`, error.body)
+            const hint = `miniship channels ls --app ${app.appId} lists them`
+            throw new CliError(error.exitCode, `${app.appId} has no channel "${name}" (CHANNEL_NOT_FOUND), so there is nothing to remove; ${hint}`, error.body && { ...error.body, hint })
           }
           throw error
         })

@@ -132,7 +132,10 @@ export function connect(flags: ClientFlags, needs?: KeyNeeds): ApiClient {
   const scopes = needs.scopes.map((scope) => `"${scope}"`)
   const all = scopes.length === 1 ? `the ${scopes[0]} scope` : `the ${scopes.slice(0, -1).join(', ')} and ${scopes.at(-1)} scopes`
   const explained = (error: unknown): never => {
-    if (error instanceof CliError && error.body?.code === 'SCOPE_REQUIRED') throw new CliError(error.exitCode, `${error.message}; miniship ${needs.command} needs an API key with ${all}`, error.body)
+    if (error instanceof CliError && error.body?.code === 'SCOPE_REQUIRED') {
+      const hint = `miniship ${needs.command} needs an API key with ${all}`
+      throw new CliError(error.exitCode, `${error.message}; ${hint}`, { ...error.body, hint })
+    }
     throw error
   }
   return {

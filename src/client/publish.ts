@@ -53,7 +53,7 @@ export interface Channel {
 export async function findMiniApp(api: ApiClient, appId: string): Promise<MiniApp> {
   const { body } = await api.request<MiniApp[]>('GET', '/mini-apps')
   const found = body.find((app) => app.appId === appId)
-  if (!found) throw new CliError(1, `no miniapp ${appId} that you can see on ${api.server} (MINI_APP_NOT_FOUND); miniship apps lists them`, { statusCode: 404, code: 'MINI_APP_NOT_FOUND', message: `Miniapp ${appId} not found` })
+  if (!found) throw new CliError(1, `no miniapp ${appId} that you can see on ${api.server} (MINI_APP_NOT_FOUND); miniship apps lists them`, { statusCode: 404, code: 'MINI_APP_NOT_FOUND', message: `Miniapp ${appId} not found`, hint: 'miniship apps lists them' })
   return found
 }
 
@@ -75,7 +75,7 @@ export async function readWorkspace(api: ApiClient, miniAppId: string, stop: (pa
 export async function findVersion(api: ApiClient, app: MiniApp, version: string): Promise<VersionSummary> {
   const workspace = await readWorkspace(api, app.id, (page) => page.versions.some((v) => v.version === version))
   const found = workspace.versions.find((v) => v.version === version)
-  if (!found) throw new CliError(1, `${app.appId} has no version ${version} (VERSION_NOT_FOUND); miniship versions ls ${app.appId} lists them`, { statusCode: 404, code: 'VERSION_NOT_FOUND', message: `Version ${version} not found` })
+  if (!found) throw new CliError(1, `${app.appId} has no version ${version} (VERSION_NOT_FOUND); miniship versions ls ${app.appId} lists them`, { statusCode: 404, code: 'VERSION_NOT_FOUND', message: `Version ${version} not found`, hint: `miniship versions ls ${app.appId} lists them` })
   return found
 }
 

@@ -42,7 +42,7 @@ test('an API key without the upload scope is refused before a byte of the build 
   const before = uploads
   const run = await runCli(['push', dir, '--app', 'com.example.shop', '--version', '1.0.1', '--json', '--server', `http://127.0.0.1:${server.port}`], { env: { MINISHIP_TOKEN: 'msk_readonly' } })
   expect(run.exitCode).toBe(1)
-  expect(jsonDocument(run)).toEqual({ error: { statusCode: 403, code: 'SCOPE_REQUIRED', message: 'This needs an API key with the "upload" scope; key msk_read… has "read"' } })
+  expect(jsonDocument(run)).toEqual({ error: { statusCode: 403, code: 'SCOPE_REQUIRED', message: 'This needs an API key with the "upload" scope; key msk_read… has "read"', hint: 'miniship push needs an API key with the "upload" scope; nothing was sent' } })
   expect(uploads).toBe(before)
   // worded as the server's refusal of the upload would be
   expect(run.stderr).toContain('(SCOPE_REQUIRED, HTTP 403); miniship push needs an API key with the "upload" scope; nothing was sent')

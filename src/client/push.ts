@@ -300,7 +300,7 @@ async function requireUploadScope(api: ApiClient, command: string, scopes: reado
   const message = scopeRequiredText('upload', { prefix: String(key.prefix), scopes: key.scopes.map(String) })
   const all = scopes.map((scope) => `"${scope}"`)
   const needs = all.length === 1 ? `the ${all[0]} scope` : `the ${all.slice(0, -1).join(', ')} and ${all.at(-1)} scopes`
-  throw new CliError(1, `${message} (SCOPE_REQUIRED, HTTP 403); miniship ${command} needs an API key with ${needs}; nothing was sent`, { statusCode: 403, code: 'SCOPE_REQUIRED', message })
+  throw new CliError(1, `${message} (SCOPE_REQUIRED, HTTP 403); miniship ${command} needs an API key with ${needs}; nothing was sent`, { statusCode: 403, code: 'SCOPE_REQUIRED', message, hint: `miniship ${command} needs an API key with ${needs}; nothing was sent` })
 }
 
 export function pushCommand(): Command {

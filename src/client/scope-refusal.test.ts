@@ -34,12 +34,13 @@ test('push refuses a key without "upload" in the words the server refuses the up
 
   const run = await runCli(['push', pushBuildFolder(root, 'build'), '--app', 'com.example.shop', '--version', '1.0.0', '--json'], { env: { MINISHIP_TOKEN: readKey.key, MINISHIP_SERVER: `http://127.0.0.1:${server.port}` } })
   expect(run.exitCode).toBe(1)
-  expect(jsonDocument(run)).toEqual({ error: { statusCode: 403, code: 'SCOPE_REQUIRED', message: refused.body.message } })
+  expect(jsonDocument(run)).toEqual({ error: { statusCode: 403, code: 'SCOPE_REQUIRED', message: refused.body.message, hint: 'miniship push needs an API key with the "upload" scope; nothing was sent' } })
   expect(run.stderr).toContain(`${refused.body.message} (SCOPE_REQUIRED, HTTP 403); miniship push needs an API key with the "upload" scope; nothing was sent`)
 })
 
 test('a request the server refuses for a scope reaches the CLI in those words (rollout --pause: "release")', async () => {
   const run = await runCli(['rollout', 'com.example.shop', '--pause', '--json'], { env: { MINISHIP_TOKEN: readKey.key, MINISHIP_SERVER: `http://127.0.0.1:${server.port}` } })
   expect(run.exitCode).toBe(1)
-  expect(jsonDocument(run)).toEqual({ error: { statusCode: 403, code: 'SCOPE_REQUIRED', message: `This needs an API key with the "release" scope; key ${readKey.prefix}… has "read"` } })
+  // the server's words, and what the text adds: every scope the command takes
+  expect(jsonDocument(run)).toEqual({ error: { statusCode: 403, code: 'SCOPE_REQUIRED', message: `This needs an API key with the "release" scope; key ${readKey.prefix}… has "read"`, hint: 'miniship rollout needs an API key with the "read" and "release" scopes' } })
 })

@@ -45,7 +45,8 @@ test('a webhook id the app does not have says where the ids are (it said only "â
   }
   expect(thrown?.message).toBe('Webhook nope not found in this miniapp (WEBHOOK_NOT_FOUND, HTTP 404); miniship webhooks ls --app com.example.shop lists its webhooks')
   expect(thrown?.exitCode).toBe(1)
-  expect(thrown?.body).toEqual(body)
+  // the server's error, and the hint the text adds (--json prints it)
+  expect(thrown?.body).toEqual({ ...body, hint: 'miniship webhooks ls --app com.example.shop lists its webhooks' })
   const other = new CliError(1, 'other', { code: 'MINI_APP_NOT_FOUND', message: 'x' })
   expect(() => explainWebhookNotFound(other, 'com.example.shop')).toThrow(other)
 })

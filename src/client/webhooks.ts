@@ -32,9 +32,12 @@ export interface Delivery {
 type AppFlags = ClientFlags & { app: string }
 
 /** The API path of the miniapp's webhooks, found by its appId. */
-/** A webhook id the app does not have: the server's message, and where the ids are (exit 1, --json keeps the server's error). */
+/** A webhook id the app does not have: the server's message, and where the ids are (exit 1, --json keeps the server's error and adds the hint). */
 export function explainWebhookNotFound(error: unknown, appId: string): never {
-  if (error instanceof CliError && error.body?.code === 'WEBHOOK_NOT_FOUND') throw new CliError(error.exitCode, `${error.message}; miniship webhooks ls --app ${appId} lists its webhooks`, error.body)
+  if (error instanceof CliError && error.body?.code === 'WEBHOOK_NOT_FOUND') {
+    const hint = `miniship webhooks ls --app ${appId} lists its webhooks`
+    throw new CliError(error.exitCode, `${error.message}; ${hint}`, { ...error.body, hint })
+  }
   throw error
 }
 
