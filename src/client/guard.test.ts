@@ -40,8 +40,12 @@ describe('guard flags', () => {
     expect(guardLines('com.example.shop', { name: 'stable', state: 'paused', release: { version: '1.1.0', paused: true, pausedBy: 'release-guard' }, guard })).toEqual([
       'com.example.shop stable: release guard on: pauses when more than 5 % of devices fail, once 20 devices reported',
       '  1.1.0: 12 of 140 devices failed (8.6 %), counted 2026-11-25 10:00 UTC',
-      '  1.1.0 paused by the release guard: 12 of 140 devices failed (8.6 %) — threshold 5 %; miniship rollout --resume resumes it',
+      '  1.1.0 paused by the release guard: 12 of 140 devices failed (8.6 %) — threshold 5 %; miniship rollout com.example.shop --resume resumes it',
     ])
+    // a command that runs as printed: with the app id, and the channel when it is not stable
+    expect(guardLines('com.example.shop', { name: 'beta', state: 'paused', release: { version: '1.1.0', paused: true, pausedBy: 'release-guard' }, guard }).at(-1)).toBe(
+      '  1.1.0 paused by the release guard: 12 of 140 devices failed (8.6 %) — threshold 5 %; miniship rollout com.example.shop --channel beta --resume resumes it',
+    )
     expect(guardLines('com.example.shop', { name: 'beta', state: null, release: null, guard: { ...guard, enabled: false, lastCheck: null, trip: null, heldAtFailedDevices: null } })).toEqual(['com.example.shop beta: release guard off'])
     // resumed by a person and over the line: the lines say why it runs on
     expect(guardLines('com.example.shop', { name: 'stable', state: 'rolling-out', release: { version: '1.1.0', paused: false, pausedBy: null }, guard })).toEqual([

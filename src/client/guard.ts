@@ -47,7 +47,9 @@ export function guardLines(appId: string, channel: GuardedChannel): string[] {
   // over the line and still running (not paused, not reverted): say why, or "pauses when more than 5 %" next to 5.01 % reads as broken
   const held = guard.enabled && release && watchedState(channel.state) && overThreshold(guard) ? heldText(guard) : null
   if (held) lines.push(`  ${release!.version}: ${held}`)
-  if (release?.paused && release.pausedBy === 'release-guard' && guard.trip) lines.push(`  ${release.version} ${guardPauseText(guard.trip)}; miniship rollout --resume resumes it`)
+  // the whole command, as ROLLOUT_PAUSED's message gives it: `miniship rollout --resume` alone is refused (no app id)
+  const resume = `miniship rollout ${appId}${channel.name === 'stable' ? '' : ` --channel ${channel.name}`} --resume`
+  if (release?.paused && release.pausedBy === 'release-guard' && guard.trip) lines.push(`  ${release.version} ${guardPauseText(guard.trip)}; ${resume} resumes it`)
   return lines
 }
 
