@@ -59,7 +59,7 @@ function form(token: string, passwordMinLength: number, values: { email?: string
 }
 
 const adminExists = () => page(409, 'Already set up', '<p>An administrator exists already. <a href="/">Sign in to the console</a>.</p>')
-const invalidLink = () => page(403, 'Setup link not valid', '<p>This setup link is not valid: it works once, and only the link the running server printed at start. Restart miniship to print a new one (while no administrator exists), or run <code>miniship create-admin</code>.</p>')
+const invalidLink = () => page(403, 'Setup link not valid', '<p>This setup link is not valid: it works once, and only the link the running server printed at start. Restart miniship to print a new one (while no administrator exists), or run <code>miniship create-admin --data-dir DIR --email you@example.com</code> on the server, DIR being the data directory the server uses (its start-up lines print this command with it).</p>')
 
 export function setupRoutes(deps: AppDeps & { setup: SetupGate }) {
   const { db, clock, setup } = deps
