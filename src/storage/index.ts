@@ -105,7 +105,9 @@ export async function checkStoredFiles(database: Database, store: BlobStore): Pr
       return [(error as Error).message]
     }
   }
-  const referenced = new Map<string, { size: number; versions: string[] }>()
+  // per stored file: each version using it, with the files it is to that version (one blob is often
+  // both assets zips of a version: "com.example.shop 1.0.0" was listed twice, and not as what)
+  const referenced = new Map<string, { size: number; versions: Map<string, string[]> }>()
   const problems: string[] = []
   const incomplete = database
     .query(`SELECT v.id AS id, v.version AS version, m.app_id AS app_id, count(f.kind) AS files FROM versions v JOIN mini_apps m ON m.id = v.mini_app_id LEFT JOIN version_files f ON f.version_id = v.id GROUP BY v.id HAVING count(f.kind) <> 5`)
@@ -120,13 +122,14 @@ export async function checkStoredFiles(database: Database, store: BlobStore): Pr
       problems.push(`version ${label} (${row.id}) records an invalid hash for its ${kindNames[row.kind] ?? row.kind} file`)
       continue
     }
-    const entry = referenced.get(row.sha256) ?? { size: row.size, versions: [] }
-    entry.versions.push(label)
+    const entry = referenced.get(row.sha256) ?? { size: row.size, versions: new Map<string, string[]>() }
+    entry.versions.set(label, [...(entry.versions.get(label) ?? []), kindNames[row.kind] ?? row.kind])
     referenced.set(row.sha256, entry)
   }
   for (const [sha256, { size, versions }] of referenced) {
     const path = store.describe(sha256)
-    const usedBy = `used by ${versions.join(', ')}`
+    // what to do: every backup holds the file under the name it has in the data directory
+    const usedBy = `used by ${[...versions].map(([label, kinds]) => `${label}: ${kinds.join(', ')}`).join('; ')}; a backup archive holds it as blobs/sha256/${sha256.slice(0, 2)}/${sha256}, to put back`
     const actualSize = await store.size(sha256)
     if (actualSize === null) {
       problems.push(`stored file ${path} is missing (${usedBy})`)

@@ -100,9 +100,25 @@ describe('checkStoredFiles (doctor)', () => {
     writeFileSync(blobPath(paths, sha256(files.manifest)), '{"version":"6.6.6"}')
     const problems = await checkStoredFiles(db.$client, createLocalBlobStore(paths))
     expect(problems).toHaveLength(3)
-    expect(problems[0]).toContain('is missing (used by doctor.app 1.0.0)')
+    // which version and which of its files, and where a backup holds it
+    expect(problems[0]).toEndWith(`is missing (used by doctor.app 1.0.0: iOS bundle; a backup archive holds it as blobs/sha256/${sha256(files.bundleIos).slice(0, 2)}/${sha256(files.bundleIos)}, to put back)`)
     expect(problems[1]).toContain('has 7 bytes, 14 expected')
     expect(problems[2]).toContain('is damaged')
+  })
+
+  test('one stored file used twice by a version (both assets zips the same) names the version once, with both files', async () => {
+    const same = 'same zip'
+    store(same)
+    const at = '2026-11-22T10:00:00.000Z'
+    db.insert(versions).values({ id: 'v3', miniAppId: 'm1', version: '1.0.2', buildNumber: 3, releaseType: 'RELEASE', status: 'DRAFT', createdAt: at, updatedAt: at }).run()
+    db.insert(versionFiles)
+      .values(fileRows.map((row) => (row.kind === 'assetsIos' || row.kind === 'assetsAndroid' ? { ...row, versionId: 'v3', sha256: sha256(same), size: same.length } : { ...row, versionId: 'v3' })))
+      .run()
+    rmSync(blobPath(paths, sha256(same)))
+    const problems = await checkStoredFiles(db.$client, createLocalBlobStore(paths))
+    expect(problems.find((problem) => problem.includes(sha256(same)) && problem.includes('is missing'))).toContain('(used by doctor.app 1.0.2: iOS assets, Android assets; a backup archive')
+    db.delete(versionFiles).where(eq(versionFiles.versionId, 'v3')).run()
+    db.delete(versions).where(eq(versions.id, 'v3')).run()
   })
 
   test('names a version that lost one of its five file rows', async () => {
