@@ -303,6 +303,23 @@ async function requireUploadScope(api: ApiClient, command: string, scopes: reado
   throw new CliError(1, `${message} (SCOPE_REQUIRED, HTTP 403); miniship ${command} needs an API key with ${needs}; nothing was sent`, { statusCode: 403, code: 'SCOPE_REQUIRED', message, hint: `miniship ${command} needs an API key with ${needs}; nothing was sent` })
 }
 
+/**
+ * An unsigned push to a miniapp that requires signed versions is refused before a byte is sent, in
+ * the server's words: it was refused after the whole upload. Best effort: a key that may not list
+ * miniapps (upload only) or an app it cannot see leaves the server to refuse it.
+ */
+async function requireSignatureLocally(api: ApiClient, appId: string): Promise<void> {
+  let apps: { appId?: unknown; requireSignature?: unknown }[]
+  try {
+    ;({ body: apps } = await api.request<{ appId?: unknown; requireSignature?: unknown }[]>('GET', '/mini-apps'))
+  } catch {
+    return
+  }
+  if (!Array.isArray(apps) || apps.find((app) => app.appId === appId)?.requireSignature !== true) return
+  const message = `${appId} requires signed versions; push with --sign-key FILE (or send signatureKeyId and signature)`
+  throw new CliError(1, `${message} (SIGNATURE_REQUIRED, HTTP 422); nothing was sent`, { statusCode: 422, code: 'SIGNATURE_REQUIRED', message, hint: 'nothing was sent' })
+}
+
 export function pushCommand(): Command {
   return withReleaseOptions(withClientOptions(new Command('push')))
     .description('upload a build (the five artifacts in DIR) as a version of a miniapp, and optionally publish it')
@@ -361,6 +378,7 @@ Examples:
           const body = multipartFromDisk(fields, artifacts)
           // refused before a byte is sent, rather than after the whole upload
           await requireUploadScope(api, needs.command, needs.scopes)
+          if (!signingKey) await requireSignatureLocally(api, appId)
           const limit = await uploadLimit(api)
           if (limit !== null && body.length > limit) {
             throw new CliError(1, `the upload is ${formatBytes(body.length)}, over the ${formatBytes(limit)} ${api.server} takes, so nothing was sent; an operator raises the limit with --upload-limit-mb (env MINISHIP_UPLOAD_LIMIT_MB)`, {
