@@ -295,7 +295,9 @@ export function slackText(miniApp: MiniAppSummary, event: string, data: Record<s
           ? // the console's badge and the CLI's words (guard-text.ts), so the chat quotes the same figure
             `: ${failedText({ failedDevices, totalDevices: devices, failureRate }, typeof maxFailureRate === 'number' ? maxFailureRate : undefined)}${typeof maxFailureRate === 'number' ? ` — threshold ${thresholdText(maxFailureRate)}` : ''}`
           : ''
-      return `${app}: the rollout of ${version} on ${channel} was paused${by}${figures}`
+      // a person's reason, as the audit entry and `status` keep it: the chat said only who paused, not why
+      const reason = figures === '' && typeof data.reason === 'string' && data.reason.trim() !== '' ? `: ${data.reason.trim()}` : ''
+      return `${app}: the rollout of ${version} on ${channel} was paused${by}${figures}${reason}`
     }
     case testEvent:
       return `${app}: a test delivery from miniship${by}`

@@ -550,6 +550,8 @@ test('slackText says what happened in one line, the release guard\'s figures inc
     'Shop (com.example.shop): the rollout of 1.4.0 on stable was paused by release-guard: 12 of 140 devices failed (8.6 %) — threshold 5 %',
   )
   expect(slackText(app, 'rollout.paused', { channel: 'stable', version, rolloutPercent: 30, by })).toBe('Shop (com.example.shop): the rollout of 1.4.0 on stable was paused by dev@example.com')
+  // a person's reason is said, as the JSON body's data.reason carries it
+  expect(slackText(app, 'rollout.paused', { channel: 'stable', version, rolloutPercent: 30, reason: 'crash on Android 9', by })).toBe('Shop (com.example.shop): the rollout of 1.4.0 on stable was paused by dev@example.com: crash on Android 9')
   // the chat quotes the figure the console's badge and the CLI show: 23 of 80 is 28.75 %, which both round to 28.7 %
   const trip = { failedDevices: 23, totalDevices: 80, failureRate: 23 / 80, maxFailureRate: 0.05 }
   expect(guardPauseText(trip)).toBe('paused by the release guard: 23 of 80 devices failed (28.7 %) — threshold 5 %')
