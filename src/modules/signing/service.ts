@@ -147,11 +147,18 @@ export function revokeSigningKey(db: Db, clock: Clock, user: Caller, miniAppId: 
   )
 }
 
-/** The key a signature names, if it may sign now: 422 SIGNING_KEY_UNKNOWN / SIGNING_KEY_REVOKED. */
-export function requireUsableKey(db: Reader, miniAppId: string, keyId: string): SigningKeyRow {
+/**
+ * The key a signature names, if it may sign now: 422 SIGNING_KEY_UNKNOWN / SIGNING_KEY_REVOKED.
+ * `signedVersion`: the check is of a stored version's signature (publish, rollback), so the way out is
+ * to sign that version again, which the message says as a command that runs as printed.
+ */
+export function requireUsableKey(db: Reader, miniAppId: string, keyId: string, signedVersion?: { appId: string; version: string }): SigningKeyRow {
   const row = db.select().from(signingKeys).where(and(eq(signingKeys.miniAppId, miniAppId), eq(signingKeys.keyId, keyId))).get()
   if (!row) throw new AppError(422, 'SIGNING_KEY_UNKNOWN', `The miniapp trusts no signing key ${keyId.slice(0, 64)}; add it first (miniship keys add, or the console's Settings › Signing)`)
-  if (row.revokedAt) throw new AppError(422, 'SIGNING_KEY_REVOKED', `The signing key ${keyId} ("${row.name}") was revoked at ${row.revokedAt}; sign with a current key`)
+  if (row.revokedAt) {
+    const how = signedVersion ? `sign ${signedVersion.version} again with a current key (miniship sign ${signedVersion.version} --app ${signedVersion.appId} --sign-key FILE)` : 'sign with a current key'
+    throw new AppError(422, 'SIGNING_KEY_REVOKED', `The signing key ${keyId} ("${row.name}") was revoked at ${row.revokedAt}; ${how}`)
+  }
   return row
 }
 

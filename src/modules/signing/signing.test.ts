@@ -344,6 +344,8 @@ describe('signing later, requireSignature, revoked keys at publish', () => {
     expect((await revokeKey(soonRevoked.keyId)).status).toBe(200)
     const refused = await publish(res.body.id)
     expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 422, code: 'SIGNING_KEY_REVOKED' })
+    // the way out, as a command that runs as printed (it said only "sign with a current key")
+    expect(refused.body.message).toEndWith(`; sign 4.0.0 again with a current key (miniship sign 4.0.0 --app ${appId} --sign-key FILE)`)
     const workspace = await context.call('GET', `/api/mini-apps/${miniAppId}/workspace`, { token: owner.token })
     const listed = workspace.body.versions.find((v: { id: string }) => v.id === res.body.id)
     expect(listed.signature).toMatchObject({ keyId: soonRevoked.keyId, keyName: 'ci key', keyRevokedAt: expect.any(String) })
@@ -369,6 +371,7 @@ describe('signing later, requireSignature, revoked keys at publish', () => {
     expect(toUnsigned.body.message).toContain(`miniship sign 5.0.0 --app ${appId} --sign-key FILE`)
     const toRevoked = await rollback(byRotatedOut.body.id)
     expect({ status: toRevoked.status, code: toRevoked.body.code }).toEqual({ status: 422, code: 'SIGNING_KEY_REVOKED' })
+    expect(toRevoked.body.message).toContain(`miniship sign 5.1.0 --app ${appId} --sign-key FILE`)
     expect(await served()).toBe('5.2.0')
 
     // signed with a current key, both may be rolled back to

@@ -403,7 +403,7 @@ export function publishVersion(deps: Pick<VersionDeps, 'db' | 'clock'>, user: Ca
       const signed = tx.select({ keyId: versionSignatures.keyId }).from(versionSignatures).where(eq(versionSignatures.versionId, row.id)).get()
       requireSignedIfRequired(current, signed !== undefined, 'publish', row.version)
       // a key revoked since it signed: the server can see it, so it publishes nothing signed by it
-      if (signed) requireUsableKey(tx, app.id, signed.keyId)
+      if (signed) requireUsableKey(tx, app.id, signed.keyId, { appId: app.appId, version: row.version })
       const channel = input.channel ?? row.channel
       const now = isoAt(clock)
       tx.update(versions)
@@ -484,7 +484,7 @@ export function rollbackRelease(
       const current = tx.select().from(miniApps).where(eq(miniApps.id, app.id)).get()!
       const rollbackSignature = tx.select({ keyId: versionSignatures.keyId }).from(versionSignatures).where(eq(versionSignatures.versionId, row.id)).get()
       requireSignedIfRequired(current, rollbackSignature !== undefined, 'publish', row.version)
-      if (rollbackSignature) requireUsableKey(tx, app.id, rollbackSignature.keyId)
+      if (rollbackSignature) requireUsableKey(tx, app.id, rollbackSignature.keyId, { appId: app.appId, version: row.version })
       const target = channel ?? row.channel
       const replaced = rollbackChannel(tx, clock, user, app, row, target, notes)
       recordAudit(tx, clock, {
