@@ -326,3 +326,14 @@ describe('a server URL that is not the API', () => {
     expect((failure as CliError).exitCode).toBe(1)
   })
 })
+
+test('a server that is not running: exit 3, UNREACHABLE, and what to check', async () => {
+  const closed = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') })
+  const port = closed.port
+  closed.stop(true)
+  const run = await runCli(['whoami', '--json'], { env: { MINISHIP_TOKEN: 'msk_test', MINISHIP_SERVER: `http://127.0.0.1:${port}` } })
+  expect(run.exitCode).toBe(3)
+  expect(jsonDocument(run)).toEqual({
+    error: { code: 'UNREACHABLE', message: `cannot reach http://127.0.0.1:${port}/api: connection refused (nothing listens there: check that miniship serve runs and that the address and port are right)` },
+  })
+})

@@ -221,7 +221,8 @@ async function sendStreaming(server: string, token: string | null, userAgent: st
 
 export function unreachable(server: string, error: unknown): CliError {
   const cause = (error as { code?: string; message?: string }) ?? {}
-  const why = cause.code === 'ConnectionRefused' || cause.code === 'ECONNREFUSED' ? 'connection refused' : (cause.message ?? String(error))
+  // refused: nothing listens there; say what to check, not only what happened
+  const why = cause.code === 'ConnectionRefused' || cause.code === 'ECONNREFUSED' ? 'connection refused (nothing listens there: check that miniship serve runs and that the address and port are right)' : (cause.message ?? String(error))
   return new CliError(3, `cannot reach ${server}: ${why}`)
 }
 
