@@ -1,5 +1,5 @@
 // The channel decision of decisions §10 as a table, plus the bucket's distribution and stability.
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, spyOn, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { decideRelease, rolloutBucket, type LiveRelease } from './decide'
 
@@ -112,5 +112,75 @@ describe('decideRelease', () => {
   test('the input hash is of UTF-8 text', () => {
     const digest = createHash('sha256').update(Buffer.from(`${appId}:v:Gerät`, 'utf8')).digest()
     expect(rolloutBucket(appId, 'v', 'Gerät')).toBe(digest.readUInt32BE(0) % 100)
+  })
+})
+
+describe('a paused release below the newest (§13: a fix published over it)', () => {
+  const fix = release('1.2.0', { rolloutPercent: 10 })
+  const paused = release('1.1.0', { rolloutPercent: 30, paused: true })
+  const good = release('1.0.0')
+  const channel = [fix, paused, good]
+  /** a deviceId outside the fix's 10 %, inside (adopted) or outside 1.1.0's frozen 30 % */
+  function device(adopted: boolean, insideFix = false): string {
+    for (let index = 0; ; index++) {
+      const deviceId = `pair-${index}`
+      if (rolloutBucket(appId, fix.versionId, deviceId) < 10 === insideFix && rolloutBucket(appId, paused.versionId, deviceId) < 30 === adopted) return deviceId
+    }
+  }
+  const adopter = device(true)
+  const other = device(false)
+  const inside = device(false, true)
+
+  const cases: { name: string; releases: LiveRelease[]; device: Parameters<typeof decideRelease>[2]; version: string | null }[] = [
+    { name: 'a device on the release before it gets that one, not the paused one', releases: channel, device: { deviceId: other, currentVersion: '1.0.0' }, version: '1.0.0' },
+    { name: 'an adopter that names another version gets the release before it', releases: channel, device: { deviceId: adopter, currentVersion: '1.0.0' }, version: '1.0.0' },
+    { name: 'a device on a version the channel never had: the release before it', releases: channel, device: { deviceId: other, currentVersion: '0.9.0' }, version: '1.0.0' },
+    { name: 'a device on the paused release keeps it, whatever its bucket', releases: channel, device: { deviceId: other, currentVersion: '1.1.0' }, version: '1.1.0' },
+    { name: 'without deviceId, a device on the paused release keeps it', releases: channel, device: { currentVersion: '1.1.0' }, version: '1.1.0' },
+    { name: 'no currentVersion, bucket below the frozen 30 % (adopted): the paused release', releases: channel, device: { deviceId: adopter }, version: '1.1.0' },
+    { name: 'no currentVersion, bucket at or above the frozen 30 %: the release before it', releases: channel, device: { deviceId: other }, version: '1.0.0' },
+    { name: 'neither deviceId nor currentVersion: the release before it', releases: channel, device: {}, version: '1.0.0' },
+    { name: 'inside the fix\'s rollout: the fix, also from the paused release', releases: channel, device: { deviceId: inside, currentVersion: '1.1.0' }, version: '1.2.0' },
+    { name: 'a device on the paused release its host range excludes: the release before it', releases: [fix, { ...paused, hostVersionRange: '>=3' }, good], device: { deviceId: other, currentVersion: '1.1.0', hostVersion: '2.0.0' }, version: '1.0.0' },
+    { name: 'a paused first release: nothing for the others, as for a first release', releases: [fix, paused], device: { deviceId: other, currentVersion: '0.9.0' }, version: null },
+    { name: 'the fix complete: every device gets it, those on the paused release too', releases: [{ ...fix, rolloutPercent: 100 }, paused, good], device: { deviceId: other, currentVersion: '1.1.0' }, version: '1.2.0' },
+    { name: 'the fix reverted: the others get the release before the paused one', releases: [{ ...fix, rolloutPercent: 0 }, paused, good], device: { deviceId: inside, currentVersion: '1.0.0' }, version: '1.0.0' },
+    { name: 'the fix reverted: a device on the paused release keeps it', releases: [{ ...fix, rolloutPercent: 0 }, paused, good], device: { deviceId: inside, currentVersion: '1.1.0' }, version: '1.1.0' },
+    { name: 'the fix paused too: its others get the release before both', releases: [{ ...fix, paused: true }, paused, good], device: { deviceId: other, currentVersion: '1.0.0' }, version: '1.0.0' },
+    { name: 'the fix paused too: a device on the older paused release keeps it', releases: [{ ...fix, paused: true }, paused, good], device: { deviceId: other, currentVersion: '1.1.0' }, version: '1.1.0' },
+    { name: 'paused at 100 %: every device that names itself adopted it', releases: [fix, { ...paused, rolloutPercent: 100 }, good], device: { deviceId: other }, version: '1.1.0' },
+    { name: 'paused at 100 %: a request that names no device still gets the release before it', releases: [fix, { ...paused, rolloutPercent: 100 }, good], device: {}, version: '1.0.0' },
+    { name: 'the paused newest itself is unchanged: no deviceId at 100 % gets it', releases: [{ ...paused, rolloutPercent: 100 }, good], device: {}, version: '1.1.0' },
+  ]
+  for (const { name, releases, device: asked, version } of cases) {
+    test(name, () => expect(decideRelease(appId, releases, asked).release?.version ?? null).toBe(version))
+  }
+
+  test('mandatory is computed from the release the device gets, as before', () => {
+    const mandatoryPaused = [fix, { ...paused, mandatory: true }, good]
+    expect(decideRelease(appId, mandatoryPaused, { deviceId: other, currentVersion: '1.0.0' })).toMatchObject({ release: good, mandatory: false })
+    expect(decideRelease(appId, mandatoryPaused, { deviceId: other, currentVersion: '0.9.0' })).toMatchObject({ release: good, mandatory: false })
+    expect(decideRelease(appId, mandatoryPaused, { deviceId: inside, currentVersion: '1.0.0' })).toMatchObject({ release: fix, mandatory: true })
+  })
+
+  test('hashes once more only when a paused older release is in the way of a request that names no version', () => {
+    const hash = spyOn(Bun.SHA256, 'hash')
+    try {
+      const calls = (releases: LiveRelease[], asked: Parameters<typeof decideRelease>[2]) => {
+        hash.mockClear()
+        decideRelease(appId, releases, asked)
+        return hash.mock.calls.length
+      }
+      // the common case, as before: one hash for the newest mid-rollout, none otherwise
+      expect(calls([fix, release('1.1.0'), good], { deviceId: other, currentVersion: '1.0.0' })).toBe(1)
+      expect(calls([fix, release('1.1.0'), good], { deviceId: other })).toBe(1)
+      expect(calls([release('1.2.0'), paused, good], { deviceId: other })).toBe(0)
+      // a device that names its version passes the paused release without a hash
+      expect(calls(channel, { deviceId: other, currentVersion: '1.0.0' })).toBe(1)
+      expect(calls(channel, { deviceId: inside })).toBe(1)
+      expect(calls(channel, { deviceId: other })).toBe(2)
+    } finally {
+      hash.mockRestore()
+    }
   })
 })

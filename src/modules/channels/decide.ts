@@ -4,12 +4,12 @@
 export interface LiveRelease {
   versionId: string
   version: string
-  /** 0–100; only the newest release's percent matters */
+  /** 0–100; the newest release's percent, and a paused older release's frozen one (its adopters) */
   rolloutPercent: number
   /** a semver range the host app's version must satisfy; null: any */
   hostVersionRange: string | null
   mandatory: boolean
-  /** decisions §13: a paused newest release goes to no new device; only the newest's flag matters */
+  /** decisions §13: a paused release goes to no new device, newest or not (see decideRelease) */
   paused?: boolean
 }
 
@@ -61,6 +61,16 @@ function satisfies(hostVersion: string, range: string | null): boolean {
 }
 
 /**
+ * Whether a device keeps a paused release below the newest (§13): it says it runs it, or, naming no
+ * version, it adopted it while it rolled out (its bucket below the frozen percent). Hashes only here.
+ */
+function keepsPaused(appId: string, release: LiveRelease, device: Device): boolean {
+  if (device.currentVersion !== undefined) return device.currentVersion === release.version
+  if (!device.deviceId) return false
+  return release.rolloutPercent >= 100 || rolloutBucket(appId, release.versionId, device.deviceId) < release.rolloutPercent
+}
+
+/**
  * `releases` are the channel's live releases, newest first. While the newest is below 100 %, a
  * device gets it when its bucket is below the percent; otherwise (and whenever no deviceId is
  * sent) the releases after it are the candidates. A device that sends `hostVersion` gets the first
@@ -71,6 +81,12 @@ function satisfies(hostVersion: string, range: string | null): boolean {
  * A paused newest release (§13) goes to a device that says it runs it (`currentVersion`), and to
  * no other device that sends `currentVersion`; a request without one (the legacy release-stable
  * URLs) follows the bucket rule at the frozen percent, so a device that adopted keeps it.
+ *
+ * A paused release below the newest (a fix published over it) keeps that promise: it is a
+ * candidate only for a device that says it runs it, or, for a request without `currentVersion`,
+ * a device whose bucket for it is below its frozen percent (no deviceId: not a candidate). Every
+ * other device passes over it to the release before it; else the paused (bad) release would be
+ * what the devices outside the new rollout fall back to, at 100 %.
  */
 export function decideRelease<R extends LiveRelease>(appId: string, releases: readonly R[], device: Device): Decision<R> {
   let start = 0
@@ -84,7 +100,9 @@ export function decideRelease<R extends LiveRelease>(appId: string, releases: re
   }
   let chosen = -1
   for (let index = start; index < releases.length; index++) {
-    if (device.hostVersion === undefined || satisfies(device.hostVersion, releases[index]!.hostVersionRange)) {
+    const candidate = releases[index]!
+    if (index > 0 && candidate.paused && !keepsPaused(appId, candidate, device)) continue
+    if (device.hostVersion === undefined || satisfies(device.hostVersion, candidate.hostVersionRange)) {
       chosen = index
       break
     }
