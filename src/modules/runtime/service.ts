@@ -118,6 +118,8 @@ interface ChannelFacts {
   app: AppFacts
   name: string
   releases: ReleaseFacts[]
+  /** some live release is paused: then `currentVersion` may decide what a device gets (§13) */
+  paused: boolean
   /** release install info for a request that names no device, host or current version, by file base: the same answer for all of them while these facts hold */
   anonymous: Map<string, SerialisedJson> | undefined
   /** what insights count an update check under, by the `currentVersion` it names when that is no live release of the channel (`countedUnder`) */
@@ -323,7 +325,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
       else if (!channelExists(db, app.id, channel)) throw channelNotFound(channel)
       else {
         const releases = liveReleases(db, app.id, channel).map((row) => ({ ...row, facts: versionFacts(row.versionId)! }))
-        found = { app, name: channel, releases, anonymous: undefined, reported: undefined }
+        found = { app, name: channel, releases, paused: releases.some((release) => release.paused), anonymous: undefined, reported: undefined }
       }
       channelsByKey.set(key, found)
     }
@@ -566,7 +568,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
 
   /**
    * Release install info naming the version's own (version-pinned) URLs: for a device whose
-   * `currentVersion` decides its release while the newest is paused (§13), where the release-stable
+   * `currentVersion` decides its release while a release is paused (§13), where the release-stable
    * URLs, which carry no currentVersion, would serve another release than the answer names.
    */
   function pinnedInstall(template: ReleaseTemplate, found: DeviceRelease, files: string): SerialisedJson {
@@ -607,10 +609,10 @@ export function createRuntimeService(deps: RuntimeDeps) {
       const checked = checkDeviceQuery(query)
       if (currentVersion !== undefined || checked.deviceId !== undefined || checked.hostVersion !== undefined) {
         const found = deviceRelease(appId, checked, currentVersion)
-        // While the newest is paused, currentVersion decides (§13), but the release-stable URLs carry
-        // none and follow the frozen bucket: where that names another release, the answer names the
-        // version's own files, so what a device is told is what it downloads.
-        if (currentVersion !== undefined && found.channel.releases[0]?.paused && decideRelease(appId, found.channel.releases, { deviceId: checked.deviceId, hostVersion: checked.hostVersion }).release !== found.release) {
+        // While a release is paused (the newest, or one below it), currentVersion decides (§13), but
+        // the release-stable URLs carry none and follow the frozen bucket: where that names another
+        // release, the answer names the version's own files, so what a device is told is what it downloads.
+        if (currentVersion !== undefined && found.channel.paused && decideRelease(appId, found.channel.releases, { deviceId: checked.deviceId, hostVersion: checked.hostVersion }).release !== found.release) {
           return then(releaseTemplate(found, files), (template) => pinnedInstall(template, found, files))
         }
         return releaseInstallJson(found, files)
