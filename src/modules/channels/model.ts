@@ -46,7 +46,8 @@ export const channelRecord = t.Object({
   createdAt: t.String(),
   state: t.Union([t.Literal('complete'), t.Literal('rolling-out'), t.Literal('paused'), t.Literal('reverted'), t.Null()], { description: "the newest release's state (decisions §13); null without a release" }),
   release: t.Union([channelRelease, t.Null()]),
-  previousRelease: t.Union([channelRelease, t.Null()]),
+  previousRelease: t.Union([channelRelease, t.Null()], { description: 'what the other devices fall back to: the first release below the newest that is not paused' }),
+  pausedReleases: t.Array(channelRelease, { description: 'the paused releases between the newest and previousRelease, newest first: no other device gets them; devices that run them (or adopted them while they rolled out) keep them' }),
   defaultRelease: t.Union([channelRelease, t.Null()], { description: 'what a device that sends no deviceId gets' }),
   guard: guardRecord,
 })

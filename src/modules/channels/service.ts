@@ -41,8 +41,13 @@ export interface ChannelRecord {
   /** the state of `release`; null when the channel has none */
   state: ReleaseState | null
   release: ChannelRelease | null
-  /** what the channel's other devices fall back to (the release below the newest), whatever the state */
+  /** what the channel's other devices fall back to (the first release below the newest that is not paused), whatever the state */
   previousRelease: ChannelRelease | null
+  /**
+   * the paused releases between the newest and `previousRelease`, newest first: no other device gets
+   * them, the devices that run them (or adopted them while they rolled out) keep them (§13, decide.ts)
+   */
+  pausedReleases: ChannelRelease[]
   /** what a device that sends no deviceId gets (the legacy release-stable URLs) */
   defaultRelease: ChannelRelease | null
   /** the release guard's settings and what it last saw of `release` (decisions §15; guard.ts) */
@@ -160,14 +165,27 @@ function toChannelRelease(row: LiveReleaseRow | undefined, people: Map<string, U
   }
 }
 
+/**
+ * Below the newest release, what the channel's other devices fall back to, by the rule of decide.ts:
+ * a paused release there goes only to the devices that run it or adopted it, so the others pass
+ * over it to the first one that is not paused (`previous`); `paused` are the ones passed over.
+ */
+function fallbackOf(rows: readonly LiveReleaseRow[]): { previous: LiveReleaseRow | undefined; paused: LiveReleaseRow[] } {
+  let index = 1
+  while (rows[index]?.paused) index++
+  return { previous: rows[index], paused: rows.slice(1, index) }
+}
+
 /** Every channel of a miniapp with its release and previous release: `stable` first, then by name. */
 export function channelRecords(db: Db, app: MiniAppRow): ChannelRecord[] {
   const named = db.select().from(channels).where(eq(channels.miniAppId, app.id)).orderBy(asc(channels.name)).all()
   const all = [{ name: defaultChannel, createdAt: app.createdAt }, ...named.filter((row) => row.name !== defaultChannel)]
   const lives = all.map((channel) => liveReleases(db, app.id, channel.name))
+  const below = lives.map(fallbackOf)
   // the same rule devices are answered by (decide.ts), for a device that tells nothing about itself
   const fallbacks = lives.map((rows) => decideRelease(app.appId, rows, {}).release ?? undefined)
-  const people = userSummaries(db, [...lives.flatMap((rows) => rows.slice(0, 2)), ...fallbacks].map((row) => row?.createdBy ?? null))
+  const shown = [...lives.map((rows) => rows[0]), ...below.flatMap((fallback) => [fallback.previous, ...fallback.paused]), ...fallbacks]
+  const people = userSummaries(db, shown.map((row) => row?.createdBy ?? null))
   const guards = guardRows(db, app.id)
   return all.map((channel, index) => {
     const rows = lives[index]!
@@ -176,7 +194,8 @@ export function channelRecords(db: Db, app: MiniAppRow): ChannelRecord[] {
       createdAt: channel.createdAt,
       state: rows[0] ? releaseState(rows[0]) : null,
       release: toChannelRelease(rows[0], people),
-      previousRelease: toChannelRelease(rows[1], people),
+      previousRelease: toChannelRelease(below[index]!.previous, people),
+      pausedReleases: below[index]!.paused.map((row) => toChannelRelease(row, people)!),
       defaultRelease: toChannelRelease(fallbacks[index], people),
       guard: toGuardRecord(guards.get(channel.name), rows[0]?.id ?? null),
     }
