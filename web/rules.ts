@@ -17,7 +17,7 @@ export interface AllowedActions {
 export function allowedActions(
   version: Pick<Version, 'id' | 'status'>,
   miniApp: Pick<MiniApp, 'currentReviewVersionId' | 'currentReleaseVersionId'>,
-  channels: (Pick<Channel, 'release' | 'previousRelease'> & { name?: string })[] | null = null,
+  channels: (Pick<Channel, 'release' | 'previousRelease'> & Partial<Pick<Channel, 'pausedReleases'>> & { name?: string })[] | null = null,
   releasedIn: ReadonlySet<string> | null = null,
 ): AllowedActions {
   const unpublished = version.status === 'DRAFT' || version.status === 'IN_REVIEW'
@@ -27,7 +27,7 @@ export function allowedActions(
     published &&
     channels !== null &&
     channels.some((c) => c.release?.versionId === version.id) &&
-    channels.some((c) => c.release?.versionId !== version.id && c.previousRelease?.versionId !== version.id)
+    channels.some((c) => c.release?.versionId !== version.id && c.previousRelease?.versionId !== version.id && !c.pausedReleases?.some((r) => r.versionId === version.id))
   // a published version the history does not mention was released before channels existed: on stable
   const released = releasedIn && releasedIn.size ? releasedIn : new Set(['stable'])
   const rollback =

@@ -47,6 +47,8 @@ export interface Channel {
   state?: ReleaseState | null
   release: ChannelRelease | null
   previousRelease: ChannelRelease | null
+  /** paused releases between the newest and previousRelease (§13); absent on older servers */
+  pausedReleases?: ChannelRelease[]
   defaultRelease?: ChannelRelease | null
 }
 

@@ -26,6 +26,30 @@ describe('state words', () => {
     expect(channelDevicesText({ ...channel('paused', 30), defaultRelease: v('1.0.0') })).toBe('Devices on 1.1.0 keep it; the others get 1.0.0.')
   })
 
+  test('a paused release published over: the others pass over it, its devices keep it (§13), whatever the newest does', () => {
+    const over = (state: ReleaseState, percent: number, previous: string | null = '1.0.0', paused = [v('1.1.0', 30, true)]): ChannelView => ({
+      name: 'stable',
+      state,
+      release: v('1.2.0', percent, state === 'paused'),
+      previousRelease: previous ? v(previous) : null,
+      pausedReleases: paused,
+    })
+    const cases: [ChannelView, string][] = [
+      [over('rolling-out', 10), '10 % get 1.2.0; the others get 1.0.0; devices on 1.1.0 (paused) keep it.'],
+      [over('paused', 10), 'Devices on 1.2.0 keep it; the others get 1.0.0; devices on 1.1.0 (paused) keep it.'],
+      [{ ...over('paused', 100), defaultRelease: v('1.2.0', 100, true) }, 'Devices on 1.2.0 keep it; those that name their version get 1.0.0; devices on 1.1.0 (paused) keep it. Requests that name none (older clients, the release mirror) still get 1.2.0: revert to stop that.'],
+      [over('reverted', 0), 'Every device gets 1.0.0, those on 1.2.0 too; devices on 1.1.0 (paused) keep it.'],
+      [over('complete', 100), 'Every device gets 1.2.0.'],
+      // the paused one was the first release: the others get nothing, as for a first rollout
+      [over('rolling-out', 10, null), '10 % get 1.2.0; the others get nothing; devices on 1.1.0 (paused) keep it.'],
+      [over('reverted', 0, null), 'No device gets 1.2.0; those on it keep it; devices on 1.1.0 (paused) keep it.'],
+      [over('rolling-out', 10, '1.0.0', [v('1.1.0', 30, true), v('1.0.5', 50, true)]), '10 % get 1.2.0; the others get 1.0.0; devices on 1.1.0 or 1.0.5 (paused) keep theirs.'],
+      // an older server sends no pausedReleases: the words as before
+      [{ ...over('rolling-out', 10), pausedReleases: undefined }, '10 % get 1.2.0; the others get 1.0.0.'],
+    ]
+    for (const [view, text] of cases) expect(channelDevicesText(view)).toBe(text)
+  })
+
   test('a first release reverted: no device gets it, and those that installed it keep it (there is nothing to send them back to)', () => {
     expect(channelDevicesText({ name: 'beta', state: 'reverted', release: v('1.3.0', 0), previousRelease: null })).toBe('No device gets 1.3.0; those on it keep it.')
   })
@@ -48,6 +72,8 @@ describe('a version is live only where some device can get it', () => {
     ['previous, reverted', channel('reverted', 0), '1.0.0', 'live on stable (1.1.0 is reverted)'],
     ['previous, complete', channel('complete', 100), '1.0.0', 'replaced on stable'],
     ['not in the channel', channel('complete', 100), '0.9.0', 'replaced'],
+    ['paused, then published over: live for its devices', { ...channel('rolling-out', 10), pausedReleases: [v('1.0.5', 30, true)] }, '1.0.5', 'live on stable for the devices that run it (paused 30 %)'],
+    ['paused, then published over by a complete release', { ...channel('complete', 100), pausedReleases: [v('1.0.5', 30, true)] }, '1.0.5', 'replaced on stable'],
   ]
   for (const [name, view, id, text] of cases) test(name, () => expect(versionStandingText({ id, status: 'PUBLISHED' }, [view], none)).toBe(text))
 

@@ -16,6 +16,8 @@ export interface ChannelView {
   state?: ReleaseState | null
   release: ReleaseView | null
   previousRelease: ReleaseView | null
+  /** paused releases between the newest and `previousRelease`: only the devices that run them keep them; absent on older servers */
+  pausedReleases?: readonly ReleaseView[]
   /** what a request that names no device and no version gets (the release mirror serves it); absent on older servers */
   defaultRelease?: ReleaseView | null
 }
@@ -67,23 +69,32 @@ export function channelDevicesText(channel: ChannelView): string {
   // short enough for one line of a console card
   const previous = channel.previousRelease?.version
   const others = previous ?? 'nothing'
+  // an older release paused, then published over: the others pass over it, its devices keep it (§13)
+  const kept = keptText(channel.pausedReleases)
   switch (state) {
     case 'complete':
       return `Every device gets ${release.version}.`
     case 'rolling-out':
-      return `${release.rolloutPercent} % get ${release.version}; the others get ${others}.`
+      return `${release.rolloutPercent} % get ${release.version}; the others get ${others}${kept}.`
     case 'paused':
       // paused complete (100 %), the frozen bucket still hands it to every request that names no
       // version (§13): older clients and the release mirror; say so, not "the others get" the previous
       if (channel.defaultRelease?.versionId === release.versionId) {
-        return `Devices on ${release.version} keep it; those that name their version get ${others}. Requests that name none (older clients, the release mirror) still get ${release.version}: revert to stop that.`
+        return `Devices on ${release.version} keep it; those that name their version get ${others}${kept}. Requests that name none (older clients, the release mirror) still get ${release.version}: revert to stop that.`
       }
-      return `Devices on ${release.version} keep it; the others get ${others}.`
+      return `Devices on ${release.version} keep it; the others get ${others}${kept}.`
     case 'reverted':
       // with no earlier release the server answers every device 404: nothing to send back, so a device
       // that installed the release (the update client) keeps running it
-      return previous ? `Every device gets ${previous}, those on ${release.version} too.` : `No device gets ${release.version}; those on it keep it.`
+      return previous ? `Every device gets ${previous}, those on ${release.version} too${kept}.` : `No device gets ${release.version}; those on it keep it${kept}.`
   }
+}
+
+/** "; devices on 1.1.0 (paused) keep it", "; devices on 1.1.0 or 1.0.5 (paused) keep theirs", or nothing. */
+function keptText(paused: readonly ReleaseView[] | undefined): string {
+  if (!paused?.length) return ''
+  const versions = paused.map((release) => release.version)
+  return versions.length === 1 ? `; devices on ${versions[0]} (paused) keep it` : `; devices on ${versions.join(' or ')} (paused) keep theirs`
 }
 
 /** Where a version stands on one channel. */
@@ -91,7 +102,7 @@ export interface Standing {
   channel: string
   /** some device on this channel can get it */
   live: boolean
-  /** "live on stable, rolling-out 30 %", "previous on stable (devices outside the rollout get it)", "reverted on stable", "replaced on stable" */
+  /** "live on stable, rolling-out 30 %", "previous on stable (devices outside the rollout get it)", "live on stable for the devices that run it (paused 30 %)", "reverted on stable", "replaced on stable" */
   text: string
 }
 
@@ -104,7 +115,8 @@ export function rolledBackVersions(history: readonly HistoryView[]): Set<string>
 
 /**
  * Where a version stands on each channel that mentions it: live only where some device can get it
- * (the newest release unless reverted; the previous release unless the newest is complete).
+ * (the newest release unless reverted; the previous release, and a paused one above it for the
+ * devices that run it, unless the newest is complete).
  */
 export function versionStandings(versionId: string, channels: readonly ChannelView[]): Standing[] {
   const standings: Standing[] = []
@@ -125,6 +137,16 @@ export function versionStandings(versionId: string, channels: readonly ChannelVi
         reverted: `live on ${channel.name} (${newest} is reverted)`,
       }
       standings.push({ channel: channel.name, live: state !== 'complete', text: text[state] })
+    } else if (state) {
+      // paused, then published over: only the devices that run it keep it, unless the newest is complete
+      const paused = channel.pausedReleases?.find((release) => release.versionId === versionId)
+      if (paused) {
+        standings.push(
+          state === 'complete'
+            ? { channel: channel.name, live: false, text: `replaced on ${channel.name}` }
+            : { channel: channel.name, live: true, text: `live on ${channel.name} for the devices that run it (${stateText('paused', paused.rolloutPercent)})` },
+        )
+      }
     }
   }
   return standings
