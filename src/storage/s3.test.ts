@@ -387,6 +387,26 @@ describe('the release mirror (decisions §11)', () => {
   })
 })
 
+describe('the release mirror over a paused release published over (§13)', () => {
+  let setup: Setup
+  beforeAll(async () => {
+    setup = await setUp('overpause', { mirrorReleases: true, cdnUrl: 'https://cdn.example.com' })
+  })
+  afterAll(() => setup.context.close())
+
+  test('the mirror holds the release before the paused one, what a request without deviceId gets, not the paused release', async () => {
+    const [good, bad, fix] = [await uploadVersion(setup, '1.0.0'), await uploadVersion(setup, '1.1.0'), await uploadVersion(setup, '1.2.0')]
+    const release = (versionId: string, json: Record<string, unknown>) => setup.context.call('POST', `/api/mini-apps/${setup.miniAppId}/versions/${versionId}/publish`, { token: setup.owner.token, json })
+    const mirrored = async () => (await setup.context.app.store.jobs.drain(), (await (await fetch(s3.publicUrl(`overpause/releases/${setup.appId}/stable/install.json`))).json()).versionId)
+    expect((await release(good.id, {})).status).toBe(200)
+    expect((await release(bad.id, { rolloutPercent: 30 })).status).toBe(200)
+    expect((await setup.context.call('PATCH', `/api/mini-apps/${setup.miniAppId}/channels/stable/rollout`, { token: setup.owner.token, json: { paused: true } })).status).toBe(200)
+    expect(await mirrored()).toBe(good.id)
+    expect((await release(fix.id, { rolloutPercent: 10 })).status).toBe(200)
+    expect(await mirrored()).toBe(good.id)
+  })
+})
+
 // ---- one prefix, one data directory: the owner marker ------------------------------------------
 
 describe('decideOwnership: who may open a prefix', () => {
