@@ -4,7 +4,7 @@ import { api, ApiError, seg, type Channel, type MiniApp, type ReleaseHistoryEntr
 import { confirmDialog, h, showError, showNotice, type DialogField } from '../dom.ts'
 import { channelsReleasedIn, nextRolloutStep } from '../rules.ts'
 import { isSemverRange } from '../../src/modules/channels/semver-range.ts'
-import { publishedText } from '../../src/modules/channels/words.ts'
+import { pausedKeptText, publishedText } from '../../src/modules/channels/words.ts'
 import type { PageContext } from '../router.ts'
 
 const CHANNEL_PATTERN = /^[a-z][a-z0-9-]{0,31}$/
@@ -205,6 +205,13 @@ export async function completeRollout(rc: ReleaseContext, channel: Channel, butt
   await setRollout(rc, channel, 100, button, `${release.version} now goes to every device on ${channel.name}.`)
 }
 
+/** A paused release below the newest (§13) stays with its devices whatever the newest does: "Devices on 1.1.0 (paused) keep it." */
+function keptParagraph(channel: Channel) {
+  if (!channel.pausedReleases?.length) return null
+  const text = pausedKeptText(channel.pausedReleases)
+  return h('p', { 'data-testid': 'paused-kept' }, `${text[0]!.toUpperCase()}${text.slice(1)}.`)
+}
+
 /**
  * Pause… (decisions §13): no new device gets the release; devices that already run it keep it.
  * The dialog says so before confirming, in the words the CLI uses.
@@ -217,6 +224,7 @@ export async function pauseRollout(rc: ReleaseContext, channel: Channel, button:
     testId: 'pause-dialog',
     message: [
       h('p', null, `Devices that already run ${release.version} keep it. No other device on ${channel.name} gets it${previous ? `: they get ${previous.version}` : ''}.`),
+      keptParagraph(channel),
       h('p', null, `The rollout stays at ${release.rolloutPercent} % until you resume it. To send every device back, including those that run ${release.version}, use Revert instead.`),
       // §13: a request that names no version follows the frozen bucket, which at 100 % is every one
       release.rolloutPercent === 100 ? h('p', null, `Older clients and the release mirror, which name no version, still get ${release.version} at the frozen 100 %: only Revert stops those.`) : null,
@@ -243,6 +251,7 @@ export async function revertRollout(rc: ReleaseContext, channel: Channel, button
     testId: 'revert-dialog',
     message: [
       h('p', null, previous ? `Every device on ${channel.name} gets ${previous.version} at its next update check, including the devices that already run ${release.version}.` : `No device on ${channel.name} gets ${release.version} any more. There is no earlier release to send devices back to: those that installed ${release.version} (the update client keeps what it installed) go on running it until you publish a fixed version.`),
+      keptParagraph(channel),
       h('p', null, `To stop new devices only and let those that run ${release.version} keep it, use Pause instead.`),
     ],
     confirmLabel: previous ? `Revert to ${previous.version}` : `Revert ${release.version}`,

@@ -70,7 +70,7 @@ export function channelDevicesText(channel: ChannelView): string {
   const previous = channel.previousRelease?.version
   const others = previous ?? 'nothing'
   // an older release paused, then published over: the others pass over it, its devices keep it (§13)
-  const kept = keptText(channel.pausedReleases)
+  const kept = channel.pausedReleases?.length ? `; ${pausedKeptText(channel.pausedReleases)}` : ''
   switch (state) {
     case 'complete':
       return `Every device gets ${release.version}.`
@@ -90,11 +90,10 @@ export function channelDevicesText(channel: ChannelView): string {
   }
 }
 
-/** "; devices on 1.1.0 (paused) keep it", "; devices on 1.1.0 or 1.0.5 (paused) keep theirs", or nothing. */
-function keptText(paused: readonly ReleaseView[] | undefined): string {
-  if (!paused?.length) return ''
+/** Of a channel's `pausedReleases`: "devices on 1.1.0 (paused) keep it", "devices on 1.1.0 or 1.0.5 (paused) keep theirs". */
+export function pausedKeptText(paused: readonly ReleaseView[]): string {
   const versions = paused.map((release) => release.version)
-  return versions.length === 1 ? `; devices on ${versions[0]} (paused) keep it` : `; devices on ${versions.join(' or ')} (paused) keep theirs`
+  return versions.length === 1 ? `devices on ${versions[0]} (paused) keep it` : `devices on ${versions.join(' or ')} (paused) keep theirs`
 }
 
 /** Where a version stands on one channel. */
