@@ -1,6 +1,6 @@
 // The state words of decisions §13 that the console and the CLI share: one table each.
 import { describe, expect, test } from 'bun:test'
-import { channelDevicesText, channelState, channelText, publishedText, rolledBackVersions, versionStandingText, type ChannelView, type ReleaseState } from './words'
+import { channelDevicesText, channelState, channelText, pausedKeptText, publishedText, rolledBackVersions, versionStandingText, type ChannelView, type ReleaseState } from './words'
 
 const v = (id: string, percent = 100, paused = false) => ({ versionId: id, version: id, rolloutPercent: percent, paused })
 const channel = (state: ReleaseState, percent: number): ChannelView => ({ name: 'stable', state, release: v('1.1.0', percent, state === 'paused'), previousRelease: v('1.0.0') })
@@ -48,6 +48,8 @@ describe('state words', () => {
       [{ ...over('rolling-out', 10), pausedReleases: undefined }, '10 % get 1.2.0; the others get 1.0.0.'],
     ]
     for (const [view, text] of cases) expect(channelDevicesText(view)).toBe(text)
+    // the console's pause and revert dialogs say the same, as a sentence of its own
+    expect(pausedKeptText([v('1.1.0', 30, true)])).toBe('devices on 1.1.0 (paused) keep it')
   })
 
   test('a first release reverted: no device gets it, and those that installed it keep it (there is nothing to send them back to)', () => {
