@@ -468,7 +468,7 @@ const mutations: Mutation[] = [
   },
   {
     file: 'src/modules/channels/decide.ts',
-    find: "if (device.hostVersion === undefined || satisfies(device.hostVersion, releases[index]!.hostVersionRange)) {",
+    find: "if (device.hostVersion === undefined || satisfies(device.hostVersion, candidate.hostVersionRange)) {",
     replace: 'if (true) {',
     tests: ['src/modules/channels/decide.test.ts', 'src/modules/channels/channels.test.ts'],
     why: 'targeting: a host app outside a release\'s range never gets it',
@@ -688,15 +688,15 @@ const mutations: Mutation[] = [
   },
   {
     file: 'src/modules/versions/service.ts',
-    find: 'if (rollbackSignature) requireUsableKey(tx, app.id, rollbackSignature.keyId)',
+    find: 'if (rollbackSignature) requireUsableKey(tx, app.id, rollbackSignature.keyId, { appId: app.appId, version: row.version })',
     replace: '',
     tests: signingTests,
     why: 'signing: a rollback to a version signed by a revoked key is refused',
   },
   {
     file: 'src/modules/signing/service.ts',
-    find: "if (row.revokedAt) throw new AppError(422, 'SIGNING_KEY_REVOKED'",
-    replace: "if (false) throw new AppError(422, 'SIGNING_KEY_REVOKED'",
+    find: 'if (row.revokedAt) {\n    const how',
+    replace: 'if (false) {\n    const how',
     tests: signingTests,
     why: 'signing: a revoked key signs nothing (upload, signing later, publish)',
   },
@@ -870,6 +870,20 @@ const mutations: Mutation[] = [
     replace: "`last error: ${trouble.lastError}`",
     tests: ['src/cli/doctor.test.ts'],
     why: 'doctor: a webhook URL\'s path (often its credential) in a stored delivery error never reaches its output',
+  },
+  {
+    file: 'src/modules/channels/decide.ts',
+    find: 'if (index > 0 && candidate.paused && !keepsPaused(appId, candidate, device)) continue',
+    replace: '',
+    tests: ['src/modules/channels/decide.test.ts', 'src/modules/channels/publish-over-pause.test.ts'],
+    why: 'a paused release a fix was published over goes only to the devices that run it, not to every device outside the new rollout',
+  },
+  {
+    file: 'src/modules/channels/service.ts',
+    find: 'if (live[0] && live[0].rolloutPercent === 0) tx.update(channelReleases)',
+    replace: 'if (false) tx.update(channelReleases)',
+    tests: ['src/modules/channels/publish-over-revert.test.ts'],
+    why: 'a reverted release a fix was published over is withdrawn: it does not come back to the devices outside the new rollout',
   },
 ]
 
