@@ -1,5 +1,5 @@
 // The `miniship` executable: the operator's subcommands (one per file in cli/) and the developer's (client/).
-import { Command } from 'commander'
+import { Command, type Option } from 'commander'
 import { productVersion } from './version'
 import { allocatorTunedEnv, reexecArguments } from './allocator-tuning'
 
@@ -51,7 +51,33 @@ for (const command of allCommands(program)) {
     .exitOverride((error) => {
       process.exit(error.exitCode === 0 ? 0 : 2)
     })
-  if (command.commands.length === 0) reportUnknownOptionsFirst(command)
+  if (command.commands.length === 0) {
+    reportUnknownOptionsFirst(command)
+    refuseOptionsAsValues(command)
+  }
+}
+
+/**
+ * Commander gives an option that takes a value the next word whatever it is, so a value left out
+ * took the option after it: `status --app --json` looked up a miniapp called "--json" (exit 1, and
+ * no JSON document though --json was typed), `keys generate --out --json` wrote the private key to
+ * a file named --json. A value that is one of the command's own options is a missing value, as at
+ * the end of the line (exit 2, USAGE); `--notes=--json` still gives that text.
+ */
+function refuseOptionsAsValues(command: Command): void {
+  const parseOptions = command.parseOptions.bind(command)
+  command.parseOptions = (args) => {
+    const flags = new Set(['--help', '-h', ...command.options.flatMap((option) => [option.long, option.short].filter((flag): flag is string => flag !== undefined))])
+    for (let index = 0; index < args.length; index++) {
+      const arg = args[index]!
+      if (arg === '--') break
+      const option = command.options.find((candidate) => candidate.long === arg || candidate.short === arg)
+      if (!option?.required) continue
+      if (flags.has(args[index + 1] ?? '')) (command as Command & { optionMissingArgument(option: Option): never }).optionMissingArgument(option)
+      index++
+    }
+    return parseOptions(args)
+  }
 }
 
 /**

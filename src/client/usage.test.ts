@@ -1,6 +1,6 @@
 // The command line as a user (or a CI script) types it: refusals of the command line itself, with and without --json.
 import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Command } from 'commander'
 import { jsonDocument, runCli } from '../cli/test-run'
@@ -17,6 +17,10 @@ describe('--json: a command line commander refuses still prints one JSON documen
     ['an unknown option of a command that is not a client of the server', ['keys', 'generate', '--bogus', '--json'], "unknown option '--bogus'"],
     ['an unknown command', ['bogus', '--json'], "unknown command 'bogus'"],
     ['an unknown option of the program itself', ['--bogus', '--json'], "unknown option '--bogus'"],
+    // commander gave the option the next word, --json: no JSON document, and the app "--json" looked up
+    ['an option whose value was left out, before --json', ['status', '--app', '--json'], "option '--app <appId>' argument missing"],
+    ['an option whose value was left out, before another option', ['push', 'build', '--version', '--app', 'com.example.shop', '--json'], "option '--version <version>' argument missing"],
+    ['an operator command\'s option whose value was left out', ['create-admin', '--email', '--json'], "option '--email <email>' argument missing"],
   ]
   for (const [what, args, message] of table) {
     test(what, async () => {
@@ -29,6 +33,23 @@ describe('--json: a command line commander refuses still prints one JSON documen
       expect(run.stderr).toContain(message)
     })
   }
+  test('keys generate --out with its value left out writes no key to a file named after the next option', async () => {
+    const dir = tempDir('miniship-out-')
+    try {
+      const run = await runCli(['keys', 'generate', '--out', '--json'], { cwd: dir })
+      expect(run.exitCode).toBe(2)
+      expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining("option '--out <file>' argument missing") } })
+      expect(readdirSync(dir)).toEqual([])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+  test('a value given with = may look like an option', async () => {
+    const run = await runCli(['rollout', 'com.example.shop', '--percent', '5', '--reason=--pause', '--json'])
+    // refused for what it says (--reason without --pause), not as a missing value
+    expect(run.exitCode).toBe(2)
+    expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: '--reason goes with --pause' } })
+  })
   test('without --json, stdout stays empty', async () => {
     const run = await runCli(['status', 'com.example.shop', '--bogus'])
     expect(run.exitCode).toBe(2)
