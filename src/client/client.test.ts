@@ -53,6 +53,26 @@ describe('where server and token come from', () => {
   })
 })
 
+describe('a server URL with a password in it is refused without repeating the password', () => {
+  for (const args of [['whoami', '--server', 'https://ci:hunter22@apps.example.com', '--json'], ['logout', '--server', 'https://ci:hunter22@apps.example.com', '--json']]) {
+    test(args[0]!, async () => {
+      const run = await runCli(args)
+      expect(run.exitCode).toBe(2)
+      expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('(got "https://***:***@apps.example.com/", which names a user or password') } })
+      expect(run.stdout + run.stderr).not.toContain('hunter22')
+    })
+  }
+  test('from MINISHIP_SERVER too', async () => {
+    const run = await runCli(['apps', 'ls', '--json'], { env: { MINISHIP_SERVER: 'https://:hunter22@apps.example.com' } })
+    expect(run.exitCode).toBe(2)
+    expect(run.stdout + run.stderr).not.toContain('hunter22')
+  })
+  test('a URL without one is repeated as given', async () => {
+    const run = await runCli(['whoami', '--server', 'ftp://apps.example.com', '--json'])
+    expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: '--server must be an http(s) URL such as https://apps.example.com (got "ftp://apps.example.com")' } })
+  })
+})
+
 describe('the config file', () => {
   test('lives under XDG_CONFIG_HOME, else ~/.config', () => {
     expect(configPath({ XDG_CONFIG_HOME: '/x/conf', HOME: '/home/a' })).toBe('/x/conf/miniship/config.json')

@@ -74,6 +74,24 @@ export function normaliseServerUrl(input: string): string | null {
   return `${url.origin}${path === '' ? '/api' : path}`
 }
 
+/**
+ * A server URL normaliseServerUrl refused, as a usage error that repeats what was given, but never
+ * a password in it: `https://ci:PASSWORD@apps.example.com` was echoed whole, into CI logs too.
+ */
+export function badServerUrl(given: string): CliError {
+  let shown = JSON.stringify(given)
+  try {
+    const url = new URL(given.trim())
+    if (url.username || url.password) {
+      const hidden = `${url.protocol}//${url.username ? '***' : ''}${url.password ? ':***' : ''}@${url.host}${url.pathname}`
+      shown = `${JSON.stringify(hidden)}, which names a user or password: miniship signs in with miniship login or MINISHIP_TOKEN instead`
+    }
+  } catch {
+    // not a URL at all: nothing in it is known to be a password
+  }
+  return new CliError(2, `--server must be an http(s) URL such as https://apps.example.com (got ${shown})`)
+}
+
 export interface ClientFlags {
   server?: string
   json?: boolean
@@ -94,7 +112,7 @@ export function resolveTarget(flags: ClientFlags, env: Record<string, string | u
   const given = flags.server ?? (env.MINISHIP_SERVER || undefined) ?? saved.server
   if (given === undefined) throw new CliError(2, 'no server: pass --server URL, set MINISHIP_SERVER, or run miniship login --server URL')
   const server = normaliseServerUrl(given)
-  if (server === null) throw new CliError(2, `--server must be an http(s) URL such as https://apps.example.com (got ${JSON.stringify(given)})`)
+  if (server === null) throw badServerUrl(given)
   if (env.MINISHIP_TOKEN) return { server, token: env.MINISHIP_TOKEN, tokenSource: 'MINISHIP_TOKEN' }
   if (saved.token && saved.server && normaliseServerUrl(saved.server) === server) return { server, token: saved.token, tokenSource: 'config' }
   return { server, token: null, tokenSource: null }

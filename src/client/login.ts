@@ -1,7 +1,7 @@
 // `miniship login` (device flow of decisions §4, or --with-password), `logout` and `whoami`.
 import { Command } from 'commander'
 import { passwordFromStdinText, promptHiddenOnTerminal } from '../terminal/prompt'
-import { configPath, normaliseServerUrl, notSignedIn, readConfig, removeConfigToken, resolveTarget, withClientOptions, writeConfig, type ClientFlags } from './config'
+import { badServerUrl, configPath, normaliseServerUrl, notSignedIn, readConfig, removeConfigToken, resolveTarget, withClientOptions, writeConfig, type ClientFlags } from './config'
 import { timeText } from '../terminal/time'
 import { CliError, createApiClient, createOutput, runClient, type Output } from './http'
 import { startSpinner } from './progress'
@@ -113,7 +113,7 @@ export function logoutCommand(): Command {
         const saved = readConfig()
         const named = flags.server ?? (Bun.env.MINISHIP_SERVER || undefined)
         const server = named === undefined ? undefined : normaliseServerUrl(named)
-        if (server === null) throw new CliError(2, `--server must be an http(s) URL such as https://apps.example.com (got ${JSON.stringify(named)})`)
+        if (server === null) throw badServerUrl(named!)
         const savedServer = saved.server === undefined ? undefined : (normaliseServerUrl(saved.server) ?? saved.server)
         if (server !== undefined && saved.token !== undefined && savedServer !== server) {
           out.line(`Not signed in to ${server}: the saved sign-in is for ${savedServer ?? 'no server'} and was kept (miniship logout --server ${savedServer} forgets it).`)
