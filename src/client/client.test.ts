@@ -43,6 +43,15 @@ describe('where server and token come from', () => {
       expect({ server: target.server, token: target.token }).toEqual(expected)
     })
   }
+  test('MINISHIP_TOKEN as a shell may set it, with a trailing line break: the token alone', () => {
+    expect(resolveTarget({ server: 'https://flag.example.com' }, { MINISHIP_TOKEN: 'msk_env\n' }, {}).token).toBe('msk_env')
+  })
+  test('MINISHIP_TOKEN with a line break inside is bad usage (exit 2), not an unreachable server, and is not repeated', async () => {
+    const run = await runCli(['whoami', '--server', 'http://127.0.0.1:9', '--json'], { env: { MINISHIP_TOKEN: 'msk_secret\r\nX-Other: 1' } })
+    expect(run.exitCode).toBe(2)
+    expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('MINISHIP_TOKEN holds a space, line break') } })
+    expect(run.stdout + run.stderr).not.toContain('msk_secret')
+  })
   test('no server anywhere is bad usage (exit 2)', () => {
     expect(() => resolveTarget({}, {}, {})).toThrow(CliError)
     try {

@@ -113,7 +113,13 @@ export function resolveTarget(flags: ClientFlags, env: Record<string, string | u
   if (given === undefined) throw new CliError(2, 'no server: pass --server URL, set MINISHIP_SERVER, or run miniship login --server URL')
   const server = normaliseServerUrl(given)
   if (server === null) throw badServerUrl(given)
-  if (env.MINISHIP_TOKEN) return { server, token: env.MINISHIP_TOKEN, tokenSource: 'MINISHIP_TOKEN' }
+  // what fetch trims anyway; a push's own request line would have sent it
+  const token = env.MINISHIP_TOKEN?.trim()
+  if (token) {
+    // a line break inside was "cannot reach the server" (exit 3), and in a push's raw request a header of its own
+    if (/[^\x21-\x7e]/.test(token)) throw new CliError(2, 'MINISHIP_TOKEN holds a space, line break or other character no token has; set it to the token or API key alone')
+    return { server, token, tokenSource: 'MINISHIP_TOKEN' }
+  }
   if (saved.token && saved.server && normaliseServerUrl(saved.server) === server) return { server, token: saved.token, tokenSource: 'config' }
   return { server, token: null, tokenSource: null }
 }
