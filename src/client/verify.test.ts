@@ -6,6 +6,7 @@ import { keyIdOf } from '../modules/signing/keys'
 import { verifyRelease } from './verify'
 import { readPublicKey } from './keys'
 import { CliError } from './http'
+import { jsonDocument, runCli } from '../cli/test-run'
 
 function key() {
   const pair = generateKeyPairSync('ed25519')
@@ -78,4 +79,12 @@ describe('verify --public-key takes only a key the server would trust', () => {
   test('a generated key is read as it is', () => {
     expect(readPublicKey(trusted.publicKey)).toEqual({ publicKey: trusted.publicKey, keyId: trusted.keyId, fromFile: null })
   })
+})
+
+test('an --install-url that is no URL is bad usage (exit 2, USAGE), however it begins', async () => {
+  for (const url of ['ftp://cdn.example.com/install.json', 'http://', 'https://cdn example.com/install.json']) {
+    const run = await runCli(['verify', '--app', 'shop', '--public-key', trusted.publicKey, '--install-url', url, '--json'])
+    expect(run.exitCode).toBe(2)
+    expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: `--install-url must be an http(s) URL (got ${JSON.stringify(url)})` } })
+  }
 })

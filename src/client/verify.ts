@@ -119,7 +119,8 @@ Examples:
         const publicKey = readPublicKey(flags.publicKey)
         let installUrl: string
         if (flags.installUrl !== undefined) {
-          if (!/^https?:\/\//.test(flags.installUrl)) throw new CliError(2, `--install-url must be an http(s) URL (got ${JSON.stringify(flags.installUrl)})`)
+          // `http://` alone passed the prefix test and failed later as "Invalid URL" (exit 1, FAILED)
+          if (!/^https?:\/\//.test(flags.installUrl) || !URL.canParse(flags.installUrl)) throw new CliError(2, `--install-url must be an http(s) URL (got ${JSON.stringify(flags.installUrl)})`)
           installUrl = flags.installUrl
         } else {
           const query = flags.channel ? `?channel=${encodeURIComponent(flags.channel)}` : ''
