@@ -30,7 +30,7 @@ if (process.argv[2] !== 'serve') {
   })
 }
 
-const { withJsonUsageErrors } = await import('./cli/json-output')
+const { asksForJson, withJsonUsageErrors } = await import('./cli/json-output')
 // `miniship bogus --json`: the program's own refusals print the JSON error document too
 const program = withJsonUsageErrors(new Command('miniship'))
   .description('Self-hosted server for React Native miniapps: upload, review, publish, roll back and download them.')
@@ -54,7 +54,26 @@ for (const command of allCommands(program)) {
   if (command.commands.length === 0) {
     reportUnknownOptionsFirst(command)
     refuseOptionsAsValues(command)
-  }
+  } else refuseUnknownHelpTopics(command)
+}
+
+/**
+ * `miniship help bogus` and `miniship keys help bogus` were refused by commander with the whole help
+ * on stderr, not through error(): no line naming the problem, and with --json nothing on stdout.
+ * They are an unknown command like `miniship keys bogus`. `miniship help --json` took --json for
+ * the command to explain; it is the help, as `miniship keys help --json` and `push --help --json` are.
+ */
+function refuseUnknownHelpTopics(command: Command): void {
+  const help = command.help.bind(command)
+  command.help = ((context?: { error?: boolean }) => {
+    if (context?.error === true && command.args[0] === 'help') {
+      const topic = command.args.slice(1).find((arg) => !arg.startsWith('-'))
+      const names = command.commands.map((subcommand) => subcommand.name()).filter((name) => name !== 'help')
+      if (topic !== undefined) command.error(`error: unknown command '${topic}' for '${command.name()}'; its commands: ${names.join(', ')}`, { code: 'commander.unknownCommand' })
+      if (asksForJson(process.argv.slice(2))) return help()
+    }
+    return help(context as never)
+  }) as Command['help']
 }
 
 /**

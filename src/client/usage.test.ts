@@ -17,6 +17,9 @@ describe('--json: a command line commander refuses still prints one JSON documen
     ['an unknown option of a command that is not a client of the server', ['keys', 'generate', '--bogus', '--json'], "unknown option '--bogus'"],
     ['an unknown command', ['bogus', '--json'], "unknown command 'bogus'"],
     ['an unknown option of the program itself', ['--bogus', '--json'], "unknown option '--bogus'"],
+    // commander refuses these by showing the help on stderr, without its error(): nothing was on stdout
+    ['help for a command that does not exist', ['help', 'bogus', '--json'], "unknown command 'bogus' for 'miniship'; its commands: serve, init,"],
+    ['a group\'s help for a subcommand it does not have', ['keys', 'help', 'bogus', '--json'], "unknown command 'bogus' for 'keys'; its commands: generate, add, ls, revoke, require"],
     // commander gave the option the next word, --json: no JSON document, and the app "--json" looked up
     ['an option whose value was left out, before --json', ['status', '--app', '--json'], "option '--app <appId>' argument missing"],
     ['an option whose value was left out, before another option', ['push', 'build', '--version', '--app', 'com.example.shop', '--json'], "option '--version <version>' argument missing"],
@@ -33,6 +36,11 @@ describe('--json: a command line commander refuses still prints one JSON documen
       expect(run.stderr).toContain(message)
     })
   }
+  test('help --json is the help, as keys help --json and push --help --json are (not a command named --json)', async () => {
+    const run = await runCli(['help', '--json'])
+    expect(run.exitCode).toBe(0)
+    expect(run.stdout).toStartWith('Usage: miniship [options] [command]')
+  })
   test('keys generate --out with its value left out writes no key to a file named after the next option', async () => {
     const dir = tempDir('miniship-out-')
     try {
