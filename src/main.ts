@@ -111,6 +111,8 @@ function reportUnknownOptionsFirst(command: Command): void {
     const first = parsed.unknown[0]
     // help is answered from the unknown arguments, after this: it still wins
     const asksHelp = parsed.unknown.some((arg) => arg === '--help' || arg === '-h')
+    // a key's PEM pasted as a word begins with dashes: "unknown option '-----BEGIN PRIVATE KEY----- …'" repeated the key
+    if (!asksHelp && first?.startsWith('-----BEGIN')) command.error('error: an argument is a PEM block, not an option (not repeated here: it may be a private key); give the file that holds it instead')
     if (!asksHelp && first !== undefined && first.length > 1 && first.startsWith('-')) (command as Command & { unknownOption(flag: string): never }).unknownOption(first)
     return parsed
   }

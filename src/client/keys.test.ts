@@ -38,6 +38,16 @@ describe('--sign-key FILE', () => {
     }
   })
 
+  test('the key itself where its file goes (its PEM, or the base64 line inside) is refused without repeating it', () => {
+    const pem = pair.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()
+    for (const given of [pem, pem.split('\n')[1]!]) {
+      const error = refusal(given)
+      expect(error.exitCode).toBe(2)
+      expect(error.message).toStartWith('the signing key was given where its file goes (it is not repeated here)')
+      expect(error.message).not.toContain(pem.split('\n')[1]!.slice(16))
+    }
+  })
+
   test('a file that holds no key does not send the reader to overwrite it (keys generate never does)', () => {
     const path = join(dir, 'notes.txt')
     writeFileSync(path, 'not a key')
@@ -65,5 +75,37 @@ describe('keys generate --json', () => {
     const textKey = /Public key: (\S+)/.exec(text.stdout)![1]
     expect(text.stdout).toContain(`miniship keys add --app APPID ${textKey} --name "text.pem"`)
     expect(text.stdout).toContain(`miniship push build --app APPID --version 1.0.0 --sign-key ${join(dir, 'text.pem')}`)
+  })
+})
+
+describe('a private key pasted where a public key (keys add, verify --public-key) or its file (--sign-key, MINISHIP_SIGNING_KEY_FILE) goes is refused without repeating it', () => {
+  const pair = generateKeyPairSync('ed25519')
+  const pem = pair.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()
+  const line = pem.split('\n')[1]!
+  const secret = line.slice(16, 60)
+  const table: [string, string[], string][] = [
+    ['its PEM as an option value', ['verify', '--app', 'com.example.shop', '--public-key', pem], 'that is a private key, not a public one (it is not repeated here'],
+    // commander took the PEM's dashes for an option: "unknown option '-----BEGIN PRIVATE KEY----- …'"
+    ['its PEM as an argument', ['keys', 'add', pem, '--app', 'com.example.shop'], 'an argument is a PEM block, not an option (not repeated here'],
+    ['the base64 line inside the PEM (keys add)', ['keys', 'add', line, '--app', 'com.example.shop'], 'that is a private key, not a public one (it is not repeated here'],
+    ['the base64 line inside the PEM (verify)', ['verify', '--app', 'com.example.shop', '--public-key', line], 'that is a private key, not a public one (it is not repeated here'],
+    ['its PEM in MINISHIP_SIGNING_KEY_FILE (push)', ['push', '.', '--app', 'com.example.shop', '--version', '1.0.0'], 'the signing key was given where its file goes'],
+    ['its PEM as --sign-key (sign)', ['sign', '1.0.0', '--app', 'com.example.shop', '--sign-key', pem], 'the signing key was given where its file goes'],
+  ]
+  for (const [what, args, message] of table) {
+    test(what, async () => {
+      const run = await runCli([...args, '--server', 'http://127.0.0.1:9', '--json'], { env: { MINISHIP_TOKEN: 'msk_test', MINISHIP_SIGNING_KEY_FILE: pem } })
+      expect(run.exitCode).toBe(2)
+      expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining(message) } })
+      expect(run.stdout + run.stderr).not.toContain(secret)
+    })
+  }
+  test('other base64 of key length is not repeated either; a short word still is', async () => {
+    const long = Buffer.alloc(64, 7).toString('base64')
+    const refused = await runCli(['keys', 'add', long, '--app', 'com.example.shop', '--server', 'http://127.0.0.1:9', '--json'], { env: { MINISHIP_TOKEN: 'msk_test' } })
+    expect(refused.exitCode).toBe(2)
+    expect(refused.stdout + refused.stderr).not.toContain(long.slice(0, 20))
+    const typo = await runCli(['keys', 'add', 'release.pm', '--app', 'com.example.shop', '--server', 'http://127.0.0.1:9', '--json'], { env: { MINISHIP_TOKEN: 'msk_test' } })
+    expect(jsonDocument(typo)).toEqual({ error: { code: 'USAGE', message: '"release.pm" is neither the base64 of a 32-byte public key nor a file' } })
   })
 })

@@ -31,6 +31,8 @@ export function readSigningKey(path: string): SigningKey {
   try {
     text = readFileSync(path, 'utf8')
   } catch (error) {
+    // the key itself where its file goes (MINISHIP_SIGNING_KEY_FILE set to a CI secret's contents, say) was repeated whole, into CI logs
+    if (holdsPrivateKey(path)) throw new CliError(2, 'the signing key was given where its file goes (it is not repeated here): --sign-key and MINISHIP_SIGNING_KEY_FILE take the path of the PEM file, e.g. write a CI secret to a file first')
     throw new CliError(2, `cannot read the signing key ${path}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`)
   }
   let privateKey: KeyObject
@@ -69,7 +71,7 @@ export function signStatement(key: SigningKey, statement: string): string {
 export function readPublicKey(given: string): { publicKey: string; keyId: string; fromFile: string | null } {
   const raw = decodeBase64(given)
   if (raw !== null && raw.length === 32) return soundKey(raw, null)
-  if (!existsSync(given)) throw new CliError(2, `${JSON.stringify(given.slice(0, 80))} is neither the base64 of a 32-byte public key nor a file`)
+  if (!existsSync(given)) throw notAPublicKey(given)
   const text = readFileSync(given, 'utf8').trim()
   const inline = decodeBase64(text)
   if (inline !== null && inline.length === 32) return soundKey(inline, given)
@@ -81,6 +83,34 @@ export function readPublicKey(given: string): { publicKey: string; keyId: string
   }
   if (key.asymmetricKeyType !== 'ed25519') throw new CliError(2, `${given} holds an ${key.asymmetricKeyType} key; signing keys are Ed25519`)
   return soundKey(decodeBase64(rawPublicKey(key))!, given)
+}
+
+/**
+ * The refusal of a command-line word that is neither a public key nor a file. It repeated the
+ * first 80 characters, which held the whole private key when one was pasted (its PEM, or the
+ * base64 line inside it): never repeat a private key, nor anything that could be key material.
+ */
+function notAPublicKey(given: string): CliError {
+  if (holdsPrivateKey(given)) {
+    return new CliError(2, 'that is a private key, not a public one (it is not repeated here; keep it off command lines, which shells keep in their history): give the public key miniship keys generate printed, or the private key file, whose public half is taken')
+  }
+  const decoded = decodeBase64(given)
+  if (/PRIVATE/i.test(given) || (decoded !== null && decoded.length >= 32)) {
+    return new CliError(2, `the ${given.length}-character argument is neither the base64 of a 32-byte public key nor a file (not repeated here: it may be key material)`)
+  }
+  return new CliError(2, `${JSON.stringify(given.slice(0, 80))} is neither the base64 of a 32-byte public key nor a file`)
+}
+
+/** A private key's PEM text, or the base64 of its PKCS#8 DER (the line inside that PEM). */
+function holdsPrivateKey(text: string): boolean {
+  const der = decodeBase64(text)
+  try {
+    if (der !== null) createPrivateKey({ key: Buffer.from(der), format: 'der', type: 'pkcs8' })
+    else createPrivateKey(text)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** A key to trust, as the server would take it: none under which anyone could sign (a weak key verifies forged signatures). */
