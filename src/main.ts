@@ -51,6 +51,7 @@ for (const command of allCommands(program)) {
     .exitOverride((error) => {
       process.exit(error.exitCode === 0 ? 0 : 2)
     })
+  withoutValuesOfUnknownOptions(command)
   if (command.commands.length === 0) {
     reportUnknownOptionsFirst(command)
     refuseOptionsAsValues(command)
@@ -97,6 +98,16 @@ function refuseOptionsAsValues(command: Command): void {
     }
     return parseOptions(args)
   }
+}
+
+/**
+ * "unknown option '--password=hunter2'": an unknown option is named without what follows its "=",
+ * which is as likely as not a secret typed where no option takes it (--password=, --token=).
+ */
+function withoutValuesOfUnknownOptions(command: Command): void {
+  const typed = command as Command & { unknownOption(flag: string): never }
+  const unknownOption = typed.unknownOption.bind(command)
+  typed.unknownOption = (flag) => unknownOption(flag.startsWith('--') && flag.includes('=') ? `${flag.slice(0, flag.indexOf('='))}=…` : flag)
 }
 
 /**

@@ -36,6 +36,14 @@ describe('--json: a command line commander refuses still prints one JSON documen
       expect(run.stderr).toContain(message)
     })
   }
+  test('an unknown option is named without its value, which may be a secret typed where no option takes it', async () => {
+    for (const args of [['login', '--with-password', '--email', 'dev@example.com', '--password=hunter22', '--json'], ['whoami', '--token=msk_hunter22', '--json'], ['--token=msk_hunter22', 'whoami', '--json']]) {
+      const run = await runCli(args)
+      expect(run.exitCode).toBe(2)
+      expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringMatching(/^unknown option '--(password|token)=…'/) } })
+      expect(run.stdout + run.stderr).not.toContain('hunter22')
+    }
+  })
   test('help --json is the help, as keys help --json and push --help --json are (not a command named --json)', async () => {
     const run = await runCli(['help', '--json'])
     expect(run.exitCode).toBe(0)
