@@ -2,6 +2,7 @@
 import { expect, test } from 'bun:test'
 import { deliveryLines, explainWebhookNotFound, type Delivery } from './webhooks'
 import { CliError } from './http'
+import { jsonDocument, runCli } from '../cli/test-run'
 
 const delivery = (status: string, responseStatus: number | null, error: string | null): Delivery => ({
   id: `d-${status}`,
@@ -49,4 +50,12 @@ test('a webhook id the app does not have says where the ids are (it said only "â
   expect(thrown?.body).toEqual({ ...body, hint: 'miniship webhooks ls --app com.example.shop lists its webhooks' })
   const other = new CliError(1, 'other', { code: 'MINI_APP_NOT_FOUND', message: 'x' })
   expect(() => explainWebhookNotFound(other, 'com.example.shop')).toThrow(other)
+})
+
+test('webhooks create with a bad --events is bad usage before any request: not signed in, or the server down, is not what it is told', async () => {
+  for (const env of [{}, { MINISHIP_TOKEN: 'msk_test' }] as Record<string, string>[]) {
+    const run = await runCli(['webhooks', 'create', '--app', 'com.example.shop', '--url', 'https://ci.example.com/hook', '--events', 'release.publish', '--server', 'http://127.0.0.1:9', '--json'], { env })
+    expect(run.exitCode).toBe(2)
+    expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('--events must list one or more of version.uploaded') } })
+  }
 })

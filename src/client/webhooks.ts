@@ -94,8 +94,10 @@ function createCommand(): Command {
       runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
         if (flags.format !== 'json' && flags.format !== 'slack') throw new CliError(2, `--format must be json or slack, got "${flags.format}"`)
+        // before any request: a bad --events was refused only once the miniapp had been looked up (a server down made it exit 3)
+        const chosen = parseEvents(flags.events)
         const api = connect(flags)
-        const { body } = await api.request<Webhook>('POST', await webhooksPath(api, flags.app), { json: { url: flags.url, events: parseEvents(flags.events), format: flags.format } })
+        const { body } = await api.request<Webhook>('POST', await webhooksPath(api, flags.app), { json: { url: flags.url, events: chosen, format: flags.format } })
         out.line(`Added webhook ${body.id} → ${body.url} (${body.events.join(', ')}; ${body.format}).`)
         out.line(`Secret: ${body.secret}`)
         out.line('It is shown this once: give it to the receiver now, to check X-Miniship-Signature.')
