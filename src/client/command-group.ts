@@ -15,6 +15,17 @@ export function asCommandGroup<T extends Command>(group: T): T {
   }
   // commander's own (not in its typings) is what it calls for a word that names no subcommand
   ;(group as Command as Command & { unknownCommand(): never }).unknownCommand = unknownCommand
+  // `miniship keys --json` said "unknown option '--json'", as if --json were not taken anywhere: the
+  // subcommand is what is missing (a group with a default subcommand hands options to it)
+  const typed = group as Command as Command & { unknownOption(flag: string): never }
+  const unknownOption = typed.unknownOption.bind(group)
+  typed.unknownOption = (flag) => {
+    if (!group.args.some((arg) => !arg.startsWith('-'))) {
+      const names = group.commands.map((command) => command.name()).filter((name) => name !== 'help')
+      return group.error(`error: missing command for '${group.name()}' (before ${flag}); its commands: ${names.join(', ')}`, { code: 'commander.missingCommand' })
+    }
+    return unknownOption(flag)
+  }
   group.hook('preSubcommand', (_group, subcommand) => {
     const first = group.args[0]
     // dispatched to the default subcommand with a word that names no subcommand

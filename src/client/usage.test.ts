@@ -17,6 +17,8 @@ describe('--json: a command line commander refuses still prints one JSON documen
     ['an unknown option of a command that is not a client of the server', ['keys', 'generate', '--bogus', '--json'], "unknown option '--bogus'"],
     ['an unknown command', ['bogus', '--json'], "unknown command 'bogus'"],
     ['an unknown option of the program itself', ['--bogus', '--json'], "unknown option '--bogus'"],
+    // it said "unknown option '--json'", as if no command took --json
+    ['a group with its subcommand left out', ['keys', '--json'], "missing command for 'keys' (before --json); its commands: generate, add, ls, revoke, require"],
     // commander refuses these by showing the help on stderr, without its error(): nothing was on stdout
     ['help for a command that does not exist', ['help', 'bogus', '--json'], "unknown command 'bogus' for 'miniship'; its commands: serve, init,"],
     ['a group\'s help for a subcommand it does not have', ['keys', 'help', 'bogus', '--json'], "unknown command 'bogus' for 'keys'; its commands: generate, add, ls, revoke, require"],
