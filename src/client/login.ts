@@ -95,6 +95,8 @@ export function loginCommand(): Command {
     .action((flags: ClientFlags & { withPassword?: boolean; email?: string }) =>
       runClient(flags.json === true, async () => {
         const out = createOutput(flags.json === true)
+        // without --with-password it was ignored: the device sign-in started, and a script piping the password in waited for an approval
+        if (flags.email !== undefined && !flags.withPassword) throw new CliError(2, '--email goes with --with-password (the password is then read from stdin); without it, miniship login asks for no email: you approve a code in the console')
         const result = flags.withPassword ? await passwordLogin(flags, out) : await deviceLogin(flags, out)
         writeConfig({ ...readConfig(), server: result.server, token: result.accessToken, user: result.user })
         out.line(`Signed in to ${result.server} as ${result.user.email}.`)

@@ -17,6 +17,8 @@ describe('--json: a command line commander refuses still prints one JSON documen
     ['an unknown option of a command that is not a client of the server', ['keys', 'generate', '--bogus', '--json'], "unknown option '--bogus'"],
     ['an unknown command', ['bogus', '--json'], "unknown command 'bogus'"],
     ['an unknown option of the program itself', ['--bogus', '--json'], "unknown option '--bogus'"],
+    // it was ignored, and the device sign-in waited for an approval (here: exit 3, nothing listens)
+    ['login --email without --with-password', ['login', '--server', 'http://127.0.0.1:9', '--email', 'dev@example.com', '--json'], '--email goes with --with-password'],
     // it said "unknown option '--json'", as if no command took --json
     ['a group with its subcommand left out', ['keys', '--json'], "missing command for 'keys' (before --json); its commands: generate, add, ls, revoke, require"],
     // commander refuses these by showing the help on stderr, without its error(): nothing was on stdout
