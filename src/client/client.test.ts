@@ -336,6 +336,22 @@ describe('https uploads', () => {
   })
 })
 
+test('a server that takes the connection and never answers: exit 3 naming it, not a wait for good', async () => {
+  const silent = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  try {
+    const server = `http://127.0.0.1:${silent.port}/api`
+    const failure = await createApiClient(server, 'a-token', 'miniship-cli', 300).request('GET', '/mini-apps').then(
+      () => null,
+      (error: unknown) => error,
+    )
+    expect(failure).toBeInstanceOf(CliError)
+    expect((failure as CliError).exitCode).toBe(3)
+    expect((failure as CliError).message).toBe(`${server} took the connection but did not answer within 0.3 s; is it overloaded or stopped, or is a proxy holding the connection?`)
+  } finally {
+    silent.stop(true)
+  }
+})
+
 describe('a server URL that is not the API', () => {
   // what a miniship server answers at /apps/…: the console's HTML page, 200
   const site = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('<!doctype html><title>miniship</title>', { headers: { 'content-type': 'text/html; charset=utf-8' } }) })

@@ -1,4 +1,4 @@
-// The developer CLI's one fetch wrapper: JSON in and out, the server's refusals as exit 1, an unreachable server as exit 3, --json output.
+// The developer CLI's one fetch wrapper: JSON in and out, the server's refusals as exit 1, an unreachable (or silent) server as exit 3, --json output.
 import { writeJsonError, type ErrorBody } from '../cli/json-output'
 
 /**
@@ -226,7 +226,15 @@ export function unreachable(server: string, error: unknown): CliError {
   return new CliError(3, `cannot reach ${server}: ${why}`)
 }
 
-export function createApiClient(server: string, token: string | null, userAgent = 'miniship-cli'): ApiClient {
+/**
+ * How long a JSON request may wait for the whole answer (uploads, `send`, are not limited: the
+ * server checks what it received before answering). A server that took the connection and never
+ * answered (a stopped process, a proxy holding it) kept the command waiting for good, with no
+ * line and, with --json, no document.
+ */
+export const answerTimeoutMs = 60_000
+
+export function createApiClient(server: string, token: string | null, userAgent = 'miniship-cli', timeoutMs = answerTimeoutMs): ApiClient {
   return {
     server,
     async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
@@ -238,12 +246,15 @@ export function createApiClient(server: string, token: string | null, userAgent 
         body = JSON.stringify(options.json)
       }
       let response: Response
+      let text: string
       try {
-        response = await fetch(`${server}${path}`, { method, headers, body: body as BodyInit | undefined, duplex: 'half', redirect: 'manual' } as RequestInit)
+        response = await fetch(`${server}${path}`, { method, headers, body: body as BodyInit | undefined, duplex: 'half', redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) } as RequestInit)
+        text = await response.text()
       } catch (error) {
+        if ((error as Error | null)?.name === 'TimeoutError') throw new CliError(3, `${server} took the connection but did not answer within ${timeoutMs / 1000} s; is it overloaded or stopped, or is a proxy holding the connection?`)
         throw unreachable(server, error)
       }
-      return answer<T>(server, path, response.status, response.headers, await response.text(), options.accept)
+      return answer<T>(server, path, response.status, response.headers, text, options.accept)
     },
     async send<T>(method: string, path: string, body: StreamBody): Promise<ApiResponse<T>> {
       const response = await sendStreaming(server, token, userAgent, method, path, body)
