@@ -62,7 +62,7 @@ describe('where server and token come from', () => {
   })
 })
 
-describe('a server URL with a password in it is refused without repeating the password', () => {
+describe('a server URL with a password (or a query) in it is refused without repeating it', () => {
   for (const args of [['whoami', '--server', 'https://ci:hunter22@apps.example.com', '--json'], ['logout', '--server', 'https://ci:hunter22@apps.example.com', '--json']]) {
     test(args[0]!, async () => {
       const run = await runCli(args)
@@ -74,6 +74,12 @@ describe('a server URL with a password in it is refused without repeating the pa
   test('from MINISHIP_SERVER too', async () => {
     const run = await runCli(['apps', 'ls', '--json'], { env: { MINISHIP_SERVER: 'https://:hunter22@apps.example.com' } })
     expect(run.exitCode).toBe(2)
+    expect(run.stdout + run.stderr).not.toContain('hunter22')
+  })
+  test('nor a query, which may hold a token (an install link copied whole)', async () => {
+    const run = await runCli(['whoami', '--server', 'https://apps.example.com/api/mini-apps/access/versions/v1/install?token=eyJhunter22', '--json'])
+    expect(run.exitCode).toBe(2)
+    expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('(got "https://apps.example.com/api/mini-apps/access/versions/v1/install?…": the server URL takes no query') } })
     expect(run.stdout + run.stderr).not.toContain('hunter22')
   })
   test('a URL without one is repeated as given', async () => {

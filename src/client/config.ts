@@ -83,8 +83,11 @@ export function badServerUrl(given: string): CliError {
   try {
     const url = new URL(given.trim())
     if (url.username || url.password) {
-      const hidden = `${url.protocol}//${url.username ? '***' : ''}${url.password ? ':***' : ''}@${url.host}${url.pathname}`
+      const hidden = `${url.protocol}//${url.username ? '***' : ''}${url.password ? ':***' : ''}@${url.host}${url.pathname}${url.search ? '?…' : ''}`
       shown = `${JSON.stringify(hidden)}, which names a user or password: miniship signs in with miniship login or MINISHIP_TOKEN instead`
+    } else if (url.search) {
+      // an install or download link copied whole carries ?token=
+      shown = `${JSON.stringify(`${url.origin}${url.pathname}?…`)}: the server URL takes no query (not repeated here: it may hold a token)`
     }
   } catch {
     // not a URL at all: nothing in it is known to be a password
