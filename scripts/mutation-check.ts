@@ -873,17 +873,17 @@ const mutations: Mutation[] = [
   },
   {
     file: 'src/modules/channels/decide.ts',
-    find: 'if (index > 0 && candidate.paused && !keepsPaused(appId, candidate, device)) continue',
-    replace: '',
+    find: '(candidate.paused && !keepsPaused(appId, candidate, device))',
+    replace: '(false)',
     tests: ['src/modules/channels/decide.test.ts', 'src/modules/channels/publish-over-pause.test.ts'],
     why: 'a paused release a fix was published over goes only to the devices that run it, not to every device outside the new rollout',
   },
   {
-    file: 'src/modules/channels/service.ts',
-    find: 'if (live[0] && live[0].rolloutPercent === 0) tx.update(channelReleases)',
-    replace: 'if (false) tx.update(channelReleases)',
-    tests: ['src/modules/channels/publish-over-revert.test.ts'],
-    why: 'a reverted release a fix was published over is withdrawn: it does not come back to the devices outside the new rollout',
+    file: 'src/modules/channels/decide.ts',
+    find: '(candidate.rolloutPercent === 0 || (candidate.paused',
+    replace: '(false || (candidate.paused',
+    tests: ['src/modules/channels/decide.test.ts', 'src/modules/channels/publish-over-revert.test.ts'],
+    why: 'a reverted release a fix was published over goes to no device: it does not come back to the devices outside the new rollout',
   },
 ]
 

@@ -156,6 +156,21 @@ describe('a paused release below the newest (§13: a fix published over it)', ()
     test(name, () => expect(decideRelease(appId, releases, asked).release?.version ?? null).toBe(version))
   }
 
+  test('a reverted release below the newest goes to no device, those on it included; its mandatory flag still counts (§10)', () => {
+    const reverted = release('1.1.0', { rolloutPercent: 0, mandatory: true })
+    const over = [fix, reverted, good]
+    // outside the fix: the release before the reverted one, whatever the device says it runs
+    for (const asked of [{ deviceId: other, currentVersion: '1.0.0' }, { deviceId: other, currentVersion: '1.1.0' }, { deviceId: other }, {}]) {
+      expect(decideRelease(appId, over, asked).release?.version).toBe('1.0.0')
+    }
+    // a reverted first release below a fix: nothing for the others
+    expect(decideRelease(appId, [fix, reverted], { deviceId: other }).release).toBeNull()
+    // inside the fix, coming from 1.0.0: the skipped mandatory 1.1.0 makes the fix mandatory
+    expect(decideRelease(appId, over, { deviceId: inside, currentVersion: '1.0.0' })).toMatchObject({ release: fix, mandatory: true })
+    // reverted and paused alike: no device keeps it
+    expect(decideRelease(appId, [fix, { ...reverted, paused: true }, good], { deviceId: other, currentVersion: '1.1.0' }).release?.version).toBe('1.0.0')
+  })
+
   test('mandatory is computed from the release the device gets, as before', () => {
     const mandatoryPaused = [fix, { ...paused, mandatory: true }, good]
     expect(decideRelease(appId, mandatoryPaused, { deviceId: other, currentVersion: '1.0.0' })).toMatchObject({ release: good, mandatory: false })

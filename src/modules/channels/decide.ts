@@ -86,7 +86,9 @@ function keepsPaused(appId: string, release: LiveRelease, device: Device): boole
  * candidate only for a device that says it runs it, or, for a request without `currentVersion`,
  * a device whose bucket for it is below its frozen percent (no deviceId: not a candidate). Every
  * other device passes over it to the release before it; else the paused (bad) release would be
- * what the devices outside the new rollout fall back to, at 100 %.
+ * what the devices outside the new rollout fall back to, at 100 %. A reverted release below the
+ * newest (0 %) goes to no device, those on it included, as it did while newest. Both still count
+ * for `mandatory`: a mandatory release is never skipped silently (§10).
  */
 export function decideRelease<R extends LiveRelease>(appId: string, releases: readonly R[], device: Device): Decision<R> {
   let start = 0
@@ -101,7 +103,9 @@ export function decideRelease<R extends LiveRelease>(appId: string, releases: re
   let chosen = -1
   for (let index = start; index < releases.length; index++) {
     const candidate = releases[index]!
-    if (index > 0 && candidate.paused && !keepsPaused(appId, candidate, device)) continue
+    // below the newest: a reverted release (0 %) goes to no device, those on it included (§13), and
+    // one paused goes only to its own devices; a fix published over either must not bring it back
+    if (index > 0 && (candidate.rolloutPercent === 0 || (candidate.paused && !keepsPaused(appId, candidate, device)))) continue
     if (device.hostVersion === undefined || satisfies(device.hostVersion, candidate.hostVersionRange)) {
       chosen = index
       break

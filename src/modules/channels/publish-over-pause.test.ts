@@ -118,7 +118,7 @@ describe('a release published over a paused one', () => {
     const other = app.device('1.2.0', '1.1.0', false, 'back-')
     const reverted = await app.rollout({ rolloutPercent: 0 })
     expect(reverted).toMatchObject({ state: 'reverted', previousRelease: { version: '1.0.0' }, defaultRelease: { version: '1.0.0' }, pausedReleases: [{ version: '1.1.0' }] })
-    expect(describeChannel(reverted)).toBe('1.2.0 reverted 0 %. Every device gets 1.0.0, those on 1.2.0 too; devices on 1.1.0 (paused) keep it.')
+    expect(describeChannel(reverted)).toBe('1.2.0 reverted 0 %. Devices on 1.1.0 (paused) keep it; every other device gets 1.0.0, those on 1.2.0 too.')
     expect(await app.offered(other, '1.2.0')).toBe('1.0.0')
     expect(await app.offered(other, '1.1.0')).toBe('1.1.0')
     // a person rolls back to 1.1.0: it is the newest again, complete and no longer paused

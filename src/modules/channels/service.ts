@@ -167,13 +167,16 @@ function toChannelRelease(row: LiveReleaseRow | undefined, people: Map<string, U
 
 /**
  * Below the newest release, what the channel's other devices fall back to, by the rule of decide.ts:
- * a paused release there goes only to the devices that run it or adopted it, so the others pass
- * over it to the first one that is not paused (`previous`); `paused` are the ones passed over.
+ * a paused release there goes only to the devices that run it or adopted it, and a reverted one to
+ * none, so the others pass over both to the first one that is neither (`previous`); `paused` are the
+ * paused ones passed over (their devices keep them).
  */
 function fallbackOf(rows: readonly LiveReleaseRow[]): { previous: LiveReleaseRow | undefined; paused: LiveReleaseRow[] } {
+  const paused: LiveReleaseRow[] = []
   let index = 1
-  while (rows[index]?.paused) index++
-  return { previous: rows[index], paused: rows.slice(1, index) }
+  // a reverted release below (a fix published over it) goes to no device at all: passed over, and not kept
+  for (; rows[index] !== undefined && (rows[index]!.paused || rows[index]!.rolloutPercent === 0); index++) if (rows[index]!.rolloutPercent > 0) paused.push(rows[index]!)
+  return { previous: rows[index], paused }
 }
 
 /** Every channel of a miniapp with its release and previous release: `stable` first, then by name. */
@@ -302,10 +305,6 @@ export function releaseIntoChannel(tx: Tx, clock: Clock, user: Caller, app: Mini
     throw new AppError(409, 'VERSION_ALREADY_PUBLISHED', `Version ${version.version} is already a release of channel ${options.channel}; roll back to it instead`)
   }
   const now = isoAt(clock)
-  // A reverted newest release (0 %) goes to no device. Published over, it would become the release
-  // the devices outside the new rollout fall back to (only the newest's percent counts), at 100 %:
-  // the broken version a person reverted back on every phone. It is withdrawn, as a rollback does.
-  if (live[0] && live[0].rolloutPercent === 0) tx.update(channelReleases).set({ withdrawnAt: now }).where(eq(channelReleases.id, live[0].id)).run()
   tx.insert(channelReleases)
     .values({ id: newId(), miniAppId: app.id, channel: options.channel, versionId: version.id, seq: nextSeq(tx, app.id), rolloutPercent: options.rolloutPercent, hostVersionRange: options.hostVersionRange, mandatory: options.mandatory, withdrawnAt: null, createdBy: user.id, createdAt: now })
     .run()

@@ -38,7 +38,7 @@ describe('state words', () => {
       [over('rolling-out', 10), '10 % get 1.2.0; the others get 1.0.0; devices on 1.1.0 (paused) keep it.'],
       [over('paused', 10), 'Devices on 1.2.0 keep it; the others get 1.0.0; devices on 1.1.0 (paused) keep it.'],
       [{ ...over('paused', 100), defaultRelease: v('1.2.0', 100, true) }, 'Devices on 1.2.0 keep it; those that name their version get 1.0.0; devices on 1.1.0 (paused) keep it. Requests that name none (older clients, the release mirror) still get 1.2.0: revert to stop that.'],
-      [over('reverted', 0), 'Every device gets 1.0.0, those on 1.2.0 too; devices on 1.1.0 (paused) keep it.'],
+      [over('reverted', 0), 'Devices on 1.1.0 (paused) keep it; every other device gets 1.0.0, those on 1.2.0 too.'],
       [over('complete', 100), 'Every device gets 1.2.0.'],
       // the paused one was the first release: the others get nothing, as for a first rollout
       [over('rolling-out', 10, null), '10 % get 1.2.0; the others get nothing; devices on 1.1.0 (paused) keep it.'],
@@ -76,6 +76,8 @@ describe('a version is live only where some device can get it', () => {
     ['not in the channel', channel('complete', 100), '0.9.0', 'replaced'],
     ['paused, then published over: live for its devices', { ...channel('rolling-out', 10), pausedReleases: [v('1.0.5', 30, true)] }, '1.0.5', 'live on stable for the devices that run it (paused 30 %)'],
     ['paused, then published over by a complete release', { ...channel('complete', 100), pausedReleases: [v('1.0.5', 30, true)] }, '1.0.5', 'replaced on stable'],
+    // the previous release, with a paused one between: its devices are not the previous one's
+    ['previous, with a paused release between', { ...channel('rolling-out', 10), pausedReleases: [v('1.0.5', 30, true)] }, '1.0.0', 'live on stable for the devices outside the rollout of 1.1.0, except those on 1.0.5 (paused)'],
   ]
   for (const [name, view, id, text] of cases) test(name, () => expect(versionStandingText({ id, status: 'PUBLISHED' }, [view], none)).toBe(text))
 

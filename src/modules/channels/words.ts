@@ -86,9 +86,13 @@ export function channelDevicesText(channel: ChannelView): string {
     case 'reverted':
       // with no earlier release the server answers every device 404: nothing to send back, so a device
       // that installed the release (the update client) keeps running it
-      return previous ? `Every device gets ${previous}, those on ${release.version} too${kept}.` : `No device gets ${release.version}; those on it keep it${kept}.`
+      if (!previous) return `No device gets ${release.version}; those on it keep it${kept}.`
+      // those on a paused older release are the exception: said first, so "every" is not untrue
+      return kept ? `${capitalised(pausedKeptText(channel.pausedReleases!))}; every other device gets ${previous}, those on ${release.version} too.` : `Every device gets ${previous}, those on ${release.version} too.`
   }
 }
+
+const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
 
 /** Of a channel's `pausedReleases`: "devices on 1.1.0 (paused) keep it", "devices on 1.1.0 or 1.0.5 (paused) keep theirs". */
 export function pausedKeptText(paused: readonly ReleaseView[]): string {
@@ -129,11 +133,13 @@ export function versionStandings(versionId: string, channels: readonly ChannelVi
       )
     } else if (channel.previousRelease?.versionId === versionId && state) {
       const newest = channel.release!.version
+      // devices on a paused release between them keep theirs
+      const except = channel.pausedReleases?.length ? `, except those on ${channel.pausedReleases.map((release) => release.version).join(' or ')} (paused)` : ''
       const text: Record<ReleaseState, string> = {
         complete: `replaced on ${channel.name}`,
-        'rolling-out': `live on ${channel.name} for the devices outside the rollout of ${newest}`,
-        paused: `live on ${channel.name} for the devices that do not run ${newest}`,
-        reverted: `live on ${channel.name} (${newest} is reverted)`,
+        'rolling-out': `live on ${channel.name} for the devices outside the rollout of ${newest}${except}`,
+        paused: `live on ${channel.name} for the devices that do not run ${newest}${except}`,
+        reverted: `live on ${channel.name} (${newest} is reverted)${except}`,
       }
       standings.push({ channel: channel.name, live: state !== 'complete', text: text[state] })
     } else if (state) {
