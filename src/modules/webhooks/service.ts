@@ -264,8 +264,25 @@ function actorText(by: unknown): string {
   return ''
 }
 
-/** The one line a chat shows for an event (`format: slack`). */
+/**
+ * Text as Slack (and Discord's Slack-compatible hook) reads it, on one line: a run of whitespace
+ * (a reason typed with line breaks) is one space, and `&`, `<`, `>` are escaped as Slack asks, so
+ * a name or reason holding `<!channel>` or `<https://x|text>` neither pings the channel nor links.
+ */
+function slackEscape(text: string): string {
+  return text.replace(/[\s\u0085]+/g, ' ').trim().replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+}
+
+/**
+ * The one line a chat shows for an event (`format: slack`). Every part of it is escaped at once:
+ * the app's name, the version, the channel, a host range, a key's name and a person's reason are
+ * all typed by someone, and none of the fixed words holds `&`, `<` or `>`.
+ */
 export function slackText(miniApp: MiniAppSummary, event: string, data: Record<string, unknown>): string {
+  return slackEscape(slackLine(miniApp, event, data))
+}
+
+function slackLine(miniApp: MiniAppSummary, event: string, data: Record<string, unknown>): string {
   const version = (data.version as { version?: string } | undefined)?.version ?? '?'
   const channel = typeof data.channel === 'string' ? data.channel : 'stable'
   const by = actorText(data.by)

@@ -507,7 +507,8 @@ describe('deliveries to a real receiver (--webhooks-allow-private)', () => {
     expect(Object.keys(body)).toEqual(['text'])
     expect(body.text).toContain(appId)
     // the host range is part of what was published: the Slack line names it as the CLI and the console do
-    expect(body.text).toContain('published 2.4.0 to stable (25 %, host >=2.3.0 <3)')
+    // (its < and > escaped as Slack asks)
+    expect(body.text).toContain('published 2.4.0 to stable (25 %, host &gt;=2.3.0 &lt;3)')
     expect(body.text).toContain(`by ${owner.email}`)
     // the audit log says it with the same words (publishedText, as the CLI and the console)
     const audit = context.dataDir.db.$client.query("SELECT summary FROM audit_logs WHERE action = 'version.publish' ORDER BY created_at DESC, id DESC").get() as { summary: string }
@@ -517,6 +518,23 @@ describe('deliveries to a real receiver (--webhooks-allow-private)', () => {
     expect(event.data).toMatchObject({ channel: 'stable', rolloutPercent: 25, mandatory: false, hostVersionRange: '>=2.3.0 <3' })
     expect(slack.headers.get('x-miniship-event')).toBe('release.published')
     expect(slack.headers.get('x-miniship-signature')).toBe(hmac(hook.secret, slack.body))
+  })
+
+  test('format slack: a pause reason typed on several lines, and an app name, with <!channel>, a Slack link or & are one line, escaped, so they neither ping nor link', async () => {
+    const named = await context.call('POST', '/api/mini-apps', { token: owner.token, json: { appId: 'com.example.escaped', name: 'Shop <!here> & Co' } })
+    expect(named.status).toBe(201)
+    const hook = (await context.call('POST', `/api/mini-apps/${named.body.id}/webhooks`, { token: owner.token, json: { url: receiver.url(), events: ['rollout.paused'], format: 'slack' } })).body
+    const versionId = await uploadVersion(context, owner.token, 'com.example.escaped', '1.0.0')
+    expect((await context.call('POST', `/api/mini-apps/${named.body.id}/versions/${versionId}/publish`, { token: owner.token, json: { rolloutPercent: 20 } })).status).toBe(200)
+    const paused = await context.call('PATCH', `/api/mini-apps/${named.body.id}/channels/stable/rollout`, { token: owner.token, json: { paused: true, reason: 'crash on start\n\n<!channel> see <https://evil.example|the logs>\r\n\tA&B' } })
+    expect(paused.status).toBe(200)
+    await context.app.store.jobs.drain()
+    const sent = receiver.received.filter((delivery) => delivery.headers.get('x-miniship-event') === 'rollout.paused')
+    expect(sent).toHaveLength(1)
+    expect(sent[0]!.headers.get('x-miniship-signature')).toBe(hmac(hook.secret, sent[0]!.body))
+    expect(JSON.parse(sent[0]!.body).text).toBe(
+      `Shop &lt;!here&gt; &amp; Co (com.example.escaped): the rollout of 1.0.0 on stable was paused by ${owner.email}: crash on start &lt;!channel&gt; see &lt;https://evil.example|the logs&gt; A&amp;B`,
+    )
   })
 
   test('test sends webhook.test to that webhook; deliveries show the latest 50, newest first', async () => {
