@@ -39,7 +39,7 @@ test('an unsigned push is refused before the upload, with the message the server
   const env = { MINISHIP_TOKEN: owner.token, MINISHIP_SERVER: `http://127.0.0.1:${server.port}` }
   const run = await runCli(['push', pushBuildFolder(root, 'build'), '--app', appId, '--version', '1.0.0', '--json'], { env })
   expect(run.exitCode).toBe(1)
-  expect(jsonDocument(run)).toEqual({ error: { statusCode: 422, code: 'SIGNATURE_REQUIRED', message: refused.body.message, hint: 'nothing was sent' } })
+  expect(jsonDocument(run)).toEqual({ error: { statusCode: 422, code: 'SIGNATURE_REQUIRED', message: refused.body.message, hint: 'push with --sign-key FILE; nothing was sent' } })
   expect(run.stderr).toContain(`${refused.body.message} (SIGNATURE_REQUIRED, HTTP 422); nothing was sent`)
   expect(run.stderr).not.toContain('Uploading')
   expect(uploadRequests).toBe(0)

@@ -9,6 +9,7 @@ import { checkManifest, type UploadWarning } from '../modules/versions/manifest'
 import { AppError } from '../http/app-error'
 import { releaseTypes, versionPattern } from '../modules/versions/version-rules'
 import { scopeRequiredText } from '../modules/api-keys/words'
+import { signatureRequiredText, signedPushAdvice } from '../modules/signing/words'
 import { connect, withClientOptions, type ClientFlags, type KeyNeeds } from './config'
 import { CliError, createOutput, runClient, type ApiClient } from './http'
 import { formatBytes, transferBar } from './progress'
@@ -316,8 +317,8 @@ async function requireSignatureLocally(api: ApiClient, appId: string): Promise<v
     return
   }
   if (!Array.isArray(apps) || apps.find((app) => app.appId === appId)?.requireSignature !== true) return
-  const message = `${appId} requires signed versions; push with --sign-key FILE (or send signatureKeyId and signature)`
-  throw new CliError(1, `${message} (SIGNATURE_REQUIRED, HTTP 422); nothing was sent`, { statusCode: 422, code: 'SIGNATURE_REQUIRED', message, hint: 'nothing was sent' })
+  const message = signatureRequiredText(appId, 'upload')
+  throw new CliError(1, `${message} (SIGNATURE_REQUIRED, HTTP 422); nothing was sent`, { statusCode: 422, code: 'SIGNATURE_REQUIRED', message, hint: `${signedPushAdvice}; nothing was sent` })
 }
 
 export function pushCommand(): Command {

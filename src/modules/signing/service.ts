@@ -9,6 +9,7 @@ import { isoAt, type Clock } from '../../ids'
 import { recordAudit } from '../audit/service'
 import { memberRole, requireVisibleMiniApp, type Caller } from '../miniapps/service'
 import { decodeBase64, keyIdOf, unsoundKeyReason } from './keys'
+import { signatureRequiredText } from './words'
 import { buildStatement, utf8Bytes, statementFileKinds, type StatementFileKind } from '../../sdk/statement'
 
 type Reader = Pick<Db, 'select'>
@@ -182,7 +183,6 @@ export function verifySignature(db: Reader, miniAppId: string, keyId: string, si
 /** 422 SIGNATURE_REQUIRED when the miniapp requires signatures and `signed` is false. */
 export function requireSignedIfRequired(app: Pick<MiniAppRow, 'appId' | 'requireSignature'>, signed: boolean, what: 'upload' | 'publish', version = 'VERSION'): void {
   if (!app.requireSignature || signed) return
-  // a command that runs as printed: `miniship sign` needs --app
-  const how = what === 'upload' ? 'push with --sign-key FILE (or send signatureKeyId and signature)' : `sign it first (miniship sign ${version} --app ${app.appId} --sign-key FILE)`
-  throw new AppError(422, 'SIGNATURE_REQUIRED', `${app.appId} requires signed versions; ${how}`)
+  // push's check before an upload says the same words (words.ts)
+  throw new AppError(422, 'SIGNATURE_REQUIRED', signatureRequiredText(app.appId, what, version))
 }

@@ -1,0 +1,14 @@
+// The words of a version refused for want of a signature (422 SIGNATURE_REQUIRED): the server's refusal and push's own check before an upload say the same (pure, imports nothing).
+
+/** What a developer does about an unsigned push: the CLI's hint, and the start of the server's advice. */
+export const signedPushAdvice = 'push with --sign-key FILE'
+
+/**
+ * `com.example.shop requires signed versions; push with --sign-key FILE (or send signatureKeyId and
+ * signature)` for an upload; for a publish, the `miniship sign` command that runs as printed (it needs --app).
+ */
+export function signatureRequiredText(appId: string, what: 'upload' | 'publish', version = 'VERSION'): string {
+  const how = what === 'upload' ? `${signedPushAdvice} (or send signatureKeyId and signature)` : `sign it first (miniship sign ${version} --app ${appId} --sign-key FILE)`
+  return `${appId} requires signed versions; ${how}`
+}
+
