@@ -382,10 +382,12 @@ Examples:
           if (!signingKey) await requireSignatureLocally(api, appId)
           const limit = await uploadLimit(api)
           if (limit !== null && body.length > limit) {
-            throw new CliError(1, `the upload is ${formatBytes(body.length)}, over the ${formatBytes(limit)} ${api.server} takes, so nothing was sent; an operator raises the limit with --upload-limit-mb (env MINISHIP_UPLOAD_LIMIT_MB)`, {
+            const hint = 'an operator raises the limit with --upload-limit-mb (env MINISHIP_UPLOAD_LIMIT_MB)'
+            throw new CliError(1, `the upload is ${formatBytes(body.length)}, over the ${formatBytes(limit)} ${api.server} takes, so nothing was sent; ${hint}`, {
               statusCode: 413,
               code: 'PAYLOAD_TOO_LARGE',
               message: `The upload is larger than the limit of ${formatBytes(limit)}`,
+              hint,
             })
           }
           out.note(`Uploading ${appId} ${version}: ${artifacts.length} files, ${formatBytes(total)}`)
@@ -401,7 +403,8 @@ Examples:
           } catch (error) {
             // a channel the app does not have yet: say how to make it (decisions §13, issue 26)
             if (error instanceof CliError && error.body?.code === 'CHANNEL_NOT_FOUND' && flags.channel !== undefined) {
-              throw new CliError(error.exitCode, `${appId} has no channel "${flags.channel}"; create it first: ${createChannelHint(flags.channel, appId)}`, error.body)
+              const hint = `create it first: ${createChannelHint(flags.channel, appId)}`
+              throw new CliError(error.exitCode, `${appId} has no channel "${flags.channel}"; ${hint}`, error.body && { ...error.body, hint })
             }
             throw error
           } finally {

@@ -64,11 +64,14 @@ export async function signArtifacts(artifacts: SignedFile[], appId: string, vers
 
 /** A server refusal about the key, with what to do about it here. */
 export function explainKeyRefusal(error: unknown, appId: string, key: SigningKey, keyFile: string): never {
+  // --json's error carries the advice as `hint` too (docs/releasing.md)
   if (error instanceof CliError && error.body?.code === 'SIGNING_KEY_UNKNOWN') {
-    throw new CliError(1, `${error.message}. Trust it first: miniship keys add --app ${appId} ${key.publicKey} --name NAME`, error.body)
+    const hint = `trust it first: miniship keys add --app ${appId} ${key.publicKey} --name NAME`
+    throw new CliError(1, `${error.message}; ${hint}`, { ...error.body, hint })
   }
   if (error instanceof CliError && error.body?.code === 'SIGNING_KEY_REVOKED') {
-    throw new CliError(1, `${error.message}. ${keyFile} holds a revoked key: miniship keys generate makes a new one`, error.body)
+    const hint = `${keyFile} holds a revoked key: miniship keys generate makes a new one`
+    throw new CliError(1, `${error.message}; ${hint}`, { ...error.body, hint })
   }
   throw error
 }
