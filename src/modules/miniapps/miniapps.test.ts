@@ -70,7 +70,7 @@ describe('create', () => {
     expect(outcome(await context.call('POST', '/api/mini-apps', { token: stranger.token, json: { appId: 'Com.Example.Shop', name: 'Again' } }))).toEqual({ status: 409, code: 'APP_ID_TAKEN' })
     // the message says what to do, not only that it is taken
     const again = await context.call('POST', '/api/mini-apps', { token: stranger.token, json: { appId: 'Com.Example.Shop', name: 'Again' } })
-    expect(again.body.message).toBe('The appId Com.Example.Shop is already registered (app ids are unique on this server, whatever their letter case): push to it if you are its member, ask one of its owners to add you, or choose another appId')
+    expect(again.body.message).toBe('The appId Com.Example.Shop is already registered (app ids are unique on this server, whatever their letter case): miniship apps lists the miniapps you are a member of (its id may differ in letter case; push takes it as listed there), ask one of its owners to add you, or choose another appId')
   })
 
   test('without a name, with a blank name or a bad iconUrl: 400', async () => {

@@ -203,8 +203,9 @@ export function createMiniApp(db: Db, clock: Clock, user: Caller, input: CreateM
       // Case-insensitive: a runtime keeps each miniapp in a folder named after its appId, and
       // default iOS/macOS file systems do not tell `Shop` from `shop`.
       const taken = tx.select({ id: miniApps.id }).from(miniApps).where(sql`lower(${miniApps.appId}) = lower(${input.appId})`).get()
-      // say what to do: the one who asked may be its member already (then nothing to create), or not (then it is someone else's)
-      if (taken) throw new AppError(409, 'APP_ID_TAKEN', `The appId ${input.appId} is already registered (app ids are unique on this server, whatever their letter case): push to it if you are its member, ask one of its owners to add you, or choose another appId`)
+      // say what to do: the one who asked may be its member already (then nothing to create), or not (then it is someone else's);
+      // not "push to it": the id as typed may differ in case from the stored one, and the CLI's lookups are case-sensitive
+      if (taken) throw new AppError(409, 'APP_ID_TAKEN', `The appId ${input.appId} is already registered (app ids are unique on this server, whatever their letter case): miniship apps lists the miniapps you are a member of (its id may differ in letter case; push takes it as listed there), ask one of its owners to add you, or choose another appId`)
       tx.insert(miniApps).values({ id, appId: input.appId, name, description, iconUrl, createdBy: user.id, createdAt: now, updatedAt: now }).run()
       tx.insert(miniAppMembers).values({ miniAppId: id, userId: user.id, role: 'OWNER', createdAt: now }).run()
       recordAudit(tx, clock, {
