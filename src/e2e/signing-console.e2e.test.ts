@@ -33,7 +33,7 @@ describe.skipIf(!hasChromium)('signing in the console', () => {
   const tid = (id: string) => page.getByTestId(id)
   const api = (method: string, path: string, options: Parameters<typeof callApi>[3] = {}) => callApi(server.baseUrl, method, path, { token, ...options })
 
-  async function upload(version: string, signed: boolean): Promise<string> {
+  async function upload(version: string, signed: boolean, key = laptop): Promise<string> {
     const parts: [string, string | Uint8Array, string][] = [
       ['bundleIos', `console.log("ios ${version}")`, 'main.ios.jsbundle'],
       ['bundleAndroid', `console.log("android ${version}")`, 'main.android.bundle'],
@@ -49,8 +49,8 @@ describe.skipIf(!hasChromium)('signing in the console', () => {
       digests[field] = new Bun.CryptoHasher('sha256').update(content).digest('hex')
     }
     if (signed) {
-      form.append('signatureKeyId', laptop.keyId)
-      form.append('signature', sign(null, Buffer.from(buildStatement(APP_ID, version, digests)), laptop.privateKey).toString('base64'))
+      form.append('signatureKeyId', key.keyId)
+      form.append('signature', sign(null, Buffer.from(buildStatement(APP_ID, version, digests)), key.privateKey).toString('base64'))
     }
     const answer = await api('POST', `/api/mini-apps/by-app-id/${APP_ID}/versions/upload`, { body: form })
     expect(answer.status).toBe(201)
@@ -169,5 +169,32 @@ describe.skipIf(!hasChromium)('signing in the console', () => {
     expect((await api('DELETE', `/api/mini-apps/${miniAppId}/signing-keys/${laptop.keyId}`)).status).toBe(200)
     await page.reload()
     expect(await tid('signing-no-trusted-key').textContent()).toBe(`${APP_ID} requires signed versions and trusts no signing key: nothing can be uploaded, published or rolled back to until an owner or an administrator adds one.`)
+  })
+
+  test('a version signed by a key revoked since: the publish and rollback dialogs give the command that signs it again, in the server\'s words', async () => {
+    // 1.1.0 (signed by the laptop key, revoked above) becomes an earlier release; 1.2.0 a draft signed by a key revoked after the upload
+    expect((await api('PATCH', `/api/mini-apps/${miniAppId}`, { json: { requireSignature: false } })).status).toBe(200)
+    const versions = (await api('GET', `/api/mini-apps/${miniAppId}/workspace`)).body.versions as { id: string; version: string }[]
+    expect((await api('POST', `/api/mini-apps/${miniAppId}/rollback`, { json: { targetVersionId: versions.find((v) => v.version === '1.0.0')!.id } })).status).toBe(200)
+    const ci = newKey()
+    expect((await api('POST', `/api/mini-apps/${miniAppId}/signing-keys`, { json: { name: 'old ci', publicKey: ci.publicKey } })).status).toBe(201)
+    const draft = await upload('1.2.0', true, ci)
+    expect((await api('DELETE', `/api/mini-apps/${miniAppId}/signing-keys/${ci.keyId}`)).status).toBe(200)
+    const refused = await api('POST', `/api/mini-apps/${miniAppId}/versions/${draft}/publish`, { json: {} })
+    expect(refused.body.code).toBe('SIGNING_KEY_REVOKED')
+    const serverWay = (version: string) => `sign ${version} again with a current key (miniship sign ${version} --app ${APP_ID} --sign-key FILE)`
+    expect(refused.body.message).toEndWith(`; ${serverWay('1.2.0')}`)
+
+    await page.goto(`${server.baseUrl}/apps/${miniAppId}/versions`)
+    await tid('publish-1.2.0').click()
+    let dialog = page.locator('dialog[open]')
+    await dialog.waitFor()
+    expect(await dialog.getByTestId('publish-revoked-warning').textContent()).toBe(`1.2.0 was signed by the key old ci, revoked since: the server will refuse to publish it; ${serverWay('1.2.0')}.`)
+    await dialog.getByTestId('confirm-cancel').click()
+    await tid('rollback-1.1.0').click()
+    dialog = page.locator('dialog[open]')
+    await dialog.waitFor()
+    expect(await dialog.getByTestId('rollback-revoked-warning').textContent()).toBe(`1.1.0 was signed by the key release laptop, revoked since: the server will refuse to roll back to it; ${serverWay('1.1.0')}.`)
+    await dialog.getByTestId('confirm-cancel').click()
   })
 })

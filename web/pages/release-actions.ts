@@ -5,6 +5,7 @@ import { confirmDialog, h, showError, showNotice, type DialogField } from '../do
 import { channelsReleasedIn, nextRolloutStep } from '../rules.ts'
 import { isSemverRange } from '../../src/modules/channels/semver-range.ts'
 import { pausedKeptText, publishedText } from '../../src/modules/channels/words.ts'
+import { signAgainText } from '../../src/modules/signing/words.ts'
 import type { PageContext } from '../router.ts'
 
 const CHANNEL_PATTERN = /^[a-z][a-z0-9-]{0,31}$/
@@ -78,7 +79,7 @@ export async function publish(rc: ReleaseContext, v: Version, button: HTMLButton
         ? h('p', { class: 'warning', 'data-testid': 'publish-unsigned-warning' }, `This miniapp requires signed versions and ${v.version} is unsigned: the server will refuse to publish it. Sign it first: miniship sign ${v.version} --app ${rc.miniApp.appId} --sign-key FILE`)
         : null,
       v.signature?.keyRevokedAt
-        ? h('p', { class: 'warning', 'data-testid': 'publish-revoked-warning' }, `${v.version} was signed by the key ${v.signature.keyName ?? v.signature.keyId}, revoked since: the server will refuse to publish it. Sign it again with a current key.`)
+        ? h('p', { class: 'warning', 'data-testid': 'publish-revoked-warning' }, `${v.version} was signed by the key ${v.signature.keyName ?? v.signature.keyId}, revoked since: the server will refuse to publish it; ${signAgainText(rc.miniApp.appId, v.version)}.`)
         : null,
     ],
     confirmLabel: `Publish ${v.version}`,
@@ -151,7 +152,7 @@ export async function rollback(rc: ReleaseContext, v: Version, button: HTMLButto
         ? h('p', { class: 'warning', 'data-testid': 'rollback-unsigned-warning' }, `This miniapp requires signed versions and ${v.version} is unsigned: the server will refuse to roll back to it. Sign it first: miniship sign ${v.version} --app ${rc.miniApp.appId} --sign-key FILE`)
         : null,
       v.signature?.keyRevokedAt
-        ? h('p', { class: 'warning', 'data-testid': 'rollback-revoked-warning' }, `${v.version} was signed by the key ${v.signature.keyName ?? v.signature.keyId}, revoked since: the server will refuse to roll back to it. Sign it again with a current key.`)
+        ? h('p', { class: 'warning', 'data-testid': 'rollback-revoked-warning' }, `${v.version} was signed by the key ${v.signature.keyName ?? v.signature.keyId}, revoked since: the server will refuse to roll back to it; ${signAgainText(rc.miniApp.appId, v.version)}.`)
         : null,
     ],
     confirmLabel: `Roll back to ${v.version}`,

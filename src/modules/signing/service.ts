@@ -9,7 +9,7 @@ import { isoAt, type Clock } from '../../ids'
 import { recordAudit } from '../audit/service'
 import { memberRole, requireVisibleMiniApp, type Caller } from '../miniapps/service'
 import { decodeBase64, keyIdOf, unsoundKeyReason } from './keys'
-import { signatureRequiredText } from './words'
+import { signAgainText, signatureRequiredText } from './words'
 import { buildStatement, utf8Bytes, statementFileKinds, type StatementFileKind } from '../../sdk/statement'
 
 type Reader = Pick<Db, 'select'>
@@ -157,7 +157,7 @@ export function requireUsableKey(db: Reader, miniAppId: string, keyId: string, s
   const row = db.select().from(signingKeys).where(and(eq(signingKeys.miniAppId, miniAppId), eq(signingKeys.keyId, keyId))).get()
   if (!row) throw new AppError(422, 'SIGNING_KEY_UNKNOWN', `The miniapp trusts no signing key ${keyId.slice(0, 64)}; add it first (miniship keys add, or the console's Settings › Signing)`)
   if (row.revokedAt) {
-    const how = signedVersion ? `sign ${signedVersion.version} again with a current key (miniship sign ${signedVersion.version} --app ${signedVersion.appId} --sign-key FILE)` : 'sign with a current key'
+    const how = signedVersion ? signAgainText(signedVersion.appId, signedVersion.version) : 'sign with a current key'
     throw new AppError(422, 'SIGNING_KEY_REVOKED', `The signing key ${keyId} ("${row.name}") was revoked at ${row.revokedAt}; ${how}`)
   }
   return row

@@ -1,4 +1,4 @@
-// The words of a version refused for want of a signature (422 SIGNATURE_REQUIRED): the server's refusal and push's own check before an upload say the same (pure, imports nothing).
+// The words of a version refused for want of a usable signature (422 SIGNATURE_REQUIRED, SIGNING_KEY_REVOKED): the server's refusals, push's own check before an upload and the console's warnings say the same (pure, imports nothing).
 
 /** What a developer does about an unsigned push: the CLI's hint, and the start of the server's advice. */
 export const signedPushAdvice = 'push with --sign-key FILE'
@@ -12,3 +12,10 @@ export function signatureRequiredText(appId: string, what: 'upload' | 'publish',
   return `${appId} requires signed versions; ${how}`
 }
 
+/**
+ * `sign 1.2.0 again with a current key (miniship sign 1.2.0 --app com.example.shop --sign-key FILE)`:
+ * the way out for a version signed by a key revoked since, as a command that runs as printed.
+ */
+export function signAgainText(appId: string, version: string): string {
+  return `sign ${version} again with a current key (miniship sign ${version} --app ${appId} --sign-key FILE)`
+}
