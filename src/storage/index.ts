@@ -128,8 +128,8 @@ export async function checkStoredFiles(database: Database, store: BlobStore): Pr
   }
   for (const [sha256, { size, versions }] of referenced) {
     const path = store.describe(sha256)
-    // what to do: every backup holds the file under the name it has in the data directory
-    const usedBy = `used by ${[...versions].map(([label, kinds]) => `${label}: ${kinds.join(', ')}`).join('; ')}; a backup archive holds it as blobs/sha256/${sha256.slice(0, 2)}/${sha256}, to put back`
+    // what to do: a backup holds the file under the name it has in the data directory, but not one made with --skip-blobs
+    const usedBy = `used by ${[...versions].map(([label, kinds]) => `${label}: ${kinds.join(', ')}`).join('; ')}; a backup archive (unless it was made with --skip-blobs) holds it as blobs/sha256/${sha256.slice(0, 2)}/${sha256}, to put back`
     const actualSize = await store.size(sha256)
     if (actualSize === null) {
       problems.push(`stored file ${path} is missing (${usedBy})`)

@@ -101,7 +101,7 @@ describe('checkStoredFiles (doctor)', () => {
     const problems = await checkStoredFiles(db.$client, createLocalBlobStore(paths))
     expect(problems).toHaveLength(3)
     // which version and which of its files, and where a backup holds it
-    expect(problems[0]).toEndWith(`is missing (used by doctor.app 1.0.0: iOS bundle; a backup archive holds it as blobs/sha256/${sha256(files.bundleIos).slice(0, 2)}/${sha256(files.bundleIos)}, to put back)`)
+    expect(problems[0]).toEndWith(`is missing (used by doctor.app 1.0.0: iOS bundle; a backup archive (unless it was made with --skip-blobs) holds it as blobs/sha256/${sha256(files.bundleIos).slice(0, 2)}/${sha256(files.bundleIos)}, to put back)`)
     expect(problems[1]).toContain('has 7 bytes, 14 expected')
     expect(problems[2]).toContain('is damaged')
   })
