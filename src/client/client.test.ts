@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { tempDir } from '../test-support'
 import { jsonDocument, runCli } from '../cli/test-run'
 import { buildZip } from '../test-fixtures'
-import { configPath, normaliseServerUrl, readConfig, removeConfigToken, resolveTarget, writeConfig } from './config'
+import { configPath, normaliseServerUrl, readConfig, redactedServerUrl, removeConfigToken, resolveTarget, writeConfig } from './config'
 import { CliError, createApiClient, parseHttpResponse } from './http'
 import { browserCommand } from './login'
 import { findArtifacts, multipartFromDisk } from './push'
@@ -67,7 +67,7 @@ describe('a server URL with a password (or a query) in it is refused without rep
     test(args[0]!, async () => {
       const run = await runCli(args)
       expect(run.exitCode).toBe(2)
-      expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('(got "https://***:***@apps.example.com/", which names a user or password') } })
+      expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('(got "https://***@apps.example.com", which names a user or password') } })
       expect(run.stdout + run.stderr).not.toContain('hunter22')
     })
   }
@@ -82,6 +82,33 @@ describe('a server URL with a password (or a query) in it is refused without rep
     expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('(got "https://apps.example.com/api/mini-apps/access/versions/v1/install?…": the server URL takes no query') } })
     expect(run.stdout + run.stderr).not.toContain('hunter22')
   })
+  // each was repeated whole: it parses with the scheme "ci:", has a fragment, or does not parse at all
+  const unparsed: [string, string, string][] = [
+    ['a password without a scheme', 'ci:hunter22@apps.example.com', '"***@apps.example.com", which names a user or password'],
+    ['a fragment', 'https://apps.example.com/#token=hunter22', '"https://apps.example.com/#…": the server URL takes no #fragment'],
+    ['a query in what is no URL', 'apps.example.com/install?token=hunter22', '"apps.example.com/install?…": the server URL takes no query'],
+  ]
+  for (const [what, server, shown] of unparsed) {
+    test(`nor ${what}, in text or in --json`, async () => {
+      for (const json of [false, true]) {
+        const run = await runCli(['whoami', '--server', server, ...(json ? ['--json'] : [])])
+        expect(run.exitCode).toBe(2)
+        expect(run.stderr).toContain(`(got ${shown}`)
+        if (json) expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining(`(got ${shown}`) } })
+        expect(run.stdout + run.stderr).not.toContain('hunter22')
+      }
+    })
+  }
+  const redacted: [string, string][] = [
+    ['https://ci:hunter22@apps.example.com', 'https://***@apps.example.com'],
+    ['ci:hunter22@apps.example.com', '***@apps.example.com'],
+    ['https://ci:p@ss/hunter22@apps.example.com/api', 'https://***@apps.example.com/api'],
+    ['https://apps.example.com/api?token=hunter22#x', 'https://apps.example.com/api?…'],
+    ['https://apps.example.com/#token=hunter22?x', 'https://apps.example.com/#…'],
+    ['apps.example.com?token=a@hunter22', 'apps.example.com?…'],
+    ['  https://apps.example.com/api  ', 'https://apps.example.com/api'],
+  ]
+  for (const [given, shown] of redacted) test(`${given.trim()} is shown as ${shown}`, () => expect(redactedServerUrl(given).shown).toBe(shown))
   test('a URL without one is repeated as given', async () => {
     const run = await runCli(['whoami', '--server', 'ftp://apps.example.com', '--json'])
     expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: '--server must be an http(s) URL such as https://apps.example.com (got "ftp://apps.example.com")' } })

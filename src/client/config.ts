@@ -75,24 +75,35 @@ export function normaliseServerUrl(input: string): string | null {
 }
 
 /**
+ * A server URL as a message may repeat it, parsed or not: nothing after the first `?` or `#` (an
+ * install link's ?token=, a #token= fragment) and `***` for whatever comes before an `@` (a user
+ * and password). Worked on the text, not on a parsed URL: `ci:hunter22@apps.example.com` parses
+ * with the scheme `ci:`, and `apps.example.com/install?token=…` does not parse at all, and both
+ * were repeated whole. An `@` in the path hides what precedes it too: showing less costs nothing.
+ */
+export function redactedServerUrl(given: string): { shown: string; hidden: 'user' | 'query' | 'fragment' | null } {
+  const text = given.trim()
+  const cut = text.search(/[?#]/)
+  const head = cut < 0 ? text : text.slice(0, cut)
+  const at = head.lastIndexOf('@')
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(head)?.[0] ?? ''
+  const kept = at < 0 ? head : `${scheme}***${head.slice(at)}`
+  const shown = cut < 0 ? kept : `${kept}${text[cut]}…`
+  return { shown, hidden: at >= 0 ? 'user' : cut < 0 ? null : text[cut] === '?' ? 'query' : 'fragment' }
+}
+
+/**
  * A server URL normaliseServerUrl refused, as a usage error that repeats what was given, but never
- * a password in it: `https://ci:PASSWORD@apps.example.com` was echoed whole, into CI logs too.
+ * a password or token in it: `https://ci:PASSWORD@apps.example.com` was echoed whole, into CI logs too.
  */
 export function badServerUrl(given: string): CliError {
-  let shown = JSON.stringify(given)
-  try {
-    const url = new URL(given.trim())
-    if (url.username || url.password) {
-      const hidden = `${url.protocol}//${url.username ? '***' : ''}${url.password ? ':***' : ''}@${url.host}${url.pathname}${url.search ? '?…' : ''}`
-      shown = `${JSON.stringify(hidden)}, which names a user or password: miniship signs in with miniship login or MINISHIP_TOKEN instead`
-    } else if (url.search) {
-      // an install or download link copied whole carries ?token=
-      shown = `${JSON.stringify(`${url.origin}${url.pathname}?…`)}: the server URL takes no query (not repeated here: it may hold a token)`
-    }
-  } catch {
-    // not a URL at all: nothing in it is known to be a password
+  const { shown, hidden } = redactedServerUrl(given)
+  const why = {
+    user: ', which names a user or password: miniship signs in with miniship login or MINISHIP_TOKEN instead',
+    query: ': the server URL takes no query (not repeated here: it may hold a token)',
+    fragment: ': the server URL takes no #fragment (not repeated here: it may hold a token)',
   }
-  return new CliError(2, `--server must be an http(s) URL such as https://apps.example.com (got ${shown})`)
+  return new CliError(2, `--server must be an http(s) URL such as https://apps.example.com (got ${JSON.stringify(shown)}${hidden === null ? '' : why[hidden]})`)
 }
 
 export interface ClientFlags {
