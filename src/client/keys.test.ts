@@ -48,6 +48,25 @@ describe('--sign-key FILE', () => {
     }
   })
 
+  test('nor when it arrived damaged, as CI secrets do (no key parser accepts it), nor anything that may be key material', () => {
+    const pem = pair.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()
+    const secret = pem.split('\n')[1]!.slice(16)
+    const damaged = [
+      pem.replaceAll('\n', ' '),
+      pem.trim().replaceAll('\n', '\\n'),
+      pem.replace('PRIVATE', 'PRIVAT'),
+      `PRIVATE ${secret}`,
+      Buffer.alloc(40, 9).toString('base64'),
+    ]
+    for (const given of damaged) {
+      const error = refusal(given)
+      expect(error.exitCode).toBe(2)
+      expect(error.message).toStartWith('the signing key was given where its file goes (it is not repeated here)')
+      expect(error.message).not.toContain(given.slice(30, 50))
+    }
+    expect(refusal('release.pm').message).toBe('cannot read the signing key release.pm: no such file')
+  })
+
   test('a file that holds no key does not send the reader to overwrite it (keys generate never does)', () => {
     const path = join(dir, 'notes.txt')
     writeFileSync(path, 'not a key')
@@ -99,6 +118,27 @@ describe('a private key pasted where a public key (keys add, verify --public-key
       expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining(message) } })
       expect(run.stdout + run.stderr).not.toContain(secret)
     })
+  }
+  // a CI secret that arrived with its line breaks as spaces or as a literal \n: "cannot read the signing key -----BEGIN PRIVATE KEY-----\nMC4C…: no such file"
+  const damaged: [string, string][] = [
+    ['line breaks as spaces', pem.replaceAll('\n', ' ')],
+    ['line breaks as a literal \\n', pem.trim().replaceAll('\n', '\\n')],
+  ]
+  for (const [how, given] of damaged) {
+    for (const [command, args, env] of [
+      ['push, MINISHIP_SIGNING_KEY_FILE', ['push', '.', '--app', 'com.example.shop', '--version', '1.0.0'], { MINISHIP_SIGNING_KEY_FILE: given }],
+      ['sign --sign-key', ['sign', '1.0.0', '--app', 'com.example.shop', '--sign-key', given], {}],
+    ] as const) {
+      test(`its PEM with ${how} (${command}), in text and in --json`, async () => {
+        for (const json of [false, true]) {
+          const run = await runCli([...args, '--server', 'http://127.0.0.1:9', ...(json ? ['--json'] : [])], { env: { MINISHIP_TOKEN: 'msk_test', ...env } })
+          expect(run.exitCode).toBe(2)
+          expect(run.stderr).toContain('the signing key was given where its file goes (it is not repeated here)')
+          if (json) expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('the signing key was given where its file goes') } })
+          expect(run.stdout + run.stderr).not.toContain(secret)
+        }
+      })
+    }
   }
   test('other base64 of key length is not repeated either; a short word still is', async () => {
     const long = Buffer.alloc(64, 7).toString('base64')

@@ -31,8 +31,9 @@ export function readSigningKey(path: string): SigningKey {
   try {
     text = readFileSync(path, 'utf8')
   } catch (error) {
-    // the key itself where its file goes (MINISHIP_SIGNING_KEY_FILE set to a CI secret's contents, say) was repeated whole, into CI logs
-    if (holdsPrivateKey(path)) throw new CliError(2, 'the signing key was given where its file goes (it is not repeated here): --sign-key and MINISHIP_SIGNING_KEY_FILE take the path of the PEM file, e.g. write a CI secret to a file first')
+    // the key itself where its file goes (MINISHIP_SIGNING_KEY_FILE set to a CI secret's contents, say) was repeated whole, into CI
+    // logs, and still was when the secret arrived damaged (line breaks as spaces or a literal \n), which no key parser accepts
+    if (mayBeKeyMaterial(path)) throw new CliError(2, 'the signing key was given where its file goes (it is not repeated here): --sign-key and MINISHIP_SIGNING_KEY_FILE take the path of the PEM file, e.g. write a CI secret to a file first')
     throw new CliError(2, `cannot read the signing key ${path}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`)
   }
   let privateKey: KeyObject
@@ -94,11 +95,20 @@ function notAPublicKey(given: string): CliError {
   if (holdsPrivateKey(given)) {
     return new CliError(2, 'that is a private key, not a public one (it is not repeated here; keep it off command lines, which shells keep in their history): give the public key miniship keys generate printed, or the private key file, whose public half is taken')
   }
-  const decoded = decodeBase64(given)
-  if (/PRIVATE/i.test(given) || (decoded !== null && decoded.length >= 32)) {
+  if (mayBeKeyMaterial(given)) {
     return new CliError(2, `the ${given.length}-character argument is neither the base64 of a 32-byte public key nor a file (not repeated here: it may be key material)`)
   }
   return new CliError(2, `${JSON.stringify(given.slice(0, 80))} is neither the base64 of a 32-byte public key nor a file`)
+}
+
+/**
+ * What a message must not repeat: a private key, or text that may be one damaged on its way (a CI
+ * secret whose line breaks became spaces or a literal \n parses as no key): anything naming
+ * PRIVATE, beginning with a PEM's dashes, or the base64 of 32 bytes or more.
+ */
+function mayBeKeyMaterial(text: string): boolean {
+  const decoded = decodeBase64(text)
+  return /PRIVATE/i.test(text) || text.trimStart().startsWith('-----') || (decoded !== null && decoded.length >= 32)
 }
 
 /** A private key's PEM text, or the base64 of its PKCS#8 DER (the line inside that PEM). */
