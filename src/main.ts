@@ -102,12 +102,18 @@ function refuseOptionsAsValues(command: Command): void {
 
 /**
  * "unknown option '--password=hunter2'": an unknown option is named without what follows its "=",
- * which is as likely as not a secret typed where no option takes it (--password=, --token=).
+ * which is as likely as not a secret typed where no option takes it (--password=, --token=). A key's
+ * PEM pasted as a word begins with dashes and is not named at all: "unknown option '-----BEGIN PRIVATE
+ * KEY----- …'" repeated the key (an Ed25519 PEM has no "="), from the program and the groups too
+ * ("missing command for 'keys' (before -----BEGIN …)"), which is why the test is here, on every command.
  */
 function withoutValuesOfUnknownOptions(command: Command): void {
   const typed = command as Command & { unknownOption(flag: string): never }
   const unknownOption = typed.unknownOption.bind(command)
-  typed.unknownOption = (flag) => unknownOption(flag.startsWith('--') && flag.includes('=') ? `${flag.slice(0, flag.indexOf('='))}=…` : flag)
+  typed.unknownOption = (flag) => {
+    if (flag.startsWith('-----')) command.error('error: an argument is a PEM block, not an option (not repeated here: it may be a private key); give the file that holds it instead')
+    return unknownOption(flag.startsWith('--') && flag.includes('=') ? `${flag.slice(0, flag.indexOf('='))}=…` : flag)
+  }
 }
 
 /**
@@ -122,8 +128,6 @@ function reportUnknownOptionsFirst(command: Command): void {
     const first = parsed.unknown[0]
     // help is answered from the unknown arguments, after this: it still wins
     const asksHelp = parsed.unknown.some((arg) => arg === '--help' || arg === '-h')
-    // a key's PEM pasted as a word begins with dashes: "unknown option '-----BEGIN PRIVATE KEY----- …'" repeated the key
-    if (!asksHelp && first?.startsWith('-----BEGIN')) command.error('error: an argument is a PEM block, not an option (not repeated here: it may be a private key); give the file that holds it instead')
     if (!asksHelp && first !== undefined && first.length > 1 && first.startsWith('-')) (command as Command & { unknownOption(flag: string): never }).unknownOption(first)
     return parsed
   }

@@ -2,6 +2,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { generateKeyPairSync } from 'node:crypto'
 import type { Command } from 'commander'
 import { jsonDocument, runCli } from '../cli/test-run'
 import { clientCommands } from './index'
@@ -48,6 +49,27 @@ describe('--json: a command line commander refuses still prints one JSON documen
       expect(run.stdout + run.stderr).not.toContain('hunter22')
     }
   })
+  // an Ed25519 PEM has no "=": "unknown option '-----BEGIN PRIVATE KEY----- …'" (the program) and "missing command for 'keys' (before -----BEGIN …)" repeated it
+  const pem = generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()
+  const secret = pem.split('\n')[1]!.slice(16)
+  for (const [where, args] of [
+    ['the program', [pem]],
+    ['a group', ['keys', pem]],
+    ['a group with a default subcommand', ['apps', pem]],
+    ['a command', ['keys', 'add', '--app', 'com.example.shop', pem]],
+    ['the program, its line breaks as spaces', [pem.replaceAll('\n', ' ')]],
+  ] as const) {
+    test(`a key's PEM given to ${where} is not repeated, in text or in --json`, async () => {
+      for (const json of [false, true]) {
+        const run = await runCli([...args, ...(json ? ['--json'] : [])])
+        expect(run.exitCode).toBe(2)
+        expect(run.stderr).toStartWith('miniship: an argument is a PEM block, not an option (not repeated here: it may be a private key)')
+        if (json) expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('an argument is a PEM block') } })
+        expect(run.stdout + run.stderr).not.toContain(secret)
+        expect(run.stdout + run.stderr).not.toContain('BEGIN PRIVATE KEY')
+      }
+    })
+  }
   test('help --json is the help, as keys help --json and push --help --json are (not a command named --json)', async () => {
     const run = await runCli(['help', '--json'])
     expect(run.exitCode).toBe(0)
