@@ -379,9 +379,25 @@ test('a server that takes the connection and never answers: exit 3 naming it, no
     )
     expect(failure).toBeInstanceOf(CliError)
     expect((failure as CliError).exitCode).toBe(3)
-    expect((failure as CliError).message).toBe(`${server} took the connection but did not answer within 0.3 s; is it overloaded or stopped, or is a proxy holding the connection?`)
+    expect((failure as CliError).message).toBe(`${server} did not answer within 0.3 s; is it overloaded or stopped, or is a proxy holding the connection?`)
   } finally {
     silent.stop(true)
+  }
+})
+
+test('a server whose answer stalls mid-body: the same exit 3, which does not say it never answered', async () => {
+  const stalled = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data: (socket) => void socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"id":') } })
+  try {
+    const server = `http://127.0.0.1:${stalled.port}/api`
+    const failure = await createApiClient(server, 'a-token', 'miniship-cli', 300).request('GET', '/auth/me').then(
+      () => null,
+      (error: unknown) => error,
+    )
+    expect(failure).toBeInstanceOf(CliError)
+    expect((failure as CliError).exitCode).toBe(3)
+    expect((failure as CliError).message).toBe(`${server} did not answer within 0.3 s; is it overloaded or stopped, or is a proxy holding the connection?`)
+  } finally {
+    stalled.stop(true)
   }
 })
 

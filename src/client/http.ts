@@ -174,7 +174,7 @@ async function sendStreaming(server: string, token: string | null, userAgent: st
       },
     })
   } catch (error) {
-    throw unreachable(server, error)
+    throw unreachable(server, error, serveAdvice)
   }
   const headers = [
     `${method} ${url.pathname}${url.search} HTTP/1.1`,
@@ -200,7 +200,7 @@ async function sendStreaming(server: string, token: string | null, userAgent: st
     return true
   }
   while (!ready && !closed) await waitForSocket()
-  if (failure) throw unreachable(server, failure)
+  if (failure) throw unreachable(server, failure, serveAdvice)
   const buffer = new Uint8Array(256 * 1024)
   const sending = await writeAll(new TextEncoder().encode(headers.join('\r\n') + '\r\n\r\n'))
   if (sending) {
@@ -210,7 +210,7 @@ async function sendStreaming(server: string, token: string | null, userAgent: st
     }
   }
   while (!closed) await waitForSocket()
-  if (failure && received.length === 0) throw unreachable(server, failure)
+  if (failure && received.length === 0) throw unreachable(server, failure, serveAdvice)
   const response = parseHttpResponse(new Uint8Array(Buffer.concat(received)))
   if (!response) {
     const cause = failure as Error | null
@@ -219,18 +219,33 @@ async function sendStreaming(server: string, token: string | null, userAgent: st
   return { status: response.status, headers: response.headers, text: new TextDecoder().decode(response.body) }
 }
 
-export function unreachable(server: string, error: unknown): CliError {
+/**
+ * Exit 3 naming what could not be reached. `whenRefused` is what to check when nothing listens there:
+ * the API client's advice is about miniship serve, which is no help for a CDN (verify --install-url).
+ */
+export function unreachable(server: string, error: unknown, whenRefused?: string): CliError {
   const cause = (error as { code?: string; message?: string }) ?? {}
-  // refused: nothing listens there; say what to check, not only what happened
-  const why = cause.code === 'ConnectionRefused' || cause.code === 'ECONNREFUSED' ? 'connection refused (nothing listens there: check that miniship serve runs and that the address and port are right)' : (cause.message ?? String(error))
+  const refused = cause.code === 'ConnectionRefused' || cause.code === 'ECONNREFUSED'
+  const why = refused ? `connection refused${whenRefused ? ` (${whenRefused})` : ''}` : (cause.message ?? String(error))
   return new CliError(3, `cannot reach ${server}: ${why}`)
+}
+
+// refused at miniship's own API: nothing listens there; say what to check, not only what happened
+const serveAdvice = 'nothing listens there: check that miniship serve runs and that the address and port are right'
+
+/**
+ * Exit 3 for an answer that did not come in time. It said "took the connection but did not
+ * answer", which was also printed when the connection never opened or the body stalled.
+ */
+export function notAnswered(server: string, timeoutMs: number): CliError {
+  return new CliError(3, `${server} did not answer within ${timeoutMs / 1000} s; is it overloaded or stopped, or is a proxy holding the connection?`)
 }
 
 /**
  * How long a JSON request may wait for the whole answer (uploads, `send`, are not limited: the
- * server checks what it received before answering). A server that took the connection and never
- * answered (a stopped process, a proxy holding it) kept the command waiting for good, with no
- * line and, with --json, no document.
+ * server checks what it received before answering), and verify for each part of its downloads. A
+ * server that took the connection and never answered (a stopped process, a proxy holding it) kept
+ * the command waiting for good, with no line and, with --json, no document.
  */
 export const answerTimeoutMs = 60_000
 
@@ -251,8 +266,8 @@ export function createApiClient(server: string, token: string | null, userAgent 
         response = await fetch(`${server}${path}`, { method, headers, body: body as BodyInit | undefined, duplex: 'half', redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) } as RequestInit)
         text = await response.text()
       } catch (error) {
-        if ((error as Error | null)?.name === 'TimeoutError') throw new CliError(3, `${server} took the connection but did not answer within ${timeoutMs / 1000} s; is it overloaded or stopped, or is a proxy holding the connection?`)
-        throw unreachable(server, error)
+        if ((error as Error | null)?.name === 'TimeoutError') throw notAnswered(server, timeoutMs)
+        throw unreachable(server, error, serveAdvice)
       }
       return answer<T>(server, path, response.status, response.headers, text, options.accept)
     },

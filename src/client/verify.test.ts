@@ -3,7 +3,7 @@ import { describe, expect, test } from 'bun:test'
 import { generateKeyPairSync, sign } from 'node:crypto'
 import { buildStatement } from '../sdk/statement'
 import { keyIdOf } from '../modules/signing/keys'
-import { verifyRelease } from './verify'
+import { download, verifyRelease } from './verify'
 import { readPublicKey } from './keys'
 import { CliError } from './http'
 import { jsonDocument, runCli } from '../cli/test-run'
@@ -87,4 +87,64 @@ test('an --install-url that is no URL is bad usage (exit 2, USAGE), however it b
     expect(run.exitCode).toBe(2)
     expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: `--install-url must be an http(s) URL (got ${JSON.stringify(url)})` } })
   }
+})
+
+describe('verify fetches with a limit, as the API client does (exit 3)', () => {
+  const failure = (url: string, timeoutMs: number) =>
+    download(new URL(url), timeoutMs).then(
+      () => null,
+      (error: unknown) => error as CliError,
+    )
+  test('a server that takes the connection and never answers, or stops in the middle of the body', async () => {
+    const silent = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+    const stalled = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data: (socket) => void socket.write('HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n{"appId":') } })
+    try {
+      for (const port of [silent.port, stalled.port]) {
+        const error = await failure(`http://127.0.0.1:${port}/install.json`, 300)
+        expect(error).toBeInstanceOf(CliError)
+        expect(error!.exitCode).toBe(3)
+        expect(error!.message).toBe(`http://127.0.0.1:${port} did not answer within 0.3 s; is it overloaded or stopped, or is a proxy holding the connection?`)
+      }
+    } finally {
+      silent.stop(true)
+      stalled.stop(true)
+    }
+  })
+  test('the limit is on silence, not on the whole download (a large bundle over a slow link)', async () => {
+    const slow = Bun.listen({
+      hostname: '127.0.0.1',
+      port: 0,
+      socket: {
+        data(socket) {
+          socket.write('HTTP/1.1 200 OK\r\ncontent-length: 8\r\n\r\n')
+          let sent = 0
+          const timer = setInterval(() => {
+            socket.write('ab')
+            if (++sent === 4) {
+              clearInterval(timer)
+              socket.end()
+            }
+          }, 100)
+        },
+      },
+    })
+    try {
+      const answer = await download(new URL(`http://127.0.0.1:${slow.port}/bundle`), 250)
+      expect(new TextDecoder().decode(answer.bytes)).toBe('abababab')
+    } finally {
+      slow.stop(true)
+    }
+  })
+  test('--install-url where nothing listens: connection refused, without the advice about miniship serve (it may be a CDN)', async () => {
+    const closed = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') })
+    const port = closed.port
+    closed.stop(true)
+    const message = `cannot reach http://127.0.0.1:${port}: connection refused`
+    for (const json of [false, true]) {
+      const run = await runCli(['verify', '--app', 'shop', '--public-key', trusted.publicKey, '--install-url', `http://127.0.0.1:${port}/releases/shop/stable/install.json`, ...(json ? ['--json'] : [])])
+      expect(run.exitCode).toBe(3)
+      expect(run.stderr).toBe(`miniship: ${message}\n`)
+      if (json) expect(jsonDocument(run)).toEqual({ error: { code: 'UNREACHABLE', message } })
+    }
+  })
 })

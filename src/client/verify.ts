@@ -4,7 +4,7 @@ import { createPublicKey, verify } from 'node:crypto'
 import { parseStatement, utf8Bytes, type StatementFileKind } from '../sdk/statement'
 import { decodeBase64 } from '../modules/signing/keys'
 import { resolveTarget, withClientOptions, type ClientFlags } from './config'
-import { CliError, createOutput, runClient, unreachable } from './http'
+import { answerTimeoutMs, CliError, createOutput, notAnswered, runClient, unreachable } from './http'
 import { readPublicKey } from './keys'
 
 interface InstallInfo {
@@ -85,6 +85,41 @@ export async function verifyRelease(info: InstallInfo, publicKey: { publicKey: s
   return checks
 }
 
+/**
+ * A GET read to its end, as a device fetches it; exit 3 when its server is not reached, or sends
+ * nothing for `timeoutMs` (before its answer or in the middle of the body): it had no limit, so a
+ * silent server or CDN kept verify waiting for good. The limit is on silence, not on the whole
+ * download, which for a large bundle over a slow link may take longer. No miniship serve advice
+ * when refused: this may be a CDN.
+ */
+export async function download(url: URL, timeoutMs = answerTimeoutMs): Promise<{ ok: boolean; status: number; bytes: Uint8Array }> {
+  const controller = new AbortController()
+  let timedOut = false
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const rearm = () => {
+    clearTimeout(timer)
+    timer = setTimeout(() => {
+      timedOut = true
+      controller.abort()
+    }, timeoutMs)
+  }
+  rearm()
+  try {
+    const response = await fetch(url, { headers: { 'user-agent': 'miniship-cli' }, signal: controller.signal })
+    const parts: Uint8Array[] = []
+    for await (const part of response.body ?? []) {
+      rearm()
+      parts.push(part)
+    }
+    return { ok: response.ok, status: response.status, bytes: new Uint8Array(Buffer.concat(parts)) }
+  } catch (error) {
+    if (timedOut) throw notAnswered(url.origin, timeoutMs)
+    throw unreachable(url.origin, error)
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 interface VerifyFlags extends ClientFlags {
   installUrl?: string
   app: string
@@ -126,17 +161,8 @@ Examples:
           const query = flags.channel ? `?channel=${encodeURIComponent(flags.channel)}` : ''
           installUrl = `${resolveTarget(flags).server}/mini-apps/access/apps/${encodeURIComponent(flags.app)}/release/install${query}`
         }
-        const origin = new URL(installUrl).origin
-        // file URLs are resolved against install info's own address, as a device resolves them
-        const get = async (url: string): Promise<Response> => {
-          try {
-            return await fetch(new URL(url, installUrl), { headers: { 'user-agent': 'miniship-cli' } })
-          } catch (error) {
-            throw unreachable(origin, error)
-          }
-        }
-        const answer = await get(installUrl)
-        const text = await answer.text()
+        const answer = await download(new URL(installUrl))
+        const text = new TextDecoder().decode(answer.bytes)
         if (!answer.ok) {
           let error: { code?: string; message?: string } = {}
           try {
@@ -148,9 +174,10 @@ Examples:
         }
         const info = JSON.parse(text) as InstallInfo
         const checks = await verifyRelease(info, publicKey, flags.app, platforms, async (url) => {
-          const response = await get(url)
+          // file URLs are resolved against install info's own address, as a device resolves them
+          const response = await download(new URL(url, installUrl))
           if (!response.ok) throw new Error(`HTTP ${response.status}`)
-          return new Uint8Array(await response.arrayBuffer())
+          return response.bytes
         })
         const failed = checks.filter((check) => !check.ok)
         out.line(`${flags.app} ${info.version} (version ${info.versionId}) on ${flags.channel ?? 'stable'}:`)
