@@ -52,6 +52,21 @@ describe('where server and token come from', () => {
     expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('MINISHIP_TOKEN holds a space, line break') } })
     expect(run.stdout + run.stderr).not.toContain('msk_secret')
   })
+  test('MINISHIP_TOKEN set but blank is bad usage (exit 2) naming it, not dropped for the saved sign-in; empty is unset', async () => {
+    const home = join(root, 'conf-blank-token')
+    writeConfig({ server: 'http://127.0.0.1:9/api', token: 'msk_saved' }, join(home, 'miniship', 'config.json'))
+    for (const blank of ['  ', '\n', ' \t\r\n']) {
+      expect(() => resolveTarget({}, { MINISHIP_TOKEN: blank }, { server: 'https://saved.example.com/api', token: 'saved-token' })).toThrow('MINISHIP_TOKEN is set but blank')
+      for (const json of [false, true]) {
+        const run = await runCli(['whoami', ...(json ? ['--json'] : [])], { env: { MINISHIP_TOKEN: blank, XDG_CONFIG_HOME: home } })
+        expect(run.exitCode).toBe(2)
+        expect(run.stderr).toBe('miniship: MINISHIP_TOKEN is set but blank (only spaces or line breaks); set it to the token or API key, or unset it\n')
+        if (json) expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('MINISHIP_TOKEN is set but blank') } })
+        expect(run.stdout + run.stderr).not.toContain('msk_saved')
+      }
+    }
+    expect(resolveTarget({}, { MINISHIP_TOKEN: '' }, { server: 'https://saved.example.com/api', token: 'saved-token' }).token).toBe('saved-token')
+  })
   test('no server anywhere is bad usage (exit 2)', () => {
     expect(() => resolveTarget({}, {}, {})).toThrow(CliError)
     try {

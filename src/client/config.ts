@@ -129,6 +129,9 @@ export function resolveTarget(flags: ClientFlags, env: Record<string, string | u
   if (server === null) throw badServerUrl(given)
   // what fetch trims anyway; a push's own request line would have sent it
   const token = env.MINISHIP_TOKEN?.trim()
+  // set to spaces or a line break (a CI secret that did not arrive, say) it was dropped without a word: the
+  // saved sign-in was used instead, or "not signed in" said to set what is set; empty is unset, as MINISHIP_SERVER
+  if (token === '' && env.MINISHIP_TOKEN !== '') throw new CliError(2, 'MINISHIP_TOKEN is set but blank (only spaces or line breaks); set it to the token or API key, or unset it')
   if (token) {
     // a line break inside was "cannot reach the server" (exit 3), and in a push's raw request a header of its own
     if (/[^\x21-\x7e]/.test(token)) throw new CliError(2, 'MINISHIP_TOKEN holds a space, line break or other character no token has; set it to the token or API key alone')
