@@ -36,9 +36,19 @@ function commandPath(command: Command): string {
  * option, a value not among the choices, too many arguments) print the error document too in
  * --json mode, code USAGE; the line on stderr and the exit code stay as they are.
  */
+/**
+ * A usage error's message with a word no command is named like (over 32 characters: the base64 line
+ * of a pasted key, a token) not repeated, on stderr or in --json: "unknown command 'MC4CAQAw…'" put
+ * a secret in CI logs.
+ */
+export function withoutSecretWords(message: string): string {
+  return message.replace(/unknown command '([^']{33,})'/g, (_, word: string) => `unknown command (a ${word.length}-character word, not repeated here: it may be a key or a token)`)
+}
+
 export function withJsonUsageErrors<T extends Command>(command: T): T {
   const raise = command.error.bind(command)
-  command.error = (message, options) => {
+  command.error = (given, options) => {
+    const message = withoutSecretWords(given)
     if (asksForJson(rawArgsOf(command))) {
       const text = message.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')
       // the CLI's own code, not one the server answers (docs/api.md lists those)

@@ -8,6 +8,20 @@ import { jsonDocument, runCli } from '../cli/test-run'
 import { clientCommands } from './index'
 import { tempDir } from '../test-support'
 
+test('a long word where a command goes (the base64 line of a pasted key, a token) is not repeated, in text or --json', async () => {
+  const secret = 'MC4CAQAwBQYDK2VwBCIEIJ0123456789abcdefghijklmnopqrstuvwxyzAB'
+  for (const args of [[secret], ['keys', secret], ['help', secret]]) {
+    for (const json of [false, true]) {
+      const run = await runCli([...args, ...(json ? ['--json'] : [])])
+      expect(run.exitCode).toBe(2)
+      expect(run.stdout + run.stderr).not.toContain(secret.slice(8, 40))
+      expect(json ? jsonDocument(run) : run.stderr).toEqual(json ? { error: { code: 'USAGE', message: expect.stringContaining('unknown command (a 60-character word, not repeated here') } } : expect.stringContaining('unknown command (a 60-character word, not repeated here'))
+    }
+  }
+  // a short one is still named, to see the typo
+  expect((await runCli(['bogus'])).stderr).toContain("unknown command 'bogus'")
+})
+
 describe('--json: a command line commander refuses still prints one JSON document (code USAGE, exit 2)', () => {
   const table: [string, string[], string][] = [
     ['an unknown option', ['status', 'com.example.shop', '--bogus', '--json'], "unknown option '--bogus'"],

@@ -87,6 +87,11 @@ test('an --install-url that is no URL is bad usage (exit 2, USAGE), however it b
     expect(run.exitCode).toBe(2)
     expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: `--install-url must be an http(s) URL (got ${JSON.stringify(url)})` } })
   }
+  // a link copied whole, with its token: the refusal does not repeat the query
+  const run = await runCli(['verify', '--app', 'shop', '--public-key', trusted.publicKey, '--install-url', 'https://cdn example.com/install.json?token=query-secret'])
+  expect(run.exitCode).toBe(2)
+  expect(run.stderr).toContain('--install-url must be an http(s) URL (got "https://cdn example.com/install.json?…")')
+  expect(run.stdout + run.stderr).not.toContain('query-secret')
 })
 
 describe('verify fetches with a limit, as the API client does (exit 3)', () => {

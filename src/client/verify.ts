@@ -3,7 +3,7 @@ import { Command } from 'commander'
 import { createPublicKey, verify } from 'node:crypto'
 import { parseStatement, utf8Bytes, type StatementFileKind } from '../sdk/statement'
 import { decodeBase64 } from '../modules/signing/keys'
-import { resolveTarget, withClientOptions, type ClientFlags } from './config'
+import { redactedServerUrl, resolveTarget, withClientOptions, type ClientFlags } from './config'
 import { answerTimeoutMs, CliError, createOutput, notAnswered, runClient, unreachable } from './http'
 import { readPublicKey } from './keys'
 
@@ -155,7 +155,7 @@ Examples:
         let installUrl: string
         if (flags.installUrl !== undefined) {
           // `http://` alone passed the prefix test and failed later as "Invalid URL" (exit 1, FAILED)
-          if (!/^https?:\/\//.test(flags.installUrl) || !URL.canParse(flags.installUrl)) throw new CliError(2, `--install-url must be an http(s) URL (got ${JSON.stringify(flags.installUrl)})`)
+          if (!/^https?:\/\//.test(flags.installUrl) || !URL.canParse(flags.installUrl)) throw new CliError(2, `--install-url must be an http(s) URL (got ${JSON.stringify(redactedServerUrl(flags.installUrl).shown)})`)
           installUrl = flags.installUrl
         } else {
           const query = flags.channel ? `?channel=${encodeURIComponent(flags.channel)}` : ''
