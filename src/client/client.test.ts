@@ -384,37 +384,28 @@ describe('https uploads', () => {
   })
 })
 
-test('a server that takes the connection and never answers: exit 3 naming it, not a wait for good', async () => {
-  const silent = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  try {
-    const server = `http://127.0.0.1:${silent.port}/api`
-    const failure = await createApiClient(server, 'a-token', 'miniship-cli', 300).request('GET', '/mini-apps').then(
-      () => null,
-      (error: unknown) => error,
-    )
-    expect(failure).toBeInstanceOf(CliError)
-    expect((failure as CliError).exitCode).toBe(3)
-    expect((failure as CliError).message).toBe(`${server} did not answer within 0.3 s; is it overloaded or stopped, or is a proxy holding the connection?`)
-  } finally {
-    silent.stop(true)
-  }
-})
-
-test('a server whose answer stalls mid-body: the same exit 3, which does not say it never answered', async () => {
-  const stalled = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data: (socket) => void socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"id":') } })
-  try {
-    const server = `http://127.0.0.1:${stalled.port}/api`
-    const failure = await createApiClient(server, 'a-token', 'miniship-cli', 300).request('GET', '/auth/me').then(
-      () => null,
-      (error: unknown) => error,
-    )
-    expect(failure).toBeInstanceOf(CliError)
-    expect((failure as CliError).exitCode).toBe(3)
-    expect((failure as CliError).message).toBe(`${server} did not answer within 0.3 s; is it overloaded or stopped, or is a proxy holding the connection?`)
-  } finally {
-    stalled.stop(true)
-  }
-})
+// a server that takes the connection and never answers, and one whose answer stalls mid-body: exit 3 naming it, not a wait for good
+const silences: [string, string, (socket: { write(text: string): unknown }) => void][] = [
+  ['a server that takes the connection and never answers', '/mini-apps', () => {}],
+  ['a server whose answer stalls mid-body (the message does not say it never answered)', '/auth/me', (socket) => void socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"id":')],
+]
+for (const [what, path, data] of silences) {
+  test(`${what}: exit 3 naming it`, async () => {
+    const listener = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data } })
+    try {
+      const server = `http://127.0.0.1:${listener.port}/api`
+      const failure = await createApiClient(server, 'a-token', 'miniship-cli', 300).request('GET', path).then(
+        () => null,
+        (error: unknown) => error,
+      )
+      expect(failure).toBeInstanceOf(CliError)
+      expect((failure as CliError).exitCode).toBe(3)
+      expect((failure as CliError).message).toBe(`${server} did not answer within 0.3 s; is it overloaded or stopped, or is a proxy holding the connection?`)
+    } finally {
+      listener.stop(true)
+    }
+  })
+}
 
 describe('a server URL that is not the API', () => {
   // what a miniship server answers at /apps/…: the console's HTML page, 200
