@@ -482,7 +482,14 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
       }
       // A store that ignores the condition (s3rver does) took the write anyway: the marker read back
       // says who won. That leaves a window of one round trip to the bucket, which it cannot close.
-      settle(await readMarker())
+      // A marker read back half written (s3rver under load answers a GET while its own write of the
+      // PUT it acknowledged is still landing) is read again before it counts as damaged.
+      let found = await readMarker()
+      for (let retry = 0; retry < 3 && found === 'damaged'; retry++) {
+        await Bun.sleep(100)
+        found = await readMarker()
+      }
+      settle(found)
     },
     ensureOwned,
   }
