@@ -138,3 +138,26 @@ test('the report counts known, unknown and withdrawn versions on every channel, 
   // and the metrics gauge of today's devices counts the same ones, the `other` row's included
   expect(sample(metrics, 'miniship_active_devices', `app_id="${appId}"`)).toBe(report.totals.activeDevices)
 })
+
+test('a device on a reverted first release is counted: its update check is answered 404 and still reaches insights and /api/metrics', async () => {
+  const firstApp = 'com.example.truth.first'
+  const app = await createMiniApp(context, owner.token, firstApp)
+  const first = (await upload(context, owner.token, firstApp, uploadForm(firstApp, { version: '1.0.0' }))).body.id
+  expect((await context.call('POST', `/api/mini-apps/${app.id}/versions/${first}/publish`, { token: owner.token, json: { rolloutPercent: 50 } })).status).toBe(200)
+  expect((await context.call('PATCH', `/api/mini-apps/${app.id}/channels/stable/rollout`, { token: owner.token, json: { rolloutPercent: 0 } })).body.state).toBe('reverted')
+  const before = (await context.call('GET', '/api/metrics', { token: metricsToken })).text
+  const check = (path: string) => context.call('GET', `${access}/apps/${path}`)
+  for (const deviceId of ['first-1', 'first-2']) {
+    const refused = await check(`${firstApp}/update?platform=ios&currentVersion=1.0.0&deviceId=${deviceId}`)
+    expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 404, code: 'RELEASE_NOT_FOUND' })
+  }
+  // a miniapp or a channel that does not exist: 404 too, counted nowhere (insight rows stay bounded)
+  expect((await check(`com.example.nobody/update?platform=ios&currentVersion=1.0.0&deviceId=x`)).status).toBe(404)
+  expect((await check(`${firstApp}/update?platform=ios&channel=nightly&currentVersion=1.0.0&deviceId=x`)).status).toBe(404)
+  const after = (await context.call('GET', '/api/metrics', { token: metricsToken })).text
+  expect(sample(after, 'miniship_update_checks_total') - sample(before, 'miniship_update_checks_total')).toBe(2)
+  expect(sample(after, 'miniship_app_update_checks_total', `app_id="${firstApp}"`)).toBe(2)
+  const report = (await context.call('GET', `/api/mini-apps/${app.id}/insights?days=1`, { token: owner.token })).body
+  expect(report.totals).toMatchObject({ updateChecks: 2, activeDevices: 2 })
+  expect(report.days.at(-1).versions).toEqual([expect.objectContaining({ versionId: first, version: '1.0.0', updateChecks: 2 })])
+})

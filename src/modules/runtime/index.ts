@@ -182,12 +182,24 @@ function installAnswers(runtime: RuntimeService, deps: AppDeps): InstallAnswers 
         if (json.version) counters.countInstall(json.version, query.channel ?? 'stable', 'unknown', query.deviceId)
         return jsonResponse(json, 'no-cache')
       }),
-    update: (request, appId, query, url) =>
-      then(runtime.updateJson(appId, query, baseOf(request, deps.config, url)), (json) => {
+    update: (request, appId, query, url) => {
+      let answer: ReturnType<RuntimeService['updateJson']>
+      try {
+        answer = runtime.updateJson(appId, query, baseOf(request, deps.config, url))
+      } catch (error) {
+        // a device whose channel has no release for it (its first release reverted) still counts (§13)
+        if (error instanceof AppError && error.status === 404 && (error.code === 'RELEASE_NOT_FOUND' || error.code === 'NO_COMPATIBLE_RELEASE')) {
+          const subject = runtime.refusedUpdateSubject(appId, query)
+          if (subject !== null) counters.countUpdateCheck(subject, query.channel ?? 'stable', query.platform as Platform, query.deviceId)
+        }
+        throw error
+      }
+      return then(answer, (json) => {
         // updateJson checked the platform; `version` is what the device runs, when it is a release we know
         counters.countUpdateCheck(json.version, query.channel ?? 'stable', query.platform as Platform, query.deviceId)
         return jsonResponse(json, 'no-cache')
-      }),
+      })
+    },
   }
 }
 

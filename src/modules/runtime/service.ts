@@ -648,6 +648,26 @@ export function createRuntimeService(deps: RuntimeDeps) {
     },
 
     /**
+     * What insights count an update check answered 404 under (RELEASE_NOT_FOUND: every release of
+     * the channel reverted, or none yet; NO_COMPATIBLE_RELEASE): the version the device runs, as
+     * for one answered 200. A device on a reverted first release gets this 404 on every check, and
+     * without it insights would lose exactly those devices (§13). Null for a miniapp or channel that
+     * does not exist: insight rows stay bounded by what the server knows.
+     */
+    refusedUpdateSubject(appId: string, query: DeviceQuery & { currentVersion?: string }): CountSubject | null {
+      const currentVersion = query.currentVersion
+      if (currentVersion === undefined) return null
+      let channel: ChannelFacts | null
+      try {
+        channel = channelFacts(appId, checkDeviceQuery(query).channel)
+      } catch {
+        return null
+      }
+      if (!channel) return null
+      return channel.releases.find((release) => release.version === currentVersion)?.facts ?? countedUnder(channel, currentVersion)
+    },
+
+    /**
      * The experience install of decisions §9: the current experience version's install info, with
      * a member's token always, without one only while the miniapp's `experiencePublic` is on.
      * Without a valid member's token an unknown appId is answered as a miniapp that is not public
