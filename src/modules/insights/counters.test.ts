@@ -23,6 +23,10 @@ test('downloadOf: a download starts at a 200 to GET, a 206 from byte 0, or a red
     // a probe of the first byte before the download: its byte is sent, no download starts
     ['GET', 206, 'bytes=0-0', 'bytes 0-0/1000', { starts: false, bytes: 1 }],
     ['GET', 302, 'bytes=0-0', null, { starts: false, bytes: 1 }],
+    // the rest after a probe of the first byte (a client that keeps the probe's byte) starts the download
+    ['GET', 206, 'bytes=1-', 'bytes 1-999/1000', { starts: true, bytes: 999 }],
+    ['GET', 302, 'bytes=1-', null, { starts: true, bytes: 999 }],
+    ['GET', 206, 'bytes=2-', 'bytes 2-999/1000', { starts: false, bytes: 998 }],
     // the first two bytes are more than a probe
     ['GET', 206, 'bytes=0-1', 'bytes 0-1/1000', { starts: true, bytes: 2 }],
     ['GET', 302, 'bytes=0-1', null, { starts: true, bytes: 2 }],

@@ -138,10 +138,13 @@ export function utcDay(ms: number): string {
 /**
  * Whether a range (inclusive positions) of a file of `size` bytes starts a download: it starts at byte
  * 0 and asks for more than the first byte, or is the whole file. `bytes=0-0` alone is a probe (a
- * client asking whether ranges are served, or the size, before it downloads), not a download.
+ * client asking whether ranges are served, or the size, before it downloads), not a download; a range
+ * from byte 1 is the rest of the file after such a probe (a client that keeps the probe's byte), so it
+ * starts one. A download cut off after exactly its first byte and resumed would count twice: rarer by
+ * far than the probe-then-rest clients, which would otherwise count never.
  */
 function rangeStartsDownload(start: number, end: number, size: number): boolean {
-  return start === 0 && (end > 0 || end === size - 1)
+  return start === 0 ? end > 0 || end === size - 1 : start === 1
 }
 
 /**

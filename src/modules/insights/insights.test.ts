@@ -77,6 +77,11 @@ describe('a probe of the first byte before a download', () => {
     // more than the first byte from byte 0 is the start of a download fetched in parts
     expect((await fetchUrl(context, info.bundles.ios, { headers: { range: 'bytes=0-1' } })).status).toBe(206)
     expect({ downloads: totals.downloads.bundleIos, bytes: totals.downloadBytes.bundleIos }).toEqual({ downloads: 2, bytes: 1 + 1000 + 2 })
+    // a probe, then the rest from byte 1 (a client that keeps the probe's byte): one download
+    expect((await fetchUrl(context, info.bundles.ios, { headers: { range: 'bytes=0-0' } })).status).toBe(206)
+    const rest = await fetchUrl(context, info.bundles.ios, { headers: { range: 'bytes=1-' } })
+    expect({ status: rest.status, range: rest.headers.get('content-range') }).toEqual({ status: 206, range: 'bytes 1-999/1000' })
+    expect({ downloads: totals.downloads.bundleIos, bytes: totals.downloadBytes.bundleIos }).toEqual({ downloads: 3, bytes: 1 + 1000 + 2 + 1 + 999 })
   })
 })
 
