@@ -1,6 +1,6 @@
 // `miniship backup`: a consistent .tar.gz of a data directory (database snapshot, the blobs it refers to,
 // the signing secret, backup.json), taken while a server may be running and writing.
-import { createReadStream, createWriteStream, existsSync, linkSync, copyFileSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
+import { createReadStream, createWriteStream, existsSync, linkSync, copyFileSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, type Stats } from 'node:fs'
 import { basename, dirname, join, resolve, sep } from 'node:path'
 import { Database } from 'bun:sqlite'
 import type { TarArchive as TarArchiveType } from 'archiver'
@@ -11,7 +11,7 @@ import { idleTimeoutStream } from '../storage/idle'
 import { isS3BlobStore } from '../storage/s3'
 import { referencedBlobs } from '../storage/gc'
 import { productVersion } from '../version'
-import { BackupError, blobArchivePath, manifestFormat, manifestFormatVersion, manifestName, type BackupManifest, type ManifestFile } from './manifest'
+import { BackupError, BackupInputError, blobArchivePath, manifestFormat, manifestFormatVersion, manifestName, type BackupManifest, type ManifestFile } from './manifest'
 
 export interface BackupProgress {
   (line: string): void
@@ -43,6 +43,21 @@ export function defaultBackupName(now: Date): string {
 }
 
 /**
+ * What is at `path`, or undefined when nothing is there, also when a directory on the way is a
+ * file: statSync throws ENOTDIR then, even with throwIfNoEntry false, and `--out /etc/passwd/x.tar.gz`
+ * ended as "ENOTDIR: not a directory, stat …" (exit 1) instead of naming the missing directory.
+ */
+function statIfAny(path: string): Stats | undefined {
+  try {
+    return statSync(path)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
+    throw error
+  }
+}
+
+/**
  * The archive path `--out` asks for. No `--out`: the default name in `cwd`. An `--out` that ends in
  * `/` or names an existing directory: the default name inside that directory, made (0700, as the
  * archive holds the secret) when missing; without this, `--out backups/` wrote a file named
@@ -51,13 +66,14 @@ export function defaultBackupName(now: Date): string {
 export function backupTarget(out: string | undefined, now: Date, cwd = process.cwd()): string {
   if (out === undefined) return resolve(cwd, defaultBackupName(now))
   const path = resolve(cwd, out)
-  const existing = statSync(path, { throwIfNoEntry: false })
+  const existing = statIfAny(path)
   const namesDirectory = out.endsWith('/') || out.endsWith(sep) || existing?.isDirectory() === true
   if (!namesDirectory) return path
-  if (existing !== undefined && !existing.isDirectory()) throw new BackupError(`${path} is a file, not a directory to put the archive in`)
+  if (existing !== undefined && !existing.isDirectory()) throw new BackupInputError(`${path} is a file, not a directory to put the archive in`, 'OUT_DIR_NOT_FOUND')
   try {
     mkdirSync(path, { recursive: true, mode: 0o700 })
   } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') throw new BackupInputError(`could not create the directory ${path}: a directory on its way is a file`, 'OUT_DIR_NOT_FOUND')
     throw new BackupError(`could not create the directory ${path}: ${(error as Error).message}`)
   }
   return join(path, defaultBackupName(now))
@@ -299,10 +315,10 @@ export async function createBackup(options: BackupOptions): Promise<BackupResult
   const paths = dataDirPaths(options.dataDir)
   if (!existsSync(paths.database)) throw new BackupError(`there is no miniship database in ${options.dataDir}; nothing to back up`)
   if (!existsSync(paths.secret)) throw new BackupError(`the signing secret ${paths.secret} is missing; run miniship doctor`)
-  if (statSync(options.out, { throwIfNoEntry: false })?.isFile() === false) throw new BackupError(`${options.out} exists and is not a file; choose another --out`)
-  if (!existsSync(dirname(options.out)) || !statSync(dirname(options.out)).isDirectory()) {
-    throw new BackupError(`the directory ${dirname(options.out)} for ${basename(options.out)} does not exist`)
-  }
+  if (statIfAny(options.out)?.isFile() === false) throw new BackupError(`${options.out} exists and is not a file; choose another --out`)
+  const outDirectory = statIfAny(dirname(options.out))
+  if (outDirectory === undefined) throw new BackupInputError(`the directory ${dirname(options.out)} for ${basename(options.out)} does not exist; create it, or give an --out in one that does`, 'OUT_DIR_NOT_FOUND')
+  if (!outDirectory.isDirectory()) throw new BackupInputError(`${dirname(options.out)}, where ${basename(options.out)} would go, is a file, not a directory`, 'OUT_DIR_NOT_FOUND')
 
   const store = options.store ?? createLocalBlobStore(paths)
   // A bucket prefix of another data directory (its owner marker) is refused as serve refuses it (ConfigError).

@@ -37,6 +37,20 @@ export interface BackupManifest {
 /** A backup that cannot be restored as it is; the message names the problem for the operator. */
 export class BackupError extends Error {}
 
+/**
+ * A backup refused for a path it was given (an `--out` whose directory does not exist): the
+ * operator's bad input, which the CLI reports as any other (exit 2, with `code` in --json), not a
+ * failed backup (exit 1).
+ */
+export class BackupInputError extends BackupError {
+  constructor(
+    message: string,
+    readonly code: 'OUT_DIR_NOT_FOUND',
+  ) {
+    super(message)
+  }
+}
+
 const sha256Pattern = /^[0-9a-f]{64}$/
 const blobEntryPattern = /^blobs\/sha256\/([0-9a-f]{2})\/([0-9a-f]{64})$/
 

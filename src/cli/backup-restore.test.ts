@@ -1,6 +1,6 @@
 // `miniship backup` and `restore` as an operator's script runs them: --json's result documents, and the exit code of a wrong path.
 import { afterAll, expect, test } from 'bun:test'
-import { rmSync } from 'node:fs'
+import { existsSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDataDir } from '../data-dir'
 import { closeDatabase } from '../db/open'
@@ -37,10 +37,37 @@ test('restore says when the backup was taken as the other commands write a momen
 test('restore of an archive that does not exist is bad input: exit 2 (as any other), not a failed restore', async () => {
   const run = await runCli(['restore', join(root, 'missing.tar.gz'), '--data-dir', join(root, 'elsewhere'), '--json'])
   expect(run.exitCode).toBe(2)
-  expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('missing.tar.gz does not exist') } })
-  const directory = await runCli(['restore', root, '--data-dir', join(root, 'elsewhere')])
+  expect(jsonDocument(run)).toEqual({ error: { code: 'ARCHIVE_NOT_FOUND', message: expect.stringContaining('missing.tar.gz does not exist') } })
+  const directory = await runCli(['restore', root, '--data-dir', join(root, 'elsewhere'), '--json'])
   expect(directory.exitCode).toBe(2)
   expect(directory.stderr).toContain('is not a file')
+  expect(jsonDocument(directory)).toEqual({ error: { code: 'ARCHIVE_NOT_FOUND', message: expect.stringContaining('is not a file') } })
+})
+
+// it was exit 1, BACKUP_FAILED, while restore's archive that does not exist was exit 2: both are a wrong path typed
+test('backup --out in a directory that does not exist is bad input as well: exit 2, OUT_DIR_NOT_FOUND, and nothing written', async () => {
+  const dataDir = join(root, 'data-out')
+  closeDatabase(openDataDir(dataDir).db)
+  const aFile = join(root, 'a-file')
+  writeFileSync(aFile, 'not a directory')
+  const table: [string, string][] = [
+    [join(root, 'no-such-dir', 'nightly.tar.gz'), `the directory ${join(root, 'no-such-dir')} for nightly.tar.gz does not exist`],
+    // a file where a directory goes: stat said ENOTDIR (exit 1, FAILED)
+    [join(aFile, 'nightly.tar.gz'), `${aFile}, where nightly.tar.gz would go, is a file, not a directory`],
+    [join(aFile, 'deeper', 'nightly.tar.gz'), `the directory ${join(aFile, 'deeper')} for nightly.tar.gz does not exist`],
+    [`${aFile}/`, `${aFile} is a file, not a directory to put the archive in`],
+    [join(aFile, 'deeper') + '/', `could not create the directory ${join(aFile, 'deeper')}: a directory on its way is a file`],
+  ]
+  for (const [out, message] of table) {
+    for (const json of [false, true]) {
+      const run = await runCli(['backup', '--data-dir', dataDir, '--out', out, ...(json ? ['--json'] : [])])
+      expect(run.exitCode).toBe(2)
+      expect(run.stderr).toStartWith(`miniship: ${message}`)
+      expect(run.stderr).not.toContain('backup failed')
+      if (json) expect(jsonDocument(run)).toEqual({ error: { code: 'OUT_DIR_NOT_FOUND', message: expect.stringContaining(message) } })
+    }
+  }
+  expect(existsSync(join(root, 'no-such-dir'))).toBe(false)
 })
 
 test('backup says how big the archive is in a unit that shows it: a fresh installation is some KB, not 0.0 MB', async () => {

@@ -7,7 +7,7 @@ import type { ConfigFlags } from '../config'
 import { dataDirPaths } from '../data-dir'
 import { openBlobStore } from '../storage'
 import { backupTarget, createBackup } from '../backup/create'
-import { BackupError, storedFileCount } from '../backup/manifest'
+import { BackupError, BackupInputError, storedFileCount } from '../backup/manifest'
 import { removeOnInterrupt, terminalProgress } from '../terminal/progress'
 
 /** The archive's size as a person reads it: `48 KB` rather than `0.0 MB` for a small installation. */
@@ -54,6 +54,8 @@ export function backupCommand(): Command {
           console.log(`Backup written to ${result.out} (${where}, schema version ${result.manifest.schemaVersion}, ${archiveSize(result.archiveBytes)})`)
         } catch (error) {
           progress.done()
+          // a wrong --out is bad input, as restore's wrong archive path is: exit 2, not a failed backup
+          if (error instanceof BackupInputError) fail(error.message, 2, error.code)
           if (error instanceof BackupError) fail(`backup failed: ${error.message}`, 1, 'BACKUP_FAILED')
           throw error
         } finally {

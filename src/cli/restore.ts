@@ -9,7 +9,11 @@ import { BackupError, storedFileCount } from '../backup/manifest'
 import { removeOnInterrupt, terminalProgress } from '../terminal/progress'
 import { timeText } from '../terminal/time'
 
-/** An archive path that names no readable file is bad input (exit 2, like any other), not a failed restore. */
+/**
+ * An archive path that names no readable file is bad input (exit 2, like any other), not a failed
+ * restore; one that names nothing, or a directory, has its own code, as backup's --out in a
+ * directory that does not exist has.
+ */
 function checkArchivePath(file: string): void {
   let isFile: boolean
   try {
@@ -17,10 +21,10 @@ function checkArchivePath(file: string): void {
     accessSync(file, constants.R_OK)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ENOTDIR') fail(`${file} does not exist; name the archive miniship backup wrote`)
+    if (code === 'ENOENT' || code === 'ENOTDIR') fail(`${file} does not exist; name the archive miniship backup wrote`, 2, 'ARCHIVE_NOT_FOUND')
     fail(`${file} cannot be read: ${(error as Error).message}`)
   }
-  if (!isFile) fail(`${file} is not a file; name the archive miniship backup wrote`)
+  if (!isFile) fail(`${file} is not a file; name the archive miniship backup wrote`, 2, 'ARCHIVE_NOT_FOUND')
 }
 
 export function restoreCommand(): Command {
