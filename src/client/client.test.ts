@@ -67,12 +67,13 @@ describe('where server and token come from', () => {
     }
     expect(resolveTarget({}, { MINISHIP_TOKEN: '' }, { server: 'https://saved.example.com/api', token: 'saved-token' }).token).toBe('saved-token')
   })
-  test('no server anywhere is bad usage (exit 2)', () => {
+  test('no server anywhere is not signed in (exit 2, NOT_SIGNED_IN), as a server without a token is', () => {
     expect(() => resolveTarget({}, {}, {})).toThrow(CliError)
     try {
       resolveTarget({}, {}, {})
     } catch (error) {
       expect((error as CliError).exitCode).toBe(2)
+      expect((error as CliError).body?.code).toBe('NOT_SIGNED_IN')
     }
   })
 })

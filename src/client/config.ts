@@ -122,9 +122,15 @@ export interface Target {
  * `--server` > MINISHIP_SERVER > the saved server; MINISHIP_TOKEN > the saved token. The saved token
  * is only sent to the server it was issued by (never to another server named by a flag).
  */
-export function resolveTarget(flags: ClientFlags, env: Record<string, string | undefined> = Bun.env, saved: SavedConfig = readConfig(configPath(env))): Target {
+export function resolveTarget(
+  flags: ClientFlags,
+  env: Record<string, string | undefined> = Bun.env,
+  saved: SavedConfig = readConfig(configPath(env)),
+  /** what to say when no server is named anywhere: a command that needs a sign-in is not signed in */
+  noServer: (env: Record<string, string | undefined>) => CliError = notSignedInAnywhere,
+): Target {
   const given = flags.server ?? (env.MINISHIP_SERVER || undefined) ?? saved.server
-  if (given === undefined) throw new CliError(2, 'no server: pass --server URL, set MINISHIP_SERVER, or run miniship login --server URL')
+  if (given === undefined) throw noServer(env)
   const server = normaliseServerUrl(given)
   if (server === null) throw badServerUrl(given)
   // what fetch trims anyway; a push's own request line would have sent it
@@ -157,6 +163,18 @@ export interface KeyNeeds {
 /** No token for the server: exit 2 like bad usage (no server was asked), code NOT_SIGNED_IN, and what to do. */
 export function notSignedIn(server: string): CliError {
   const message = `not signed in to ${server}: run miniship login --server ${server}, or set MINISHIP_TOKEN to an API key`
+  return new CliError(2, message, { code: 'NOT_SIGNED_IN', message })
+}
+
+/**
+ * No server named anywhere (no --server, MINISHIP_SERVER or saved sign-in) for a command that needs a
+ * sign-in: NOT_SIGNED_IN, exit 2, as for a server without a token. It was USAGE ("no server: …"), so
+ * a script could not tell "sign in first" from a mistyped command line.
+ */
+export function notSignedInAnywhere(env: Record<string, string | undefined> = Bun.env): CliError {
+  const message = env.MINISHIP_TOKEN?.trim()
+    ? 'not signed in: MINISHIP_TOKEN is set but no server is; set MINISHIP_SERVER to its URL or pass --server URL (or run miniship login --server URL)'
+    : 'not signed in: run miniship login --server URL (in CI, set MINISHIP_SERVER and MINISHIP_TOKEN to an API key)'
   return new CliError(2, message, { code: 'NOT_SIGNED_IN', message })
 }
 

@@ -38,8 +38,13 @@ function openBrowser(url: string): void {
   }
 }
 
+/** `miniship login` with no server named: bad usage of login itself (signing in is what it is for), with the line to type. */
+function loginNeedsServer(): CliError {
+  return new CliError(2, 'miniship login needs the server: run miniship login --server URL, e.g. https://apps.example.com (or set MINISHIP_SERVER)')
+}
+
 async function deviceLogin(flags: ClientFlags, out: Output): Promise<{ server: string; accessToken: string; user: { id: string; email: string; displayName: string } }> {
-  const { server } = resolveTarget(flags)
+  const { server } = resolveTarget(flags, undefined, undefined, loginNeedsServer)
   const api = createApiClient(server, null)
   const { body: session } = await api.request<DeviceSession>('POST', '/auth/cli/sessions')
   // On stdout even when it is not a terminal, so scripts (and tests) can read it; in --json mode
@@ -74,7 +79,7 @@ async function deviceLogin(flags: ClientFlags, out: Output): Promise<{ server: s
 
 async function passwordLogin(flags: ClientFlags & { email?: string }, out: Output) {
   if (!flags.email) throw new CliError(2, '--with-password needs --email EMAIL (the password is read from stdin)')
-  const { server } = resolveTarget(flags)
+  const { server } = resolveTarget(flags, undefined, undefined, loginNeedsServer)
   const password = process.stdin.isTTY ? await promptHiddenOnTerminal('Password: ', () => new CliError(2, 'cancelled')) : passwordFromStdinText(await Bun.stdin.text())
   if (password === '') throw new CliError(2, 'no password on stdin: pipe it in, e.g. printenv MINISHIP_PASSWORD | miniship login --with-password --email you@example.com')
   out.note(`Signing in to ${server} as ${flags.email}`)

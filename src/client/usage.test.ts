@@ -168,7 +168,27 @@ describe('--json: the code of a refusal is the real one, and no sign-in is exit 
       expect(run.exitCode).toBe(2)
       expect(jsonDocument(run)).toEqual({ error: { code: 'NOT_SIGNED_IN', message: expect.stringContaining('run miniship login --server http://127.0.0.1:9/api') } })
     })
+    // no --server, MINISHIP_SERVER or saved sign-in: it was USAGE ("no server: …"), so a script could not tell it from a typo
+    test(`no server anywhere (${args[0]}): NOT_SIGNED_IN too, exit 2, and the login line to type`, async () => {
+      const run = await runCli([...args, '--json'])
+      expect(run.exitCode).toBe(2)
+      expect(run.stderr).toBe('miniship: not signed in: run miniship login --server URL (in CI, set MINISHIP_SERVER and MINISHIP_TOKEN to an API key)\n')
+      expect(jsonDocument(run)).toEqual({ error: { code: 'NOT_SIGNED_IN', message: expect.stringContaining('run miniship login --server URL') } })
+      const withKey = await runCli([...args, '--json'], { env: { MINISHIP_TOKEN: 'msk_test' } })
+      expect(withKey.exitCode).toBe(2)
+      expect(jsonDocument(withKey)).toEqual({ error: { code: 'NOT_SIGNED_IN', message: expect.stringContaining('MINISHIP_TOKEN is set but no server is; set MINISHIP_SERVER') } })
+    })
   }
+
+  // the two commands that need no sign-in: a server left out is bad usage of them, not "not signed in"
+  test('login and verify with no server anywhere: USAGE, exit 2, naming what to pass', async () => {
+    const login = await runCli(['login', '--json'])
+    expect(login.exitCode).toBe(2)
+    expect(jsonDocument(login)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('miniship login needs the server: run miniship login --server URL') } })
+    const verify = await runCli(['verify', '--app', 'com.example.shop', '--public-key', 'SqaHDz0TqEC6uCM1DQhnVH9hf3maJrtzgZKnVQEMhJQ=', '--json'])
+    expect(verify.exitCode).toBe(2)
+    expect(jsonDocument(verify)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('verify needs the server: pass --server URL') } })
+  })
 })
 
 describe('--help says which options are required', () => {

@@ -128,6 +128,11 @@ interface VerifyFlags extends ClientFlags {
   platform?: string
 }
 
+/** verify needs no sign-in, only where to ask: no server named is bad usage, not "not signed in". */
+function verifyNeedsServer(): CliError {
+  return new CliError(2, 'verify needs the server: pass --server URL (or set MINISHIP_SERVER, or sign in with miniship login), or --install-url URL')
+}
+
 export function verifyCommand(): Command {
   return withClientOptions(new Command('verify'))
     .description("check a release as a device does: install info, the signature by your public key, every file's size and sha256")
@@ -159,7 +164,7 @@ Examples:
           installUrl = flags.installUrl
         } else {
           const query = flags.channel ? `?channel=${encodeURIComponent(flags.channel)}` : ''
-          installUrl = `${resolveTarget(flags).server}/mini-apps/access/apps/${encodeURIComponent(flags.app)}/release/install${query}`
+          installUrl = `${resolveTarget(flags, undefined, undefined, verifyNeedsServer).server}/mini-apps/access/apps/${encodeURIComponent(flags.app)}/release/install${query}`
         }
         const answer = await download(new URL(installUrl))
         const text = new TextDecoder().decode(answer.bytes)
