@@ -43,6 +43,22 @@ function loginNeedsServer(): CliError {
   return new CliError(2, 'miniship login needs the server: run miniship login --server URL, e.g. https://apps.example.com (or set MINISHIP_SERVER)')
 }
 
+/**
+ * A device sign-in that ends without a token has a code of its own (it was FAILED, as for a bug, so a
+ * script could not tell "someone said no" from a crash): exit 1, as any refusal, and how to try again.
+ */
+function signInDenied(server: string, code: string): CliError {
+  const message = `the sign-in with code ${code} was denied in the console`
+  const hint = `if that was a mistake, run miniship login --server ${server} again and approve the new code`
+  return new CliError(1, `${message}; ${hint}`, { code: 'SIGN_IN_DENIED', message, hint })
+}
+
+function signInExpired(server: string, code: string): CliError {
+  const message = `the code ${code} expired before it was approved`
+  const hint = `run miniship login --server ${server} again and approve the new code before it expires`
+  return new CliError(1, `${message}; ${hint}`, { code: 'SIGN_IN_EXPIRED', message, hint })
+}
+
 async function deviceLogin(flags: ClientFlags, out: Output): Promise<{ server: string; accessToken: string; user: { id: string; email: string; displayName: string } }> {
   const { server } = resolveTarget(flags, undefined, undefined, loginNeedsServer)
   const api = createApiClient(server, null)
@@ -66,11 +82,8 @@ async function deviceLogin(flags: ClientFlags, out: Output): Promise<{ server: s
       waitSeconds = Math.max(1, session.intervalSeconds)
       const answer = poll.body
       if (answer.status === 'approved') return { server, accessToken: answer.accessToken, user: answer.user }
-      if (answer.status === 'expired') {
-        if (answer.reason === 'denied') throw new CliError(1, `the sign-in with code ${session.code} was denied in the console; run miniship login again if that was a mistake`)
-        throw new CliError(1, `the code ${session.code} expired before it was approved; run miniship login again`)
-      }
-      if (Date.parse(session.expiresAt) <= Date.now()) throw new CliError(1, `the code ${session.code} expired before it was approved; run miniship login again`)
+      if (answer.status === 'expired') throw answer.reason === 'denied' ? signInDenied(server, session.code) : signInExpired(server, session.code)
+      if (Date.parse(session.expiresAt) <= Date.now()) throw signInExpired(server, session.code)
     }
   } finally {
     spinner.stop()
