@@ -30,7 +30,7 @@ if (process.argv[2] !== 'serve') {
   })
 }
 
-const { asksForJson, withJsonUsageErrors } = await import('./cli/json-output')
+const { asksForJson, withJsonUsageErrors, writeJsonError } = await import('./cli/json-output')
 // `miniship bogus --json`: the program's own refusals print the JSON error document too
 const program = withJsonUsageErrors(new Command('miniship'))
   .description('Self-hosted server for React Native miniapps: upload, review, publish, roll back and download them.')
@@ -56,6 +56,30 @@ for (const command of allCommands(program)) {
     reportUnknownOptionsFirst(command)
     refuseOptionsAsValues(command)
   } else refuseUnknownHelpTopics(command)
+}
+// after the loop: another unknown option beside --json is still named, without what follows its "="
+answerJsonWithoutCommand(program)
+
+/**
+ * `miniship --json` said "unknown option '--json'", as if no command took --json. It is `miniship`
+ * alone asked for JSON: the help on stderr as `miniship` alone prints it, exit 2, and the error
+ * document (USAGE, the commands) on stdout, as `miniship keys --json` says of the keys group.
+ */
+function answerJsonWithoutCommand(root: Command): void {
+  const typed = root as Command & { unknownOption(flag: string): never }
+  const unknownOption = typed.unknownOption.bind(root)
+  typed.unknownOption = (flag) => {
+    // `miniship --json status` (a program option goes before the command) is left as it was
+    if (flag !== '--json' || root.args.some((arg) => !arg.startsWith('-'))) return unknownOption(flag)
+    // `miniship --json --bogus`: the option no command takes is the problem
+    const other = root.args.find((arg) => arg !== '--json')
+    if (other !== undefined) return unknownOption(other)
+    const names = root.commands.map((command) => command.name()).filter((name) => name !== 'help')
+    // the CLI's own code, not one the server answers (docs/api.md lists those)
+    const message = `missing command (before --json); its commands: ${names.join(', ')} (see miniship --help)`
+    writeJsonError({ code: 'USAGE', message, hint: 'miniship --help' })
+    return root.help({ error: true })
+  }
 }
 
 /**

@@ -32,6 +32,7 @@ describe('--json: a command line commander refuses still prints one JSON documen
     ['an unknown option of a command that is not a client of the server', ['keys', 'generate', '--bogus', '--json'], "unknown option '--bogus'"],
     ['an unknown command', ['bogus', '--json'], "unknown command 'bogus'"],
     ['an unknown option of the program itself', ['--bogus', '--json'], "unknown option '--bogus'"],
+    ['an unknown option of the program itself, after --json', ['--json', '--bogus'], "unknown option '--bogus'"],
     // it was ignored, and the device sign-in waited for an approval (here: exit 3, nothing listens)
     ['login --email without --with-password', ['login', '--server', 'http://127.0.0.1:9', '--email', 'dev@example.com', '--json'], '--email goes with --with-password'],
     // it said "unknown option '--json'", as if no command took --json
@@ -110,6 +111,17 @@ describe('--json: a command line commander refuses still prints one JSON documen
     const run = await runCli(['status', 'com.example.shop', '--bogus'])
     expect(run.exitCode).toBe(2)
     expect(run.stdout).toBe('')
+  })
+  // it said "unknown option '--json'", as if no command took --json: it is `miniship` alone, asked for JSON
+  test('miniship --json with no command: the help on stderr as miniship alone prints it, exit 2, and USAGE listing the commands', async () => {
+    const alone = await runCli([])
+    expect(alone.exitCode).toBe(2)
+    expect(alone.stderr).toStartWith('Usage: miniship [options] [command]\n')
+    const run = await runCli(['--json'])
+    expect(run.exitCode).toBe(2)
+    expect(run.stderr).toBe(alone.stderr)
+    expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringMatching(/^missing command \(before --json\); its commands: serve, init, .*, whoami, push, .*, webhooks \(see miniship --help\)$/), hint: 'miniship --help' } })
+    expect(run.stdout + run.stderr).not.toContain("unknown option '--json'")
   })
 })
 
