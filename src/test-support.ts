@@ -33,8 +33,25 @@ export interface CallResult {
   text: string
 }
 
+/** the temp directories made by tempDir in this test process: removed when it exits */
+const madeDirs: string[] = []
+
+/** A new directory under the system's temp folder, removed when the test process exits (a run left hundreds behind). */
 export function tempDir(prefix = 'miniship-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix))
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  if (madeDirs.length === 0) process.once('exit', removeMadeDirs)
+  madeDirs.push(dir)
+  return dir
+}
+
+function removeMadeDirs(): void {
+  for (const dir of madeDirs.splice(0)) {
+    try {
+      rmSync(dir, { recursive: true, force: true })
+    } catch {
+      // a directory still in use is the system's to clean up
+    }
+  }
 }
 
 /** A fresh app on its own temp data directory; rate limits off unless `overrides.rateLimit`. */
