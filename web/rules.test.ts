@@ -27,9 +27,10 @@ describe('allowedActions', () => {
 
 describe('allowedActions with channels', () => {
   const app = { currentReviewVersionId: null, currentReleaseVersionId: 'live' }
-  const channel = (release: string | null, previous: string | null = null) => ({
+  const channel = (release: string | null, previous: string | null = null, reverted: string[] = []) => ({
     release: release ? ({ versionId: release } as never) : null,
     previousRelease: previous ? ({ versionId: previous } as never) : null,
+    revertedReleases: reverted.map((versionId) => ({ versionId }) as never),
   })
   const cases: [string, string, ReturnType<typeof channel>[], boolean][] = [
     ['live on beta only: may go to stable', 'b', [channel('live'), channel('b')], true],
@@ -37,6 +38,8 @@ describe('allowedActions with channels', () => {
     ['the release of every channel: nowhere left', 'live', [channel('live'), channel('live')], false],
     ['replaced on stable, live nowhere: roll back instead', 'old', [channel('live', 'old')], false],
     ['live on beta, stable just moved off it: roll back there instead', 'b', [channel('live', 'b'), channel('b')], false],
+    // reverted on stable, then a fix published over it: still a release of stable, which refuses it again
+    ['live on beta, reverted below the newest of stable: roll back there instead', 'b', [channel('fix', 'old', ['b']), channel('b')], false],
   ]
   for (const [name, id, channels, expected] of cases) {
     test(name, () => expect(allowedActions({ id, status: 'PUBLISHED' }, app, channels).publish).toBe(expected))

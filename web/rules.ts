@@ -17,17 +17,16 @@ export interface AllowedActions {
 export function allowedActions(
   version: Pick<Version, 'id' | 'status'>,
   miniApp: Pick<MiniApp, 'currentReviewVersionId' | 'currentReleaseVersionId'>,
-  channels: (Pick<Channel, 'release' | 'previousRelease'> & Partial<Pick<Channel, 'pausedReleases'>> & { name?: string })[] | null = null,
+  channels: (Pick<Channel, 'release' | 'previousRelease'> & Partial<Pick<Channel, 'pausedReleases' | 'revertedReleases'>> & { name?: string })[] | null = null,
   releasedIn: ReadonlySet<string> | null = null,
 ): AllowedActions {
   const unpublished = version.status === 'DRAFT' || version.status === 'IN_REVIEW'
   const published = version.status === 'PUBLISHED'
-  // promotion: live on one channel, and some channel neither has it nor just moved off it (the server refuses a second release into a channel)
-  const promotable =
-    published &&
-    channels !== null &&
-    channels.some((c) => c.release?.versionId === version.id) &&
-    channels.some((c) => c.release?.versionId !== version.id && c.previousRelease?.versionId !== version.id && !c.pausedReleases?.some((r) => r.versionId === version.id))
+  // promotion: live on one channel, and some channel neither has it nor just moved off it (the server
+  // refuses a second release into a channel; a paused or reverted one below the newest is still one)
+  const holds = (c: NonNullable<typeof channels>[number]) =>
+    c.release?.versionId === version.id || c.previousRelease?.versionId === version.id || [...(c.pausedReleases ?? []), ...(c.revertedReleases ?? [])].some((r) => r.versionId === version.id)
+  const promotable = published && channels !== null && channels.some((c) => c.release?.versionId === version.id) && channels.some((c) => !holds(c))
   // a published version the history does not mention was released before channels existed: on stable
   const released = releasedIn && releasedIn.size ? releasedIn : new Set(['stable'])
   const rollback =

@@ -49,6 +49,8 @@ export interface Channel {
   previousRelease: ChannelRelease | null
   /** paused releases between the newest and previousRelease (§13); absent on older servers */
   pausedReleases?: ChannelRelease[]
+  /** reverted releases below the newest (§13): no device gets them; absent on older servers */
+  revertedReleases?: ChannelRelease[]
   defaultRelease?: ChannelRelease | null
 }
 

@@ -48,6 +48,7 @@ export const channelRecord = t.Object({
   release: t.Union([channelRelease, t.Null()]),
   previousRelease: t.Union([channelRelease, t.Null()], { description: 'what the other devices fall back to: the first release below the newest that is not paused' }),
   pausedReleases: t.Array(channelRelease, { description: 'the paused releases between the newest and previousRelease, newest first: no other device gets them; devices that run them (or adopted them while they rolled out) keep them' }),
+  revertedReleases: t.Array(channelRelease, { description: 'the reverted releases (0 %) below the newest, newest first: no device gets them, those that ran them included; a fix published over a reverted release leaves it here' }),
   defaultRelease: t.Union([channelRelease, t.Null()], { description: 'what a device that sends no deviceId gets' }),
   guard: guardRecord,
 })

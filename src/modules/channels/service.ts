@@ -48,6 +48,11 @@ export interface ChannelRecord {
    * them, the devices that run them (or adopted them while they rolled out) keep them (§13, decide.ts)
    */
   pausedReleases: ChannelRelease[]
+  /**
+   * the reverted releases (0 %) below the newest, newest first: no device gets them, those that ran
+   * them included (decide.ts); shown as reverted, not as replaced
+   */
+  revertedReleases: ChannelRelease[]
   /** what a device that sends no deviceId gets (the legacy release-stable URLs) */
   defaultRelease: ChannelRelease | null
   /** the release guard's settings and what it last saw of `release` (decisions §15; guard.ts) */
@@ -187,7 +192,9 @@ export function channelRecords(db: Db, app: MiniAppRow): ChannelRecord[] {
   const below = lives.map(fallbackOf)
   // the same rule devices are answered by (decide.ts), for a device that tells nothing about itself
   const fallbacks = lives.map((rows) => decideRelease(app.appId, rows, {}).release ?? undefined)
-  const shown = [...lives.map((rows) => rows[0]), ...below.flatMap((fallback) => [fallback.previous, ...fallback.paused]), ...fallbacks]
+  // below the newest, a reverted release goes to no device (decide.ts), wherever it stands
+  const reverted = lives.map((rows) => rows.slice(1).filter((row) => row.rolloutPercent === 0))
+  const shown = [...lives.map((rows) => rows[0]), ...below.flatMap((fallback) => [fallback.previous, ...fallback.paused]), ...reverted.flat(), ...fallbacks]
   const people = userSummaries(db, shown.map((row) => row?.createdBy ?? null))
   const guards = guardRows(db, app.id)
   return all.map((channel, index) => {
@@ -199,6 +206,7 @@ export function channelRecords(db: Db, app: MiniAppRow): ChannelRecord[] {
       release: toChannelRelease(rows[0], people),
       previousRelease: toChannelRelease(below[index]!.previous, people),
       pausedReleases: below[index]!.paused.map((row) => toChannelRelease(row, people)!),
+      revertedReleases: reverted[index]!.map((row) => toChannelRelease(row, people)!),
       defaultRelease: toChannelRelease(fallbacks[index], people),
       guard: toGuardRecord(guards.get(channel.name), rows[0]?.id ?? null),
     }

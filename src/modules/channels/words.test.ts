@@ -78,6 +78,11 @@ describe('a version is live only where some device can get it', () => {
     ['paused, then published over by a complete release', { ...channel('complete', 100), pausedReleases: [v('1.0.5', 30, true)] }, '1.0.5', 'replaced on stable'],
     // the previous release, with a paused one between: its devices are not the previous one's
     ['previous, with a paused release between', { ...channel('rolling-out', 10), pausedReleases: [v('1.0.5', 30, true)] }, '1.0.0', 'live on stable for the devices outside the rollout of 1.1.0, except those on 1.0.5 (paused)'],
+    // reverted, then published over: no device gets it, whatever the newest does (decide.ts)
+    ['reverted, then published over', { ...channel('rolling-out', 10), revertedReleases: [v('1.0.5', 0)] }, '1.0.5', 'reverted on stable'],
+    ['reverted, then published over by a complete release', { ...channel('complete', 100), revertedReleases: [v('1.0.5', 0)] }, '1.0.5', 'reverted on stable'],
+    // an older server sends no revertedReleases: as before
+    ['reverted below the newest, on an older server', { ...channel('rolling-out', 10), revertedReleases: undefined }, '1.0.5', 'replaced'],
   ]
   for (const [name, view, id, text] of cases) test(name, () => expect(versionStandingText({ id, status: 'PUBLISHED' }, [view], none)).toBe(text))
 

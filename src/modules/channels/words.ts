@@ -18,6 +18,8 @@ export interface ChannelView {
   previousRelease: ReleaseView | null
   /** paused releases between the newest and `previousRelease`: only the devices that run them keep them; absent on older servers */
   pausedReleases?: readonly ReleaseView[]
+  /** reverted releases below the newest: no device gets them; absent on older servers */
+  revertedReleases?: readonly ReleaseView[]
   /** what a request that names no device and no version gets (the release mirror serves it); absent on older servers */
   defaultRelease?: ReleaseView | null
 }
@@ -119,7 +121,8 @@ export function rolledBackVersions(history: readonly HistoryView[]): Set<string>
 /**
  * Where a version stands on each channel that mentions it: live only where some device can get it
  * (the newest release unless reverted; the previous release, and a paused one above it for the
- * devices that run it, unless the newest is complete).
+ * devices that run it, unless the newest is complete). A reverted release stays "reverted" once a
+ * fix is published over it: no device gets it, so "replaced" would hide why.
  */
 export function versionStandings(versionId: string, channels: readonly ChannelView[]): Standing[] {
   const standings: Standing[] = []
@@ -145,7 +148,10 @@ export function versionStandings(versionId: string, channels: readonly ChannelVi
     } else if (state) {
       // paused, then published over: only the devices that run it keep it, unless the newest is complete
       const paused = channel.pausedReleases?.find((release) => release.versionId === versionId)
-      if (paused) {
+      if (channel.revertedReleases?.some((release) => release.versionId === versionId)) {
+        // reverted, then published over: still no device gets it, whatever the newest does (decide.ts)
+        standings.push({ channel: channel.name, live: false, text: `reverted on ${channel.name}` })
+      } else if (paused) {
         standings.push(
           state === 'complete'
             ? { channel: channel.name, live: false, text: `replaced on ${channel.name}` }
