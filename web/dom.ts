@@ -94,10 +94,22 @@ export function hideError(): void {
   region('alert').replaceChildren()
 }
 
-/** Shows a short success message (role="status"); it stays until dismissed or the next action. */
-export function showNotice(message: string): void {
+/**
+ * Shows a short success message (role="status"); it stays until dismissed or the next action. The
+ * `warnings` an answer carried (`{ code, message }`, the words the CLI prints) are listed under it.
+ */
+export function showNotice(message: string, warnings: readonly { code: string; message: string }[] = []): void {
   hideError()
-  clear(region('notice'), h('div', { class: 'message-text' }, h('p', null, message)), dismissButton('notice-dismiss', hideNotice))
+  clear(
+    region('notice'),
+    h(
+      'div',
+      { class: 'message-text' },
+      h('p', null, message),
+      warnings.length ? h('ul', { class: 'warnings', 'data-testid': 'notice-warnings' }, warnings.map((w) => h('li', { 'data-code': w.code }, w.message))) : null,
+    ),
+    dismissButton('notice-dismiss', hideNotice),
+  )
 }
 
 export function hideNotice(): void {
@@ -266,6 +278,8 @@ export interface ConfirmOptions {
    * under the inputs, the dialog stays open) or nothing to close.
    */
   validate?: (values: Record<string, string>) => ErrorDetail[]
+  /** Told the entered values on every change, so the message can follow them (the rollback dialog's channel). */
+  onValues?: (values: Record<string, string>) => void
 }
 
 /**
@@ -306,6 +320,11 @@ export function confirmDialog(options: ConfirmOptions): Promise<Record<string, s
       dialog.close()
     })
     cancel.addEventListener('click', () => dialog.close())
+    if (options.onValues) {
+      const tell = () => options.onValues!(formValues(form))
+      form.addEventListener('input', tell)
+      form.addEventListener('change', tell)
+    }
     dialog.addEventListener('close', () => {
       dialog.remove()
       if (opener?.isConnected) opener.focus()

@@ -6,7 +6,7 @@ import type { ChannelRelease as ServedChannelRelease } from '../modules/channels
 import { isSemverRange } from '../modules/channels/semver-range'
 import { asCommandGroup } from './command-group'
 import { appArguments, withAppArgument, type AppFlag } from './app-option'
-import { channelState, channelText, publishedText, rolledBackVersions, stateText, versionStandingText, type HistoryView, type ReleaseState } from '../modules/channels/words'
+import { channelState, channelText, publishedText, rolledBackVersions, stateText, versionStandingText, type HistoryView, type ReleaseState, type ReleaseWarning } from '../modules/channels/words'
 
 export interface MiniApp {
   id: string
@@ -227,9 +227,12 @@ export function rollbackCommand(): Command {
         const body: Record<string, unknown> = { targetVersionId: target.id }
         if (flags.notes !== undefined) body.notes = flags.notes
         if (flags.channel !== undefined) body.channel = flags.channel
-        const { body: answer } = await api.request<{ miniApp: MiniApp; version: VersionSummary }>('POST', `/mini-apps/${encodeURIComponent(app.id)}/rollback`, { json: body })
+        const { body: answer } = await api.request<{ miniApp: MiniApp; version: VersionSummary; warnings?: ReleaseWarning[] }>('POST', `/mini-apps/${encodeURIComponent(app.id)}/rollback`, { json: body })
         out.line(`Rolled ${appId} back to ${answer.version.version} on ${flags.channel ?? answer.version.channel ?? 'stable'}.`)
-        out.result(answer)
+        // the server's words, as the console shows them (ROLLBACK_CLEARS_PAUSE); older servers send none
+        const warnings = answer.warnings ?? []
+        for (const warning of warnings) out.note(`warning: ${warning.message} (${warning.code})`)
+        out.result({ ...answer, warnings })
       })
     })
 }

@@ -272,7 +272,7 @@ describe('the JSON answers the document describes are the whole records', () => 
     expect((await answer('POST', `${versionPath}/publish`, { miniAppId: id, versionId: first.body.id }, { ...auth, json: {} })).body).toEqual(await versionOf(id, first.body.id))
     expect((await answer('POST', `${versionPath}/publish`, { miniAppId: id, versionId: second.id }, { ...auth, json: { notes: 'second' } })).body).toEqual(await versionOf(id, second.id))
     const rolledBack = await answer('POST', '/api/mini-apps/{miniAppId}/rollback', { miniAppId: id }, { ...auth, json: { targetVersionId: first.body.id, notes: 'back' } })
-    expect(rolledBack.body).toEqual({ miniApp: miniAppRecord(db, row(id)), version: await versionOf(id, first.body.id) })
+    expect(rolledBack.body).toEqual({ miniApp: miniAppRecord(db, row(id)), version: await versionOf(id, first.body.id), warnings: [] })
     const third = (await upload(context, owner.token, 'com.example.docs', uploadForm('com.example.docs', { version: '1.2.0' }))).body
     expect((await answer('GET', '/api/mini-apps/{miniAppId}/workspace', { miniAppId: id }, auth)).body).toEqual(JSON.parse(JSON.stringify(await workspace(id))))
     expect((await answer('DELETE', versionPath, { miniAppId: id, versionId: third.id }, auth)).body).toEqual({ success: true, versionId: third.id })

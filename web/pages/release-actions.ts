@@ -4,7 +4,7 @@ import { api, ApiError, seg, type Channel, type MiniApp, type ReleaseHistoryEntr
 import { confirmDialog, h, showError, showNotice, type DialogField } from '../dom.ts'
 import { channelsReleasedIn, nextRolloutStep } from '../rules.ts'
 import { isSemverRange } from '../../src/modules/channels/semver-range.ts'
-import { pausedKeptText, publishedText } from '../../src/modules/channels/words.ts'
+import { pausedKeptText, publishedText, rollbackClearsPauseText, type ReleaseWarning } from '../../src/modules/channels/words.ts'
 import { signAgainText } from '../../src/modules/signing/words.ts'
 import type { PageContext } from '../router.ts'
 
@@ -31,14 +31,21 @@ export interface ReleaseContext {
 async function act(rc: ReleaseContext, button: HTMLButtonElement | null, call: () => Promise<unknown>, done: string): Promise<void> {
   if (button) button.disabled = true
   try {
-    await call()
-    showNotice(done)
+    const answer = await call()
+    // what the answer warns of (a rollback that cleared a pause…), in the words the CLI prints
+    showNotice(done, warningsOf(answer))
     rc.ctx.reload()
   } catch (error) {
     showError(error)
     if (button) button.disabled = false
     if (error instanceof ApiError && error.status === 409) rc.ctx.reload()
   }
+}
+
+/** The `warnings` of an answer that has them (`{ code, message }`); none from older servers. */
+function warningsOf(answer: unknown): ReleaseWarning[] {
+  const warnings = (answer as { warnings?: unknown } | null)?.warnings
+  return Array.isArray(warnings) ? warnings.filter((w): w is ReleaseWarning => typeof w?.code === 'string' && typeof w?.message === 'string') : []
 }
 
 export function review(rc: ReleaseContext, v: Version, button: HTMLButtonElement): Promise<void> {
@@ -133,6 +140,15 @@ async function createChannel(rc: ReleaseContext, name: string): Promise<void> {
 export async function rollback(rc: ReleaseContext, v: Version, button: HTMLButtonElement): Promise<void> {
   const current = rc.versionLabel(rc.miniApp.currentReleaseVersionId)
   const fields: DialogField[] = []
+  // a paused release below the newest (§13): the rollback ends its pause, said before confirming for
+  // the channel chosen, in the words of the answer's ROLLBACK_CLEARS_PAUSE (the CLI's warning)
+  const clearedPause = h('p', { class: 'warning', 'data-testid': 'rollback-paused-warning' })
+  function showClearedPause(channelName: string | undefined): void {
+    const channel = rc.channels?.find((c) => c.name === channelName)
+    const paused = channel?.pausedReleases?.find((release) => release.versionId === v.id)
+    clearedPause.hidden = !paused
+    clearedPause.textContent = paused ? `${rollbackClearsPauseText(v.version, channel!.name, paused)}.` : ''
+  }
   if (rc.channels) {
     // channels it was released in, where something else is live now (the server refuses the others)
     const history = channelsReleasedIn(rc.releaseHistory).get(v.id) ?? new Set(['stable'])
@@ -140,6 +156,7 @@ export async function rollback(rc: ReleaseContext, v: Version, button: HTMLButto
     const released = candidates.length ? candidates : rc.channels.filter((c) => c.release)
     const preferred = v.channel && released.some((c) => c.name === v.channel) ? v.channel : 'stable'
     fields.push({ name: 'channel', label: 'Channel', kind: 'select', value: preferred, options: (released.length ? released : [{ name: 'stable', release: null }]).map((c) => ({ value: c.name, label: c.release ? `${c.name} (now ${c.release.version})` : c.name })) })
+    showClearedPause(preferred)
   }
   fields.push({ name: 'notes', label: 'Why? (optional)', kind: 'textarea', hint: 'Saved in the release history.' })
   const answer = await confirmDialog({
@@ -147,6 +164,7 @@ export async function rollback(rc: ReleaseContext, v: Version, button: HTMLButto
     message: [
       h('p', null, `The release${rc.channels ? ' of the channel you choose' : ''} changes${!rc.channels && current ? ` from ${current}` : ''} to ${v.version} (build ${v.buildNumber}) for every device on it. Users get it on their next update check.`),
       h('p', null, 'The version it replaces stays published, so you can roll back to it again later.'),
+      rc.channels ? clearedPause : null,
       // the server applies a publish's signature rules to a rollback (decisions §14)
       rc.miniApp.requireSignature && v.signature === null
         ? h('p', { class: 'warning', 'data-testid': 'rollback-unsigned-warning' }, `This miniapp requires signed versions and ${v.version} is unsigned: the server will refuse to roll back to it. Sign it first: miniship sign ${v.version} --app ${rc.miniApp.appId} --sign-key FILE`)
@@ -158,6 +176,7 @@ export async function rollback(rc: ReleaseContext, v: Version, button: HTMLButto
     confirmLabel: `Roll back to ${v.version}`,
     danger: true,
     fields,
+    onValues: (values) => showClearedPause(values.channel),
   })
   if (!answer) return
   const body: Record<string, string> = { targetVersionId: v.id }

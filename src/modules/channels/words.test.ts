@@ -1,6 +1,6 @@
 // The state words of decisions §13 that the console and the CLI share: one table each.
 import { describe, expect, test } from 'bun:test'
-import { channelDevicesText, channelState, channelText, pausedKeptText, publishedText, rolledBackVersions, versionStandingText, type ChannelView, type ReleaseState } from './words'
+import { channelDevicesText, channelState, channelText, pausedKeptText, publishedText, rollbackClearsPauseText, rolledBackVersions, versionStandingText, type ChannelView, type ReleaseState } from './words'
 
 const v = (id: string, percent = 100, paused = false) => ({ versionId: id, version: id, rolloutPercent: percent, paused })
 const channel = (state: ReleaseState, percent: number): ChannelView => ({ name: 'stable', state, release: v('1.1.0', percent, state === 'paused'), previousRelease: v('1.0.0') })
@@ -98,4 +98,14 @@ test('a publish goes to its channel, the same words in the console notice and th
   expect(publishedText('1.2.0', 'beta', { rolloutPercent: 10 })).toBe('1.2.0 to beta (10 %)')
   expect(publishedText('1.2.0', 'stable')).toBe('1.2.0 to stable (100 %)')
   expect(publishedText('1.2.0', 'stable', { rolloutPercent: 20, mandatory: true, hostVersionRange: '>=2.0.0' })).toBe('1.2.0 to stable (20 %, mandatory, host >=2.0.0)')
+})
+
+test('a rollback to a paused release says who paused it and why, on one line, and what the rollback does (ROLLBACK_CLEARS_PAUSE)', () => {
+  const cases: [{ pausedBy?: string | null; pauseReason?: string | null }, string][] = [
+    [{ pausedBy: 'ana@example.test', pauseReason: 'crash spike' }, '1.1.0 was paused by ana@example.test (crash spike); rolling back to it clears the pause and sends it to every device on stable'],
+    [{ pausedBy: 'release-guard', pauseReason: null }, '1.1.0 was paused by release-guard; rolling back to it clears the pause and sends it to every device on stable'],
+    // a reason may hold line breaks: the CLI prints the warning as one line
+    [{ pausedBy: null, pauseReason: 'crash\non Android 9 ' }, '1.1.0 was paused (crash on Android 9); rolling back to it clears the pause and sends it to every device on stable'],
+  ]
+  for (const [pause, text] of cases) expect(rollbackClearsPauseText('1.1.0', 'stable', pause)).toBe(text)
 })

@@ -102,6 +102,25 @@ export function pausedKeptText(paused: readonly ReleaseView[]): string {
   return versions.length === 1 ? `devices on ${versions[0]} (paused) keep it` : `devices on ${versions.join(' or ')} (paused) keep theirs`
 }
 
+/** A warning an answer carries beside what it did (`{ code, message }`, as an upload's): the CLI prints `warning: <message> (<code>)` on stderr, the console a warning line. */
+export interface ReleaseWarning<Code extends string = string> {
+  code: Code
+  message: string
+}
+
+/**
+ * A rollback to a paused release below the newest (§13) serves it to every device and ends the pause:
+ * "1.1.0 was paused by ana@example.test (crash spike); rolling back to it clears the pause and sends
+ * it to every device on stable". The console's rollback dialog says it before, the answer after.
+ */
+export function rollbackClearsPauseText(version: string, channel: string, pause: { pausedBy?: string | null; pauseReason?: string | null }): string {
+  const by = pause.pausedBy ? ` by ${pause.pausedBy}` : ''
+  // one line, wherever it is printed: a reason may hold line breaks
+  const reason = pause.pauseReason?.replace(/\s+/g, ' ').trim()
+  const why = reason ? ` (${reason})` : ''
+  return `${version} was paused${by}${why}; rolling back to it clears the pause and sends it to every device on ${channel}`
+}
+
 /** Where a version stands on one channel. */
 export interface Standing {
   channel: string

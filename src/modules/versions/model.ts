@@ -111,7 +111,13 @@ export const uploadAnswer = t.Composite([
   }),
 ])
 
-export const rollbackAnswer = t.Object({ miniApp: miniAppRecord, version: versionRecord })
+export const rollbackAnswer = t.Object({
+  miniApp: miniAppRecord,
+  version: versionRecord,
+  warnings: t.Array(t.Object({ code: t.Literal('ROLLBACK_CLEARS_PAUSE'), message: t.String() }), {
+    description: 'ROLLBACK_CLEARS_PAUSE: the version was a paused release below the newest (decisions §13); the rollback cleared its pause and sends it to every device of the channel',
+  }),
+})
 
 export const versionDeleted = t.Object({ success: t.Literal(true), versionId: t.String() })
 

@@ -17,8 +17,8 @@ import { foldVersionIntoOther } from '../insights/fold'
 import { discardUpload, fileFields, type FileField, type ReceivedUpload } from './upload'
 import { releaseTypes, versionPattern, type ReleaseType } from './model'
 import { checkManifest, type UploadWarning } from './manifest'
-import { publishedText } from '../channels/words'
-import { channelRecords, checkReleaseOptions, defaultChannel, releaseIntoChannel, requireChannel, rollbackChannel, type ChannelRecord } from '../channels/service'
+import { publishedText, rollbackClearsPauseText, type ReleaseWarning } from '../channels/words'
+import { channelRecords, checkReleaseOptions, defaultChannel, liveReleases, releaseIntoChannel, requireChannel, rollbackChannel, type ChannelRecord } from '../channels/service'
 import { deepLink, installUrl } from '../../http/urls'
 import { requireSignedIfRequired, requireUsableKey, signingKeyNames, statementOf, verifySignature, type VerifiedSignature } from '../signing/service'
 
@@ -472,9 +472,10 @@ export function rollbackRelease(
   targetVersionId: string,
   notes: string | null,
   channel?: string,
-): { miniApp: MiniAppRecord; version: VersionRecord } {
+): { miniApp: MiniAppRecord; version: VersionRecord; warnings: ReleaseWarning<'ROLLBACK_CLEARS_PAUSE'>[] } {
   const { db, clock } = deps
   const app = requireVisibleMiniApp(db, user, miniAppId)
+  const warnings: ReleaseWarning<'ROLLBACK_CLEARS_PAUSE'>[] = []
   db.transaction(
     (tx) => {
       const row = requireVersion(tx, app.id, targetVersionId)
@@ -486,14 +487,25 @@ export function rollbackRelease(
       requireSignedIfRequired(current, rollbackSignature !== undefined, 'publish', row.version)
       if (rollbackSignature) requireUsableKey(tx, app.id, rollbackSignature.keyId, { appId: app.appId, version: row.version })
       const target = channel ?? row.channel
+      // a paused release below the newest (§13) comes back only this way: at 100 %, its pause cleared
+      const paused = liveReleases(tx, app.id, target).find((release, index) => index > 0 && release.versionId === row.id && release.paused)
       const replaced = rollbackChannel(tx, clock, user, app, row, target, notes)
+      if (paused) warnings.push({ code: 'ROLLBACK_CLEARS_PAUSE', message: rollbackClearsPauseText(row.version, target, paused) })
       recordAudit(tx, clock, {
         actor: user,
         action: 'version.rollback',
         targetType: 'version',
         targetId: row.id,
-        summary: `${user.email} rolled ${app.appId} back to ${row.version} on ${target}`,
-        metadata: { miniAppId: app.id, appId: app.appId, version: row.version, channel: target, previousVersionId: replaced?.versionId ?? null, notes },
+        summary: `${user.email} rolled ${app.appId} back to ${row.version} on ${target}${paused ? ', clearing its pause' : ''}`,
+        metadata: {
+          miniAppId: app.id,
+          appId: app.appId,
+          version: row.version,
+          channel: target,
+          previousVersionId: replaced?.versionId ?? null,
+          notes,
+          ...(paused ? { clearedPause: { pausedAt: paused.pausedAt, pausedBy: paused.pausedBy, reason: paused.pauseReason } } : {}),
+        },
       })
     },
     { behavior: 'immediate' },
@@ -501,6 +513,7 @@ export function rollbackRelease(
   return {
     miniApp: miniAppRecord(db, db.select().from(miniApps).where(eq(miniApps.id, app.id)).get()!),
     version: versionRecord(db, requireVersion(db, app.id, targetVersionId)),
+    warnings,
   }
 }
 

@@ -1,0 +1,86 @@
+// A rollback to a paused release below the newest (§13) clears the pause and serves it to every device: the answer, the
+// audit entry and `miniship rollback` say so (ROLLBACK_CLEARS_PAUSE), over HTTP and the real CLI against the app on a temp data directory.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { and, eq } from 'drizzle-orm'
+import { createTestContext, type TestContext } from '../../test-support'
+import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
+import { jsonDocument, runCli } from '../../cli/test-run'
+import { auditLogs } from '../../db/schema'
+
+let context: TestContext
+let owner: TestUser
+let server: ReturnType<typeof Bun.serve>
+
+beforeAll(async () => {
+  context = createTestContext()
+  owner = await createTestUser(context)
+  server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => context.app.handle(request) })
+})
+afterAll(() => {
+  server.stop(true)
+  context.close()
+})
+
+const cli = (args: string[]) => runCli(args, { env: { MINISHIP_TOKEN: owner.token, MINISHIP_SERVER: `http://127.0.0.1:${server.port}` } })
+
+/** 1.0.0 at 100 %, 1.1.0 at 30 % paused (with `reason`), 1.2.0 published over it at 10 %. */
+async function pausedBelow(appId: string, reason: string | null) {
+  const miniAppId = (await createMiniApp(context, owner.token, appId)).id as string
+  const ids: Record<string, string> = {}
+  for (const version of ['1.0.0', '1.1.0', '1.2.0']) ids[version] = (await upload(context, owner.token, appId, uploadForm(appId, { version }))).body.id
+  const publish = async (version: string, rolloutPercent: number) =>
+    expect((await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${ids[version]}/publish`, { token: owner.token, json: { rolloutPercent } })).status).toBe(200)
+  await publish('1.0.0', 100)
+  await publish('1.1.0', 30)
+  expect((await context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: owner.token, json: reason ? { paused: true, reason } : { paused: true } })).status).toBe(200)
+  await publish('1.2.0', 10)
+  const stable = (await context.call('GET', `/api/mini-apps/${miniAppId}/channels`, { token: owner.token })).body.channels[0]
+  expect(stable).toMatchObject({ name: 'stable', release: { version: '1.2.0' }, pausedReleases: [{ version: '1.1.0', paused: true }] })
+  const rollback = (version: string) => context.call('POST', `/api/mini-apps/${miniAppId}/rollback`, { token: owner.token, json: { targetVersionId: ids[version] } })
+  return { miniAppId, ids, rollback }
+}
+
+describe('a rollback to a paused release', () => {
+  test('the answer warns that the pause is cleared and every device gets it, naming who paused and why; the audit entry keeps the pause', async () => {
+    const app = await pausedBelow('com.example.backtopaused', 'crash on Android 9')
+    const res = await app.rollback('1.1.0')
+    expect(res.status).toBe(200)
+    expect(res.body.warnings).toEqual([
+      { code: 'ROLLBACK_CLEARS_PAUSE', message: `1.1.0 was paused by ${owner.email} (crash on Android 9); rolling back to it clears the pause and sends it to every device on stable` },
+    ])
+    // what it says is what happened
+    const stable = (await context.call('GET', `/api/mini-apps/${app.miniAppId}/channels`, { token: owner.token })).body.channels[0]
+    expect(stable).toMatchObject({ state: 'complete', release: { version: '1.1.0', rolloutPercent: 100, paused: false }, pausedReleases: [] })
+    const audit = context.dataDir.db.select().from(auditLogs).where(and(eq(auditLogs.action, 'version.rollback'), eq(auditLogs.targetId, app.ids['1.1.0']!))).get()!
+    expect(audit.summary).toBe(`${owner.email} rolled com.example.backtopaused back to 1.1.0 on stable, clearing its pause`)
+    expect(JSON.parse(audit.metadata)).toMatchObject({ clearedPause: { pausedBy: owner.email, reason: 'crash on Android 9' } })
+  })
+
+  test('a rollback to a release that is not paused warns of nothing', async () => {
+    const app = await pausedBelow('com.example.backtoplain', null)
+    const res = await app.rollback('1.0.0')
+    expect(res.status).toBe(200)
+    expect(res.body.warnings).toEqual([])
+  })
+
+  test('miniship rollback prints the warning on stderr, and with --json as a warning entry', async () => {
+    await pausedBelow('com.example.backtopaused.cli', null)
+    const run = await cli(['rollback', 'com.example.backtopaused.cli', '1.1.0'])
+    expect(run.exitCode).toBe(0)
+    expect(run.stdout).toBe('Rolled com.example.backtopaused.cli back to 1.1.0 on stable.\n')
+    const message = `1.1.0 was paused by ${owner.email}; rolling back to it clears the pause and sends it to every device on stable`
+    expect(run.stderr).toBe(`warning: ${message} (ROLLBACK_CLEARS_PAUSE)\n`)
+
+    await pausedBelow('com.example.backtopaused.json', 'suspect')
+    const json = await cli(['rollback', 'com.example.backtopaused.json', '1.1.0', '--json'])
+    expect(json.exitCode).toBe(0)
+    expect(jsonDocument(json)).toMatchObject({
+      version: { version: '1.1.0' },
+      warnings: [{ code: 'ROLLBACK_CLEARS_PAUSE', message: `1.1.0 was paused by ${owner.email} (suspect); rolling back to it clears the pause and sends it to every device on stable` }],
+    })
+    // a rollback to a release that was not paused: no warning, and an empty list with --json
+    const plain = await cli(['rollback', 'com.example.backtopaused.json', '1.0.0', '--json'])
+    expect(plain.stderr).toBe('')
+    expect(jsonDocument(plain)).toMatchObject({ version: { version: '1.0.0' }, warnings: [] })
+  }, 30_000)
+})
