@@ -47,7 +47,8 @@
 //             signature-<v> (Versions row badge; data-signed true/false, data-key-id), publish-unsigned-warning,
 //             publish-revoked-warning (in the publish dialog)
 //   Rollback  rollback-paused-warning (in the rollback dialog, shown for a channel where the version is paused
-//             below the newest); notice-warnings (under the notice: the answer's warnings, li[data-code])
+//             below the newest); notice-warnings (under the notice: the answer's warnings, li[data-code]);
+//             fallback-signature-warning (in the pause and revert dialogs; data-code FALLBACK_UNSIGNED/FALLBACK_KEY_REVOKED)
 //   Members   members, members-list, member-<email>, remove-member-<email>, members-unavailable,
 //             add-member-form (email, role), add-member-submit
 //   Tokens    create-key-form (name, scopes, miniAppIds, expiresAt), create-key-submit, new-key (the

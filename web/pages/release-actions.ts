@@ -4,7 +4,7 @@ import { api, ApiError, seg, type Channel, type MiniApp, type ReleaseHistoryEntr
 import { confirmDialog, h, showError, showNotice, type DialogField } from '../dom.ts'
 import { channelsReleasedIn, nextRolloutStep } from '../rules.ts'
 import { isSemverRange } from '../../src/modules/channels/semver-range.ts'
-import { pausedKeptText, publishedText, rollbackClearsPauseText, type ReleaseWarning } from '../../src/modules/channels/words.ts'
+import { fallbackSignatureWarning, pausedKeptText, publishedText, rollbackClearsPauseText, type ReleaseWarning } from '../../src/modules/channels/words.ts'
 import { signAgainText } from '../../src/modules/signing/words.ts'
 import type { PageContext } from '../router.ts'
 
@@ -21,6 +21,8 @@ export interface ReleaseContext {
   versionName(id: string | null | undefined): string | null
   /** the same with its build ("1.2.0 (build 7)") where the page has the version row */
   versionLabel(id: string | null | undefined): string | null
+  /** who signed a version (null: unsigned) where the page has its row; undefined when it does not, or the server does not sign */
+  versionSignature(id: string): Version['signature']
 }
 
 /**
@@ -233,6 +235,17 @@ function keptParagraph(channel: Channel) {
 }
 
 /**
+ * The release a pause or revert sends the other devices back to, when signature rules refuse it (§14):
+ * said before confirming, in the words of the answer's warning (FALLBACK_UNSIGNED, FALLBACK_KEY_REVOKED)
+ * and the CLI's. Nothing when the page does not have that version's row; the answer says it then.
+ */
+function fallbackParagraph(rc: ReleaseContext, channel: Channel, action: 'pause' | 'revert') {
+  const fallback = channel.previousRelease
+  const warning = fallback ? fallbackSignatureWarning(rc.miniApp, action, channel, rc.versionSignature(fallback.versionId)) : null
+  return warning ? h('p', { class: 'warning', 'data-testid': 'fallback-signature-warning', 'data-code': warning.code }, `${warning.message}.`) : null
+}
+
+/**
  * Pause… (decisions §13): no new device gets the release; devices that already run it keep it.
  * The dialog says so before confirming, in the words the CLI uses.
  */
@@ -245,6 +258,7 @@ export async function pauseRollout(rc: ReleaseContext, channel: Channel, button:
     message: [
       h('p', null, `Devices that already run ${release.version} keep it. No other device on ${channel.name} gets it${previous ? `: they get ${previous.version}` : ''}.`),
       keptParagraph(channel),
+      fallbackParagraph(rc, channel, 'pause'),
       h('p', null, `The rollout stays at ${release.rolloutPercent} % until you resume it. To send every device back, including those that run ${release.version}, use Revert instead.`),
       // §13: a request that names no version follows the frozen bucket, which at 100 % is every one
       release.rolloutPercent === 100 ? h('p', null, `Older clients and the release mirror, which name no version, still get ${release.version} at the frozen 100 %: only Revert stops those.`) : null,
@@ -272,6 +286,7 @@ export async function revertRollout(rc: ReleaseContext, channel: Channel, button
     message: [
       h('p', null, previous ? `Every device on ${channel.name} gets ${previous.version} at its next update check, including the devices that already run ${release.version}.` : `No device on ${channel.name} gets ${release.version} any more. There is no earlier release to send devices back to: those that installed ${release.version} (the update client keeps what it installed) go on running it until you publish a fixed version.`),
       keptParagraph(channel),
+      fallbackParagraph(rc, channel, 'revert'),
       h('p', null, `To stop new devices only and let those that run ${release.version} keep it, use Pause instead.`),
     ],
     confirmLabel: previous ? `Revert to ${previous.version}` : `Revert ${release.version}`,

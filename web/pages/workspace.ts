@@ -88,6 +88,7 @@ export async function workspacePage(ctx: PageContext, address: string, tab: Mini
     releaseHistory: workspace.releaseHistory,
     versionName: (id) => (id ? (names.get(id) ?? null) : null),
     versionLabel: (id) => (id ? (labels.get(id) ?? names.get(id) ?? null) : null),
+    versionSignature: (id) => workspace.versions.find((v) => v.id === id)?.signature,
   }
 
   let content: HTMLElement

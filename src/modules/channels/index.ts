@@ -3,7 +3,7 @@ import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps'
 import { jsonAnswer } from '../../http/openapi'
 import { atomically } from '../../db/open'
-import { channelDeleted, channelParams, channelRecord, channelsParams, createChannelBody, patchChannelBody, rolloutBody } from './model'
+import { channelDeleted, channelParams, channelRecord, channelsParams, createChannelBody, patchChannelBody, rolloutAnswer, rolloutBody } from './model'
 import { createChannel, deleteChannel, listChannels, patchRollout } from './service'
 import { actorOf, emitRolloutChange } from '../webhooks/service'
 import { patchChannel } from './guard'
@@ -47,7 +47,7 @@ export function channelRoutes(deps: AppDeps) {
     })
     .patch('/:miniAppId/channels/:channel/rollout', ({ user, params, body }) => {
       // not in atomically(): a body that changes nothing must not take the write lock (it answers while a backup holds it)
-      return patchRollout(db, clock, user, params.miniAppId, params.channel, body, {
+      const { record, warnings } = patchRollout(db, clock, user, params.miniAppId, params.channel, body, {
         // a resume (or a reverted release raised again) holds the guard at the failing devices reported
         // so far, those not counted yet included; a no-op, a pause, a revert or another percent needs no count
         beforeResume: (miniAppId) => deps.releaseGuard.beforeResume(miniAppId, params.channel),
@@ -56,12 +56,13 @@ export function channelRoutes(deps: AppDeps) {
           deps.mirror?.releaseChanged(change.miniAppId, change.channel)
           emitRolloutChange(db, clock, change, actorOf(user))
         },
-      }).record
+      })
+      return { ...record, warnings }
     }, {
       auth: 'release',
       params: channelParams,
       body: rolloutBody,
-      response: { 200: channelRecord },
+      response: { 200: rolloutAnswer },
       detail: { summary: "Raise, lower, revert (0) or complete (100) the rollout of the channel's newest release, or pause/resume it ({ paused: true|false }, decisions §13)", tags: ['channels'] },
     })
 }

@@ -1,6 +1,6 @@
 // Channel rules (decisions §10): which channels exist, their live releases, publish/rollback into one, rollout changes.
 import { and, asc, desc, eq, gt, inArray, isNull, max, or } from 'drizzle-orm'
-import { channelGuards, channelReleases, channels, miniApps, releaseHistory, versions, type MiniAppRow } from '../../db/schema'
+import { channelGuards, channelReleases, channels, miniApps, releaseHistory, signingKeys, versionSignatures, versions, type MiniAppRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
 import { cutText, isCleanText } from '../../http/text'
@@ -9,7 +9,7 @@ import { newId, isoAt, type Clock } from '../../ids'
 import { requireVisibleMiniApp, userSummaries, type Caller, type UserSummary } from '../miniapps/service'
 import { isSemverRange } from './semver-range'
 import { decideRelease } from './decide'
-import type { ReleaseState } from './words'
+import { fallbackSignatureWarning, type ReleaseState, type ReleaseWarning, type SignatureView } from './words'
 import { guardRows, toGuardRecord, type GuardRecord } from './guard-record'
 
 export const defaultChannel = 'stable'
@@ -396,9 +396,34 @@ export interface RolloutChange {
   reason: string | null
 }
 
+/** What a pause or a revert warns of: the release the other devices fall back to is one signature rules refuse (§14). */
+export type RolloutWarning = ReleaseWarning<'FALLBACK_UNSIGNED' | 'FALLBACK_KEY_REVOKED'>
+
 export interface RolloutResult {
   record: ChannelRecord
   change: RolloutChange | null
+  /** said only of a real pause or revert (a request that changes nothing warns of nothing, as the CLI's own no-op answers) */
+  warnings: RolloutWarning[]
+}
+
+/** How a version is signed (null: unsigned), with its key's name and revocation. */
+function signatureOf(db: Reader, miniAppId: string, versionId: string): SignatureView | null {
+  const row = db
+    .select({ keyId: versionSignatures.keyId, keyName: signingKeys.name, keyRevokedAt: signingKeys.revokedAt })
+    .from(versionSignatures)
+    .leftJoin(signingKeys, and(eq(signingKeys.miniAppId, miniAppId), eq(signingKeys.keyId, versionSignatures.keyId)))
+    .where(eq(versionSignatures.versionId, versionId))
+    .get()
+  return row ?? null
+}
+
+/** The warnings of a pause or a revert that happened: what the channel's other devices now fall back to. */
+function fallbackWarnings(db: Reader, app: MiniAppRow, record: ChannelRecord, change: RolloutChange | null): RolloutWarning[] {
+  const action = change?.action === 'pause' ? 'pause' : change?.action === 'rollout' && change.rolloutPercent === 0 ? 'revert' : null
+  const fallback = record.previousRelease
+  if (!action || !fallback) return []
+  const warning = fallbackSignatureWarning(app, action, record, signatureOf(db, app.id, fallback.versionId))
+  return warning ? [warning] : []
 }
 
 function badPercent(): AppError {
@@ -466,7 +491,7 @@ function changeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: str
   const app = rolloutApp(db, actor, miniAppId)
   const current = newestRelease(db, app.id, channel)
   const planned = plan(current, app)
-  if (!planned) return { record: channelRecord(db, app, channel), change: null }
+  if (!planned) return { record: channelRecord(db, app, channel), change: null, warnings: [] }
   const held = releaseState(current)
   if (planned.action === 'resume' || (planned.action === 'rollout' && held === 'reverted' && planned.percent > 0)) hooks.beforeResume?.(app.id)
   let change: RolloutChange | null = null
@@ -523,7 +548,8 @@ function changeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: str
     },
     { behavior: 'immediate' },
   )
-  return { record: channelRecord(db, app, channel), change }
+  const record = channelRecord(db, app, channel)
+  return { record, change, warnings: fallbackWarnings(db, app, record, change) }
 }
 
 /**

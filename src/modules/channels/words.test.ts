@@ -1,6 +1,6 @@
 // The state words of decisions §13 that the console and the CLI share: one table each.
 import { describe, expect, test } from 'bun:test'
-import { channelDevicesText, channelState, channelText, pausedKeptText, publishedText, rollbackClearsPauseText, rolledBackVersions, versionStandingText, type ChannelView, type ReleaseState } from './words'
+import { channelDevicesText, channelState, channelText, fallbackSignatureWarning, pausedKeptText, publishedText, rollbackClearsPauseText, rolledBackVersions, versionStandingText, type ChannelView, type ReleaseState } from './words'
 
 const v = (id: string, percent = 100, paused = false) => ({ versionId: id, version: id, rolloutPercent: percent, paused })
 const channel = (state: ReleaseState, percent: number): ChannelView => ({ name: 'stable', state, release: v('1.1.0', percent, state === 'paused'), previousRelease: v('1.0.0') })
@@ -108,4 +108,34 @@ test('a rollback to a paused release says who paused it and why, on one line, an
     [{ pausedBy: null, pauseReason: 'crash\non Android 9 ' }, '1.1.0 was paused (crash on Android 9); rolling back to it clears the pause and sends it to every device on stable'],
   ]
   for (const [pause, text] of cases) expect(rollbackClearsPauseText('1.1.0', 'stable', pause)).toBe(text)
+})
+
+describe('a pause or a revert whose fallback signature rules refuse (FALLBACK_UNSIGNED, FALLBACK_KEY_REVOKED)', () => {
+  const app = { appId: 'com.example.shop', requireSignature: true }
+  const sign = 'sign it (miniship sign 1.0.0 --app com.example.shop --sign-key FILE)'
+  const unsigned = 'which is not signed: host apps that require signatures will refuse it'
+  const withPaused: ChannelView = { ...channel('rolling-out', 10), pausedReleases: [v('1.0.5', 30, true)] }
+  const cases: [string, Parameters<typeof fallbackSignatureWarning>, string | null][] = [
+    ['pause, unsigned', [app, 'pause', channel('rolling-out', 30), null], `FALLBACK_UNSIGNED: Devices on stable that do not run 1.1.0 fall back to 1.0.0, ${unsigned}; ${sign}`],
+    ['revert, unsigned', [app, 'revert', channel('rolling-out', 30), null], `FALLBACK_UNSIGNED: Devices on stable, those on 1.1.0 too, fall back to 1.0.0, ${unsigned}; ${sign}`],
+    // devices on a paused release between keep theirs: not said to fall back
+    ['pause, a paused release between', [app, 'pause', withPaused, null], `FALLBACK_UNSIGNED: Devices on stable that do not run 1.1.0, except those on 1.0.5 (paused), fall back to 1.0.0, ${unsigned}; ${sign}`],
+    ['revert, a paused release between', [app, 'revert', withPaused, null], `FALLBACK_UNSIGNED: Devices on stable, those on 1.1.0 too, except those on 1.0.5 (paused), fall back to 1.0.0, ${unsigned}; ${sign}`],
+    [
+      'signed by a key revoked since',
+      [{ ...app, requireSignature: false }, 'pause', channel('rolling-out', 30), { keyId: 'ab12', keyName: 'old laptop', keyRevokedAt: '2026-11-20T00:00:00.000Z' }],
+      'FALLBACK_KEY_REVOKED: Devices on stable that do not run 1.1.0 fall back to 1.0.0, which was signed by the key "old laptop" (ab12), revoked since: host apps that no longer trust that key will refuse it; sign 1.0.0 again with a current key (miniship sign 1.0.0 --app com.example.shop --sign-key FILE)',
+    ],
+    ['signed by a current key', [app, 'pause', channel('rolling-out', 30), { keyId: 'ab12', keyName: 'laptop', keyRevokedAt: null }], null],
+    ['unsigned, signatures not required', [{ ...app, requireSignature: false }, 'revert', channel('rolling-out', 30), null], null],
+    // the console without the version's row: it cannot tell, so it says nothing (the answer will)
+    ['signature not known', [app, 'pause', channel('rolling-out', 30), undefined], null],
+    ['nothing to fall back to', [app, 'revert', { ...channel('rolling-out', 30), previousRelease: null }, null], null],
+  ]
+  for (const [name, input, text] of cases) {
+    test(name, () => {
+      const warning = fallbackSignatureWarning(...input)
+      expect(warning ? `${warning.code}: ${warning.message}` : null).toBe(text)
+    })
+  }
 })

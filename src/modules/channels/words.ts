@@ -1,4 +1,5 @@
-// The words of decisions §13 for a release's state and a version's standing, shared by the console and the CLI (pure, imports nothing).
+// The words of decisions §13 for a release's state and a version's standing, shared by the console and the CLI (pure, imports only other words).
+import { signAgainText } from '../signing/words'
 
 /** A channel's newest release is in one of these; the API, the console and the CLI use no others. */
 export type ReleaseState = 'complete' | 'rolling-out' | 'paused' | 'reverted'
@@ -119,6 +120,46 @@ export function rollbackClearsPauseText(version: string, channel: string, pause:
   const reason = pause.pauseReason?.replace(/\s+/g, ' ').trim()
   const why = reason ? ` (${reason})` : ''
   return `${version} was paused${by}${why}; rolling back to it clears the pause and sends it to every device on ${channel}`
+}
+
+/** How a version is signed, as far as the fallback warnings need it (a version record's `signature`). */
+export interface SignatureView {
+  keyId: string
+  keyName?: string | null
+  /** set when the key was revoked after signing */
+  keyRevokedAt?: string | null
+}
+
+/**
+ * After a pause or a revert (§13) the channel's other devices fall back to `previousRelease`. When
+ * today's signature rules (§14) would refuse that release (unsigned while the miniapp requires
+ * signatures, or signed by a key revoked since), host apps that check signatures refuse it: the
+ * pause or revert still happens, and its answer, the CLI and the console warn, in these words.
+ * `signature` is the fallback's (null: unsigned; undefined: not known here, so nothing is said).
+ * `channel` is the channel before or after the change: below the newest nothing moves.
+ */
+export function fallbackSignatureWarning(
+  app: { appId: string; requireSignature?: boolean },
+  action: 'pause' | 'revert',
+  channel: ChannelView,
+  signature: SignatureView | null | undefined,
+): ReleaseWarning<'FALLBACK_UNSIGNED' | 'FALLBACK_KEY_REVOKED'> | null {
+  const newest = channel.release
+  const fallback = channel.previousRelease
+  if (!newest || !fallback || signature === undefined) return null
+  const revoked = signature?.keyRevokedAt ? signature : null
+  if (!revoked && (signature !== null || !app.requireSignature)) return null
+  // devices on a paused release between them keep theirs (decide.ts): "every device" would be untrue
+  const except = channel.pausedReleases?.length ? `, except those on ${channel.pausedReleases.map((release) => release.version).join(' or ')} (paused)` : ''
+  const who =
+    action === 'pause'
+      ? `Devices on ${channel.name} that do not run ${newest.version}${except}${except ? ',' : ''} fall back to ${fallback.version}`
+      : `Devices on ${channel.name}, those on ${newest.version} too${except}, fall back to ${fallback.version}`
+  if (revoked) {
+    const key = revoked.keyName ? `"${revoked.keyName}" (${revoked.keyId})` : revoked.keyId
+    return { code: 'FALLBACK_KEY_REVOKED', message: `${who}, which was signed by the key ${key}, revoked since: host apps that no longer trust that key will refuse it; ${signAgainText(app.appId, fallback.version)}` }
+  }
+  return { code: 'FALLBACK_UNSIGNED', message: `${who}, which is not signed: host apps that require signatures will refuse it; sign it (miniship sign ${fallback.version} --app ${app.appId} --sign-key FILE)` }
 }
 
 /** Where a version stands on one channel. */

@@ -1,0 +1,126 @@
+// A pause or a revert whose fallback release today's signature rules refuse (§14: unsigned while signatures are required,
+// or signed by a key revoked since) still happens, and its answer and `miniship rollout` warn (FALLBACK_UNSIGNED,
+// FALLBACK_KEY_REVOKED): over HTTP and the real CLI against the app on a temp data directory.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
+import { createTestContext, type TestContext } from '../../test-support'
+import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
+import { buildStatement } from '../../sdk/statement'
+import { jsonDocument, runCli } from '../../cli/test-run'
+
+let context: TestContext
+let owner: TestUser
+let server: ReturnType<typeof Bun.serve>
+
+beforeAll(async () => {
+  context = createTestContext()
+  owner = await createTestUser(context)
+  server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => context.app.handle(request) })
+})
+afterAll(() => {
+  server.stop(true)
+  context.close()
+})
+
+const cli = (args: string[]) => runCli(args, { env: { MINISHIP_TOKEN: owner.token, MINISHIP_SERVER: `http://127.0.0.1:${server.port}` } })
+
+interface TestKey {
+  privateKey: KeyObject
+  publicKey: string
+  keyId: string
+}
+function generateKey(): TestKey {
+  const pair = generateKeyPairSync('ed25519')
+  const raw = Buffer.from(pair.publicKey.export({ format: 'jwk' }).x!, 'base64url')
+  return { privateKey: pair.privateKey, publicKey: raw.toString('base64'), keyId: new Bun.CryptoHasher('sha256').update(raw).digest('hex').slice(0, 16) }
+}
+
+/** A miniapp whose stable channel has `1.0.0` at 100 % (signed by `oldKey`, or not) and `1.1.0` (signed by `newKey`) at 30 %. */
+async function setUp(appId: string, options: { fallbackKey: TestKey | null; requireSignature: boolean }) {
+  const miniAppId = (await createMiniApp(context, owner.token, appId)).id as string
+  const newKey = generateKey()
+  const keys = [newKey, ...(options.fallbackKey ? [options.fallbackKey] : [])]
+  for (const [index, key] of keys.entries()) {
+    expect((await context.call('POST', `/api/mini-apps/${miniAppId}/signing-keys`, { token: owner.token, json: { name: index === 0 ? 'new laptop' : 'old laptop', publicKey: key.publicKey } })).status).toBe(201)
+  }
+  const uploadVersion = async (version: string, key: TestKey | null) => {
+    const form = uploadForm(appId, { version })
+    if (key) {
+      const digests: Record<string, string> = {}
+      for (const [name, value] of form.entries()) if (typeof value !== 'string') digests[name] = new Bun.CryptoHasher('sha256').update(new Uint8Array(await (value as Blob).arrayBuffer())).digest('hex')
+      form.append('signatureKeyId', key.keyId)
+      form.append('signature', sign(null, Buffer.from(buildStatement(appId, version, digests)), key.privateKey).toString('base64'))
+    }
+    const res = await upload(context, owner.token, appId, form)
+    expect(res.status).toBe(201)
+    return res.body.id as string
+  }
+  const publish = async (versionId: string, rolloutPercent: number) =>
+    expect((await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${versionId}/publish`, { token: owner.token, json: { rolloutPercent } })).status).toBe(200)
+  await publish(await uploadVersion('1.0.0', options.fallbackKey), 100)
+  await publish(await uploadVersion('1.1.0', newKey), 30)
+  if (options.requireSignature) expect((await context.call('PATCH', `/api/mini-apps/${miniAppId}`, { token: owner.token, json: { requireSignature: true } })).status).toBe(200)
+  const rollout = async (json: Record<string, unknown>) => {
+    const res = await context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: owner.token, json })
+    expect(res.status).toBe(200)
+    return res.body as { state: string; warnings: { code: string; message: string }[] }
+  }
+  return { miniAppId, rollout }
+}
+
+const unsignedPause = (appId: string) =>
+  `Devices on stable that do not run 1.1.0 fall back to 1.0.0, which is not signed: host apps that require signatures will refuse it; sign it (miniship sign 1.0.0 --app ${appId} --sign-key FILE)`
+const unsignedRevert = (appId: string) =>
+  `Devices on stable, those on 1.1.0 too, fall back to 1.0.0, which is not signed: host apps that require signatures will refuse it; sign it (miniship sign 1.0.0 --app ${appId} --sign-key FILE)`
+
+describe('a pause or a revert that sends devices back to a release signature rules refuse', () => {
+  test('unsigned while signatures are required: paused all the same, and the answer warns FALLBACK_UNSIGNED; a pause again changes nothing and warns of nothing; the revert warns in its own words', async () => {
+    const appId = 'com.example.fallback.unsigned'
+    const app = await setUp(appId, { fallbackKey: null, requireSignature: true })
+    const paused = await app.rollout({ paused: true, reason: 'crash spike' })
+    expect(paused.state).toBe('paused')
+    expect(paused.warnings).toEqual([{ code: 'FALLBACK_UNSIGNED', message: unsignedPause(appId) }])
+    expect((await app.rollout({ paused: true })).warnings).toEqual([])
+    const reverted = await app.rollout({ rolloutPercent: 0 })
+    expect(reverted.state).toBe('reverted')
+    expect(reverted.warnings).toEqual([{ code: 'FALLBACK_UNSIGNED', message: unsignedRevert(appId) }])
+    // raising it again sends nobody back: nothing to warn of
+    expect((await app.rollout({ rolloutPercent: 30 })).warnings).toEqual([])
+  })
+
+  test('signed by a key revoked since: FALLBACK_KEY_REVOKED, naming the key and the way out (also where signatures are not required: a publish of it is refused either way)', async () => {
+    const appId = 'com.example.fallback.revoked'
+    const oldKey = generateKey()
+    const app = await setUp(appId, { fallbackKey: oldKey, requireSignature: false })
+    expect((await context.call('DELETE', `/api/mini-apps/${app.miniAppId}/signing-keys/${oldKey.keyId}`, { token: owner.token })).status).toBe(200)
+    const paused = await app.rollout({ paused: true })
+    expect(paused.state).toBe('paused')
+    expect(paused.warnings).toEqual([
+      {
+        code: 'FALLBACK_KEY_REVOKED',
+        message: `Devices on stable that do not run 1.1.0 fall back to 1.0.0, which was signed by the key "old laptop" (${oldKey.keyId}), revoked since: host apps that no longer trust that key will refuse it; sign 1.0.0 again with a current key (miniship sign 1.0.0 --app ${appId} --sign-key FILE)`,
+      },
+    ])
+  })
+
+  test('a fallback that signature rules accept, or an unsigned one where signatures are not required: no warning', async () => {
+    const signed = await setUp('com.example.fallback.signed', { fallbackKey: generateKey(), requireSignature: true })
+    expect((await signed.rollout({ paused: true })).warnings).toEqual([])
+    expect((await signed.rollout({ rolloutPercent: 0 })).warnings).toEqual([])
+    const optional = await setUp('com.example.fallback.optional', { fallbackKey: null, requireSignature: false })
+    expect((await optional.rollout({ rolloutPercent: 0 })).warnings).toEqual([])
+  })
+
+  test('miniship rollout --pause and --revert print the warning on stderr, and with --json as a warning entry', async () => {
+    const appId = 'com.example.fallback.cli'
+    await setUp(appId, { fallbackKey: null, requireSignature: true })
+    const pause = await cli(['rollout', appId, '--pause'])
+    expect(pause.exitCode).toBe(0)
+    expect(pause.stdout).toBe(`${appId} stable: 1.1.0 paused 30 %.\n`)
+    expect(pause.stderr).toBe(`warning: ${unsignedPause(appId)} (FALLBACK_UNSIGNED)\n`)
+    const revert = await cli(['rollout', appId, '--revert', '--json'])
+    expect(revert.exitCode).toBe(0)
+    expect(jsonDocument(revert)).toMatchObject({ name: 'stable', state: 'reverted', warnings: [{ code: 'FALLBACK_UNSIGNED', message: unsignedRevert(appId) }] })
+    expect(revert.stderr).toBe(`warning: ${unsignedRevert(appId)} (FALLBACK_UNSIGNED)\n`)
+  }, 30_000)
+})
