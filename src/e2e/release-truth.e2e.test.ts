@@ -196,4 +196,63 @@ describe('a rollout through pause, resume, revert and completion (decisions §13
     expect(rollout.map((entry) => entry.action)).toEqual(['channel.pause', 'channel.resume', 'channel.rollout', 'channel.rollout'])
     for (const entry of rollout) expect(entry).toMatchObject({ actorName: 'dev@example.test', targetName: `${appId} 1.1.0` })
   })
+
+  test('reverted, then a fix published over it at 10 %: 1.1.0 reads "reverted on stable", not "replaced"', async () => {
+    expect((await cliJson<ChannelView>(['rollout', appId, '--revert'])).state).toBe('reverted')
+    expect((await cli(['push', buildFolder('1.2.0'), '--app', appId, '--version', '1.2.0', '--publish', '--rollout', '10'])).exitCode).toBe(0)
+    expect(await checkUpdate(adopter, '1.1.0')).not.toBe('1.1.0')
+    await expectAgreement({
+      state: 'rolling-out',
+      percent: 10,
+      standings: { '1.2.0': 'live on stable, rolling-out 10 %', '1.1.0': 'reverted on stable', '1.0.0': 'live on stable for the devices outside the rollout of 1.2.0' },
+    })
+  }, 60_000)
+
+  test('a rollback to a paused release below the newest: the dialog says it clears the pause before confirming; the notice, the answer and the CLI say the same', async () => {
+    expect((await cliJson<ChannelView>(['rollout', appId, '--pause', '--reason', 'slow start'])).state).toBe('paused')
+    expect((await cli(['push', buildFolder('1.3.0'), '--app', appId, '--version', '1.3.0', '--publish', '--rollout', '10'])).exitCode).toBe(0)
+    const message = '1.2.0 was paused by dev@example.test (slow start); rolling back to it clears the pause and sends it to every device on stable'
+    if (page) {
+      await page.goto(`${server.baseUrl}/apps/${appId}/versions`)
+      await page.getByTestId('rollback-1.2.0').click()
+      const dialog = page.locator('dialog[open]')
+      await dialog.waitFor()
+      expect(await dialog.getByTestId('rollback-paused-warning').textContent()).toBe(`${message}.`)
+      await screenshot(page, 'rollback-paused-dialog')
+      await dialog.getByTestId('confirm-ok').click()
+      const warning = page.getByTestId('notice-warnings').locator('li')
+      await warning.waitFor()
+      expect({ code: await warning.getAttribute('data-code'), text: await warning.textContent() }).toEqual({ code: 'ROLLBACK_CLEARS_PAUSE', text: message })
+    } else {
+      const rolledBack = await cli(['rollback', appId, '1.2.0'])
+      expect(rolledBack.stderr).toBe(`warning: ${message} (ROLLBACK_CLEARS_PAUSE)\n`)
+    }
+    const stable = (await api('GET', `/api/mini-apps/${miniAppId}/channels`, { token })).body.channels[0]
+    expect(stable).toMatchObject({ name: 'stable', state: 'complete', release: { version: '1.2.0', paused: false }, pausedReleases: [] })
+  }, 60_000)
+
+  test('signatures required, and the fallback unsigned: Pause… warns before confirming, pauses all the same, and the notice says the words of the answer and the CLI', async () => {
+    expect((await api('PATCH', `/api/mini-apps/${miniAppId}`, { token, json: { requireSignature: true } })).status).toBe(200)
+    const message = `Devices on stable that do not run 1.2.0 fall back to 1.0.0, which is not signed: host apps that require signatures will refuse it; sign it (miniship sign 1.0.0 --app ${appId} --sign-key FILE)`
+    if (page) {
+      await page.goto(`${server.baseUrl}/apps/${appId}`)
+      await page.getByTestId('rollout-pause-stable').click()
+      const dialog = page.getByTestId('pause-dialog')
+      await dialog.waitFor()
+      const before = dialog.getByTestId('fallback-signature-warning')
+      expect({ code: await before.getAttribute('data-code'), text: await before.textContent() }).toEqual({ code: 'FALLBACK_UNSIGNED', text: `${message}.` })
+      await screenshot(page, 'pause-fallback-unsigned-dialog')
+      await dialog.getByTestId('confirm-ok').click()
+      const warning = page.getByTestId('notice-warnings').locator('li')
+      await warning.waitFor()
+      expect({ code: await warning.getAttribute('data-code'), text: await warning.textContent() }).toEqual({ code: 'FALLBACK_UNSIGNED', text: message })
+      expect(await page.getByTestId('channel-stable').getAttribute('data-state')).toBe('paused')
+      // the CLI's revert says the revert's words, on stderr
+      const reverted = await cli(['rollout', appId, '--revert'])
+      expect(reverted.stderr).toContain('(FALLBACK_UNSIGNED)')
+    } else {
+      const paused = await cli(['rollout', appId, '--pause'])
+      expect(paused.stderr).toBe(`warning: ${message} (FALLBACK_UNSIGNED)\n`)
+    }
+  }, 60_000)
 })
