@@ -885,6 +885,28 @@ const mutations: Mutation[] = [
     tests: ['src/modules/channels/decide.test.ts', 'src/modules/channels/publish-over-revert.test.ts'],
     why: 'a reverted release a fix was published over goes to no device: it does not come back to the devices outside the new rollout',
   },
+  // release truth: what the console and the CLI say of a release matches what phones get
+  {
+    file: 'src/modules/channels/words.ts',
+    find: 'if (channel.revertedReleases?.some((release) => release.versionId === versionId)) {',
+    replace: 'if (false) {',
+    tests: ['src/modules/channels/words.test.ts', 'src/modules/channels/publish-over-revert.test.ts'],
+    why: 'a version reverted and then published over reads "reverted on <channel>", not "replaced", in versions ls and the console',
+  },
+  {
+    file: 'src/modules/versions/service.ts',
+    find: "if (paused) warnings.push({ code: 'ROLLBACK_CLEARS_PAUSE'",
+    replace: "if (false) warnings.push({ code: 'ROLLBACK_CLEARS_PAUSE'",
+    tests: ['src/modules/channels/rollback-to-paused.test.ts'],
+    why: 'a rollback to a paused release below the newest warns that it clears the pause and sends it to every device',
+  },
+  {
+    file: 'src/modules/channels/words.ts',
+    find: 'if (!revoked && (signature !== null || !app.requireSignature)) return null',
+    replace: 'if (!revoked) return null',
+    tests: ['src/modules/channels/words.test.ts', 'src/modules/channels/fallback-signature.test.ts'],
+    why: 'a pause or revert whose fallback is unsigned while signatures are required warns FALLBACK_UNSIGNED',
+  },
 ]
 
 const root = resolve(import.meta.dir, '..')
