@@ -448,6 +448,12 @@ export function withRequestLog<S, R extends Request = Request>(
   }
 
   function measure(request: Request, url: string, response: Response, requestId: string, started: number): Response | Promise<Response> {
+    // an answer built after an await (a cache filled first) may have told its length too: the
+    // identity check makes another request's told length count for nothing here
+    if (answerLength.response === response) {
+      answerLength.response = null
+      return finish(request, url, response, answerLength.bytes, requestId, started, answerLength.hasId)
+    }
     const length = response.headers.get('content-length')
     if (length !== null || !(response.headers.get('content-type') ?? '').startsWith('application/json') || response.body === null) {
       return finish(request, url, response, length, requestId, started)
@@ -475,10 +481,6 @@ export function withRequestLog<S, R extends Request = Request>(
       runningId = null
     }
     if (result instanceof Promise) return result.then((response) => measure(request, url, response, requestId, started))
-    if (answerLength.response === result) {
-      answerLength.response = null
-      return finish(request, url, result, answerLength.bytes, requestId, started, answerLength.hasId)
-    }
     return measure(request, url, result, requestId, started)
   }
 }

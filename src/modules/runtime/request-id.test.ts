@@ -87,3 +87,25 @@ test('the S3 redirect carries the id its log line names, and a redirect made out
     await s3.close()
   }
 })
+
+test('on the wire the native answers carry Content-Length, which Bun writes from the body (the cached headers leave it out)', async () => {
+  const lines: string[] = []
+  const ask = nativeAsk(context, lines)
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: (request) => ask('/api/mini-apps/access/apps/:appId/update', request.url, { appId: 'com.example.ids' }),
+  })
+  try {
+    for (const method of ['GET', 'HEAD']) {
+      const answer = await fetch(`http://127.0.0.1:${server.port}/api/mini-apps/access/apps/com.example.ids/update?platform=ios&currentVersion=0.9.0&deviceId=d-3`, { method })
+      expect(answer.status).toBe(200)
+      const length = Number(answer.headers.get('content-length'))
+      expect(length).toBe(JSON.parse(lines.at(-1)!).bytes)
+      if (method === 'GET') expect((await answer.arrayBuffer()).byteLength).toBe(length)
+      expect(length).toBeGreaterThan(100)
+    }
+  } finally {
+    server.stop(true)
+  }
+})
