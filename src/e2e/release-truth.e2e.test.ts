@@ -246,7 +246,8 @@ describe('a rollout through pause, resume, revert and completion (decisions §13
       const warning = page.getByTestId('notice-warnings').locator('li')
       await warning.waitFor()
       expect({ code: await warning.getAttribute('data-code'), text: await warning.textContent() }).toEqual({ code: 'FALLBACK_UNSIGNED', text: message })
-      expect(await page.getByTestId('channel-stable').getAttribute('data-state')).toBe('paused')
+      // the channel card is drawn again after the notice: wait for it rather than read it at once
+      await page.locator('[data-testid="channel-stable"][data-state="paused"]').waitFor({ timeout: 10_000 })
       // the CLI's revert says the revert's words, on stderr
       const reverted = await cli(['rollout', appId, '--revert'])
       expect(reverted.stderr).toContain('(FALLBACK_UNSIGNED)')
