@@ -157,7 +157,11 @@ test('a device on a reverted first release is counted: its update check is answe
   const after = (await context.call('GET', '/api/metrics', { token: metricsToken })).text
   expect(sample(after, 'miniship_update_checks_total') - sample(before, 'miniship_update_checks_total')).toBe(2)
   expect(sample(after, 'miniship_app_update_checks_total', `app_id="${firstApp}"`)).toBe(2)
+  // an empty ?channel= is stable, for counting as for answering
+  expect((await check(`${firstApp}/update?platform=ios&channel=&currentVersion=1.0.0&deviceId=first-3`)).status).toBe(404)
   const report = (await context.call('GET', `/api/mini-apps/${app.id}/insights?days=1`, { token: owner.token })).body
-  expect(report.totals).toMatchObject({ updateChecks: 2, activeDevices: 2 })
-  expect(report.days.at(-1).versions).toEqual([expect.objectContaining({ versionId: first, version: '1.0.0', updateChecks: 2 })])
+  expect(report.totals).toMatchObject({ updateChecks: 3, activeDevices: 3 })
+  expect(report.days.at(-1).versions).toEqual([expect.objectContaining({ versionId: first, version: '1.0.0', updateChecks: 3 })])
+  const stable = (await context.call('GET', `/api/mini-apps/${app.id}/insights?days=1&channel=stable`, { token: owner.token })).body
+  expect(stable.totals).toMatchObject({ updateChecks: 3 })
 })

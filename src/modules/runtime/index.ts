@@ -189,7 +189,7 @@ function installAnswers(runtime: RuntimeService, deps: AppDeps): InstallAnswers 
     },
     releaseInstall: (request, appId, query, url) =>
       then(runtime.releaseInstallJson(appId, query, baseOf(request, deps.config, url)), (json) => {
-        if (json.version) counters.countInstall(json.version, query.channel ?? 'stable', 'unknown', query.deviceId)
+        if (json.version) counters.countInstall(json.version, query.channel || 'stable', 'unknown', query.deviceId)
         return jsonResponse(json, 'no-cache', url !== undefined)
       }),
     update: (request, appId, query, url) => {
@@ -200,13 +200,13 @@ function installAnswers(runtime: RuntimeService, deps: AppDeps): InstallAnswers 
         // a device whose channel has no release for it (its first release reverted) still counts (§13)
         if (error instanceof AppError && error.status === 404 && (error.code === 'RELEASE_NOT_FOUND' || error.code === 'NO_COMPATIBLE_RELEASE')) {
           const subject = runtime.refusedUpdateSubject(appId, query)
-          if (subject !== null) counters.countUpdateCheck(subject, query.channel ?? 'stable', query.platform as Platform, query.deviceId)
+          if (subject !== null) counters.countUpdateCheck(subject, query.channel || 'stable', query.platform as Platform, query.deviceId)
         }
         throw error
       }
       return then(answer, (json) => {
         // updateJson checked the platform; `version` is what the device runs, when it is a release we know
-        counters.countUpdateCheck(json.version, query.channel ?? 'stable', query.platform as Platform, query.deviceId)
+        counters.countUpdateCheck(json.version, query.channel || 'stable', query.platform as Platform, query.deviceId)
         return jsonResponse(json, 'no-cache', url !== undefined)
       })
     },
@@ -249,7 +249,7 @@ export function runtimeRoutes(deps: AppDeps) {
   function answerReleaseFile(request: Request, appId: string, rest: string, platform: string | undefined): Response | Promise<Response> {
     const target = releaseFileOf(rest, platform)
     if (!target) throw new AppError(404, 'ROUTE_NOT_FOUND', `There is nothing at ${new URL(request.url).pathname.slice(0, 200)}`)
-    return storedResponse(runtime.releaseFile(appId, target.query, target.kind), request, target.query.channel ?? 'stable')
+    return storedResponse(runtime.releaseFile(appId, target.query, target.kind), request, target.query.channel || 'stable')
   }
 
   const fileHandler =
