@@ -902,6 +902,13 @@ const mutations: Mutation[] = [
   },
   {
     file: 'src/modules/channels/words.ts',
+    find: 'const paused = (channel.pausedBelow ?? channel.pausedReleases)?.find(',
+    replace: 'const paused = channel.pausedReleases?.find(',
+    tests: ['src/modules/channels/rollback-to-paused.test.ts', 'src/modules/channels/words.test.ts'],
+    why: "the Roll back… dialog names the pause a rollback clears wherever the paused release stands below the newest, as the answer's warning does",
+  },
+  {
+    file: 'src/modules/channels/words.ts',
     find: 'if (!revoked && (signature !== null || !app.requireSignature)) return null',
     replace: 'if (!revoked) return null',
     tests: ['src/modules/channels/words.test.ts', 'src/modules/channels/fallback-signature.test.ts'],

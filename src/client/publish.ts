@@ -51,6 +51,8 @@ export interface Channel {
   pausedReleases?: ChannelRelease[]
   /** reverted releases below the newest (§13): no device gets them; absent on older servers */
   revertedReleases?: ChannelRelease[]
+  /** every paused release below the newest (§13): a rollback to one clears its pause (ROLLBACK_CLEARS_PAUSE); absent on older servers */
+  pausedBelow?: ChannelRelease[]
   defaultRelease?: ChannelRelease | null
 }
 

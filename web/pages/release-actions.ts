@@ -4,7 +4,7 @@ import { api, ApiError, seg, type Channel, type MiniApp, type ReleaseHistoryEntr
 import { confirmDialog, h, showError, showNotice, type DialogField } from '../dom.ts'
 import { channelsReleasedIn, nextRolloutStep } from '../rules.ts'
 import { isSemverRange } from '../../src/modules/channels/semver-range.ts'
-import { fallbackSignatureWarning, pausedKeptText, publishedText, rollbackClearsPauseText, type ReleaseWarning } from '../../src/modules/channels/words.ts'
+import { fallbackSignatureWarning, pausedKeptText, publishedText, rollbackClearsPauseFor, type ReleaseWarning } from '../../src/modules/channels/words.ts'
 import { signAgainText } from '../../src/modules/signing/words.ts'
 import type { PageContext } from '../router.ts'
 
@@ -142,14 +142,15 @@ async function createChannel(rc: ReleaseContext, name: string): Promise<void> {
 export async function rollback(rc: ReleaseContext, v: Version, button: HTMLButtonElement): Promise<void> {
   const current = rc.versionLabel(rc.miniApp.currentReleaseVersionId)
   const fields: DialogField[] = []
-  // a paused release below the newest (§13): the rollback ends its pause, said before confirming for
-  // the channel chosen, in the words of the answer's ROLLBACK_CLEARS_PAUSE (the CLI's warning)
+  // a paused release below the newest (§13), wherever it stands: the rollback ends its pause, said before
+  // confirming for the channel chosen, by the server's rule and in the words of the answer's
+  // ROLLBACK_CLEARS_PAUSE (the CLI's warning)
   const clearedPause = h('p', { class: 'warning', 'data-testid': 'rollback-paused-warning' })
   function showClearedPause(channelName: string | undefined): void {
     const channel = rc.channels?.find((c) => c.name === channelName)
-    const paused = channel?.pausedReleases?.find((release) => release.versionId === v.id)
-    clearedPause.hidden = !paused
-    clearedPause.textContent = paused ? `${rollbackClearsPauseText(v.version, channel!.name, paused)}.` : ''
+    const text = channel ? rollbackClearsPauseFor(channel, v) : null
+    clearedPause.hidden = !text
+    clearedPause.textContent = text ? `${text}.` : ''
   }
   if (rc.channels) {
     // channels it was released in, where something else is live now (the server refuses the others)

@@ -48,7 +48,7 @@ describe('channels', () => {
   test('stable always exists and is listed first; beta is created; names and duplicates are checked', async () => {
     const list = await context.call('GET', `/api/mini-apps/${miniAppId}/channels`, { token: owner.token })
     expect(list.status).toBe(200)
-    expect(list.body.channels).toEqual([{ name: 'stable', createdAt: expect.any(String), state: null, release: null, previousRelease: null, pausedReleases: [], revertedReleases: [], defaultRelease: null, guard: { enabled: false, maxFailureRate: 0.05, minDevices: 20, lastCheck: null, trip: null, heldAtFailedDevices: null } }])
+    expect(list.body.channels).toEqual([{ name: 'stable', createdAt: expect.any(String), state: null, release: null, previousRelease: null, pausedReleases: [], revertedReleases: [], pausedBelow: [], defaultRelease: null, guard: { enabled: false, maxFailureRate: 0.05, minDevices: 20, lastCheck: null, trip: null, heldAtFailedDevices: null } }])
     const created = await context.call('POST', `/api/mini-apps/${miniAppId}/channels`, { token: owner.token, json: { name: 'beta' } })
     expect(created.status).toBe(201)
     expect(created.body).toMatchObject({ name: 'beta', release: null, previousRelease: null })

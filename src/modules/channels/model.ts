@@ -49,6 +49,9 @@ export const channelRecord = t.Object({
   previousRelease: t.Union([channelRelease, t.Null()], { description: 'what the other devices fall back to: the first release below the newest that is not paused' }),
   pausedReleases: t.Array(channelRelease, { description: 'the paused releases between the newest and previousRelease, newest first: no other device gets them; devices that run them (or adopted them while they rolled out) keep them' }),
   revertedReleases: t.Array(channelRelease, { description: 'the reverted releases (0 %) below the newest, newest first: no device gets them, those that ran them included; a fix published over a reverted release leaves it here' }),
+  pausedBelow: t.Array(channelRelease, {
+    description: 'every paused release below the newest, newest first (pausedReleases are those of them above previousRelease); a rollback to one clears its pause and sends it to every device (warning ROLLBACK_CLEARS_PAUSE). Only the paused ones, not every live release',
+  }),
   defaultRelease: t.Union([channelRelease, t.Null()], { description: 'what a device that sends no deviceId gets' }),
   guard: guardRecord,
 })

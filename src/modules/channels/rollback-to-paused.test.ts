@@ -6,6 +6,7 @@ import { createTestContext, type TestContext } from '../../test-support'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
 import { jsonDocument, runCli } from '../../cli/test-run'
 import { auditLogs } from '../../db/schema'
+import { rollbackClearsPauseFor, type ChannelView } from './words'
 
 let context: TestContext
 let owner: TestUser
@@ -35,7 +36,7 @@ async function pausedBelow(appId: string, reason: string | null) {
   expect((await context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: owner.token, json: reason ? { paused: true, reason } : { paused: true } })).status).toBe(200)
   await publish('1.2.0', 10)
   const stable = (await context.call('GET', `/api/mini-apps/${miniAppId}/channels`, { token: owner.token })).body.channels[0]
-  expect(stable).toMatchObject({ name: 'stable', release: { version: '1.2.0' }, pausedReleases: [{ version: '1.1.0', paused: true }] })
+  expect(stable).toMatchObject({ name: 'stable', release: { version: '1.2.0' }, pausedReleases: [{ version: '1.1.0', paused: true }], pausedBelow: [{ version: '1.1.0', paused: true }] })
   const rollback = (version: string) => context.call('POST', `/api/mini-apps/${miniAppId}/rollback`, { token: owner.token, json: { targetVersionId: ids[version] } })
   return { miniAppId, ids, rollback }
 }
@@ -61,6 +62,34 @@ describe('a rollback to a paused release', () => {
     const res = await app.rollback('1.0.0')
     expect(res.status).toBe(200)
     expect(res.body.warnings).toEqual([])
+  })
+
+  test('paused further down, below the previous release: the channel lists it in pausedBelow (not pausedReleases), and what the console says before confirming is the warning the answer carries', async () => {
+    const appId = 'com.example.backtodeep'
+    const miniAppId = (await createMiniApp(context, owner.token, appId)).id as string
+    const ids: Record<string, string> = {}
+    for (const version of ['1.0.0', '1.1.0', '1.2.0', '1.3.0']) ids[version] = (await upload(context, owner.token, appId, uploadForm(appId, { version }))).body.id
+    const publish = async (version: string, rolloutPercent: number) =>
+      expect((await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${ids[version]}/publish`, { token: owner.token, json: { rolloutPercent } })).status).toBe(200)
+    await publish('1.0.0', 100)
+    await publish('1.1.0', 30)
+    expect((await context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: owner.token, json: { paused: true, reason: 'crash spike' } })).status).toBe(200)
+    await publish('1.2.0', 100)
+    await publish('1.3.0', 20)
+    const stable = async () => (await context.call('GET', `/api/mini-apps/${miniAppId}/channels`, { token: owner.token })).body.channels[0] as ChannelView & { name: string }
+    const before = await stable()
+    // below 1.2.0, the previous release: not one the devices outside the rollout pass over, so not in pausedReleases
+    expect(before).toMatchObject({ release: { version: '1.3.0' }, previousRelease: { version: '1.2.0' }, pausedReleases: [], pausedBelow: [{ version: '1.1.0', paused: true, pausedBy: owner.email, pauseReason: 'crash spike' }] })
+    // the console's Roll back… dialog, for each version, says what the answer then warns of
+    const said = (version: string) => rollbackClearsPauseFor(before, { id: ids[version]!, version })
+    expect(said('1.2.0')).toBeNull()
+    expect(said('1.0.0')).toBeNull()
+    const message = said('1.1.0')
+    expect(message).toBe(`1.1.0 was paused by ${owner.email} (crash spike); rolling back to it clears the pause and sends it to every device on stable`)
+    const res = await context.call('POST', `/api/mini-apps/${miniAppId}/rollback`, { token: owner.token, json: { targetVersionId: ids['1.1.0'] } })
+    expect(res.status).toBe(200)
+    expect(res.body.warnings).toEqual([{ code: 'ROLLBACK_CLEARS_PAUSE', message }])
+    expect(await stable()).toMatchObject({ state: 'complete', release: { version: '1.1.0', paused: false }, pausedReleases: [], pausedBelow: [] })
   })
 
   test('miniship rollback prints the warning on stderr, and with --json as a warning entry', async () => {

@@ -53,6 +53,12 @@ export interface ChannelRecord {
    * them included (decide.ts); shown as reverted, not as replaced
    */
   revertedReleases: ChannelRelease[]
+  /**
+   * every paused release below the newest, newest first (`pausedReleases` are those of them above
+   * `previousRelease`): a rollback to one clears its pause (ROLLBACK_CLEARS_PAUSE), which the
+   * console's Roll back… dialog says before confirming; only the paused ones, not every live release
+   */
+  pausedBelow: ChannelRelease[]
   /** what a device that sends no deviceId gets (the legacy release-stable URLs) */
   defaultRelease: ChannelRelease | null
   /** the release guard's settings and what it last saw of `release` (decisions §15; guard.ts) */
@@ -184,6 +190,15 @@ function fallbackOf(rows: readonly LiveReleaseRow[]): { previous: LiveReleaseRow
   return { previous: rows[index], paused }
 }
 
+/**
+ * The paused releases below the newest, newest first: a rollback to one of them clears its pause
+ * (versions/service.ts rollbackRelease warns ROLLBACK_CLEARS_PAUSE), and each channel record lists
+ * them as `pausedBelow` so the console says so before confirming, by this one rule.
+ */
+export function pausedBelowNewest<R extends { paused: boolean }>(rows: readonly R[]): R[] {
+  return rows.slice(1).filter((row) => row.paused)
+}
+
 /** Every channel of a miniapp with its release and previous release: `stable` first, then by name. */
 export function channelRecords(db: Db, app: MiniAppRow): ChannelRecord[] {
   const named = db.select().from(channels).where(eq(channels.miniAppId, app.id)).orderBy(asc(channels.name)).all()
@@ -194,7 +209,8 @@ export function channelRecords(db: Db, app: MiniAppRow): ChannelRecord[] {
   const fallbacks = lives.map((rows) => decideRelease(app.appId, rows, {}).release ?? undefined)
   // below the newest, a reverted release goes to no device (decide.ts), wherever it stands
   const reverted = lives.map((rows) => rows.slice(1).filter((row) => row.rolloutPercent === 0))
-  const shown = [...lives.map((rows) => rows[0]), ...below.flatMap((fallback) => [fallback.previous, ...fallback.paused]), ...reverted.flat(), ...fallbacks]
+  const pausedBelow = lives.map(pausedBelowNewest)
+  const shown = [...lives.map((rows) => rows[0]), ...below.flatMap((fallback) => [fallback.previous, ...fallback.paused]), ...reverted.flat(), ...pausedBelow.flat(), ...fallbacks]
   const people = userSummaries(db, shown.map((row) => row?.createdBy ?? null))
   const guards = guardRows(db, app.id)
   return all.map((channel, index) => {
@@ -207,6 +223,7 @@ export function channelRecords(db: Db, app: MiniAppRow): ChannelRecord[] {
       previousRelease: toChannelRelease(below[index]!.previous, people),
       pausedReleases: below[index]!.paused.map((row) => toChannelRelease(row, people)!),
       revertedReleases: reverted[index]!.map((row) => toChannelRelease(row, people)!),
+      pausedBelow: pausedBelow[index]!.map((row) => toChannelRelease(row, people)!),
       defaultRelease: toChannelRelease(fallbacks[index], people),
       guard: toGuardRecord(guards.get(channel.name), rows[0]?.id ?? null),
     }

@@ -1,6 +1,6 @@
 // The state words of decisions §13 that the console and the CLI share: one table each.
 import { describe, expect, test } from 'bun:test'
-import { channelDevicesText, channelState, channelText, fallbackSignatureWarning, pausedKeptText, publishedText, rollbackClearsPauseText, rolledBackVersions, versionStandingText, type ChannelView, type ReleaseState } from './words'
+import { channelDevicesText, channelState, channelText, fallbackSignatureWarning, pausedKeptText, publishedText, rollbackClearsPauseFor, rollbackClearsPauseText, rolledBackVersions, versionStandingText, type ChannelView, type ReleaseState } from './words'
 
 const v = (id: string, percent = 100, paused = false) => ({ versionId: id, version: id, rolloutPercent: percent, paused })
 const channel = (state: ReleaseState, percent: number): ChannelView => ({ name: 'stable', state, release: v('1.1.0', percent, state === 'paused'), previousRelease: v('1.0.0') })
@@ -108,6 +108,18 @@ test('a rollback to a paused release says who paused it and why, on one line, an
     [{ pausedBy: null, pauseReason: 'crash\non Android 9 ' }, '1.1.0 was paused (crash on Android 9); rolling back to it clears the pause and sends it to every device on stable'],
   ]
   for (const [pause, text] of cases) expect(rollbackClearsPauseText('1.1.0', 'stable', pause)).toBe(text)
+})
+
+test('the Roll back… dialog warns, before confirming, of every paused release below the newest: the server warns of each (pausedBelow; pausedReleases from an older server)', () => {
+  const paused = { ...v('1.0.5', 30, true), pausedBy: 'ana@example.test', pauseReason: 'crash spike' }
+  const text = '1.0.5 was paused by ana@example.test (crash spike); rolling back to it clears the pause and sends it to every device on stable'
+  const target = { id: '1.0.5', version: '1.0.5' }
+  // below the previous release: not in pausedReleases, still cleared by a rollback to it
+  expect(rollbackClearsPauseFor({ ...channel('rolling-out', 20), pausedReleases: [], pausedBelow: [paused] }, target)).toBe(text)
+  expect(rollbackClearsPauseFor({ ...channel('rolling-out', 20), pausedReleases: [], pausedBelow: [] }, target)).toBeNull()
+  expect(rollbackClearsPauseFor({ ...channel('rolling-out', 20), pausedBelow: [paused] }, { id: '1.0.0', version: '1.0.0' })).toBeNull()
+  // an older server: what it sends
+  expect(rollbackClearsPauseFor({ ...channel('rolling-out', 20), pausedReleases: [paused] }, target)).toBe(text)
 })
 
 describe('a pause or a revert whose fallback signature rules refuse (FALLBACK_UNSIGNED, FALLBACK_KEY_REVOKED)', () => {

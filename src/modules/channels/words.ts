@@ -21,6 +21,8 @@ export interface ChannelView {
   pausedReleases?: readonly ReleaseView[]
   /** reverted releases below the newest: no device gets them; absent on older servers */
   revertedReleases?: readonly ReleaseView[]
+  /** every paused release below the newest (a rollback to one clears its pause); absent on older servers */
+  pausedBelow?: readonly PausedView[]
   /** what a request that names no device and no version gets (the release mirror serves it); absent on older servers */
   defaultRelease?: ReleaseView | null
 }
@@ -120,6 +122,23 @@ export function rollbackClearsPauseText(version: string, channel: string, pause:
   const reason = pause.pauseReason?.replace(/\s+/g, ' ').trim()
   const why = reason ? ` (${reason})` : ''
   return `${version} was paused${by}${why}; rolling back to it clears the pause and sends it to every device on ${channel}`
+}
+
+/** A paused release with who paused it and why, as a channel record lists it. */
+export interface PausedView extends ReleaseView {
+  pausedBy?: string | null
+  pauseReason?: string | null
+}
+
+/**
+ * What a rollback to `version` on `channel` clears, said before it happens (the console's Roll back…
+ * dialog) by the server's rule: the version is a paused release below the newest (`pausedBelow`), and
+ * the answer will warn ROLLBACK_CLEARS_PAUSE in these words; null otherwise. An older server sends no
+ * `pausedBelow`: its `pausedReleases` hold the paused releases above the previous one.
+ */
+export function rollbackClearsPauseFor(channel: { name: string; pausedBelow?: readonly PausedView[]; pausedReleases?: readonly PausedView[] }, version: { id: string; version: string }): string | null {
+  const paused = (channel.pausedBelow ?? channel.pausedReleases)?.find((release) => release.versionId === version.id)
+  return paused ? rollbackClearsPauseText(version.version, channel.name, paused) : null
 }
 
 /** How a version is signed, as far as the fallback warnings need it (a version record's `signature`). */

@@ -18,7 +18,7 @@ import { discardUpload, fileFields, type FileField, type ReceivedUpload } from '
 import { releaseTypes, versionPattern, type ReleaseType } from './model'
 import { checkManifest, type UploadWarning } from './manifest'
 import { publishedText, rollbackClearsPauseText, type ReleaseWarning } from '../channels/words'
-import { channelRecords, checkReleaseOptions, defaultChannel, liveReleases, releaseIntoChannel, requireChannel, rollbackChannel, type ChannelRecord } from '../channels/service'
+import { channelRecords, checkReleaseOptions, defaultChannel, liveReleases, pausedBelowNewest, releaseIntoChannel, requireChannel, rollbackChannel, type ChannelRecord } from '../channels/service'
 import { deepLink, installUrl } from '../../http/urls'
 import { requireSignedIfRequired, requireUsableKey, signingKeyNames, statementOf, verifySignature, type VerifiedSignature } from '../signing/service'
 
@@ -488,7 +488,7 @@ export function rollbackRelease(
       if (rollbackSignature) requireUsableKey(tx, app.id, rollbackSignature.keyId, { appId: app.appId, version: row.version })
       const target = channel ?? row.channel
       // a paused release below the newest (§13) comes back only this way: at 100 %, its pause cleared
-      const paused = liveReleases(tx, app.id, target).find((release, index) => index > 0 && release.versionId === row.id && release.paused)
+      const paused = pausedBelowNewest(liveReleases(tx, app.id, target)).find((release) => release.versionId === row.id)
       const replaced = rollbackChannel(tx, clock, user, app, row, target, notes)
       if (paused) warnings.push({ code: 'ROLLBACK_CLEARS_PAUSE', message: rollbackClearsPauseText(row.version, target, paused) })
       recordAudit(tx, clock, {
