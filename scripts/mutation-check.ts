@@ -908,6 +908,13 @@ const mutations: Mutation[] = [
     why: "the Roll back… dialog names the pause a rollback clears wherever the paused release stands below the newest, as the answer's warning does",
   },
   {
+    file: 'src/modules/channels/service.ts',
+    find: 'if (change.rolloutPercent < change.previousPercent) return { lowerTo: change.rolloutPercent }',
+    replace: 'if (false) return { lowerTo: change.rolloutPercent }',
+    tests: ['src/modules/channels/fallback-signature.test.ts'],
+    why: 'a lower rollout percent, which sends adopters outside it back to an unsigned fallback, warns FALLBACK_UNSIGNED as a pause does',
+  },
+  {
     file: 'src/modules/channels/words.ts',
     find: 'if (!revoked && (signature !== null || !app.requireSignature)) return null',
     replace: 'if (!revoked) return null',

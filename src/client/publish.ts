@@ -335,7 +335,7 @@ Examples:
           }
         }
         const { body: answer } = await api.request<Channel & { warnings?: ReleaseWarning[] }>('PATCH', `/mini-apps/${encodeURIComponent(app.id)}/channels/${encodeURIComponent(flags.channel)}/rollout`, { json: body })
-        // a pause or revert whose fallback signature rules refuse (FALLBACK_UNSIGNED, FALLBACK_KEY_REVOKED): the server's words, as the console shows them
+        // a pause, revert or lower percent whose fallback signature rules refuse (FALLBACK_UNSIGNED, FALLBACK_KEY_REVOKED): the server's words, as the console shows them
         const channel = { ...answer, warnings: answer.warnings ?? [] }
         out.line(`${appId} ${channel.name}: ${channelText(channel)}.`)
         for (const warning of channel.warnings) out.note(`warning: ${warning.message} (${warning.code})`)

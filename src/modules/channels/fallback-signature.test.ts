@@ -1,5 +1,5 @@
-// A pause or a revert whose fallback release today's signature rules refuse (§14: unsigned while signatures are required,
-// or signed by a key revoked since) still happens, and its answer and `miniship rollout` warn (FALLBACK_UNSIGNED,
+// A pause, a revert or a lowered percent whose fallback release today's signature rules refuse (§14: unsigned while signatures
+// are required, or signed by a key revoked since) still happens, and its answer and `miniship rollout` warn (FALLBACK_UNSIGNED,
 // FALLBACK_KEY_REVOKED): over HTTP and the real CLI against the app on a temp data directory.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
@@ -7,6 +7,7 @@ import { createTestContext, type TestContext } from '../../test-support'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
 import { buildStatement } from '../../sdk/statement'
 import { jsonDocument, runCli } from '../../cli/test-run'
+import { rolloutBucket } from './decide'
 
 let context: TestContext
 let owner: TestUser
@@ -35,8 +36,8 @@ function generateKey(): TestKey {
   return { privateKey: pair.privateKey, publicKey: raw.toString('base64'), keyId: new Bun.CryptoHasher('sha256').update(raw).digest('hex').slice(0, 16) }
 }
 
-/** A miniapp whose stable channel has `1.0.0` at 100 % (signed by `oldKey`, or not) and `1.1.0` (signed by `newKey`) at 30 %. */
-async function setUp(appId: string, options: { fallbackKey: TestKey | null; requireSignature: boolean }) {
+/** A miniapp whose stable channel has `1.0.0` at 100 % (signed by `oldKey`, or not) and `1.1.0` (signed by `newKey`) at 30 % (or `rolloutPercent`). */
+async function setUp(appId: string, options: { fallbackKey: TestKey | null; requireSignature: boolean; rolloutPercent?: number }) {
   const miniAppId = (await createMiniApp(context, owner.token, appId)).id as string
   const newKey = generateKey()
   const keys = [newKey, ...(options.fallbackKey ? [options.fallbackKey] : [])]
@@ -58,22 +59,38 @@ async function setUp(appId: string, options: { fallbackKey: TestKey | null; requ
   const publish = async (versionId: string, rolloutPercent: number) =>
     expect((await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${versionId}/publish`, { token: owner.token, json: { rolloutPercent } })).status).toBe(200)
   await publish(await uploadVersion('1.0.0', options.fallbackKey), 100)
-  await publish(await uploadVersion('1.1.0', newKey), 30)
+  const newest = await uploadVersion('1.1.0', newKey)
+  await publish(newest, options.rolloutPercent ?? 30)
   if (options.requireSignature) expect((await context.call('PATCH', `/api/mini-apps/${miniAppId}`, { token: owner.token, json: { requireSignature: true } })).status).toBe(200)
   const rollout = async (json: Record<string, unknown>) => {
     const res = await context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: owner.token, json })
     expect(res.status).toBe(200)
     return res.body as { state: string; warnings: { code: string; message: string }[] }
   }
-  return { miniAppId, rollout }
+  /** what a device that runs 1.1.0 and sends its deviceId is offered now: 1.1.0 kept, or the fallback */
+  const offeredTo = async (deviceId: string) => {
+    const res = await context.call('GET', `/api/mini-apps/access/apps/${appId}/update?platform=ios&currentVersion=1.1.0&deviceId=${deviceId}`)
+    expect(res.status).toBe(200)
+    return res.body.updateAvailable ? (res.body.install.version as string) : '1.1.0'
+  }
+  /** a device whose bucket for 1.1.0 is at least `low` and below `high` */
+  const deviceBetween = (low: number, high: number) => {
+    for (let index = 0; ; index++) {
+      const bucket = rolloutBucket(appId, newest, `device-${index}`)
+      if (bucket >= low && bucket < high) return `device-${index}`
+    }
+  }
+  return { miniAppId, rollout, offeredTo, deviceBetween }
 }
 
 const unsignedPause = (appId: string) =>
   `Devices on stable that do not run 1.1.0 fall back to 1.0.0, which is not signed: host apps that require signatures will refuse it; sign it (miniship sign 1.0.0 --app ${appId} --sign-key FILE)`
+const unsignedLowered = (appId: string, percent: number) =>
+  `Devices on stable outside the new ${percent} % fall back to 1.0.0, which is not signed: host apps that require signatures will refuse it; sign it (miniship sign 1.0.0 --app ${appId} --sign-key FILE)`
 const unsignedRevert = (appId: string) =>
   `Devices on stable, those on 1.1.0 too, fall back to 1.0.0, which is not signed: host apps that require signatures will refuse it; sign it (miniship sign 1.0.0 --app ${appId} --sign-key FILE)`
 
-describe('a pause or a revert that sends devices back to a release signature rules refuse', () => {
+describe('a pause, a revert or a lowered percent that sends devices back to a release signature rules refuse', () => {
   test('unsigned while signatures are required: paused all the same, and the answer warns FALLBACK_UNSIGNED; a pause again changes nothing and warns of nothing; the revert warns in its own words', async () => {
     const appId = 'com.example.fallback.unsigned'
     const app = await setUp(appId, { fallbackKey: null, requireSignature: true })
@@ -86,6 +103,25 @@ describe('a pause or a revert that sends devices back to a release signature rul
     expect(reverted.warnings).toEqual([{ code: 'FALLBACK_UNSIGNED', message: unsignedRevert(appId) }])
     // raising it again sends nobody back: nothing to warn of
     expect((await app.rollout({ rolloutPercent: 30 })).warnings).toEqual([])
+  })
+
+  test('a lower percent sends the adopters outside it back to the unsigned fallback: lowered all the same, and the answer warns FALLBACK_UNSIGNED in its own words; raising it warns of nothing', async () => {
+    const appId = 'com.example.fallback.lowered'
+    const app = await setUp(appId, { fallbackKey: null, requireSignature: true, rolloutPercent: 90 })
+    const adopter = app.deviceBetween(5, 90)
+    expect(await app.offeredTo(adopter)).toBe('1.1.0')
+    const lowered = await app.rollout({ rolloutPercent: 5 })
+    expect(lowered).toMatchObject({ state: 'rolling-out', release: { rolloutPercent: 5 } })
+    expect(lowered.warnings).toEqual([{ code: 'FALLBACK_UNSIGNED', message: unsignedLowered(appId, 5) }])
+    // what it says is what happened: the adopter, running 1.1.0, is offered unsigned 1.0.0
+    expect(await app.offeredTo(adopter)).toBe('1.0.0')
+    // raising it sends nobody back; the same percent again changes nothing
+    expect((await app.rollout({ rolloutPercent: 50 })).warnings).toEqual([])
+    expect((await app.rollout({ rolloutPercent: 50 })).warnings).toEqual([])
+    expect((await app.rollout({ rolloutPercent: 20 })).warnings).toEqual([{ code: 'FALLBACK_UNSIGNED', message: unsignedLowered(appId, 20) }])
+    // from complete (100 %) down is lowering too
+    expect((await app.rollout({ rolloutPercent: 100 })).warnings).toEqual([])
+    expect((await app.rollout({ rolloutPercent: 99 })).warnings).toEqual([{ code: 'FALLBACK_UNSIGNED', message: unsignedLowered(appId, 99) }])
   })
 
   test('signed by a key revoked since: FALLBACK_KEY_REVOKED, naming the key and the way out (also where signatures are not required: a publish of it is refused either way)', async () => {
@@ -105,6 +141,7 @@ describe('a pause or a revert that sends devices back to a release signature rul
 
   test('a fallback that signature rules accept, or an unsigned one where signatures are not required: no warning', async () => {
     const signed = await setUp('com.example.fallback.signed', { fallbackKey: generateKey(), requireSignature: true })
+    expect((await signed.rollout({ rolloutPercent: 10 })).warnings).toEqual([])
     expect((await signed.rollout({ paused: true })).warnings).toEqual([])
     expect((await signed.rollout({ rolloutPercent: 0 })).warnings).toEqual([])
     const optional = await setUp('com.example.fallback.optional', { fallbackKey: null, requireSignature: false })
@@ -122,5 +159,20 @@ describe('a pause or a revert that sends devices back to a release signature rul
     expect(revert.exitCode).toBe(0)
     expect(jsonDocument(revert)).toMatchObject({ name: 'stable', state: 'reverted', warnings: [{ code: 'FALLBACK_UNSIGNED', message: unsignedRevert(appId) }] })
     expect(revert.stderr).toBe(`warning: ${unsignedRevert(appId)} (FALLBACK_UNSIGNED)\n`)
+  }, 30_000)
+
+  test('miniship rollout --percent lower than before prints the warning on stderr, and with --json as a warning entry', async () => {
+    const appId = 'com.example.fallback.cli.lowered'
+    await setUp(appId, { fallbackKey: null, requireSignature: true, rolloutPercent: 90 })
+    const lowered = await cli(['rollout', appId, '--percent', '5'])
+    expect(lowered.exitCode).toBe(0)
+    expect(lowered.stdout).toBe(`${appId} stable: 1.1.0 rolling-out 5 %.\n`)
+    expect(lowered.stderr).toBe(`warning: ${unsignedLowered(appId, 5)} (FALLBACK_UNSIGNED)\n`)
+    const json = await cli(['rollout', appId, '--percent', '2', '--json'])
+    expect(json.exitCode).toBe(0)
+    expect(jsonDocument(json)).toMatchObject({ name: 'stable', state: 'rolling-out', warnings: [{ code: 'FALLBACK_UNSIGNED', message: unsignedLowered(appId, 2) }] })
+    const raised = await cli(['rollout', appId, '--percent', '40', '--json'])
+    expect(raised.stderr).toBe('')
+    expect(jsonDocument(raised)).toMatchObject({ state: 'rolling-out', warnings: [] })
   }, 30_000)
 })

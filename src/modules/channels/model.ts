@@ -58,11 +58,11 @@ export const channelRecord = t.Object({
 
 export const channelDeleted = t.Object({ success: t.Literal(true), name: t.String() })
 
-/** A rollout change's answer: the channel as it is now, and what a real pause or revert warns of (decisions §14) */
+/** A rollout change's answer: the channel as it is now, and what a real pause, revert or lowered percent warns of (decisions §14) */
 export const rolloutAnswer = t.Object({
   ...channelRecord.properties,
   warnings: t.Array(t.Object({ code: t.Union([t.Literal('FALLBACK_UNSIGNED'), t.Literal('FALLBACK_KEY_REVOKED')]), message: t.String() }), {
     description:
-      'FALLBACK_UNSIGNED: the pause or revert sends the other devices back to previousRelease, which is unsigned while the miniapp requires signatures; FALLBACK_KEY_REVOKED: previousRelease was signed by a key revoked since. Host apps that check signatures refuse it; the change is made all the same',
+      'FALLBACK_UNSIGNED: the pause, the revert or the lowered percent (devices whose bucket is at or above the new one, those that ran the release too) sends devices back to previousRelease, which is unsigned while the miniapp requires signatures; FALLBACK_KEY_REVOKED: previousRelease was signed by a key revoked since. Host apps that check signatures refuse it; the change is made all the same; empty when nothing changed',
   }),
 })

@@ -9,7 +9,7 @@ import { newId, isoAt, type Clock } from '../../ids'
 import { requireVisibleMiniApp, userSummaries, type Caller, type UserSummary } from '../miniapps/service'
 import { isSemverRange } from './semver-range'
 import { decideRelease } from './decide'
-import { fallbackSignatureWarning, type ReleaseState, type ReleaseWarning, type SignatureView } from './words'
+import { fallbackSignatureWarning, type FallbackAction, type ReleaseState, type ReleaseWarning, type SignatureView } from './words'
 import { guardRows, toGuardRecord, type GuardRecord } from './guard-record'
 
 export const defaultChannel = 'stable'
@@ -413,13 +413,13 @@ export interface RolloutChange {
   reason: string | null
 }
 
-/** What a pause or a revert warns of: the release the other devices fall back to is one signature rules refuse (§14). */
+/** What a pause, a revert or a lowered percent warns of: the release devices fall back to is one signature rules refuse (§14). */
 export type RolloutWarning = ReleaseWarning<'FALLBACK_UNSIGNED' | 'FALLBACK_KEY_REVOKED'>
 
 export interface RolloutResult {
   record: ChannelRecord
   change: RolloutChange | null
-  /** said only of a real pause or revert (a request that changes nothing warns of nothing, as the CLI's own no-op answers) */
+  /** said only of a real pause, revert or lowered percent (a request that changes nothing warns of nothing, as the CLI's own no-op answers) */
   warnings: RolloutWarning[]
 }
 
@@ -434,9 +434,19 @@ function signatureOf(db: Reader, miniAppId: string, versionId: string): Signatur
   return row ?? null
 }
 
-/** The warnings of a pause or a revert that happened: what the channel's other devices now fall back to. */
+/** Which change, if any, sent devices back to the channel's previous release: a pause, a revert, or a lower percent. */
+function fallbackAction(change: RolloutChange | null): FallbackAction | null {
+  if (change?.action === 'pause') return 'pause'
+  if (change?.action !== 'rollout') return null
+  if (change.rolloutPercent === 0) return 'revert'
+  // devices whose bucket is at or above the new percent get the previous release, those that ran the newest too (decide.ts)
+  if (change.rolloutPercent < change.previousPercent) return { lowerTo: change.rolloutPercent }
+  return null
+}
+
+/** The warnings of a pause, a revert or a lowered percent that happened: what the channel's devices now fall back to. */
 function fallbackWarnings(db: Reader, app: MiniAppRow, record: ChannelRecord, change: RolloutChange | null): RolloutWarning[] {
-  const action = change?.action === 'pause' ? 'pause' : change?.action === 'rollout' && change.rolloutPercent === 0 ? 'revert' : null
+  const action = fallbackAction(change)
   const fallback = record.previousRelease
   if (!action || !fallback) return []
   const warning = fallbackSignatureWarning(app, action, record, signatureOf(db, app.id, fallback.versionId))

@@ -122,7 +122,7 @@ test('the Roll back… dialog warns, before confirming, of every paused release 
   expect(rollbackClearsPauseFor({ ...channel('rolling-out', 20), pausedReleases: [paused] }, target)).toBe(text)
 })
 
-describe('a pause or a revert whose fallback signature rules refuse (FALLBACK_UNSIGNED, FALLBACK_KEY_REVOKED)', () => {
+describe('a pause, a revert or a lowered percent whose fallback signature rules refuse (FALLBACK_UNSIGNED, FALLBACK_KEY_REVOKED)', () => {
   const app = { appId: 'com.example.shop', requireSignature: true }
   const sign = 'sign it (miniship sign 1.0.0 --app com.example.shop --sign-key FILE)'
   const unsigned = 'which is not signed: host apps that require signatures will refuse it'
@@ -133,6 +133,9 @@ describe('a pause or a revert whose fallback signature rules refuse (FALLBACK_UN
     // devices on a paused release between keep theirs: not said to fall back
     ['pause, a paused release between', [app, 'pause', withPaused, null], `FALLBACK_UNSIGNED: Devices on stable that do not run 1.1.0, except those on 1.0.5 (paused), fall back to 1.0.0, ${unsigned}; ${sign}`],
     ['revert, a paused release between', [app, 'revert', withPaused, null], `FALLBACK_UNSIGNED: Devices on stable, those on 1.1.0 too, except those on 1.0.5 (paused), fall back to 1.0.0, ${unsigned}; ${sign}`],
+    // a lower percent sends the devices outside it back, those that ran 1.1.0 too (decide.ts)
+    ['lowered percent, unsigned', [app, { lowerTo: 5 }, channel('rolling-out', 90), null], `FALLBACK_UNSIGNED: Devices on stable outside the new 5 % fall back to 1.0.0, ${unsigned}; ${sign}`],
+    ['lowered percent, a paused release between', [app, { lowerTo: 5 }, withPaused, null], `FALLBACK_UNSIGNED: Devices on stable outside the new 5 %, except those on 1.0.5 (paused), fall back to 1.0.0, ${unsigned}; ${sign}`],
     [
       'signed by a key revoked since',
       [{ ...app, requireSignature: false }, 'pause', channel('rolling-out', 30), { keyId: 'ab12', keyName: 'old laptop', keyRevokedAt: '2026-11-20T00:00:00.000Z' }],

@@ -150,16 +150,23 @@ export interface SignatureView {
 }
 
 /**
- * After a pause or a revert (§13) the channel's other devices fall back to `previousRelease`. When
- * today's signature rules (§14) would refuse that release (unsigned while the miniapp requires
- * signatures, or signed by a key revoked since), host apps that check signatures refuse it: the
- * pause or revert still happens, and its answer, the CLI and the console warn, in these words.
- * `signature` is the fallback's (null: unsigned; undefined: not known here, so nothing is said).
- * `channel` is the channel before or after the change: below the newest nothing moves.
+ * A change that sends devices of a channel back to its `previousRelease`: a pause (the devices that
+ * do not run the newest), a revert (all of them), or a lower percent (`lowerTo`, 1–99 below the one
+ * it had: the devices whose bucket is at or above it, adopters included; decide.ts).
+ */
+export type FallbackAction = 'pause' | 'revert' | { lowerTo: number }
+
+/**
+ * After a pause, a revert or a lowered percent (§13) devices of the channel fall back to
+ * `previousRelease`. When today's signature rules (§14) would refuse that release (unsigned while
+ * the miniapp requires signatures, or signed by a key revoked since), host apps that check
+ * signatures refuse it: the change still happens, and its answer, the CLI and the console warn, in
+ * these words. `signature` is the fallback's (null: unsigned; undefined: not known here, so nothing
+ * is said). `channel` is the channel before or after the change: below the newest nothing moves.
  */
 export function fallbackSignatureWarning(
   app: { appId: string; requireSignature?: boolean },
-  action: 'pause' | 'revert',
+  action: FallbackAction,
   channel: ChannelView,
   signature: SignatureView | null | undefined,
 ): ReleaseWarning<'FALLBACK_UNSIGNED' | 'FALLBACK_KEY_REVOKED'> | null {
@@ -173,7 +180,9 @@ export function fallbackSignatureWarning(
   const who =
     action === 'pause'
       ? `Devices on ${channel.name} that do not run ${newest.version}${except}${except ? ',' : ''} fall back to ${fallback.version}`
-      : `Devices on ${channel.name}, those on ${newest.version} too${except}, fall back to ${fallback.version}`
+      : action === 'revert'
+        ? `Devices on ${channel.name}, those on ${newest.version} too${except}, fall back to ${fallback.version}`
+        : `Devices on ${channel.name} outside the new ${action.lowerTo} %${except}${except ? ',' : ''} fall back to ${fallback.version}`
   if (revoked) {
     const key = revoked.keyName ? `"${revoked.keyName}" (${revoked.keyId})` : revoked.keyId
     return { code: 'FALLBACK_KEY_REVOKED', message: `${who}, which was signed by the key ${key}, revoked since: host apps that no longer trust that key will refuse it; ${signAgainText(app.appId, fallback.version)}` }
