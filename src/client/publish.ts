@@ -322,7 +322,8 @@ Examples:
             const release = before.release!
             const why = release.pauseReason ? ` (${release.pauseReason})` : ''
             out.line(`${appId} ${before.name}: ${release.version} is already paused (${stateText('paused', release.rolloutPercent)})${release.pausedBy ? ` by ${release.pausedBy}` : ''}${why}; nothing changed${flags.reason !== undefined ? ', and --reason was not recorded' : ''}.`)
-            out.result({ ...before, paused: false })
+            // one shape for every --json result of rollout: nothing changed, so nothing to warn of
+            out.result({ ...before, warnings: [], paused: false })
             return
           }
         }
@@ -330,7 +331,7 @@ Examples:
           const before = await resumable(api, app, flags.channel)
           if (before) {
             out.line(`${appId} ${before.name}: ${before.release!.version} is not paused (${stateText(channelState(before)!, before.release!.rolloutPercent)}); nothing to resume.`)
-            out.result({ ...before, resumed: false })
+            out.result({ ...before, warnings: [], resumed: false })
             return
           }
         }

@@ -161,6 +161,22 @@ describe('a pause, a revert or a lowered percent that sends devices back to a re
     expect(revert.stderr).toBe(`warning: ${unsignedRevert(appId)} (FALLBACK_UNSIGNED)\n`)
   }, 30_000)
 
+  test('every --json result of miniship rollout carries warnings: a pause and a pause again (nothing changed), a resume and a resume again, the same percent again', async () => {
+    const appId = 'com.example.fallback.cli.shapes'
+    await setUp(appId, { fallbackKey: null, requireSignature: true })
+    const json = async (...flags: string[]) => {
+      const run = await cli(['rollout', appId, ...flags, '--json'])
+      expect(run.exitCode).toBe(0)
+      return jsonDocument(run) as Record<string, unknown>
+    }
+    expect(await json('--pause')).toMatchObject({ state: 'paused', paused: true, warnings: [{ code: 'FALLBACK_UNSIGNED', message: unsignedPause(appId) }] })
+    // already paused: the CLI answers from the channel as it is, with no change to warn of
+    expect(await json('--pause')).toMatchObject({ state: 'paused', paused: false, warnings: [] })
+    expect(await json('--resume')).toMatchObject({ state: 'rolling-out', resumed: true, warnings: [] })
+    expect(await json('--resume')).toMatchObject({ state: 'rolling-out', resumed: false, warnings: [] })
+    expect(await json('--percent', '30')).toMatchObject({ state: 'rolling-out', warnings: [] })
+  }, 30_000)
+
   test('miniship rollout --percent lower than before prints the warning on stderr, and with --json as a warning entry', async () => {
     const appId = 'com.example.fallback.cli.lowered'
     await setUp(appId, { fallbackKey: null, requireSignature: true, rolloutPercent: 90 })
