@@ -915,6 +915,13 @@ const mutations: Mutation[] = [
     why: 'a lower rollout percent, which sends adopters outside it back to an unsigned fallback, warns FALLBACK_UNSIGNED as a pause does',
   },
   {
+    file: 'web/rules.ts',
+    find: 'if (channel.name !== undefined && version.releaseOf?.includes(channel.name)) return true',
+    replace: 'if (false) return true',
+    tests: ['web/publish-held.test.ts', 'web/rules.test.ts'],
+    why: "the console offers Publish… into a channel only where the server takes the version: not where it is still a release far below the newest",
+  },
+  {
     file: 'src/modules/channels/words.ts',
     find: 'if (!revoked && (signature !== null || !app.requireSignature)) return null',
     replace: 'if (!revoked) return null',

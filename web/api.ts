@@ -114,6 +114,8 @@ export interface Version {
   downloads?: number | { ios?: number; android?: number } | null
   /** who signed it (null: unsigned; absent on servers without signing) */
   signature?: VersionSignature | null
+  /** the channels it is still a release of, where publishing it is refused (the workspace's; absent on older servers) */
+  releaseOf?: string[]
 }
 
 export interface VersionSignature {

@@ -4,7 +4,7 @@ import { printable } from './dom.ts'
 import { routeKey } from './features.ts'
 import { modulePixels } from './qr.ts'
 import { parseRoute, pathOf, type Route } from './router.ts'
-import { absoluteInstallUrl, allowedActions, channelsReleasedIn, fileFieldFor, isLocalOnly, nextRolloutStep } from './rules.ts'
+import { absoluteInstallUrl, allowedActions, channelsReleasedIn, fileFieldFor, holdsVersion, isLocalOnly, nextRolloutStep } from './rules.ts'
 
 describe('allowedActions', () => {
   const app = { currentReviewVersionId: 'r', currentReleaseVersionId: 'live' }
@@ -44,6 +44,35 @@ describe('allowedActions with channels', () => {
   for (const [name, id, channels, expected] of cases) {
     test(name, () => expect(allowedActions({ id, status: 'PUBLISHED' }, app, channels).publish).toBe(expected))
   }
+})
+
+describe('allowedActions with the channels each version is a release of (the workspace\'s releaseOf)', () => {
+  const app = { currentReviewVersionId: null, currentReleaseVersionId: 'new' }
+  const channel = (name: string, release: string, previous: string | null = null) => ({
+    name,
+    release: { versionId: release } as never,
+    previousRelease: previous ? ({ versionId: previous } as never) : null,
+  })
+  // 1.0.0, 1.1.0 and 1.2.0 to stable at 100 %, then 1.0.0 to beta: stable still holds 1.0.0, two below its newest
+  const stable = channel('stable', '1.2.0', '1.1.0')
+  const beta = channel('beta', '1.0.0')
+  const cases: [string, { releaseOf?: string[] }, ReturnType<typeof channel>[], boolean][] = [
+    ['a release far below the newest of stable, live on beta: nowhere left', { releaseOf: ['stable', 'beta'] }, [stable, beta], false],
+    ['the same with an empty channel: may go there', { releaseOf: ['stable', 'beta'] }, [stable, beta, channel('qa', '0.9.0')], true],
+    // withdrawn from stable by a rollback below it: stable takes it again
+    ['withdrawn from stable: may go there', { releaseOf: ['beta'] }, [stable, beta], true],
+    // an older server sends no releaseOf: only what the channel records list
+    ['an older server', {}, [stable, beta], true],
+  ]
+  for (const [name, held, channels, expected] of cases) {
+    test(name, () => expect(allowedActions({ id: '1.0.0', status: 'PUBLISHED', ...held }, app, channels).publish).toBe(expected))
+  }
+  test('holdsVersion: a channel named in releaseOf, or listing the version itself', () => {
+    expect(holdsVersion(stable, { id: '1.0.0', releaseOf: ['stable'] })).toBe(true)
+    expect(holdsVersion(stable, { id: '1.0.0', releaseOf: [] })).toBe(false)
+    expect(holdsVersion(stable, { id: '1.1.0', releaseOf: [] })).toBe(true)
+    expect(holdsVersion({ ...stable, name: undefined }, { id: '1.0.0', releaseOf: ['stable'] })).toBe(false)
+  })
 })
 
 describe('rollback with channels', () => {

@@ -8,6 +8,24 @@ export interface AllowedActions {
   remove: boolean
 }
 
+/** A channel as far as the release rules read it (older servers send fewer lists; tests leave out the name). */
+export type ChannelLike = Pick<Channel, 'release' | 'previousRelease'> & Partial<Pick<Channel, 'pausedReleases' | 'revertedReleases'>> & { name?: string }
+
+/**
+ * The channel still holds the version, as a release of it (the newest or any below it, paused or
+ * reverted included): the server refuses to publish it there (409 VERSION_ALREADY_PUBLISHED; roll
+ * back instead). The workspace's `releaseOf` names every such channel, releases far below the
+ * newest included; without it (an older server) only the releases the channel record lists tell.
+ */
+export function holdsVersion(channel: ChannelLike, version: Pick<Version, 'id' | 'releaseOf'>): boolean {
+  if (channel.name !== undefined && version.releaseOf?.includes(channel.name)) return true
+  return (
+    channel.release?.versionId === version.id ||
+    channel.previousRelease?.versionId === version.id ||
+    [...(channel.pausedReleases ?? []), ...(channel.revertedReleases ?? [])].some((r) => r.versionId === version.id)
+  )
+}
+
 /**
  * The version lifecycle of decisions.md §5, as buttons: shown only where the server would accept.
  * With release channels a version live on one channel may still be published into another that
@@ -15,18 +33,16 @@ export interface AllowedActions {
  * (`releasedIn`, from the release history) that has another release now.
  */
 export function allowedActions(
-  version: Pick<Version, 'id' | 'status'>,
+  version: Pick<Version, 'id' | 'status' | 'releaseOf'>,
   miniApp: Pick<MiniApp, 'currentReviewVersionId' | 'currentReleaseVersionId'>,
-  channels: (Pick<Channel, 'release' | 'previousRelease'> & Partial<Pick<Channel, 'pausedReleases' | 'revertedReleases'>> & { name?: string })[] | null = null,
+  channels: ChannelLike[] | null = null,
   releasedIn: ReadonlySet<string> | null = null,
 ): AllowedActions {
   const unpublished = version.status === 'DRAFT' || version.status === 'IN_REVIEW'
   const published = version.status === 'PUBLISHED'
-  // promotion: live on one channel, and some channel neither has it nor just moved off it (the server
-  // refuses a second release into a channel; a paused or reverted one below the newest is still one)
-  const holds = (c: NonNullable<typeof channels>[number]) =>
-    c.release?.versionId === version.id || c.previousRelease?.versionId === version.id || [...(c.pausedReleases ?? []), ...(c.revertedReleases ?? [])].some((r) => r.versionId === version.id)
-  const promotable = published && channels !== null && channels.some((c) => c.release?.versionId === version.id) && channels.some((c) => !holds(c))
+  // promotion: live on one channel, and some channel does not hold it (the server refuses a second
+  // release into a channel; one below the newest, however far, is still one)
+  const promotable = published && channels !== null && channels.some((c) => c.release?.versionId === version.id) && channels.some((c) => !holdsVersion(c, version))
   // a published version the history does not mention was released before channels existed: on stable
   const released = releasedIn && releasedIn.size ? releasedIn : new Set(['stable'])
   const rollback =

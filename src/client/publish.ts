@@ -28,6 +28,8 @@ export interface VersionSummary {
   channel?: string
   createdAt: string
   publishedAt: string | null
+  /** the channels it is still a release of, where a publish is refused (the workspace's; absent on older servers) */
+  releaseOf?: string[]
 }
 
 export interface Workspace {

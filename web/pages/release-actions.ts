@@ -2,7 +2,7 @@
 // removing a channel), each behind the confirmation it needs; shared by the Overview and Versions tabs.
 import { api, ApiError, seg, type Channel, type MiniApp, type ReleaseHistoryEntry, type Version } from '../api.ts'
 import { confirmDialog, h, showError, showNotice, type DialogField } from '../dom.ts'
-import { channelsReleasedIn, nextRolloutStep } from '../rules.ts'
+import { channelsReleasedIn, holdsVersion, nextRolloutStep } from '../rules.ts'
 import { isSemverRange } from '../../src/modules/channels/semver-range.ts'
 import { fallbackSignatureWarning, pausedKeptText, publishedText, rollbackClearsPauseFor, type ReleaseWarning } from '../../src/modules/channels/words.ts'
 import { signAgainText } from '../../src/modules/signing/words.ts'
@@ -62,15 +62,18 @@ function percentProblem(raw: string | undefined, min: number): string | null {
 export async function publish(rc: ReleaseContext, v: Version, button: HTMLButtonElement): Promise<void> {
   const liveOnStable = rc.versionLabel(rc.miniApp.currentReleaseVersionId)
   const fields: DialogField[] = []
+  // a channel that still holds the version, however far below its newest, refuses it (409
+  // VERSION_ALREADY_PUBLISHED): not offered, and refused here if typed
+  const open = rc.channels?.filter((c) => !holdsVersion(c, v)) ?? []
   if (rc.channels) {
     fields.push(
       {
         name: 'channel',
         label: 'Channel',
         kind: 'text',
-        value: v.status === 'PUBLISHED' ? (rc.channels.find((c) => c.release?.versionId !== v.id)?.name ?? 'stable') : v.channel || 'stable',
+        value: v.status === 'PUBLISHED' ? (open[0]?.name ?? 'stable') : v.channel || 'stable',
         hint: 'Phones on this channel get the version. A new name creates the channel.',
-        options: rc.channels.map((c) => ({ value: c.name, label: c.release ? `${c.name} (now ${c.release.version})` : c.name })),
+        options: open.map((c) => ({ value: c.name, label: c.release ? `${c.name} (now ${c.release.version})` : c.name })),
       },
       { name: 'rolloutPercent', label: 'Rollout (% of devices)', kind: 'number', value: '100', min: 1, max: 100, hint: 'Start small (for example 10) and raise it from the overview once it looks healthy.' },
       { name: 'mandatory', label: 'Mandatory update (the host app must install it before opening the miniapp)', kind: 'checkbox' },
@@ -97,6 +100,8 @@ export async function publish(rc: ReleaseContext, v: Version, button: HTMLButton
       if (!rc.channels) return []
       const problems = []
       if (!CHANNEL_PATTERN.test(values.channel?.trim() ?? '')) problems.push({ field: 'channel', message: 'must start with a lower-case letter, then up to 31 lower-case letters, digits or dashes' })
+      const holding = rc.channels.find((c) => c.name === values.channel?.trim() && holdsVersion(c, v))
+      if (holding) problems.push({ field: 'channel', message: `${v.version} is already a release of ${holding.name}: roll back to it there instead` })
       const percent = percentProblem(values.rolloutPercent, 1)
       if (percent) problems.push({ field: 'rolloutPercent', message: percent })
       // the server's own check, as the CLI's --host-range: refused here, a new channel is not created for nothing

@@ -129,6 +129,26 @@ export function liveReleases(db: Reader, miniAppId: string, channel: string): Li
     .map((row) => ({ ...row, paused: row.pausedAt !== null }))
 }
 
+/**
+ * For each of `versionIds`, the channels it is still a release of (newest or below it, paused or
+ * reverted included: every release no rollback withdrew), stable first, then by name. Publishing a
+ * version into one of them is refused (releaseIntoChannel: 409 VERSION_ALREADY_PUBLISHED). At most
+ * one entry per channel for each version: a page of versions costs one indexed query, however many
+ * releases the channels hold.
+ */
+export function channelsHolding(db: Pick<Db, 'selectDistinct'>, miniAppId: string, versionIds: readonly string[]): Map<string, string[]> {
+  const held = new Map<string, string[]>(versionIds.map((id) => [id, []]))
+  if (versionIds.length === 0) return held
+  const rows = db
+    .selectDistinct({ versionId: channelReleases.versionId, channel: channelReleases.channel })
+    .from(channelReleases)
+    .where(and(eq(channelReleases.miniAppId, miniAppId), inArray(channelReleases.versionId, [...versionIds]), isNull(channelReleases.withdrawnAt)))
+    .all()
+  for (const row of rows) held.get(row.versionId)?.push(row.channel)
+  for (const names of held.values()) names.sort((a, b) => (a === defaultChannel ? -1 : b === defaultChannel ? 1 : a < b ? -1 : a > b ? 1 : 0))
+  return held
+}
+
 export function isChannelName(name: string): boolean {
   return channelNamePattern.test(name)
 }

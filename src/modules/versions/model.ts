@@ -144,7 +144,18 @@ const accessLink = t.Object({
 
 export const workspaceAnswer = t.Object({
   miniApp: miniAppRecord,
-  versions: t.Array(versionRecord, { description: 'one page, newest first' }),
+  versions: t.Array(
+    t.Composite([
+      versionRecord,
+      t.Object({
+        releaseOf: t.Array(t.String(), {
+          description:
+            'the channels this version is still a release of (the newest or below it, paused or reverted included: every release no rollback withdrew), stable first: publishing it into one is refused with 409 VERSION_ALREADY_PUBLISHED (roll back there instead)',
+        }),
+      }),
+    ]),
+    { description: 'one page, newest first' },
+  ),
   releaseHistory: t.Array(releaseHistoryRecord, { description: 'newest first' }),
   accessLinks: t.Array(accessLink, { description: 'one per version of the page' }),
   channels: t.Array(channelRecord),
