@@ -30,12 +30,12 @@ async function cliJson<T>(args: string[]): Promise<T> {
   return JSON.parse(result.stdout) as T
 }
 
-function buildFolder(version: string): string {
-  const folder = join(dir, `build-${version}`)
+function buildFolder(version: string, forApp = appId): string {
+  const folder = join(dir, `build-${forApp}-${version}`)
   mkdirSync(folder, { recursive: true })
   writeFileSync(join(folder, 'main.ios.jsbundle'), `console.log(${JSON.stringify(version)})`)
   writeFileSync(join(folder, 'main.android.bundle'), `console.log(${JSON.stringify(version)})`)
-  writeFileSync(join(folder, 'app.json'), JSON.stringify({ appId, name: 'Truth', pages: { home: 'Home' } }))
+  writeFileSync(join(folder, 'app.json'), JSON.stringify({ appId: forApp, name: 'Truth', pages: { home: 'Home' } }))
   writeFileSync(join(folder, 'assets-ios.zip'), buildZip([{ name: 'assets/logo.png', content: 'png' }]))
   writeFileSync(join(folder, 'assets-android.zip'), buildZip([{ name: 'drawable-mdpi/logo.png', content: 'png' }]))
   return folder
@@ -254,6 +254,66 @@ describe('a rollout through pause, resume, revert and completion (decisions §13
     } else {
       const paused = await cli(['rollout', appId, '--pause'])
       expect(paused.stderr).toBe(`warning: ${message} (FALLBACK_UNSIGNED)\n`)
+    }
+  }, 60_000)
+})
+
+describe('releases further down a channel: what the console offers and says is what the server does', () => {
+  const deep = 'truth-deep'
+  let deepId = ''
+  const push = async (version: string, ...flags: string[]) => expect((await cli(['push', buildFolder(version, deep), '--app', deep, '--version', version, ...flags])).exitCode).toBe(0)
+
+  beforeAll(async () => {
+    deepId = (await api('POST', '/api/mini-apps', { token, json: { appId: deep, name: 'Truth deep' } })).body.id
+    // 1.1.0 paused at 30 %, then 1.2.0 complete and 1.3.0 at 20 % over it: 1.1.0 is below the previous release
+    await push('1.0.0', '--publish')
+    await push('1.1.0', '--publish', '--rollout', '30')
+    expect((await cliJson<ChannelView>(['rollout', deep, '--pause', '--reason', 'crash spike'])).state).toBe('paused')
+    await push('1.2.0', '--publish')
+    await push('1.3.0', '--publish', '--rollout', '20')
+    // 1.0.0 on beta too: stable still holds it, three below its newest
+    expect((await cli(['channels', 'create', 'beta', '--app', deep])).exitCode).toBe(0)
+    expect((await cli(['publish', deep, '1.0.0', '--channel', 'beta'])).exitCode).toBe(0)
+  }, 120_000)
+
+  test('no Publish… for a version every channel still holds (the server would answer 409); with a channel that does not, Publish… offers only that one and refuses a typed name that holds it', async () => {
+    const refused = await cli(['publish', deep, '1.0.0', '--channel', 'stable', '--json'])
+    expect(JSON.parse(refused.stdout).error.code).toBe('VERSION_ALREADY_PUBLISHED')
+    if (!page) return
+    await page.goto(`${server.baseUrl}/apps/${deep}/versions`)
+    await page.getByTestId('version-1.0.0').waitFor()
+    expect(await page.getByTestId('publish-1.0.0').count()).toBe(0)
+    expect((await cli(['channels', 'create', 'qa', '--app', deep])).exitCode).toBe(0)
+    await page.goto(`${server.baseUrl}/apps/${deep}/versions`)
+    await page.getByTestId('publish-1.0.0').click()
+    const dialog = page.getByTestId('publish-dialog')
+    await dialog.waitFor()
+    const channel = dialog.locator('input[name=channel]')
+    expect(await channel.inputValue()).toBe('qa')
+    expect(await dialog.locator('datalist option').evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value))).toEqual(['qa'])
+    await channel.fill('stable')
+    await dialog.getByTestId('confirm-ok').click()
+    expect(await dialog.getByTestId('field-error-channel').textContent()).toBe('1.0.0 is already a release of stable: roll back to it there instead')
+    await dialog.getByTestId('confirm-cancel').click()
+  }, 60_000)
+
+  test('Roll back… to the paused 1.1.0 says before confirming that it clears the pause, as the answer then warns', async () => {
+    const stable = (await api('GET', `/api/mini-apps/${deepId}/channels`, { token })).body.channels[0]
+    expect(stable).toMatchObject({ previousRelease: { version: '1.2.0' }, pausedReleases: [], pausedBelow: [{ version: '1.1.0' }] })
+    const message = '1.1.0 was paused by dev@example.test (crash spike); rolling back to it clears the pause and sends it to every device on stable'
+    if (page) {
+      await page.goto(`${server.baseUrl}/apps/${deep}/versions`)
+      await page.getByTestId('rollback-1.1.0').click()
+      const dialog = page.locator('dialog[open]')
+      await dialog.waitFor()
+      expect(await dialog.getByTestId('rollback-paused-warning').textContent()).toBe(`${message}.`)
+      await screenshot(page, 'rollback-paused-below-previous-dialog')
+      await dialog.getByTestId('confirm-ok').click()
+      const warning = page.getByTestId('notice-warnings').locator('li')
+      await warning.waitFor()
+      expect({ code: await warning.getAttribute('data-code'), text: await warning.textContent() }).toEqual({ code: 'ROLLBACK_CLEARS_PAUSE', text: message })
+    } else {
+      expect((await cli(['rollback', deep, '1.1.0'])).stderr).toBe(`warning: ${message} (ROLLBACK_CLEARS_PAUSE)\n`)
     }
   }, 60_000)
 })
