@@ -1,9 +1,11 @@
 // Test-only helpers for the miniapp and version tests: users with tokens, zips built in memory, upload forms.
 import { deflateRawSync } from 'node:zlib'
+import { afterAll, beforeAll } from 'bun:test'
 import { users } from './db/schema'
 import { createTokenService } from './modules/auth/tokens'
 import { newId } from './ids'
-import type { TestContext } from './test-support'
+import { createTestContext, type TestContext } from './test-support'
+import { runCli, type CliRun } from './cli/test-run'
 
 export interface TestUser {
   id: string
@@ -205,4 +207,38 @@ export async function createMiniApp(context: TestContext, token: string, appId: 
   const res = await context.call('POST', '/api/mini-apps', { token, json: { appId, name: `App ${appId}` } })
   if (res.status !== 201) throw new Error(`creating ${appId} failed: ${res.status} ${res.text}`)
   return res.body as { id: string; appId: string }
+}
+
+/**
+ * A test app with an owner, served on a free port of 127.0.0.1 for clients that speak HTTP (the
+ * real CLI, the fleet simulator); set up and torn down by the calling file's beforeAll/afterAll.
+ * `cli(args)` runs `miniship` as the owner against it.
+ */
+export function servedTestApp(): { readonly context: TestContext; readonly owner: TestUser; readonly url: string; cli(args: string[]): Promise<CliRun> } {
+  let context: TestContext
+  let owner: TestUser
+  let server: ReturnType<typeof Bun.serve>
+  beforeAll(async () => {
+    context = createTestContext()
+    owner = await createTestUser(context)
+    server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => context.app.handle(request) })
+  })
+  afterAll(() => {
+    server.stop(true)
+    context.close()
+  })
+  return {
+    get context() {
+      return context
+    },
+    get owner() {
+      return owner
+    },
+    get url() {
+      return `http://127.0.0.1:${server.port}`
+    },
+    cli(args) {
+      return runCli(args, { env: { MINISHIP_TOKEN: owner.token, MINISHIP_SERVER: `http://127.0.0.1:${server.port}` } })
+    },
+  }
 }

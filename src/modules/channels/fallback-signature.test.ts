@@ -1,29 +1,16 @@
 // A pause, a revert or a lowered percent whose fallback release today's signature rules refuse (§14: unsigned while signatures
 // are required, or signed by a key revoked since) still happens, and its answer and `miniship rollout` warn (FALLBACK_UNSIGNED,
 // FALLBACK_KEY_REVOKED): over HTTP and the real CLI against the app on a temp data directory.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
-import { createTestContext, type TestContext } from '../../test-support'
-import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
+import { createMiniApp, servedTestApp, upload, uploadForm } from '../../test-fixtures'
 import { buildStatement } from '../../sdk/statement'
-import { jsonDocument, runCli } from '../../cli/test-run'
+import { jsonDocument } from '../../cli/test-run'
 import { rolloutBucket } from './decide'
 
-let context: TestContext
-let owner: TestUser
-let server: ReturnType<typeof Bun.serve>
+const served = servedTestApp()
 
-beforeAll(async () => {
-  context = createTestContext()
-  owner = await createTestUser(context)
-  server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => context.app.handle(request) })
-})
-afterAll(() => {
-  server.stop(true)
-  context.close()
-})
-
-const cli = (args: string[]) => runCli(args, { env: { MINISHIP_TOKEN: owner.token, MINISHIP_SERVER: `http://127.0.0.1:${server.port}` } })
+const cli = served.cli
 
 interface TestKey {
   privateKey: KeyObject
@@ -38,11 +25,11 @@ function generateKey(): TestKey {
 
 /** A miniapp whose stable channel has `1.0.0` at 100 % (signed by `oldKey`, or not) and `1.1.0` (signed by `newKey`) at 30 % (or `rolloutPercent`). */
 async function setUp(appId: string, options: { fallbackKey: TestKey | null; requireSignature: boolean; rolloutPercent?: number }) {
-  const miniAppId = (await createMiniApp(context, owner.token, appId)).id as string
+  const miniAppId = (await createMiniApp(served.context, served.owner.token, appId)).id as string
   const newKey = generateKey()
   const keys = [newKey, ...(options.fallbackKey ? [options.fallbackKey] : [])]
   for (const [index, key] of keys.entries()) {
-    expect((await context.call('POST', `/api/mini-apps/${miniAppId}/signing-keys`, { token: owner.token, json: { name: index === 0 ? 'new laptop' : 'old laptop', publicKey: key.publicKey } })).status).toBe(201)
+    expect((await served.context.call('POST', `/api/mini-apps/${miniAppId}/signing-keys`, { token: served.owner.token, json: { name: index === 0 ? 'new laptop' : 'old laptop', publicKey: key.publicKey } })).status).toBe(201)
   }
   const uploadVersion = async (version: string, key: TestKey | null) => {
     const form = uploadForm(appId, { version })
@@ -52,24 +39,24 @@ async function setUp(appId: string, options: { fallbackKey: TestKey | null; requ
       form.append('signatureKeyId', key.keyId)
       form.append('signature', sign(null, Buffer.from(buildStatement(appId, version, digests)), key.privateKey).toString('base64'))
     }
-    const res = await upload(context, owner.token, appId, form)
+    const res = await upload(served.context, served.owner.token, appId, form)
     expect(res.status).toBe(201)
     return res.body.id as string
   }
   const publish = async (versionId: string, rolloutPercent: number) =>
-    expect((await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${versionId}/publish`, { token: owner.token, json: { rolloutPercent } })).status).toBe(200)
+    expect((await served.context.call('POST', `/api/mini-apps/${miniAppId}/versions/${versionId}/publish`, { token: served.owner.token, json: { rolloutPercent } })).status).toBe(200)
   await publish(await uploadVersion('1.0.0', options.fallbackKey), 100)
   const newest = await uploadVersion('1.1.0', newKey)
   await publish(newest, options.rolloutPercent ?? 30)
-  if (options.requireSignature) expect((await context.call('PATCH', `/api/mini-apps/${miniAppId}`, { token: owner.token, json: { requireSignature: true } })).status).toBe(200)
+  if (options.requireSignature) expect((await served.context.call('PATCH', `/api/mini-apps/${miniAppId}`, { token: served.owner.token, json: { requireSignature: true } })).status).toBe(200)
   const rollout = async (json: Record<string, unknown>) => {
-    const res = await context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: owner.token, json })
+    const res = await served.context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: served.owner.token, json })
     expect(res.status).toBe(200)
     return res.body as { state: string; warnings: { code: string; message: string }[] }
   }
   /** what a device that runs 1.1.0 and sends its deviceId is offered now: 1.1.0 kept, or the fallback */
   const offeredTo = async (deviceId: string) => {
-    const res = await context.call('GET', `/api/mini-apps/access/apps/${appId}/update?platform=ios&currentVersion=1.1.0&deviceId=${deviceId}`)
+    const res = await served.context.call('GET', `/api/mini-apps/access/apps/${appId}/update?platform=ios&currentVersion=1.1.0&deviceId=${deviceId}`)
     expect(res.status).toBe(200)
     return res.body.updateAvailable ? (res.body.install.version as string) : '1.1.0'
   }
@@ -128,7 +115,7 @@ describe('a pause, a revert or a lowered percent that sends devices back to a re
     const appId = 'com.example.fallback.revoked'
     const oldKey = generateKey()
     const app = await setUp(appId, { fallbackKey: oldKey, requireSignature: false })
-    expect((await context.call('DELETE', `/api/mini-apps/${app.miniAppId}/signing-keys/${oldKey.keyId}`, { token: owner.token })).status).toBe(200)
+    expect((await served.context.call('DELETE', `/api/mini-apps/${app.miniAppId}/signing-keys/${oldKey.keyId}`, { token: served.owner.token })).status).toBe(200)
     const paused = await app.rollout({ paused: true })
     expect(paused.state).toBe('paused')
     expect(paused.warnings).toEqual([

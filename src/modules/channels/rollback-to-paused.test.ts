@@ -1,43 +1,30 @@
 // A rollback to a paused release below the newest (§13) clears the pause and serves it to every device: the answer, the
 // audit entry and `miniship rollback` say so (ROLLBACK_CLEARS_PAUSE), over HTTP and the real CLI against the app on a temp data directory.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
-import { createTestContext, type TestContext } from '../../test-support'
-import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
-import { jsonDocument, runCli } from '../../cli/test-run'
+import { createMiniApp, servedTestApp, upload, uploadForm } from '../../test-fixtures'
+import { jsonDocument } from '../../cli/test-run'
 import { auditLogs } from '../../db/schema'
 import { rollbackClearsPauseFor, type ChannelView } from './words'
 
-let context: TestContext
-let owner: TestUser
-let server: ReturnType<typeof Bun.serve>
+const served = servedTestApp()
 
-beforeAll(async () => {
-  context = createTestContext()
-  owner = await createTestUser(context)
-  server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => context.app.handle(request) })
-})
-afterAll(() => {
-  server.stop(true)
-  context.close()
-})
-
-const cli = (args: string[]) => runCli(args, { env: { MINISHIP_TOKEN: owner.token, MINISHIP_SERVER: `http://127.0.0.1:${server.port}` } })
+const cli = served.cli
 
 /** 1.0.0 at 100 %, 1.1.0 at 30 % paused (with `reason`), 1.2.0 published over it at 10 %. */
 async function pausedBelow(appId: string, reason: string | null) {
-  const miniAppId = (await createMiniApp(context, owner.token, appId)).id as string
+  const miniAppId = (await createMiniApp(served.context, served.owner.token, appId)).id as string
   const ids: Record<string, string> = {}
-  for (const version of ['1.0.0', '1.1.0', '1.2.0']) ids[version] = (await upload(context, owner.token, appId, uploadForm(appId, { version }))).body.id
+  for (const version of ['1.0.0', '1.1.0', '1.2.0']) ids[version] = (await upload(served.context, served.owner.token, appId, uploadForm(appId, { version }))).body.id
   const publish = async (version: string, rolloutPercent: number) =>
-    expect((await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${ids[version]}/publish`, { token: owner.token, json: { rolloutPercent } })).status).toBe(200)
+    expect((await served.context.call('POST', `/api/mini-apps/${miniAppId}/versions/${ids[version]}/publish`, { token: served.owner.token, json: { rolloutPercent } })).status).toBe(200)
   await publish('1.0.0', 100)
   await publish('1.1.0', 30)
-  expect((await context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: owner.token, json: reason ? { paused: true, reason } : { paused: true } })).status).toBe(200)
+  expect((await served.context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: served.owner.token, json: reason ? { paused: true, reason } : { paused: true } })).status).toBe(200)
   await publish('1.2.0', 10)
-  const stable = (await context.call('GET', `/api/mini-apps/${miniAppId}/channels`, { token: owner.token })).body.channels[0]
+  const stable = (await served.context.call('GET', `/api/mini-apps/${miniAppId}/channels`, { token: served.owner.token })).body.channels[0]
   expect(stable).toMatchObject({ name: 'stable', release: { version: '1.2.0' }, pausedReleases: [{ version: '1.1.0', paused: true }], pausedBelow: [{ version: '1.1.0', paused: true }] })
-  const rollback = (version: string) => context.call('POST', `/api/mini-apps/${miniAppId}/rollback`, { token: owner.token, json: { targetVersionId: ids[version] } })
+  const rollback = (version: string) => served.context.call('POST', `/api/mini-apps/${miniAppId}/rollback`, { token: served.owner.token, json: { targetVersionId: ids[version] } })
   return { miniAppId, ids, rollback }
 }
 
@@ -47,14 +34,14 @@ describe('a rollback to a paused release', () => {
     const res = await app.rollback('1.1.0')
     expect(res.status).toBe(200)
     expect(res.body.warnings).toEqual([
-      { code: 'ROLLBACK_CLEARS_PAUSE', message: `1.1.0 was paused by ${owner.email} (crash on Android 9); rolling back to it clears the pause and sends it to every device on stable` },
+      { code: 'ROLLBACK_CLEARS_PAUSE', message: `1.1.0 was paused by ${served.owner.email} (crash on Android 9); rolling back to it clears the pause and sends it to every device on stable` },
     ])
     // what it says is what happened
-    const stable = (await context.call('GET', `/api/mini-apps/${app.miniAppId}/channels`, { token: owner.token })).body.channels[0]
+    const stable = (await served.context.call('GET', `/api/mini-apps/${app.miniAppId}/channels`, { token: served.owner.token })).body.channels[0]
     expect(stable).toMatchObject({ state: 'complete', release: { version: '1.1.0', rolloutPercent: 100, paused: false }, pausedReleases: [] })
-    const audit = context.dataDir.db.select().from(auditLogs).where(and(eq(auditLogs.action, 'version.rollback'), eq(auditLogs.targetId, app.ids['1.1.0']!))).get()!
-    expect(audit.summary).toBe(`${owner.email} rolled com.example.backtopaused back to 1.1.0 on stable, clearing its pause`)
-    expect(JSON.parse(audit.metadata)).toMatchObject({ clearedPause: { pausedBy: owner.email, reason: 'crash on Android 9' } })
+    const audit = served.context.dataDir.db.select().from(auditLogs).where(and(eq(auditLogs.action, 'version.rollback'), eq(auditLogs.targetId, app.ids['1.1.0']!))).get()!
+    expect(audit.summary).toBe(`${served.owner.email} rolled com.example.backtopaused back to 1.1.0 on stable, clearing its pause`)
+    expect(JSON.parse(audit.metadata)).toMatchObject({ clearedPause: { pausedBy: served.owner.email, reason: 'crash on Android 9' } })
   })
 
   test('a rollback to a release that is not paused warns of nothing', async () => {
@@ -66,27 +53,27 @@ describe('a rollback to a paused release', () => {
 
   test('paused further down, below the previous release: the channel lists it in pausedBelow (not pausedReleases), and what the console says before confirming is the warning the answer carries', async () => {
     const appId = 'com.example.backtodeep'
-    const miniAppId = (await createMiniApp(context, owner.token, appId)).id as string
+    const miniAppId = (await createMiniApp(served.context, served.owner.token, appId)).id as string
     const ids: Record<string, string> = {}
-    for (const version of ['1.0.0', '1.1.0', '1.2.0', '1.3.0']) ids[version] = (await upload(context, owner.token, appId, uploadForm(appId, { version }))).body.id
+    for (const version of ['1.0.0', '1.1.0', '1.2.0', '1.3.0']) ids[version] = (await upload(served.context, served.owner.token, appId, uploadForm(appId, { version }))).body.id
     const publish = async (version: string, rolloutPercent: number) =>
-      expect((await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${ids[version]}/publish`, { token: owner.token, json: { rolloutPercent } })).status).toBe(200)
+      expect((await served.context.call('POST', `/api/mini-apps/${miniAppId}/versions/${ids[version]}/publish`, { token: served.owner.token, json: { rolloutPercent } })).status).toBe(200)
     await publish('1.0.0', 100)
     await publish('1.1.0', 30)
-    expect((await context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: owner.token, json: { paused: true, reason: 'crash spike' } })).status).toBe(200)
+    expect((await served.context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: served.owner.token, json: { paused: true, reason: 'crash spike' } })).status).toBe(200)
     await publish('1.2.0', 100)
     await publish('1.3.0', 20)
-    const stable = async () => (await context.call('GET', `/api/mini-apps/${miniAppId}/channels`, { token: owner.token })).body.channels[0] as ChannelView & { name: string }
+    const stable = async () => (await served.context.call('GET', `/api/mini-apps/${miniAppId}/channels`, { token: served.owner.token })).body.channels[0] as ChannelView & { name: string }
     const before = await stable()
     // below 1.2.0, the previous release: not one the devices outside the rollout pass over, so not in pausedReleases
-    expect(before).toMatchObject({ release: { version: '1.3.0' }, previousRelease: { version: '1.2.0' }, pausedReleases: [], pausedBelow: [{ version: '1.1.0', paused: true, pausedBy: owner.email, pauseReason: 'crash spike' }] })
+    expect(before).toMatchObject({ release: { version: '1.3.0' }, previousRelease: { version: '1.2.0' }, pausedReleases: [], pausedBelow: [{ version: '1.1.0', paused: true, pausedBy: served.owner.email, pauseReason: 'crash spike' }] })
     // the console's Roll back… dialog, for each version, says what the answer then warns of
     const said = (version: string) => rollbackClearsPauseFor(before, { id: ids[version]!, version })
     expect(said('1.2.0')).toBeNull()
     expect(said('1.0.0')).toBeNull()
     const message = said('1.1.0')
-    expect(message).toBe(`1.1.0 was paused by ${owner.email} (crash spike); rolling back to it clears the pause and sends it to every device on stable`)
-    const res = await context.call('POST', `/api/mini-apps/${miniAppId}/rollback`, { token: owner.token, json: { targetVersionId: ids['1.1.0'] } })
+    expect(message).toBe(`1.1.0 was paused by ${served.owner.email} (crash spike); rolling back to it clears the pause and sends it to every device on stable`)
+    const res = await served.context.call('POST', `/api/mini-apps/${miniAppId}/rollback`, { token: served.owner.token, json: { targetVersionId: ids['1.1.0'] } })
     expect(res.status).toBe(200)
     expect(res.body.warnings).toEqual([{ code: 'ROLLBACK_CLEARS_PAUSE', message }])
     expect(await stable()).toMatchObject({ state: 'complete', release: { version: '1.1.0', paused: false }, pausedReleases: [], pausedBelow: [] })
@@ -97,7 +84,7 @@ describe('a rollback to a paused release', () => {
     const run = await cli(['rollback', 'com.example.backtopaused.cli', '1.1.0'])
     expect(run.exitCode).toBe(0)
     expect(run.stdout).toBe('Rolled com.example.backtopaused.cli back to 1.1.0 on stable.\n')
-    const message = `1.1.0 was paused by ${owner.email}; rolling back to it clears the pause and sends it to every device on stable`
+    const message = `1.1.0 was paused by ${served.owner.email}; rolling back to it clears the pause and sends it to every device on stable`
     expect(run.stderr).toBe(`warning: ${message} (ROLLBACK_CLEARS_PAUSE)\n`)
 
     await pausedBelow('com.example.backtopaused.json', 'suspect')
@@ -105,7 +92,7 @@ describe('a rollback to a paused release', () => {
     expect(json.exitCode).toBe(0)
     expect(jsonDocument(json)).toMatchObject({
       version: { version: '1.1.0' },
-      warnings: [{ code: 'ROLLBACK_CLEARS_PAUSE', message: `1.1.0 was paused by ${owner.email} (suspect); rolling back to it clears the pause and sends it to every device on stable` }],
+      warnings: [{ code: 'ROLLBACK_CLEARS_PAUSE', message: `1.1.0 was paused by ${served.owner.email} (suspect); rolling back to it clears the pause and sends it to every device on stable` }],
     })
     // a rollback to a release that was not paused: no warning, and an empty list with --json
     const plain = await cli(['rollback', 'com.example.backtopaused.json', '1.0.0', '--json'])
