@@ -928,6 +928,20 @@ const mutations: Mutation[] = [
     tests: ['src/modules/channels/words.test.ts', 'src/modules/channels/fallback-signature.test.ts'],
     why: 'a pause or revert whose fallback is unsigned while signatures are required warns FALLBACK_UNSIGNED',
   },
+  {
+    file: 'src/modules/runtime/index.ts',
+    find: 'if (subject !== null) counters.countUpdateCheck(subject,',
+    replace: 'if (subject === undefined) counters.countUpdateCheck(subject,',
+    tests: ['src/modules/insights/count-everything.test.ts'],
+    why: 'an update check answered 404 (every release of the channel reverted) still counts the device under the version it runs: insights do not lose exactly those devices',
+  },
+  {
+    file: 'src/modules/runtime/index.ts',
+    find: "counters.countUpdateCheck(subject, query.channel || 'stable',",
+    replace: "counters.countUpdateCheck(subject, query.channel ?? 'stable',",
+    tests: ['src/modules/insights/count-everything.test.ts'],
+    why: "an empty ?channel= counts as stable, as it is answered, not as a channel '' of its own",
+  },
 ]
 
 const root = resolve(import.meta.dir, '..')
