@@ -929,6 +929,13 @@ const mutations: Mutation[] = [
     why: 'a pause or revert whose fallback is unsigned while signatures are required warns FALLBACK_UNSIGNED',
   },
   {
+    file: 'src/modules/versions/service.ts',
+    find: "if (reverted) warnings.push({ code: 'ROLLBACK_OF_REVERTED'",
+    replace: "if (false) warnings.push({ code: 'ROLLBACK_OF_REVERTED'",
+    tests: ['src/modules/channels/rollback-to-paused.test.ts'],
+    why: 'a rollback to a reverted release below the newest (which no device gets) warns that it sends it to every device',
+  },
+  {
     file: 'src/modules/runtime/index.ts',
     find: 'if (subject !== null) counters.countUpdateCheck(subject,',
     replace: 'if (subject === undefined) counters.countUpdateCheck(subject,',

@@ -233,7 +233,7 @@ export function rollbackCommand(): Command {
         if (flags.channel !== undefined) body.channel = flags.channel
         const { body: answer } = await api.request<{ miniApp: MiniApp; version: VersionSummary; warnings?: ReleaseWarning[] }>('POST', `/mini-apps/${encodeURIComponent(app.id)}/rollback`, { json: body })
         out.line(`Rolled ${appId} back to ${answer.version.version} on ${flags.channel ?? answer.version.channel ?? 'stable'}.`)
-        // the server's words, as the console shows them (ROLLBACK_CLEARS_PAUSE); older servers send none
+        // the server's words, as the console shows them (ROLLBACK_CLEARS_PAUSE, ROLLBACK_OF_REVERTED); older servers send none
         const warnings = answer.warnings ?? []
         for (const warning of warnings) out.note(`warning: ${warning.message} (${warning.code})`)
         out.result({ ...answer, warnings })

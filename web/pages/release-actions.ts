@@ -147,9 +147,9 @@ async function createChannel(rc: ReleaseContext, name: string): Promise<void> {
 export async function rollback(rc: ReleaseContext, v: Version, button: HTMLButtonElement): Promise<void> {
   const current = rc.versionLabel(rc.miniApp.currentReleaseVersionId)
   const fields: DialogField[] = []
-  // a paused release below the newest (§13), wherever it stands: the rollback ends its pause, said before
-  // confirming for the channel chosen, by the server's rule and in the words of the answer's
-  // ROLLBACK_CLEARS_PAUSE (the CLI's warning)
+  // a paused or reverted release below the newest (§13), wherever it stands: the rollback ends its pause
+  // or its revert, said before confirming for the channel chosen, by the server's rule and in the words
+  // of the answer's ROLLBACK_CLEARS_PAUSE or ROLLBACK_OF_REVERTED (the CLI's warning)
   const clearedPause = h('p', { class: 'warning', 'data-testid': 'rollback-paused-warning' })
   function showClearedPause(channelName: string | undefined): void {
     const channel = rc.channels?.find((c) => c.name === channelName)

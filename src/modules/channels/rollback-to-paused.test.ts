@@ -100,3 +100,33 @@ describe('a rollback to a paused release', () => {
     expect(jsonDocument(plain)).toMatchObject({ version: { version: '1.0.0' }, warnings: [] })
   }, 30_000)
 })
+
+describe('a rollback to a reverted release', () => {
+  test('below the newest (no device gets it): the console says before confirming what the answer then warns, ROLLBACK_OF_REVERTED, and the rollback sends it to every device', async () => {
+    const appId = 'com.example.backtoreverted'
+    const miniAppId = (await createMiniApp(served.context, served.owner.token, appId)).id as string
+    const ids: Record<string, string> = {}
+    for (const version of ['1.0.0', '1.1.0', '1.2.0']) ids[version] = (await upload(served.context, served.owner.token, appId, uploadForm(appId, { version }))).body.id
+    const publish = async (version: string, rolloutPercent: number) =>
+      expect((await served.context.call('POST', `/api/mini-apps/${miniAppId}/versions/${ids[version]}/publish`, { token: served.owner.token, json: { rolloutPercent } })).status).toBe(200)
+    await publish('1.0.0', 100)
+    await publish('1.1.0', 30)
+    // paused first, then reverted: the revert is what the words name
+    expect((await served.context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: served.owner.token, json: { paused: true, reason: 'crash spike' } })).status).toBe(200)
+    expect((await served.context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: served.owner.token, json: { rolloutPercent: 0 } })).body.state).toBe('reverted')
+    await publish('1.2.0', 10)
+    const stable = async () => (await served.context.call('GET', `/api/mini-apps/${miniAppId}/channels`, { token: served.owner.token })).body.channels[0] as ChannelView & { name: string }
+    const before = await stable()
+    expect(before).toMatchObject({ release: { version: '1.2.0' }, revertedReleases: [{ version: '1.1.0' }] })
+    const message = '1.1.0 was reverted on stable (no device gets it); rolling back to it sends it to every device on stable'
+    expect(rollbackClearsPauseFor(before, { id: ids['1.1.0']!, version: '1.1.0' })).toBe(message)
+    expect(rollbackClearsPauseFor(before, { id: ids['1.0.0']!, version: '1.0.0' })).toBeNull()
+    const run = await cli(['rollback', appId, '1.1.0', '--json'])
+    expect(run.exitCode).toBe(0)
+    expect(jsonDocument(run)).toMatchObject({ version: { version: '1.1.0' }, warnings: [{ code: 'ROLLBACK_OF_REVERTED', message }] })
+    expect(run.stderr).toBe(`warning: ${message} (ROLLBACK_OF_REVERTED)\n`)
+    expect(await stable()).toMatchObject({ state: 'complete', release: { version: '1.1.0', rolloutPercent: 100 }, revertedReleases: [] })
+    const audit = served.context.dataDir.db.select().from(auditLogs).where(and(eq(auditLogs.action, 'version.rollback'), eq(auditLogs.targetId, ids['1.1.0']!))).get()!
+    expect(audit.summary).toBe(`${served.owner.email} rolled ${appId} back to 1.1.0 on stable, a release reverted there`)
+  }, 30_000)
+})

@@ -124,6 +124,16 @@ export function rollbackClearsPauseText(version: string, channel: string, pause:
   return `${version} was paused${by}${why}; rolling back to it clears the pause and sends it to every device on ${channel}`
 }
 
+/**
+ * A rollback to a reverted release below the newest (no device gets it, decide.ts) sends it to every
+ * device again: "1.1.0 was reverted on stable (no device gets it); rolling back to it sends it to
+ * every device on stable". Said before (the console's Roll back… dialog) and after (the answer's
+ * ROLLBACK_OF_REVERTED), as for a paused one.
+ */
+export function rollbackOfRevertedText(version: string, channel: string): string {
+  return `${version} was reverted on ${channel} (no device gets it); rolling back to it sends it to every device on ${channel}`
+}
+
 /** A paused release with who paused it and why, as a channel record lists it. */
 export interface PausedView extends ReleaseView {
   pausedBy?: string | null
@@ -131,12 +141,18 @@ export interface PausedView extends ReleaseView {
 }
 
 /**
- * What a rollback to `version` on `channel` clears, said before it happens (the console's Roll back…
- * dialog) by the server's rule: the version is a paused release below the newest (`pausedBelow`), and
- * the answer will warn ROLLBACK_CLEARS_PAUSE in these words; null otherwise. An older server sends no
- * `pausedBelow`: its `pausedReleases` hold the paused releases above the previous one.
+ * What a rollback to `version` on `channel` undoes, said before it happens (the console's Roll back…
+ * dialog) by the server's rule: the version is a reverted release below the newest (`revertedReleases`:
+ * the answer will warn ROLLBACK_OF_REVERTED) or a paused one (`pausedBelow`: ROLLBACK_CLEARS_PAUSE),
+ * in the answer's words; null otherwise. An older server sends no `pausedBelow`: its
+ * `pausedReleases` hold the paused releases above the previous one.
  */
-export function rollbackClearsPauseFor(channel: { name: string; pausedBelow?: readonly PausedView[]; pausedReleases?: readonly PausedView[] }, version: { id: string; version: string }): string | null {
+export function rollbackClearsPauseFor(
+  channel: { name: string; pausedBelow?: readonly PausedView[]; pausedReleases?: readonly PausedView[]; revertedReleases?: readonly ReleaseView[] },
+  version: { id: string; version: string },
+): string | null {
+  // reverted (and maybe paused before): no device gets it, which is the stronger thing to say (ROLLBACK_OF_REVERTED)
+  if (channel.revertedReleases?.some((release) => release.versionId === version.id)) return rollbackOfRevertedText(version.version, channel.name)
   const paused = (channel.pausedBelow ?? channel.pausedReleases)?.find((release) => release.versionId === version.id)
   return paused ? rollbackClearsPauseText(version.version, channel.name, paused) : null
 }

@@ -17,7 +17,7 @@ import { foldVersionIntoOther } from '../insights/fold'
 import { discardUpload, fileFields, type FileField, type ReceivedUpload } from './upload'
 import { releaseTypes, versionPattern, type ReleaseType } from './model'
 import { checkManifest, type UploadWarning } from './manifest'
-import { publishedText, rollbackClearsPauseText, type ReleaseWarning } from '../channels/words'
+import { publishedText, rollbackClearsPauseText, rollbackOfRevertedText, type ReleaseWarning } from '../channels/words'
 import { channelRecords, channelsHolding, checkReleaseOptions, defaultChannel, liveReleases, pausedBelowNewest, releaseIntoChannel, requireChannel, rollbackChannel, type ChannelRecord } from '../channels/service'
 import { deepLink, installUrl } from '../../http/urls'
 import { requireSignedIfRequired, requireUsableKey, signingKeyNames, statementOf, verifySignature, type VerifiedSignature } from '../signing/service'
@@ -472,10 +472,10 @@ export function rollbackRelease(
   targetVersionId: string,
   notes: string | null,
   channel?: string,
-): { miniApp: MiniAppRecord; version: VersionRecord; warnings: ReleaseWarning<'ROLLBACK_CLEARS_PAUSE'>[] } {
+): { miniApp: MiniAppRecord; version: VersionRecord; warnings: ReleaseWarning<'ROLLBACK_CLEARS_PAUSE' | 'ROLLBACK_OF_REVERTED'>[] } {
   const { db, clock } = deps
   const app = requireVisibleMiniApp(db, user, miniAppId)
-  const warnings: ReleaseWarning<'ROLLBACK_CLEARS_PAUSE'>[] = []
+  const warnings: ReleaseWarning<'ROLLBACK_CLEARS_PAUSE' | 'ROLLBACK_OF_REVERTED'>[] = []
   db.transaction(
     (tx) => {
       const row = requireVersion(tx, app.id, targetVersionId)
@@ -488,15 +488,19 @@ export function rollbackRelease(
       if (rollbackSignature) requireUsableKey(tx, app.id, rollbackSignature.keyId, { appId: app.appId, version: row.version })
       const target = channel ?? row.channel
       // a paused release below the newest (§13) comes back only this way: at 100 %, its pause cleared
-      const paused = pausedBelowNewest(liveReleases(tx, app.id, target)).find((release) => release.versionId === row.id)
+      const lives = liveReleases(tx, app.id, target)
+      const paused = pausedBelowNewest(lives).find((release) => release.versionId === row.id)
+      // a reverted release below the newest goes to no device (decide.ts): the rollback sends it to every one
+      const reverted = lives.slice(1).some((release) => release.versionId === row.id && release.rolloutPercent === 0)
       const replaced = rollbackChannel(tx, clock, user, app, row, target, notes)
-      if (paused) warnings.push({ code: 'ROLLBACK_CLEARS_PAUSE', message: rollbackClearsPauseText(row.version, target, paused) })
+      if (reverted) warnings.push({ code: 'ROLLBACK_OF_REVERTED', message: rollbackOfRevertedText(row.version, target) })
+      else if (paused) warnings.push({ code: 'ROLLBACK_CLEARS_PAUSE', message: rollbackClearsPauseText(row.version, target, paused) })
       recordAudit(tx, clock, {
         actor: user,
         action: 'version.rollback',
         targetType: 'version',
         targetId: row.id,
-        summary: `${user.email} rolled ${app.appId} back to ${row.version} on ${target}${paused ? ', clearing its pause' : ''}`,
+        summary: `${user.email} rolled ${app.appId} back to ${row.version} on ${target}${reverted ? ', a release reverted there' : paused ? ', clearing its pause' : ''}`,
         metadata: {
           miniAppId: app.id,
           appId: app.appId,
