@@ -69,7 +69,7 @@ function answerJsonWithoutCommand(root: Command): void {
   const typed = root as Command & { unknownOption(flag: string): never }
   const unknownOption = typed.unknownOption.bind(root)
   typed.unknownOption = (flag) => {
-    // `miniship --json status` (a program option goes before the command) is left as it was
+    // a command after it never gets here (withJsonAfterCommand moves --json after the command)
     if (flag !== '--json' || root.args.some((arg) => !arg.startsWith('-'))) return unknownOption(flag)
     // `miniship --json --bogus`: the option no command takes is the problem
     const other = root.args.find((arg) => arg !== '--json')
@@ -166,4 +166,16 @@ function allCommands(root: Command): Command[] {
   return [root, ...root.commands.flatMap((command) => allCommands(command))]
 }
 
-await program.parseAsync(process.argv)
+await program.parseAsync(withJsonAfterCommand(process.argv))
+
+/**
+ * `miniship --json status …`: --json typed before the command is the command's --json (every command
+ * takes it), put after the command's words; it was refused as an unknown option of the program.
+ * Before a `--` (what follows it is not options), else at the end.
+ */
+function withJsonAfterCommand(argv: readonly string[]): string[] {
+  const [runtime, script, first, ...rest] = argv
+  if (first !== '--json' || rest.length === 0 || rest[0]!.startsWith('-')) return [...argv]
+  const end = rest.indexOf('--')
+  return end === -1 ? [runtime!, script!, ...rest, '--json'] : [runtime!, script!, ...rest.slice(0, end), '--json', ...rest.slice(end)]
+}

@@ -123,6 +123,15 @@ describe('--json: a command line commander refuses still prints one JSON documen
     expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringMatching(/^missing command \(before --json\); its commands: serve, init, .*, whoami, push, .*, webhooks \(see miniship --help\)$/), hint: 'miniship --help' } })
     expect(run.stdout + run.stderr).not.toContain("unknown option '--json'")
   })
+  // it said "unknown option '--json'": --json before the command is the command's own
+  test('miniship --json COMMAND is COMMAND --json: the same document, the same exit code', async () => {
+    for (const args of [['whoami'], ['keys', 'ls', '--app', 'com.example.shop'], ['bogus'], ['status', 'com.example.shop', '--bogus']]) {
+      const after = await runCli([...args, '--json'])
+      const before = await runCli(['--json', ...args])
+      expect(after.stdout, args.join(' ')).not.toBe('')
+      expect({ exitCode: before.exitCode, document: jsonDocument(before) }, args.join(' ')).toEqual({ exitCode: after.exitCode, document: jsonDocument(after) })
+    }
+  })
 })
 
 describe('a mistyped subcommand is named as one, with the list (not "too many arguments for \'ls\'")', () => {
