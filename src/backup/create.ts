@@ -315,7 +315,8 @@ export async function createBackup(options: BackupOptions): Promise<BackupResult
   const paths = dataDirPaths(options.dataDir)
   if (!existsSync(paths.database)) throw new BackupError(`there is no miniship database in ${options.dataDir}; nothing to back up`)
   if (!existsSync(paths.secret)) throw new BackupError(`the signing secret ${paths.secret} is missing; run miniship doctor`)
-  if (statIfAny(options.out)?.isFile() === false) throw new BackupError(`${options.out} exists and is not a file; choose another --out`)
+  // a device or a socket where the archive would go (/dev/null): bad input, as a directory that does not exist
+  if (statIfAny(options.out)?.isFile() === false) throw new BackupInputError(`${options.out} exists and is not a file; choose another --out`, 'OUT_NOT_A_FILE')
   const outDirectory = statIfAny(dirname(options.out))
   if (outDirectory === undefined) throw new BackupInputError(`the directory ${dirname(options.out)} for ${basename(options.out)} does not exist; create it, or give an --out in one that does`, 'OUT_DIR_NOT_FOUND')
   if (!outDirectory.isDirectory()) throw new BackupInputError(`${dirname(options.out)}, where ${basename(options.out)} would go, is a file, not a directory`, 'OUT_DIR_NOT_FOUND')

@@ -45,7 +45,7 @@ export class BackupError extends Error {}
 export class BackupInputError extends BackupError {
   constructor(
     message: string,
-    readonly code: 'OUT_DIR_NOT_FOUND',
+    readonly code: 'OUT_DIR_NOT_FOUND' | 'OUT_NOT_A_FILE',
   ) {
     super(message)
   }

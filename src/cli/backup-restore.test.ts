@@ -70,6 +70,24 @@ test('backup --out in a directory that does not exist is bad input as well: exit
   expect(existsSync(join(root, 'no-such-dir'))).toBe(false)
 })
 
+test('backup --out at something that exists and is no regular file (/dev/null) is bad input: exit 2, OUT_NOT_A_FILE', async () => {
+  const dataDir = join(root, 'data-devnull')
+  closeDatabase(openDataDir(dataDir).db)
+  const run = await runCli(['backup', '--data-dir', dataDir, '--out', '/dev/null', '--json'])
+  expect(run.exitCode).toBe(2)
+  expect(run.stderr).toStartWith('miniship: /dev/null exists and is not a file; choose another --out')
+  expect(jsonDocument(run)).toEqual({ error: { code: 'OUT_NOT_A_FILE', message: '/dev/null exists and is not a file; choose another --out' } })
+})
+
+// root reads any file, so only a run as another user can see the refusal
+test.skipIf(process.getuid?.() === 0)('restore of an archive this user may not read: exit 2, ARCHIVE_UNREADABLE', async () => {
+  const archive = join(root, 'unreadable.tar.gz')
+  writeFileSync(archive, 'x', { mode: 0o000 })
+  const run = await runCli(['restore', archive, '--data-dir', join(root, 'elsewhere-unreadable'), '--json'])
+  expect(run.exitCode).toBe(2)
+  expect(jsonDocument(run)).toMatchObject({ error: { code: 'ARCHIVE_UNREADABLE' } })
+})
+
 test('backup says how big the archive is in a unit that shows it: a fresh installation is some KB, not 0.0 MB', async () => {
   const dataDir = join(root, 'data-small')
   closeDatabase(openDataDir(dataDir).db)

@@ -22,7 +22,7 @@ function checkArchivePath(file: string): void {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT' || code === 'ENOTDIR') fail(`${file} does not exist; name the archive miniship backup wrote`, 2, 'ARCHIVE_NOT_FOUND')
-    fail(`${file} cannot be read: ${(error as Error).message}`)
+    fail(`${file} cannot be read: ${(error as Error).message}`, 2, 'ARCHIVE_UNREADABLE')
   }
   if (!isFile) fail(`${file} is not a file; name the archive miniship backup wrote`, 2, 'ARCHIVE_NOT_FOUND')
 }
