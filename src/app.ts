@@ -128,6 +128,7 @@ export function createApp(input: AppInput) {
       failureRate: pause.failureRate,
       maxFailureRate: pause.threshold,
       by: releaseGuardActor,
+      ...(pause.warnings.length ? { warnings: pause.warnings } : {}),
     } satisfies RolloutPausedData)
   })
   const deps: AppDeps = {

@@ -6,6 +6,8 @@ import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
 import { createMiniApp, servedTestApp, upload, uploadForm } from '../../test-fixtures'
 import { buildStatement } from '../../sdk/statement'
 import { jsonDocument } from '../../cli/test-run'
+import { eq } from 'drizzle-orm'
+import { auditLogs, webhookDeliveries } from '../../db/schema'
 import { rolloutBucket } from './decide'
 
 const served = servedTestApp()
@@ -90,6 +92,25 @@ describe('a pause, a revert or a lowered percent that sends devices back to a re
     expect(reverted.warnings).toEqual([{ code: 'FALLBACK_UNSIGNED', message: unsignedRevert(appId) }])
     // raising it again sends nobody back: nothing to warn of
     expect((await app.rollout({ rolloutPercent: 30 })).warnings).toEqual([])
+  })
+
+  test("a person's pause and revert: their rollout.paused and rollout.changed deliveries and audit entries carry the answer's warnings", async () => {
+    const appId = 'com.example.fallback.hooks'
+    const app = await setUp(appId, { fallbackKey: null, requireSignature: true })
+    const hook = await served.context.call('POST', `/api/mini-apps/${app.miniAppId}/webhooks`, { token: served.owner.token, json: { url: 'https://93.184.216.34/json', events: ['rollout.paused', 'rollout.changed'] } })
+    expect(hook.status).toBe(201)
+    expect((await app.rollout({ paused: true })).warnings).toEqual([{ code: 'FALLBACK_UNSIGNED', message: unsignedPause(appId) }])
+    expect((await app.rollout({ rolloutPercent: 0 })).warnings).toEqual([{ code: 'FALLBACK_UNSIGNED', message: unsignedRevert(appId) }])
+    const delivered = served.context.dataDir.db.select({ event: webhookDeliveries.event, body: webhookDeliveries.body }).from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hook.body.id)).all()
+    expect(delivered.map((delivery) => [delivery.event, JSON.parse(delivery.body).data.warnings])).toEqual([
+      ['rollout.paused', [{ code: 'FALLBACK_UNSIGNED', message: unsignedPause(appId) }]],
+      ['rollout.changed', [{ code: 'FALLBACK_UNSIGNED', message: unsignedRevert(appId) }]],
+    ])
+    const audited = served.context.dataDir.db.select({ action: auditLogs.action, metadata: auditLogs.metadata }).from(auditLogs).all().filter((entry) => JSON.parse(entry.metadata).appId === appId && entry.action.startsWith('channel.'))
+    expect(audited.map((entry) => [entry.action, JSON.parse(entry.metadata).warnings?.[0]?.code])).toEqual([
+      ['channel.pause', 'FALLBACK_UNSIGNED'],
+      ['channel.rollout', 'FALLBACK_UNSIGNED'],
+    ])
   })
 
   test('a lower percent sends the adopters outside it back to the unsigned fallback: lowered all the same, and the answer warns FALLBACK_UNSIGNED in its own words; raising it warns of nothing', async () => {

@@ -196,7 +196,7 @@ describe('the check: distinct devices of the newest release, paused as release-g
     expect(entry.metadata).toMatchObject({ actor: 'release-guard', channel: 'stable', version: '1.1.0', failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, maxFailureRate: 0.05, minDevices: 20 })
     expect(entry.summary).toBe(`release-guard paused the rollout of ${target.appId} 1.1.0 on stable at 50 % (was rolling-out 50 %): 12 of 140 devices failed (8.6 %), above the threshold of 5 %`)
     expect(pauses.filter((pause) => pause.appId === target.appId)).toEqual([
-      { miniAppId: target.miniAppId, appId: target.appId, channel: 'stable', versionId: target.versionId, version: '1.1.0', failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, threshold: 0.05, rolloutPercent: 50, previousPercent: 50, previousState: 'rolling-out', reason: '12 of 140 devices failed (8.6 %), above the threshold of 5 %' },
+      { miniAppId: target.miniAppId, appId: target.appId, channel: 'stable', versionId: target.versionId, version: '1.1.0', failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, threshold: 0.05, rolloutPercent: 50, previousPercent: 50, previousState: 'rolling-out', reason: '12 of 140 devices failed (8.6 %), above the threshold of 5 %', warnings: [] },
     ])
     // rollout.paused as queued for the receivers (the body every attempt sends): the names of docs/webhooks.md, and the Slack line with its figures
     const queued = (hookId: string) => context.dataDir.db.select({ event: webhookDeliveries.event, body: webhookDeliveries.body }).from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hookId)).all()
@@ -223,6 +223,29 @@ describe('the check: distinct devices of the newest release, paused as release-g
     expect((await auditEntries('channel.pause')).filter((candidate) => candidate.metadata.appId === target.appId)).toHaveLength(1)
     expect(pauses.filter((pause) => pause.appId === target.appId)).toHaveLength(1)
     expect((await stable(target)).guard).toMatchObject({ lastCheck: { failedDevices: 17, totalDevices: 145 }, trip: { failedDevices: 12, totalDevices: 140 } })
+  })
+
+  test('a pause that sends the others back to an unsigned release while signatures are required: the pause stands, and its audit entry, its rollout.paused delivery and its Slack line carry FALLBACK_UNSIGNED', async () => {
+    const target = await fleet('com.example.guard.unsigned', { enabled: true })
+    const hooks: Record<string, string> = {}
+    for (const format of ['json', 'slack']) {
+      const hook = await context.call('POST', `/api/mini-apps/${target.miniAppId}/webhooks`, { token: owner.token, json: { url: `https://93.184.216.34/${format}`, events: ['rollout.paused'], format } })
+      expect(hook.status).toBe(201)
+      hooks[format] = hook.body.id
+    }
+    expect((await context.call('PATCH', `/api/mini-apps/${target.miniAppId}`, { token: owner.token, json: { requireSignature: true } })).status).toBe(200)
+    await report(target, names('ok', 120), 'launched')
+    await report(target, names('bad', 20), 'failed')
+    flush()
+    expect((await stable(target)).state).toBe('paused')
+    const message = `Devices on stable that do not run 1.1.0 fall back to 1.0.0, which is not signed: host apps that require signatures will refuse it; sign it (miniship sign 1.0.0 --app ${target.appId} --sign-key FILE)`
+    const warnings = [{ code: 'FALLBACK_UNSIGNED' as const, message }]
+    expect(pauses.find((pause) => pause.appId === target.appId)!.warnings).toEqual(warnings)
+    const entry = (await auditEntries('channel.pause')).find((candidate) => candidate.metadata.appId === target.appId)!
+    expect(entry.metadata.warnings).toEqual(warnings)
+    const queued = (hookId: string) => context.dataDir.db.select({ body: webhookDeliveries.body }).from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hookId)).all()
+    expect(JSON.parse(queued(hooks.json!)[0]!.body).data.warnings).toEqual(warnings)
+    expect(JSON.parse(queued(hooks.slack!)[0]!.body).text).toEndWith(`threshold 5 %. Warning: ${message} (FALLBACK_UNSIGNED)`)
   })
 
   test('a pause whose rollout.paused cannot be queued (SQLite refuses the delivery) still stands: the release stops spreading, the failure is logged', async () => {

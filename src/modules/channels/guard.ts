@@ -22,7 +22,7 @@ import type { InsightObserver } from '../insights/service'
 import { addDigest, countOf, deviceHasher, emptySketch, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from '../insights/sketch'
 import { guardDefaults, rateOf } from './guard-record'
 import { failedText, guardStateText, thresholdText } from './guard-text'
-import { channelRecords, liveReleases, pauseRollout, releaseState, requireChannel, type ChannelRecord } from './service'
+import { channelRecords, liveReleases, pauseRollout, releaseState, requireChannel, type ChannelRecord, type RolloutWarning } from './service'
 
 /** Who the audit log and a paused release name when the guard acts. */
 const guardActor = 'release-guard'
@@ -138,6 +138,8 @@ export interface GuardPause {
   previousState: string
   /** why, in words: the figures against the threshold */
   reason: string
+  /** the pause's answer's warnings: the release the others fall back to is one signature rules refuse (FALLBACK_UNSIGNED, FALLBACK_KEY_REVOKED) */
+  warnings: readonly RolloutWarning[]
 }
 
 interface Pending {
@@ -306,7 +308,7 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
     let paused: GuardPause | null
     try {
       paused = atomically(db, () => {
-        const { change } = pauseRollout(db, clock, guardActor, row.miniAppId, row.channel, {
+        const { change, warnings } = pauseRollout(db, clock, guardActor, row.miniAppId, row.channel, {
           reason: `${failedText({ failedDevices: failed, totalDevices: total, failureRate }, row.maxFailureRate)}, above the threshold of ${thresholdText(row.maxFailureRate)}`,
           metadata: { failedDevices: failed, totalDevices: total, failureRate, maxFailureRate: row.maxFailureRate, minDevices: row.minDevices },
         })
@@ -315,7 +317,7 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
           .set({ resumedFailedDevices: failed, tripReleaseId: releaseId, tripFailedDevices: failed, tripTotalDevices: total, tripMaxFailureRate: row.maxFailureRate, trippedAt: now })
           .where(and(eq(channelGuards.miniAppId, row.miniAppId), eq(channelGuards.channel, row.channel)))
           .run()
-        const pause: GuardPause = { miniAppId: row.miniAppId, appId: change.appId, channel: row.channel, versionId, version, failedDevices: failed, totalDevices: total, failureRate, threshold: row.maxFailureRate, rolloutPercent: change.rolloutPercent, previousPercent: change.previousPercent, previousState: change.previousState, reason: change.reason ?? '' }
+        const pause: GuardPause = { miniAppId: row.miniAppId, appId: change.appId, channel: row.channel, versionId, version, failedDevices: failed, totalDevices: total, failureRate, threshold: row.maxFailureRate, rolloutPercent: change.rolloutPercent, previousPercent: change.previousPercent, previousState: change.previousState, reason: change.reason ?? '', warnings }
         // rollout.paused (decisions §16), { channel, versionId, version, failedDevices, totalDevices,
         // failureRate, threshold }: the one place the guard's pause is announced. The webhooks and
         // the release mirror subscribe in app.ts with releaseGuard.onPaused(...).

@@ -51,10 +51,10 @@ export function channelRoutes(deps: AppDeps) {
         // a resume (or a reverted release raised again) holds the guard at the failing devices reported
         // so far, those not counted yet included; a no-op, a pause, a revert or another percent needs no count
         beforeResume: (miniAppId) => deps.releaseGuard.beforeResume(miniAppId, params.channel),
-        onChanged: (change) => {
+        onChanged: (change, warnings) => {
           // the release mirror (issue 14) follows a rollout change like a publish; the change, that write and its deliveries commit together
           deps.mirror?.releaseChanged(change.miniAppId, change.channel)
-          emitRolloutChange(db, clock, change, actorOf(user))
+          emitRolloutChange(db, clock, change, actorOf(user), warnings.length ? { warnings } : {})
         },
       })
       return { ...record, warnings }

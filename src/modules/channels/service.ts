@@ -505,7 +505,8 @@ function changeSummary(change: RolloutChange): string {
  * Runs inside a rollout change's transaction with what changed: what it queues (the release
  * mirror's write, webhook deliveries) commits with the change or not at all.
  */
-export type OnRolloutChange = (change: RolloutChange) => void
+/** `warnings`: what the change's answer warns of (the fallback signature rules refuse), for its webhook */
+export type OnRolloutChange = (change: RolloutChange, warnings: readonly RolloutWarning[]) => void
 
 /**
  * What the route hooks into a rollout change. `onChanged` runs inside a real change's transaction;
@@ -542,6 +543,7 @@ function changeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: str
   const held = releaseState(current)
   if (planned.action === 'resume' || (planned.action === 'rollout' && held === 'reverted' && planned.percent > 0)) hooks.beforeResume?.(app.id)
   let change: RolloutChange | null = null
+  let warnings: RolloutWarning[] = []
   db.transaction(
     (tx) => {
       const newest = newestRelease(tx, app.id, channel)
@@ -566,6 +568,9 @@ function changeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: str
         actor: who,
         reason: step.reason,
       }
+      // what the devices sent back now fall back to, read in this transaction (the same connection sees
+      // the change): the answer, the audit entry and the webhook say the same warnings
+      warnings = fallbackWarnings(db, app, channelRecord(db, app, channel), change)
       tx.insert(releaseHistory)
         .values({ id: newId(), miniAppId: app.id, action: 'ROLLOUT', channel, versionId: newest.versionId, version: newest.version, previousVersionId: null, rolloutPercent: step.percent, notes: step.action === 'rollout' ? null : `${step.action === 'pause' ? 'paused' : 'resumed'} by ${who}${step.reason ? `: ${step.reason}` : ''}`, actorId: user?.id ?? null, createdAt: now })
         .run()
@@ -588,15 +593,15 @@ function changeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: str
           actor: who,
           ...(key?.name ? { apiKey: { id: key.id, name: key.name } } : {}),
           ...(step.reason ? { reason: step.reason } : {}),
+          ...(warnings.length ? { warnings } : {}),
           ...step.metadata,
         },
       })
-      hooks.onChanged?.(change)
+      hooks.onChanged?.(change, warnings)
     },
     { behavior: 'immediate' },
   )
-  const record = channelRecord(db, app, channel)
-  return { record, change, warnings: fallbackWarnings(db, app, record, change) }
+  return { record: channelRecord(db, app, channel), change, warnings }
 }
 
 /**

@@ -255,6 +255,15 @@ interface MiniAppSummary {
   name: string
 }
 
+/** A rollout change's warnings (FALLBACK_UNSIGNED: the devices sent back get a release host apps refuse), as the CLI prints them. */
+function warningsText(data: Record<string, unknown>): string {
+  const warnings = Array.isArray(data.warnings) ? (data.warnings as { code?: unknown; message?: unknown }[]) : []
+  return warnings
+    .filter((warning) => typeof warning?.message === 'string')
+    .map((warning) => `. Warning: ${String(warning.message)} (${String(warning.code)})`)
+    .join('')
+}
+
 function actorText(by: unknown): string {
   const actor = by as Partial<{ type: string; email: string; name: string; ownerEmail: string }> | undefined
   if (!actor) return ''
@@ -303,7 +312,7 @@ function slackLine(miniApp: MiniAppSummary, event: string, data: Record<string, 
       const percent = data.rolloutPercent
       const resumed = data.previousState === 'paused' && data.state !== 'paused'
       const what = percent === 0 ? 'reverted (every device gets the previous release)' : resumed ? `resumed at ${String(percent)} %` : percent === 100 ? 'completed (100 %)' : `set to ${String(percent)} %`
-      return `${app}: the rollout of ${version} on ${channel} was ${what}${by}`
+      return `${app}: the rollout of ${version} on ${channel} was ${what}${by}${warningsText(data)}`
     }
     case 'rollout.paused': {
       const { failedDevices, devices, failureRate, maxFailureRate } = data as Partial<RolloutPausedData>
@@ -314,7 +323,7 @@ function slackLine(miniApp: MiniAppSummary, event: string, data: Record<string, 
           : ''
       // a person's reason, as the audit entry and `status` keep it: the chat said only who paused, not why
       const reason = figures === '' && typeof data.reason === 'string' && data.reason.trim() !== '' ? `: ${data.reason.trim()}` : ''
-      return `${app}: the rollout of ${version} on ${channel} was paused${by}${figures}${reason}`
+      return `${app}: the rollout of ${version} on ${channel} was paused${by}${figures}${reason}${warningsText(data)}`
     }
     case testEvent:
       return `${app}: a test delivery from miniship${by}`
