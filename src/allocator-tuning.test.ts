@@ -20,14 +20,16 @@ test('the re-execution keeps the arguments: a compiled binary drops its embedded
 })
 
 test('a running serve has the options in its environment, same pid as spawned; an operator\'s own value is kept', async () => {
-  for (const [env, expected] of [
-    [{}, allocatorOptions.MIMALLOC_PURGE_HOLES],
-    [{ MIMALLOC_PURGE_HOLES: '1' }, '1'],
+  // `miniship --json serve` is `serve --json`: re-executed the same way
+  for (const [env, expected, before] of [
+    [{}, allocatorOptions.MIMALLOC_PURGE_HOLES, []],
+    [{ MIMALLOC_PURGE_HOLES: '1' }, '1', []],
+    [{}, allocatorOptions.MIMALLOC_PURGE_HOLES, ['--json']],
   ] as const) {
     const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response() })
     const port = probe.port!
     await probe.stop(true)
-    const child = Bun.spawn([process.execPath, join(import.meta.dir, 'main.ts'), 'serve', '--data-dir', tempDir(), '--host', '127.0.0.1', '--port', String(port)], {
+    const child = Bun.spawn([process.execPath, join(import.meta.dir, 'main.ts'), ...before, 'serve', '--data-dir', tempDir(), '--host', '127.0.0.1', '--port', String(port)], {
       stdout: 'ignore',
       stderr: 'ignore',
       env: { ...process.env, MIMALLOC_PURGE_HOLES: undefined, MIMALLOC_PURGE_DELAY: undefined, ...env },

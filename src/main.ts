@@ -3,12 +3,15 @@ import { Command, type Option } from 'commander'
 import { productVersion } from './version'
 import { allocatorTunedEnv, reexecArguments } from './allocator-tuning'
 
+// `miniship --json serve` is `miniship serve --json` from here on (withJsonAfterCommand), for every check of the command
+const argv = withJsonAfterCommand(process.argv)
+
 // `serve` starts again with the allocator tuned for serving (allocator-tuning.ts): before anything
 // else is loaded, so the first start costs little
-const tunedEnv = allocatorTunedEnv(process.argv, process.env, process.execArgv)
+const tunedEnv = allocatorTunedEnv(argv, process.env, process.execArgv)
 if (tunedEnv !== null && typeof process.execve === 'function') {
   try {
-    process.execve(process.execPath, reexecArguments(process.execPath, process.argv), tunedEnv)
+    process.execve(process.execPath, reexecArguments(process.execPath, argv), tunedEnv)
   } catch {
     // a platform without execve serves with the allocator's defaults
   }
@@ -17,13 +20,13 @@ if (tunedEnv !== null && typeof process.execve === 'function') {
 // `serve` loads its own command only: the others' modules (archives for backup and restore, the
 // developer's CLI) would be evaluated for nothing on every start (issue 30: start to first 200)
 const commands =
-  process.argv[2] === 'serve'
+  argv[2] === 'serve'
     ? [(await import('./cli/serve')).serveCommand()]
     : [...(await import('./cli')).serverCommands(), ...(await import('./client')).clientCommands()]
 
 // `miniship versions ls APP | head -3`: once the reader has gone, the rest of the output has nowhere to
 // go; end as the other tools of a pipeline do, instead of printing an EPIPE stack trace
-if (process.argv[2] !== 'serve') {
+if (argv[2] !== 'serve') {
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') process.exit(0)
     throw error
@@ -166,16 +169,23 @@ function allCommands(root: Command): Command[] {
   return [root, ...root.commands.flatMap((command) => allCommands(command))]
 }
 
-await program.parseAsync(withJsonAfterCommand(process.argv))
+await program.parseAsync(argv)
 
 /**
- * `miniship --json status …`: --json typed before the command is the command's --json (every command
- * takes it), put after the command's words; it was refused as an unknown option of the program.
- * Before a `--` (what follows it is not options), else at the end.
+ * `miniship --json status …`, `miniship keys --json ls …`: --json typed among the command's words is
+ * the command's --json (every command takes it), put after them; it was refused as an unknown option
+ * of the program or the group. Only while nothing but command words stand before it (`--notes --json`
+ * is a missing value, said as such), and before a `--` (what follows it is not options).
  */
-function withJsonAfterCommand(argv: readonly string[]): string[] {
-  const [runtime, script, first, ...rest] = argv
-  if (first !== '--json' || rest.length === 0 || rest[0]!.startsWith('-')) return [...argv]
-  const end = rest.indexOf('--')
-  return end === -1 ? [runtime!, script!, ...rest, '--json'] : [runtime!, script!, ...rest.slice(0, end), '--json', ...rest.slice(end)]
+function withJsonAfterCommand(args: readonly string[]): string[] {
+  const words = args.slice(2)
+  const at = words.indexOf('--json')
+  const end = words.indexOf('--')
+  if (at === -1 || (end !== -1 && at > end) || words.slice(0, at).some((word) => word.startsWith('-'))) return [...args]
+  // `miniship --json` alone, or before another option: as typed (answerJsonWithoutCommand)
+  const next = words[at + 1]
+  if (next === undefined || next.startsWith('-')) return [...args]
+  const without = [...words.slice(0, at), ...words.slice(at + 1)]
+  const stop = without.indexOf('--')
+  return [args[0]!, args[1]!, ...(stop === -1 ? [...without, '--json'] : [...without.slice(0, stop), '--json', ...without.slice(stop)])]
 }

@@ -124,10 +124,15 @@ describe('--json: a command line commander refuses still prints one JSON documen
     expect(run.stdout + run.stderr).not.toContain("unknown option '--json'")
   })
   // it said "unknown option '--json'": --json before the command is the command's own
-  test('miniship --json COMMAND is COMMAND --json: the same document, the same exit code', async () => {
-    for (const args of [['whoami'], ['keys', 'ls', '--app', 'com.example.shop'], ['bogus'], ['status', 'com.example.shop', '--bogus']]) {
+  test('miniship --json COMMAND and miniship GROUP --json COMMAND are COMMAND --json: the same document, the same exit code', async () => {
+    for (const args of [['whoami'], ['keys', 'ls', '--app', 'com.example.shop'], ['bogus'], ['status', 'com.example.shop', '--bogus'], ['apps', 'ls']]) {
       const after = await runCli([...args, '--json'])
       const before = await runCli(['--json', ...args])
+      // and between a group and its command: `miniship keys --json ls`
+      if (args.length > 1 && !args[1]!.startsWith('-')) {
+        const between = await runCli([args[0]!, '--json', ...args.slice(1)])
+        expect({ exitCode: between.exitCode, document: jsonDocument(between) }, `${args[0]} --json ${args.slice(1).join(' ')}`).toEqual({ exitCode: after.exitCode, document: jsonDocument(after) })
+      }
       expect(after.stdout, args.join(' ')).not.toBe('')
       expect({ exitCode: before.exitCode, document: jsonDocument(before) }, args.join(' ')).toEqual({ exitCode: after.exitCode, document: jsonDocument(after) })
     }
