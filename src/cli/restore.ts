@@ -15,16 +15,24 @@ import { timeText } from '../terminal/time'
  * directory that does not exist has.
  */
 function checkArchivePath(file: string): void {
-  let isFile: boolean
-  try {
-    isFile = statSync(file).isFile()
-    accessSync(file, constants.R_OK)
-  } catch (error) {
+  const failed = (error: unknown): never => {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT' || code === 'ENOTDIR') fail(`${file} does not exist; name the archive miniship backup wrote`, 2, 'ARCHIVE_NOT_FOUND')
-    fail(`${file} cannot be read: ${(error as Error).message}`, 2, 'ARCHIVE_UNREADABLE')
+    return fail(`${file} cannot be read: ${(error as Error).message}`, 2, 'ARCHIVE_UNREADABLE')
   }
+  let isFile = false
+  try {
+    isFile = statSync(file).isFile()
+  } catch (error) {
+    failed(error)
+  }
+  // a directory is the wrong thing named, readable or not
   if (!isFile) fail(`${file} is not a file; name the archive miniship backup wrote`, 2, 'ARCHIVE_NOT_FOUND')
+  try {
+    accessSync(file, constants.R_OK)
+  } catch (error) {
+    failed(error)
+  }
 }
 
 export function restoreCommand(): Command {
