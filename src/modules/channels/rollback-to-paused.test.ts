@@ -128,3 +128,19 @@ describe('a rollback to a reverted release', () => {
     expect(audit.summary).toBe(`${served.owner.email} rolled ${appId} back to 1.1.0 on stable, a release reverted there`)
   }, 30_000)
 })
+
+test('a rollback to a reverted release that a rollback withdrew since: ROLLBACK_OF_REVERTED too (no device gets it, and every one will)', async () => {
+  const appId = 'com.example.backtowithdrawn'
+  const { miniAppId, ids, publish } = await appWith(appId, ['1.0.0', '1.1.0'])
+  await publish('1.0.0', 100)
+  await publish('1.1.0', 30)
+  expect((await served.context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: served.owner.token, json: { rolloutPercent: 0 } })).body.state).toBe('reverted')
+  const rollback = (version: string) => served.context.call('POST', `/api/mini-apps/${miniAppId}/rollback`, { token: served.owner.token, json: { targetVersionId: ids[version] } })
+  // back to 1.0.0: the reverted 1.1.0 is withdrawn, and 1.0.0 was never reverted
+  expect((await rollback('1.0.0')).body.warnings).toEqual([])
+  const res = await rollback('1.1.0')
+  expect(res.status).toBe(200)
+  expect(res.body.warnings).toEqual([{ code: 'ROLLBACK_OF_REVERTED', message: '1.1.0 was reverted on stable (no device gets it); rolling back to it sends it to every device on stable' }])
+  // and back to 1.0.0 once more: it was replaced, not reverted
+  expect((await rollback('1.0.0')).body.warnings).toEqual([])
+})

@@ -367,6 +367,22 @@ export function releaseIntoChannel(tx: Tx, clock: Clock, user: Caller, app: Mini
  * channel) is released again on top, and what the channel released after it is withdrawn the
  * same way. A version this channel never served is refused.
  */
+/**
+ * Whether a rollback to `versionId` on `channel` brings back a release that was reverted there: its
+ * latest release in the channel is at 0 %, below the newest or since withdrawn by a rollback past it.
+ * No device gets it now; the rollback sends it to every device (ROLLBACK_OF_REVERTED).
+ */
+export function wasRevertedIn(db: Reader, miniAppId: string, channel: string, versionId: string): boolean {
+  const latest = db
+    .select({ rolloutPercent: channelReleases.rolloutPercent })
+    .from(channelReleases)
+    .where(and(eq(channelReleases.miniAppId, miniAppId), eq(channelReleases.channel, channel), eq(channelReleases.versionId, versionId)))
+    .orderBy(desc(channelReleases.seq))
+    .limit(1)
+    .get()
+  return latest?.rolloutPercent === 0
+}
+
 export function rollbackChannel(tx: Tx, clock: Clock, user: Caller, app: MiniAppRow, version: VersionRef & { channel: string; createdAt: string }, channel: string, notes: string | null): LiveReleaseRow | null {
   requireChannel(tx, app.id, channel)
   const live = liveReleases(tx, app.id, channel)
@@ -570,7 +586,8 @@ function changeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: str
       }
       // what the devices sent back now fall back to, read in this transaction (the same connection sees
       // the change): the answer, the audit entry and the webhook say the same warnings
-      warnings = fallbackWarnings(db, app, channelRecord(db, app, channel), change)
+      // only a change that sends devices back (a raise or a resume sends none) reads the channels for it
+      if (fallbackAction(change) !== null) warnings = fallbackWarnings(db, app, channelRecord(db, app, channel), change)
       tx.insert(releaseHistory)
         .values({ id: newId(), miniAppId: app.id, action: 'ROLLOUT', channel, versionId: newest.versionId, version: newest.version, previousVersionId: null, rolloutPercent: step.percent, notes: step.action === 'rollout' ? null : `${step.action === 'pause' ? 'paused' : 'resumed'} by ${who}${step.reason ? `: ${step.reason}` : ''}`, actorId: user?.id ?? null, createdAt: now })
         .run()

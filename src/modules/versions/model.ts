@@ -116,7 +116,7 @@ export const rollbackAnswer = t.Object({
   version: versionRecord,
   warnings: t.Array(t.Object({ code: t.Union([t.Literal('ROLLBACK_CLEARS_PAUSE'), t.Literal('ROLLBACK_OF_REVERTED')]), message: t.String() }), {
     description:
-      'ROLLBACK_CLEARS_PAUSE: the version was a paused release below the newest (decisions §13); the rollback cleared its pause and sends it to every device of the channel. ROLLBACK_OF_REVERTED: the version was a reverted release below the newest, which no device got; the rollback sends it to every device of the channel',
+      'ROLLBACK_CLEARS_PAUSE: the version was a paused release below the newest (decisions §13); the rollback cleared its pause and sends it to every device of the channel. ROLLBACK_OF_REVERTED: the version was a reverted release below the newest, which no device gets; the rollback sends it to every device of the channel',
   }),
 })
 

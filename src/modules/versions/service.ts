@@ -18,7 +18,7 @@ import { discardUpload, fileFields, type FileField, type ReceivedUpload } from '
 import { releaseTypes, versionPattern, type ReleaseType } from './model'
 import { checkManifest, type UploadWarning } from './manifest'
 import { publishedText, rollbackClearsPauseText, rollbackOfRevertedText, type ReleaseWarning } from '../channels/words'
-import { channelRecords, channelsHolding, checkReleaseOptions, defaultChannel, liveReleases, pausedBelowNewest, releaseIntoChannel, requireChannel, rollbackChannel, type ChannelRecord } from '../channels/service'
+import { channelRecords, channelsHolding, checkReleaseOptions, defaultChannel, liveReleases, pausedBelowNewest, releaseIntoChannel, requireChannel, rollbackChannel, wasRevertedIn, type ChannelRecord } from '../channels/service'
 import { deepLink, installUrl } from '../../http/urls'
 import { requireSignedIfRequired, requireUsableKey, signingKeyNames, statementOf, verifySignature, type VerifiedSignature } from '../signing/service'
 
@@ -488,10 +488,9 @@ export function rollbackRelease(
       if (rollbackSignature) requireUsableKey(tx, app.id, rollbackSignature.keyId, { appId: app.appId, version: row.version })
       const target = channel ?? row.channel
       // a paused release below the newest (§13) comes back only this way: at 100 %, its pause cleared
-      const lives = liveReleases(tx, app.id, target)
-      const paused = pausedBelowNewest(lives).find((release) => release.versionId === row.id)
-      // a reverted release below the newest goes to no device (decide.ts): the rollback sends it to every one
-      const reverted = lives.slice(1).some((release) => release.versionId === row.id && release.rolloutPercent === 0)
+      const paused = pausedBelowNewest(liveReleases(tx, app.id, target)).find((release) => release.versionId === row.id)
+      // a reverted release (below the newest, or withdrawn since) goes to no device (decide.ts): the rollback sends it to every one
+      const reverted = wasRevertedIn(tx, app.id, target, row.id)
       const replaced = rollbackChannel(tx, clock, user, app, row, target, notes)
       if (reverted) warnings.push({ code: 'ROLLBACK_OF_REVERTED', message: rollbackOfRevertedText(row.version, target) })
       else if (paused) warnings.push({ code: 'ROLLBACK_CLEARS_PAUSE', message: rollbackClearsPauseText(row.version, target, paused) })
