@@ -245,7 +245,7 @@ describe('the check: distinct devices of the newest release, paused as release-g
     expect(entry.metadata.warnings).toEqual(warnings)
     const queued = (hookId: string) => context.dataDir.db.select({ body: webhookDeliveries.body }).from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hookId)).all()
     expect(JSON.parse(queued(hooks.json!)[0]!.body).data.warnings).toEqual(warnings)
-    expect(JSON.parse(queued(hooks.slack!)[0]!.body).text).toEndWith(`threshold 5 %. Warning: ${message} (FALLBACK_UNSIGNED)`)
+    expect(JSON.parse(queued(hooks.slack!)[0]!.body).text).toEndWith(`threshold 5 %; warning: ${message} (FALLBACK_UNSIGNED)`)
   })
 
   test('a pause whose rollout.paused cannot be queued (SQLite refuses the delivery) still stands: the release stops spreading, the failure is logged', async () => {

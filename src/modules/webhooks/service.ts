@@ -260,7 +260,7 @@ function warningsText(data: Record<string, unknown>): string {
   const warnings = Array.isArray(data.warnings) ? (data.warnings as { code?: unknown; message?: unknown }[]) : []
   return warnings
     .filter((warning) => typeof warning?.message === 'string')
-    .map((warning) => `. Warning: ${String(warning.message)} (${String(warning.code)})`)
+    .map((warning) => `; warning: ${String(warning.message)} (${String(warning.code)})`)
     .join('')
 }
 
