@@ -116,6 +116,8 @@ export interface Version {
   signature?: VersionSignature | null
   /** the channels it is still a release of, where publishing it is refused (the workspace's; absent on older servers) */
   releaseOf?: string[]
+  /** the channels where it was reverted last: a rollback to it there warns ROLLBACK_OF_REVERTED (the workspace's; absent on older servers) */
+  revertedIn?: string[]
 }
 
 export interface VersionSignature {

@@ -234,9 +234,9 @@ describe('the JSON answers the document describes are the whole records', () => 
     const row = (id: string) => db.select().from(miniApps).where(eq(miniApps.id, id)).get()!
     const tokens = createTokenService(context.dataDir.secret, () => context.now.value, context.config.tokenTtlSeconds)
     const workspace = (id: string) => getWorkspace({ db, clock: () => context.now.value, config: context.config, tokens }, caller, id, 'http://localhost/api')
-    // the version record (decisions §2) as the workspace lists it, without the channels it is a release of (the workspace's own)
+    // the version record (decisions §2) as the workspace lists it, without the channels it is a release of or was reverted in (the workspace's own)
     const versionOf = async (miniAppId: string, versionId: string) => {
-      const { releaseOf: _, ...record } = (await workspace(miniAppId)).versions.find((v) => v.id === versionId)!
+      const { releaseOf: _, revertedIn: __, ...record } = (await workspace(miniAppId)).versions.find((v) => v.id === versionId)!
       return record
     }
     const auth = { token: owner.token }

@@ -138,9 +138,19 @@ test('a rollback to a reverted release that a rollback withdrew since: ROLLBACK_
   const rollback = (version: string) => served.context.call('POST', `/api/mini-apps/${miniAppId}/rollback`, { token: served.owner.token, json: { targetVersionId: ids[version] } })
   // back to 1.0.0: the reverted 1.1.0 is withdrawn, and 1.0.0 was never reverted
   expect((await rollback('1.0.0')).body.warnings).toEqual([])
+  const message = '1.1.0 was reverted on stable (no device gets it); rolling back to it sends it to every device on stable'
+  // the console's Roll back… dialog knows it from the workspace (the channel no longer lists it)
+  const workspace = async () => (await served.context.call('GET', `/api/mini-apps/${miniAppId}/workspace`, { token: served.owner.token })).body as { versions: { id: string; version: string; revertedIn: string[] }[] }
+  const stable = (await served.context.call('GET', `/api/mini-apps/${miniAppId}/channels`, { token: served.owner.token })).body.channels[0] as ChannelView & { name: string }
+  expect(stable.revertedReleases).toEqual([])
+  const listed = (await workspace()).versions.find((version) => version.version === '1.1.0')!
+  expect(listed.revertedIn).toEqual(['stable'])
+  expect(rollbackClearsPauseFor(stable, listed)).toBe(message)
+  expect(rollbackClearsPauseFor(stable, (await workspace()).versions.find((version) => version.version === '1.0.0')!)).toBeNull()
   const res = await rollback('1.1.0')
   expect(res.status).toBe(200)
-  expect(res.body.warnings).toEqual([{ code: 'ROLLBACK_OF_REVERTED', message: '1.1.0 was reverted on stable (no device gets it); rolling back to it sends it to every device on stable' }])
+  expect(res.body.warnings).toEqual([{ code: 'ROLLBACK_OF_REVERTED', message }])
+  expect((await workspace()).versions.find((version) => version.version === '1.1.0')!.revertedIn).toEqual([])
   // and back to 1.0.0 once more: it was replaced, not reverted
   expect((await rollback('1.0.0')).body.warnings).toEqual([])
 })

@@ -383,6 +383,30 @@ export function wasRevertedIn(db: Reader, miniAppId: string, channel: string, ve
   return latest?.rolloutPercent === 0
 }
 
+/**
+ * For each of `versionIds`, the channels where its latest release is reverted (0 %, below the newest
+ * or withdrawn since): a rollback to it there warns ROLLBACK_OF_REVERTED (wasRevertedIn). One
+ * indexed read for a workspace page; a version has few releases.
+ */
+export function channelsRevertedIn(db: Reader, miniAppId: string, versionIds: readonly string[]): Map<string, string[]> {
+  const reverted = new Map<string, string[]>(versionIds.map((id) => [id, []]))
+  if (versionIds.length === 0) return reverted
+  const rows = db
+    .select({ versionId: channelReleases.versionId, channel: channelReleases.channel, rolloutPercent: channelReleases.rolloutPercent })
+    .from(channelReleases)
+    .where(and(eq(channelReleases.miniAppId, miniAppId), inArray(channelReleases.versionId, [...versionIds])))
+    .orderBy(desc(channelReleases.seq))
+    .all()
+  const seen = new Set<string>()
+  for (const row of rows) {
+    const key = `${row.versionId}\u0000${row.channel}`
+    if (seen.has(key)) continue
+    seen.add(key)
+    if (row.rolloutPercent === 0) reverted.get(row.versionId)?.push(row.channel)
+  }
+  return reverted
+}
+
 export function rollbackChannel(tx: Tx, clock: Clock, user: Caller, app: MiniAppRow, version: VersionRef & { channel: string; createdAt: string }, channel: string, notes: string | null): LiveReleaseRow | null {
   requireChannel(tx, app.id, channel)
   const live = liveReleases(tx, app.id, channel)

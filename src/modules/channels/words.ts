@@ -149,10 +149,11 @@ export interface PausedView extends ReleaseView {
  */
 export function rollbackClearsPauseFor(
   channel: { name: string; pausedBelow?: readonly PausedView[]; pausedReleases?: readonly PausedView[]; revertedReleases?: readonly ReleaseView[] },
-  version: { id: string; version: string },
+  version: { id: string; version: string; revertedIn?: readonly string[] },
 ): string | null {
-  // reverted (and maybe paused before): no device gets it, which is the stronger thing to say (ROLLBACK_OF_REVERTED)
-  if (channel.revertedReleases?.some((release) => release.versionId === version.id)) return rollbackOfRevertedText(version.version, channel.name)
+  // reverted (and maybe paused before): no device gets it, which is the stronger thing to say (ROLLBACK_OF_REVERTED);
+  // the version's revertedIn (the workspace's) also knows one a rollback withdrew since
+  if (channel.revertedReleases?.some((release) => release.versionId === version.id) || version.revertedIn?.includes(channel.name)) return rollbackOfRevertedText(version.version, channel.name)
   const paused = (channel.pausedBelow ?? channel.pausedReleases)?.find((release) => release.versionId === version.id)
   return paused ? rollbackClearsPauseText(version.version, channel.name, paused) : null
 }

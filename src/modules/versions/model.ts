@@ -149,6 +149,9 @@ export const workspaceAnswer = t.Object({
     t.Composite([
       versionRecord,
       t.Object({
+        revertedIn: t.Array(t.String(), {
+          description: 'the channels where this version was reverted last (0 %: no device gets it there, whether still below the newest or withdrawn since by a rollback); a rollback to it there warns ROLLBACK_OF_REVERTED',
+        }),
         releaseOf: t.Array(t.String(), {
           description:
             'the channels this version is still a release of (the newest or below it, paused or reverted included: every release no rollback withdrew), stable first: publishing it into one is refused with 409 VERSION_ALREADY_PUBLISHED (roll back there instead)',

@@ -18,7 +18,7 @@ import { discardUpload, fileFields, type FileField, type ReceivedUpload } from '
 import { releaseTypes, versionPattern, type ReleaseType } from './model'
 import { checkManifest, type UploadWarning } from './manifest'
 import { publishedText, rollbackClearsPauseText, rollbackOfRevertedText, type ReleaseWarning } from '../channels/words'
-import { channelRecords, channelsHolding, checkReleaseOptions, defaultChannel, liveReleases, pausedBelowNewest, releaseIntoChannel, requireChannel, rollbackChannel, wasRevertedIn, type ChannelRecord } from '../channels/service'
+import { channelRecords, channelsHolding, channelsRevertedIn, checkReleaseOptions, defaultChannel, liveReleases, pausedBelowNewest, releaseIntoChannel, requireChannel, rollbackChannel, wasRevertedIn, type ChannelRecord } from '../channels/service'
 import { deepLink, installUrl } from '../../http/urls'
 import { requireSignedIfRequired, requireUsableKey, signingKeyNames, statementOf, verifySignature, type VerifiedSignature } from '../signing/service'
 
@@ -589,7 +589,7 @@ export interface AccessLink {
 }
 
 /** A version as the workspace lists it: with the channels it is still a release of, where publishing it is refused. */
-export type WorkspaceVersion = VersionRecord & { releaseOf: string[] }
+export type WorkspaceVersion = VersionRecord & { releaseOf: string[]; revertedIn: string[] }
 
 export interface Workspace {
   miniApp: MiniAppRecord
@@ -655,6 +655,7 @@ export async function getWorkspace(
   const files = filesOfVersions(db, versionRows.map((row) => row.id))
   const signatures = signaturesOfVersions(db, app.id, versionRows.map((row) => row.id))
   const held = channelsHolding(db, app.id, versionRows.map((row) => row.id))
+  const reverted = channelsRevertedIn(db, app.id, versionRows.map((row) => row.id))
   const accessLinks: AccessLink[] = []
   // drafts' links are handed out on the viewer's authority (and their API key's, if they came with one): decisions §18
   const grant = grantOf(db, user)
@@ -668,7 +669,7 @@ export async function getWorkspace(
   }
   return {
     miniApp: toMiniAppRecord(app, people),
-    versions: versionRows.map((row) => ({ ...toVersionRecord(row, people, files.get(row.id)!, signatures.get(row.id) ?? null), releaseOf: held.get(row.id)! })),
+    versions: versionRows.map((row) => ({ ...toVersionRecord(row, people, files.get(row.id)!, signatures.get(row.id) ?? null), releaseOf: held.get(row.id)!, revertedIn: reverted.get(row.id)! })),
     releaseHistory: historyRows.map((row) => ({
       id: row.id,
       action: row.action,
