@@ -936,6 +936,13 @@ const mutations: Mutation[] = [
     why: 'a rollback to a reverted release below the newest (which no device gets) warns that it sends it to every device',
   },
   {
+    file: 'src/modules/channels/words.ts',
+    find: ' || version.revertedIn?.includes(channel.name)) return rollbackOfRevertedText',
+    replace: ') return rollbackOfRevertedText',
+    tests: ['src/modules/channels/rollback-to-paused.test.ts'],
+    why: "the Roll back… dialog warns of a reverted release a rollback withdrew since (the workspace's revertedIn), as the answer's ROLLBACK_OF_REVERTED does",
+  },
+  {
     file: 'src/modules/runtime/index.ts',
     find: 'if (subject !== null) counters.countUpdateCheck(subject,',
     replace: 'if (subject === undefined) counters.countUpdateCheck(subject,',
