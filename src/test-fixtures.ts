@@ -1,6 +1,6 @@
 // Test-only helpers for the miniapp and version tests: users with tokens, zips built in memory, upload forms.
 import { deflateRawSync } from 'node:zlib'
-import { afterAll, beforeAll } from 'bun:test'
+import { afterAll, beforeAll, expect } from 'bun:test'
 import { users } from './db/schema'
 import { createTokenService } from './modules/auth/tokens'
 import { newId } from './ids'
@@ -210,23 +210,17 @@ export async function createMiniApp(context: TestContext, token: string, appId: 
 }
 
 /**
- * A test app with an owner, served on a free port of 127.0.0.1 for clients that speak HTTP (the
- * real CLI, the fleet simulator); set up and torn down by the calling file's beforeAll/afterAll.
- * `cli(args)` runs `miniship` as the owner against it.
+ * A test app on its own temp data directory with a user signed in (its owner of the miniapps it makes);
+ * set up and torn down by the calling file's beforeAll/afterAll.
  */
-export function servedTestApp(): { readonly context: TestContext; readonly owner: TestUser; readonly url: string; cli(args: string[]): Promise<CliRun> } {
+export function ownedTestApp(): { readonly context: TestContext; readonly owner: TestUser } {
   let context: TestContext
   let owner: TestUser
-  let server: ReturnType<typeof Bun.serve>
   beforeAll(async () => {
     context = createTestContext()
     owner = await createTestUser(context)
-    server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => context.app.handle(request) })
   })
-  afterAll(() => {
-    server.stop(true)
-    context.close()
-  })
+  afterAll(() => context.close())
   return {
     get context() {
       return context
@@ -234,11 +228,44 @@ export function servedTestApp(): { readonly context: TestContext; readonly owner
     get owner() {
       return owner
     },
+  }
+}
+
+/**
+ * ownedTestApp, served on a free port of 127.0.0.1 for clients that speak HTTP (the real CLI, the
+ * fleet simulator). `cli(args)` runs `miniship` as the owner against it.
+ */
+export function servedTestApp(): { readonly context: TestContext; readonly owner: TestUser; readonly url: string; cli(args: string[]): Promise<CliRun> } {
+  const app = ownedTestApp()
+  let server: ReturnType<typeof Bun.serve>
+  beforeAll(() => {
+    server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => app.context.app.handle(request) })
+  })
+  afterAll(() => server.stop(true))
+  return {
+    get context() {
+      return app.context
+    },
+    get owner() {
+      return app.owner
+    },
     get url() {
       return `http://127.0.0.1:${server.port}`
     },
     cli(args) {
-      return runCli(args, { env: { MINISHIP_TOKEN: owner.token, MINISHIP_SERVER: `http://127.0.0.1:${server.port}` } })
+      return runCli(args, { env: { MINISHIP_TOKEN: app.owner.token, MINISHIP_SERVER: `http://127.0.0.1:${server.port}` } })
     },
   }
+}
+
+/** A miniapp of `app`'s owner with `versions` uploaded; `publish(version, percent)` publishes one on stable and expects 200. */
+export async function appWithVersions(app: { readonly context: TestContext; readonly owner: TestUser }, appId: string, versions: readonly string[]) {
+  const miniAppId = (await createMiniApp(app.context, app.owner.token, appId)).id as string
+  const ids: Record<string, string> = {}
+  for (const version of versions) ids[version] = (await upload(app.context, app.owner.token, appId, uploadForm(appId, { version }))).body.id
+  const publish = async (version: string, rolloutPercent: number) => {
+    const res = await app.context.call('POST', `/api/mini-apps/${miniAppId}/versions/${ids[version]}/publish`, { token: app.owner.token, json: { rolloutPercent } })
+    expect(res.status).toBe(200)
+  }
+  return { miniAppId, ids, publish }
 }

@@ -1,7 +1,6 @@
 // Publishing over a paused release does not hand the paused version to the devices outside the new rollout (§13), over HTTP.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createTestContext, type TestContext } from '../../test-support'
-import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
+import { describe, expect, test } from 'bun:test'
+import { appWithVersions, ownedTestApp } from '../../test-fixtures'
 import { describeChannel } from '../../client/status'
 import type { Channel } from '../../client/publish'
 import { rolloutBucket } from './decide'
@@ -9,31 +8,18 @@ import { servedFiles } from '../runtime/test-runtime'
 
 const access = '/api/mini-apps/access'
 
-let context: TestContext
-let owner: TestUser
-
-beforeAll(async () => {
-  context = createTestContext()
-  owner = await createTestUser(context)
-})
-afterAll(() => context.close())
+const owned = ownedTestApp()
 
 type StableChannel = Channel & { state: string; pausedReleases: { version: string }[] }
 
 async function setUp(appId: string, versions: string[]) {
-  const miniAppId = (await createMiniApp(context, owner.token, appId)).id as string
-  const ids: Record<string, string> = {}
-  for (const version of versions) ids[version] = (await upload(context, owner.token, appId, uploadForm(appId, { version }))).body.id
-  const publish = async (version: string, rolloutPercent: number) => {
-    const res = await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${ids[version]}/publish`, { token: owner.token, json: { rolloutPercent } })
-    expect(res.status).toBe(200)
-  }
+  const { miniAppId, ids, publish } = await appWithVersions(owned, appId, versions)
   const rollout = async (body: Record<string, unknown>) => {
-    const res = await context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: owner.token, json: body })
+    const res = await owned.context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: owned.owner.token, json: body })
     expect(res.status).toBe(200)
     return res.body as StableChannel
   }
-  const rollback = async (version: string) => expect((await context.call('POST', `/api/mini-apps/${miniAppId}/rollback`, { token: owner.token, json: { targetVersionId: ids[version] } })).status).toBe(200)
+  const rollback = async (version: string) => expect((await owned.context.call('POST', `/api/mini-apps/${miniAppId}/rollback`, { token: owned.owner.token, json: { targetVersionId: ids[version] } })).status).toBe(200)
   /** a deviceId outside the 10 % rollout of `fix`, and inside (adopted) or outside the frozen 30 % of `paused` */
   const device = (fix: string, paused: string, adopted: boolean, salt: string) => {
     for (let index = 0; ; index++) {
@@ -43,21 +29,21 @@ async function setUp(appId: string, versions: string[]) {
   }
   /** the version a device running `currentVersion` is offered, or keeps; null when the channel serves it nothing */
   const offered = async (deviceId: string, currentVersion: string) => {
-    const res = await context.call('GET', `${access}/apps/${appId}/update?platform=ios&deviceId=${deviceId}&currentVersion=${currentVersion}`)
+    const res = await owned.context.call('GET', `${access}/apps/${appId}/update?platform=ios&deviceId=${deviceId}&currentVersion=${currentVersion}`)
     if (res.status === 404) return null
     expect(res.status).toBe(200)
     return res.body.updateAvailable ? (res.body.install.version as string) : currentVersion
   }
   /** the version release/install answers (the legacy clients' request), and that its files are that version's */
   const installed = async (query: string) => {
-    const res = await context.call('GET', `${access}/apps/${appId}/release/install${query ? `?${query}` : ''}`)
+    const res = await owned.context.call('GET', `${access}/apps/${appId}/release/install${query ? `?${query}` : ''}`)
     expect(res.status).toBe(200)
     // what the device is told is what it downloads: each file URL serves the files the answer lists
-    const { served, listed } = await servedFiles((request) => context.app.handle(request), res.body)
+    const { served, listed } = await servedFiles((request) => owned.context.app.handle(request), res.body)
     expect({ query, served }).toEqual({ query, served: listed })
     return res.body.version as string
   }
-  const stable = async () => ((await context.call('GET', `/api/mini-apps/${miniAppId}/channels`, { token: owner.token })).body.channels as StableChannel[]).find((channel) => channel.name === 'stable')!
+  const stable = async () => ((await owned.context.call('GET', `/api/mini-apps/${miniAppId}/channels`, { token: owned.owner.token })).body.channels as StableChannel[]).find((channel) => channel.name === 'stable')!
   return { appId, miniAppId, ids, publish, rollout, rollback, device, offered, installed, stable }
 }
 
@@ -72,7 +58,7 @@ async function expectPausedKeptBack(app: App, salt: string) {
   expect(await app.offered(adopter, '1.0.0')).toBe('1.0.0')
   expect(await app.installed(`deviceId=${other}&currentVersion=1.0.0`)).toBe('1.0.0')
   // a device on 1.1.0 keeps it: no update offered
-  const keeps = await context.call('GET', `${access}/apps/${app.appId}/update?platform=ios&deviceId=${other}&currentVersion=1.1.0`)
+  const keeps = await owned.context.call('GET', `${access}/apps/${app.appId}/update?platform=ios&deviceId=${other}&currentVersion=1.1.0`)
   expect(keeps.body).toEqual({ updateAvailable: false })
   expect(await app.installed(`deviceId=${other}&currentVersion=1.1.0`)).toBe('1.1.0')
   // legacy requests (no currentVersion): the frozen 30 % decides with a deviceId, none without
@@ -98,11 +84,11 @@ describe('a release published over a paused one', () => {
     const appId = 'com.example.overguard'
     const app = await setUp(appId, ['1.0.0', '1.1.0', '1.2.0'])
     await app.publish('1.0.0', 100)
-    expect((await context.call('PATCH', `/api/mini-apps/${app.miniAppId}/channels/stable`, { token: owner.token, json: { guard: { enabled: true, minDevices: 20, maxFailureRate: 0.05 } } })).status).toBe(200)
+    expect((await owned.context.call('PATCH', `/api/mini-apps/${app.miniAppId}/channels/stable`, { token: owned.owner.token, json: { guard: { enabled: true, minDevices: 20, maxFailureRate: 0.05 } } })).status).toBe(200)
     await app.publish('1.1.0', 30)
     const events = Array.from({ length: 20 }, (_, index) => ({ appId, versionId: app.ids['1.1.0'], platform: 'ios', event: 'failed', channel: 'stable', deviceId: `crashing-${index}` }))
-    expect((await context.call('POST', `${access}/events`, { json: { events } })).status).toBe(202)
-    context.app.store.insights.flush()
+    expect((await owned.context.call('POST', `${access}/events`, { json: { events } })).status).toBe(202)
+    owned.context.app.store.insights.flush()
     expect(await app.stable()).toMatchObject({ state: 'paused', release: { version: '1.1.0', rolloutPercent: 30, pausedBy: 'release-guard' } })
     await app.publish('1.2.0', 10)
     await expectPausedKeptBack(app, 'guard')

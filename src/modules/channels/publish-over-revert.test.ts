@@ -1,50 +1,36 @@
 // Publishing over a reverted release does not bring the reverted version back to the devices outside the new rollout, over HTTP.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createTestContext, type TestContext } from '../../test-support'
-import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
+import { describe, expect, test } from 'bun:test'
+import { appWithVersions, ownedTestApp } from '../../test-fixtures'
 import { rolloutBucket } from './decide'
 import { rolledBackVersions, versionStandingText } from './words'
 import { jsonDocument, runCli } from '../../cli/test-run'
 
 const access = '/api/mini-apps/access'
 
-let context: TestContext
-let owner: TestUser
-
-beforeAll(async () => {
-  context = createTestContext()
-  owner = await createTestUser(context)
-})
-afterAll(() => context.close())
+const owned = ownedTestApp()
 
 async function setUp(appId: string, versions: string[]) {
-  const miniAppId = (await createMiniApp(context, owner.token, appId)).id as string
-  const ids: Record<string, string> = {}
-  for (const version of versions) ids[version] = (await upload(context, owner.token, appId, uploadForm(appId, { version }))).body.id
-  const publish = async (version: string, rolloutPercent: number) => {
-    const res = await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${ids[version]}/publish`, { token: owner.token, json: { rolloutPercent } })
-    expect(res.status).toBe(200)
-  }
-  const revert = async () => expect((await context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: owner.token, json: { rolloutPercent: 0 } })).body.state).toBe('reverted')
+  const { miniAppId, ids, publish } = await appWithVersions(owned, appId, versions)
+  const revert = async () => expect((await owned.context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: owned.owner.token, json: { rolloutPercent: 0 } })).body.state).toBe('reverted')
   /** a device outside the rollout of `version` */
   const outside = (version: string, salt: string) => {
     for (let index = 0; ; index++) if (rolloutBucket(appId, ids[version]!, `${salt}${index}`) >= 10) return `${salt}${index}`
   }
   /** the version a device running `currentVersion` is offered, or keeps; null when the channel serves it nothing */
   const offered = async (deviceId: string, currentVersion: string) => {
-    const res = await context.call('GET', `${access}/apps/${appId}/update?platform=ios&deviceId=${deviceId}&currentVersion=${currentVersion}`)
+    const res = await owned.context.call('GET', `${access}/apps/${appId}/update?platform=ios&deviceId=${deviceId}&currentVersion=${currentVersion}`)
     if (res.status === 404) return null
     expect(res.status).toBe(200)
     return res.body.updateAvailable ? (res.body.install.version as string) : currentVersion
   }
-  const stable = async () => ((await context.call('GET', `/api/mini-apps/${miniAppId}/channels`, { token: owner.token })).body.channels as { name: string; previousRelease: { version: string } | null; defaultRelease: { version: string } | null }[]).find((channel) => channel.name === 'stable')!
+  const stable = async () => ((await owned.context.call('GET', `/api/mini-apps/${miniAppId}/channels`, { token: owned.owner.token })).body.channels as { name: string; previousRelease: { version: string } | null; defaultRelease: { version: string } | null }[]).find((channel) => channel.name === 'stable')!
   /** each version's standing as the console words it from the workspace it reads */
   const consoleStandings = async () => {
-    const workspace = (await context.call('GET', `/api/mini-apps/${miniAppId}/workspace`, { token: owner.token })).body
+    const workspace = (await owned.context.call('GET', `/api/mini-apps/${miniAppId}/workspace`, { token: owned.owner.token })).body
     const rolledBack = rolledBackVersions(workspace.releaseHistory)
     return Object.fromEntries(workspace.versions.map((v: { id: string; version: string; status: string }) => [v.version, versionStandingText(v, workspace.channels, rolledBack)]))
   }
-  const setPercent = async (rolloutPercent: number) => expect((await context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: owner.token, json: { rolloutPercent } })).status).toBe(200)
+  const setPercent = async (rolloutPercent: number) => expect((await owned.context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: owned.owner.token, json: { rolloutPercent } })).status).toBe(200)
   return { miniAppId, publish, revert, setPercent, outside, offered, stable, consoleStandings }
 }
 
@@ -84,9 +70,9 @@ describe('a release published over a reverted one', () => {
     const rolling = { '1.2.0': 'live on stable, rolling-out 10 %', '1.1.0': 'reverted on stable', '1.0.0': 'live on stable for the devices outside the rollout of 1.2.0' }
     expect(await app.consoleStandings()).toEqual(rolling)
     // the CLI, against this server
-    const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => context.app.handle(request) })
+    const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => owned.context.app.handle(request) })
     try {
-      const env = { MINISHIP_TOKEN: owner.token, MINISHIP_SERVER: `http://127.0.0.1:${server.port}` }
+      const env = { MINISHIP_TOKEN: owned.owner.token, MINISHIP_SERVER: `http://127.0.0.1:${server.port}` }
       const listed = jsonDocument(await runCli(['versions', 'ls', appId, '--json'], { env })) as { versions: { version: string; standing: string }[] }
       expect(Object.fromEntries(listed.versions.map((v) => [v.version, v.standing]))).toEqual(rolling)
       const text = await runCli(['versions', 'ls', appId], { env })

@@ -2,7 +2,7 @@
 // audit entry and `miniship rollback` say so (ROLLBACK_CLEARS_PAUSE), over HTTP and the real CLI against the app on a temp data directory.
 import { describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
-import { createMiniApp, servedTestApp, upload, uploadForm } from '../../test-fixtures'
+import { appWithVersions, servedTestApp } from '../../test-fixtures'
 import { jsonDocument } from '../../cli/test-run'
 import { auditLogs } from '../../db/schema'
 import { rollbackClearsPauseFor, type ChannelView } from './words'
@@ -11,19 +11,9 @@ const served = servedTestApp()
 
 const cli = served.cli
 
-/** A miniapp with `versions` uploaded, and publishing one of them on stable at a percent. */
-async function appWith(appId: string, versions: string[]) {
-  const miniAppId = (await createMiniApp(served.context, served.owner.token, appId)).id as string
-  const ids: Record<string, string> = {}
-  for (const version of versions) ids[version] = (await upload(served.context, served.owner.token, appId, uploadForm(appId, { version }))).body.id
-  const publish = async (version: string, rolloutPercent: number) =>
-    expect((await served.context.call('POST', `/api/mini-apps/${miniAppId}/versions/${ids[version]}/publish`, { token: served.owner.token, json: { rolloutPercent } })).status).toBe(200)
-  return { miniAppId, ids, publish }
-}
-
 /** 1.0.0 at 100 %, 1.1.0 at 30 % paused (with `reason`), 1.2.0 published over it at 10 %. */
 async function pausedBelow(appId: string, reason: string | null) {
-  const { miniAppId, ids, publish } = await appWith(appId, ['1.0.0', '1.1.0', '1.2.0'])
+  const { miniAppId, ids, publish } = await appWithVersions(served, appId, ['1.0.0', '1.1.0', '1.2.0'])
   await publish('1.0.0', 100)
   await publish('1.1.0', 30)
   expect((await served.context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: served.owner.token, json: reason ? { paused: true, reason } : { paused: true } })).status).toBe(200)
@@ -59,7 +49,7 @@ describe('a rollback to a paused release', () => {
 
   test('paused further down, below the previous release: the channel lists it in pausedBelow (not pausedReleases), and what the console says before confirming is the warning the answer carries', async () => {
     const appId = 'com.example.backtodeep'
-    const { miniAppId, ids, publish } = await appWith(appId, ['1.0.0', '1.1.0', '1.2.0', '1.3.0'])
+    const { miniAppId, ids, publish } = await appWithVersions(served, appId, ['1.0.0', '1.1.0', '1.2.0', '1.3.0'])
     await publish('1.0.0', 100)
     await publish('1.1.0', 30)
     expect((await served.context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: served.owner.token, json: { paused: true, reason: 'crash spike' } })).status).toBe(200)
@@ -106,7 +96,7 @@ describe('a rollback to a paused release', () => {
 describe('a rollback to a reverted release', () => {
   test('below the newest (no device gets it): the console says before confirming what the answer then warns, ROLLBACK_OF_REVERTED, and the rollback sends it to every device', async () => {
     const appId = 'com.example.backtoreverted'
-    const { miniAppId, ids, publish } = await appWith(appId, ['1.0.0', '1.1.0', '1.2.0'])
+    const { miniAppId, ids, publish } = await appWithVersions(served, appId, ['1.0.0', '1.1.0', '1.2.0'])
     await publish('1.0.0', 100)
     await publish('1.1.0', 30)
     // paused first, then reverted: the revert is what the words name
@@ -131,7 +121,7 @@ describe('a rollback to a reverted release', () => {
 
 test('a rollback to a reverted release that a rollback withdrew since: ROLLBACK_OF_REVERTED too (no device gets it, and every one will)', async () => {
   const appId = 'com.example.backtowithdrawn'
-  const { miniAppId, ids, publish } = await appWith(appId, ['1.0.0', '1.1.0'])
+  const { miniAppId, ids, publish } = await appWithVersions(served, appId, ['1.0.0', '1.1.0'])
   await publish('1.0.0', 100)
   await publish('1.1.0', 30)
   expect((await served.context.call('PATCH', `/api/mini-apps/${miniAppId}/channels/stable/rollout`, { token: served.owner.token, json: { rolloutPercent: 0 } })).body.state).toBe('reverted')
