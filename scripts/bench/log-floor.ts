@@ -63,7 +63,8 @@ if (process.argv[2] === '--servers') {
       files: Object.fromEntries(['bundleIos', 'bundleAndroid', 'manifest', 'assetsIos', 'assetsAndroid'].map((kind) => [kind, { size: 5242880, sha256: 'ab'.repeat(32) }])),
     },
   })
-  const headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(json)), 'cache-control': 'no-cache' })
+  // no Content-Length: serve's runtime answers leave it to Bun, which writes it from the body (jsonResponse)
+  const headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache' })
   const bytes = Buffer.byteLength(json)
   // as serve's runtime answers are made (runtime/index.ts jsonResponse): the running request's id set
   // on cached headers before they are copied into the answer, its length told to the log
@@ -146,7 +147,7 @@ if (process.argv[2] === '--parts') {
   const written = createLogSink(fdWriter(devNull, { write: (chunk) => writeSync(devNull, chunk) }))
   const isoOf = isoTimeOf()
   const json = 'x'.repeat(2680)
-  const headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'content-length': String(json.length) })
+  const headers = new Headers({ 'content-type': 'application/json; charset=utf-8' })
   const answer = (id: string) => {
     headers.set('x-request-id', id)
     return new Response(json, { headers })
