@@ -153,3 +153,26 @@ describe('verify fetches with a limit, as the API client does (exit 3)', () => {
     }
   })
 })
+
+test('an --install-url that answers something other than install info (a web page, other JSON) says so: exit 1, no parser or engine message', async () => {
+  const answers: Record<string, Response> = {
+    '/page': new Response('<!doctype html><title>CDN</title>', { headers: { 'content-type': 'text/html' } }),
+    '/health': Response.json({ status: 'ok' }),
+    '/partial': Response.json({ appId: 'shop', versionId: 'v1', version: '1.0.0', bundles: { ios: 'b' }, files: {} }),
+  }
+  const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => answers[new URL(request.url).pathname]?.clone() ?? new Response('', { status: 404 }) })
+  try {
+    for (const path of Object.keys(answers)) {
+      const url = `http://127.0.0.1:${server.port}${path}`
+      for (const json of [false, true]) {
+        const run = await runCli(['verify', '--app', 'shop', '--public-key', trusted.publicKey, '--install-url', url, ...(json ? ['--json'] : [])])
+        expect(run.exitCode).toBe(1)
+        expect(run.stderr).toStartWith(`miniship: ${url} did not answer with install info`)
+        expect(run.stderr).not.toMatch(/JSON Parse|evaluating|undefined|MINISHIP_DEBUG/)
+        if (json) expect(jsonDocument(run)).toEqual({ error: { code: 'FAILED', message: run.stderr.slice("miniship: ".length, -1) } })
+      }
+    }
+  } finally {
+    server.stop(true)
+  }
+})

@@ -120,6 +120,36 @@ export async function download(url: URL, timeoutMs = answerTimeoutMs): Promise<{
   }
 }
 
+/**
+ * Install info as read from `where`, checked for what verify reads of it: an --install-url that
+ * answered a web page or other JSON ended in the engine's own words ("JSON Parse error…",
+ * "undefined is not an object (evaluating …)"). Exit 1 naming the address and what was missing.
+ */
+function installInfoIn(text: string, platforms: Platform[], where: string): InstallInfo {
+  const refuse = (why: string) => new CliError(1, `${where} did not answer with install info: ${why}`)
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    throw refuse(`it is not JSON (it begins ${JSON.stringify(text.trimStart().split('\n')[0]!.slice(0, 40))})`)
+  }
+  const isObject = (item: unknown): item is Record<string, unknown> => typeof item === 'object' && item !== null && !Array.isArray(item)
+  if (!isObject(value)) throw refuse('it is not a JSON object')
+  const missing: string[] = []
+  for (const field of ['version', 'versionId', 'manifestUrl']) if (typeof value[field] !== 'string') missing.push(field)
+  for (const platform of platforms) {
+    if (!isObject(value.bundles) || typeof value.bundles[platform] !== 'string') missing.push(`bundles.${platform}`)
+    if (!isObject(value.assetsUrl) || typeof value.assetsUrl[platform] !== 'string') missing.push(`assetsUrl.${platform}`)
+  }
+  const files = isObject(value.files) ? value.files : {}
+  for (const { kind } of filesToFetch({ bundles: { ios: '', android: '' }, assetsUrl: { ios: '', android: '' }, manifestUrl: '' } as InstallInfo, platforms)) {
+    const file = files[kind]
+    if (!isObject(file) || typeof file.size !== 'number' || typeof file.sha256 !== 'string') missing.push(`files.${kind}`)
+  }
+  if (missing.length > 0) throw refuse(`it has no ${missing.join(', ')}`)
+  return value as unknown as InstallInfo
+}
+
 interface VerifyFlags extends ClientFlags {
   installUrl?: string
   app: string
@@ -177,7 +207,7 @@ Examples:
           }
           throw new CliError(1, `install info: ${error.message ?? `HTTP ${answer.status}`} (${error.code ?? 'FAILED'}, HTTP ${answer.status})`, error.code ? { statusCode: answer.status, code: error.code, message: error.message ?? '' } : undefined)
         }
-        const info = JSON.parse(text) as InstallInfo
+        const info = installInfoIn(text, platforms, redactedServerUrl(installUrl).shown)
         const checks = await verifyRelease(info, publicKey, flags.app, platforms, async (url) => {
           // file URLs are resolved against install info's own address, as a device resolves them
           const response = await download(new URL(url, installUrl))
