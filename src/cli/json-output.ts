@@ -2,7 +2,7 @@
 import type { Command } from 'commander'
 
 export interface ErrorBody {
-  /** the server's code, a local check's code, or USAGE, NOT_SIGNED_IN, SIGN_IN_DENIED, SIGN_IN_EXPIRED, UNREACHABLE, FAILED */
+  /** the server's code, a local check's code, or USAGE, NOT_SIGNED_IN, SIGN_IN_DENIED, SIGN_IN_EXPIRED, VERIFICATION_FAILED, UNREACHABLE, FAILED */
   code: string
   message: string
   /** when a server refused */

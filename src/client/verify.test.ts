@@ -176,3 +176,29 @@ test('an --install-url that answers something other than install info (a web pag
     server.stop(true)
   }
 })
+
+test('a failed check with --json: one document with the error code VERIFICATION_FAILED beside the report (ok: false, every check), exit 1', async () => {
+  const info = release({ by: key() })
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (request) => {
+      const path = new URL(request.url).pathname
+      if (path === '/install.json') return Response.json(info)
+      const text = contents[path.slice('/u/'.length)]
+      return text === undefined ? new Response('', { status: 404 }) : new Response(text)
+    },
+  })
+  try {
+    const run = await runCli(['verify', '--app', 'shop', '--public-key', trusted.publicKey, '--install-url', `http://127.0.0.1:${server.port}/install.json`, '--json'])
+    expect(run.exitCode).toBe(1)
+    const message = `verification failed: signature (signed by the key ${info.signature!.keyId}, not by the key you trust (${trusted.keyId}))`
+    expect(run.stderr).toBe(`miniship: ${message}\n`)
+    const document = jsonDocument(run)
+    expect(document.error).toEqual({ code: 'VERIFICATION_FAILED', message })
+    expect(document).toMatchObject({ ok: false, appId: 'shop', version: '1.0.0', versionId: 'v1', keyId: trusted.keyId })
+    expect((document.checks as { check: string; ok: boolean }[]).filter((check) => !check.ok).map((check) => check.check)).toEqual(['signature'])
+  } finally {
+    server.stop(true)
+  }
+})

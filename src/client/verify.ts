@@ -219,13 +219,9 @@ Examples:
         for (const check of checks) out.line(`  ${check.ok ? 'ok  ' : 'FAIL'} ${check.check.padEnd(14)} ${check.detail}`)
         const result = { ok: failed.length === 0, appId: flags.app, version: info.version, versionId: info.versionId, keyId: publicKey.keyId, checks }
         if (failed.length > 0) {
-          out.result(result)
+          // with --json, the error document every failure prints (a code to switch on), with the report beside it
           const message = `verification failed: ${failed.map((check) => `${check.check} (${check.detail})`).join('; ')}`
-          if (flags.json) {
-            process.stderr.write(`miniship: ${message}\n`)
-            process.exit(1)
-          }
-          throw new CliError(1, message)
+          throw new CliError(1, message, { code: 'VERIFICATION_FAILED', message }, result)
         }
         out.line(`Verified: what a device gets is what ${publicKey.keyId} signed.`)
         out.result(result)
