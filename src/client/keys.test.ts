@@ -1,7 +1,7 @@
 // The signing key a command is given (--sign-key): a wrong file is exit 2 with what to give instead; what keys generate says next.
 import { afterAll, describe, expect, test } from 'bun:test'
 import { generateKeyPairSync } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { readSigningKey } from './keys'
@@ -147,5 +147,29 @@ describe('a private key pasted where a public key (keys add, verify --public-key
     expect(refused.stdout + refused.stderr).not.toContain(long.slice(0, 20))
     const typo = await runCli(['keys', 'add', 'release.pm', '--app', 'com.example.shop', '--server', 'http://127.0.0.1:9', '--json'], { env: { MINISHIP_TOKEN: 'msk_test' } })
     expect(jsonDocument(typo)).toEqual({ error: { code: 'USAGE', message: '"release.pm" is neither the base64 of a 32-byte public key nor a file' } })
+  })
+})
+
+describe('keys generate --out where no key file can go: exit 2 with the code backup --out uses, never the system error', () => {
+  const cases = () => {
+    const file = join(dir, 'a-file')
+    writeFileSync(file, 'x')
+    mkdirSync(join(dir, 'keys-folder'), { recursive: true })
+    return [
+      { out: join(dir, 'missing', 'k.pem'), code: 'OUT_DIR_NOT_FOUND', message: `the directory ${join(dir, 'missing')} for k.pem does not exist; create it, or give an --out in one that does` },
+      { out: join(file, 'k.pem'), code: 'OUT_DIR_NOT_FOUND', message: `${file}, where k.pem would go, is a file, not a directory` },
+      { out: join(file, 'deeper', 'k.pem'), code: 'OUT_DIR_NOT_FOUND', message: `${file}, where k.pem would go, is a file, not a directory` },
+      { out: join(dir, 'keys-folder'), code: 'OUT_NOT_A_FILE', message: `${join(dir, 'keys-folder')} is a directory; --out names the key file to create, e.g. ${join(dir, 'keys-folder', 'miniship-signing-key.pem')}` },
+    ]
+  }
+  test('a missing directory, a file on the way, a directory given as the file', async () => {
+    for (const { out, code, message } of cases()) {
+      for (const json of [false, true]) {
+        const run = await runCli(['keys', 'generate', '--out', out, ...(json ? ['--json'] : [])])
+        expect(run.exitCode).toBe(2)
+        expect(run.stderr).toBe(`miniship: ${message}\n`)
+        if (json) expect(jsonDocument(run)).toEqual({ error: { code, message } })
+      }
+    }
   })
 })

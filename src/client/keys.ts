@@ -1,8 +1,8 @@
 // `miniship keys`: make an Ed25519 signing key (the private half never leaves this machine), manage the keys a miniapp trusts, and whether it requires signed versions (decisions §14).
 import { Command } from 'commander'
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
-import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs'
-import { basename, resolve } from 'node:path'
+import { closeSync, existsSync, openSync, readFileSync, statSync, writeSync } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
 import { decodeBase64, keyIdOf, unsoundKeyReason } from '../modules/signing/keys'
 import { utf8Bytes } from '../sdk/statement'
 import { connect, withClientOptions, type ClientFlags } from './config'
@@ -130,6 +130,11 @@ function soundKey(raw: Uint8Array, fromFile: string | null): { publicKey: string
   return { publicKey: Buffer.from(raw).toString('base64'), keyId: keyIdOf(raw), fromFile }
 }
 
+/** An --out refused before anything is written: exit 2 with backup --out's codes, never the system's "ENOENT: no such file or directory, open …". */
+function outRefused(code: 'OUT_DIR_NOT_FOUND' | 'OUT_NOT_A_FILE', message: string): CliError {
+  return new CliError(2, message, { code, message })
+}
+
 /** Writes the PEM only if nothing is at `path` (O_EXCL), created 0600: a key is never overwritten. */
 function writeNewKeyFile(path: string, pem: string): void {
   let fd: number
@@ -137,7 +142,25 @@ function writeNewKeyFile(path: string, pem: string): void {
     fd = openSync(path, 'wx', 0o600)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
+    const directory = dirname(path)
+    if (code === 'EEXIST' && statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
+      throw outRefused('OUT_NOT_A_FILE', `${path} is a directory; --out names the key file to create, e.g. ${join(path, 'miniship-signing-key.pem')}`)
+    }
     if (code === 'EEXIST') throw new CliError(2, `${path} already exists; a signing key is never overwritten (choose another --out, or remove it yourself)`)
+    if (code === 'ENOENT') throw outRefused('OUT_DIR_NOT_FOUND', `the directory ${directory} for ${basename(path)} does not exist; create it, or give an --out in one that does`)
+    if (code === 'ENOTDIR') {
+      // the nearest thing on the way that exists is a file
+      const isFile = (candidate: string) => {
+        try {
+          return statSync(candidate).isFile()
+        } catch {
+          return false
+        }
+      }
+      let file = directory
+      while (!isFile(file) && dirname(file) !== file) file = dirname(file)
+      throw outRefused('OUT_DIR_NOT_FOUND', `${file}, where ${basename(path)} would go, is a file, not a directory`)
+    }
     throw new CliError(2, `cannot create ${path}: ${(error as Error).message}`)
   }
   try {
