@@ -202,3 +202,26 @@ test('a failed check with --json: one document with the error code VERIFICATION_
     server.stop(true)
   }
 })
+
+test('with --install-url, the report names the address it read, not a channel it never asked (it said "on stable" of a beta install.json)', async () => {
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (request) => {
+      const path = new URL(request.url).pathname
+      if (path === '/releases/shop/beta/install.json') return Response.json(release())
+      const text = contents[path.slice('/releases/shop/beta/u/'.length)]
+      return text === undefined ? new Response('', { status: 404 }) : new Response(text)
+    },
+  })
+  try {
+    const url = `http://127.0.0.1:${server.port}/releases/shop/beta/install.json`
+    const run = await runCli(['verify', '--app', 'shop', '--public-key', trusted.publicKey, '--install-url', `${url}?token=query-secret`])
+    expect(run.exitCode).toBe(0)
+    expect(run.stdout.split('\n')[0]).toBe(`shop 1.0.0 (version v1) from ${url}?…:`)
+    expect(run.stdout).not.toContain('stable')
+    expect(run.stdout).not.toContain('query-secret')
+  } finally {
+    server.stop(true)
+  }
+})

@@ -215,7 +215,9 @@ Examples:
           return response.bytes
         })
         const failed = checks.filter((check) => !check.ok)
-        out.line(`${flags.app} ${info.version} (version ${info.versionId}) on ${flags.channel ?? 'stable'}:`)
+        // install info names no channel: of an --install-url, say where it was read (its query, maybe a token, left out)
+        const source = flags.installUrl !== undefined ? `from ${redactedServerUrl(flags.installUrl).shown}` : `on ${flags.channel ?? 'stable'}`
+        out.line(`${flags.app} ${info.version} (version ${info.versionId}) ${source}:`)
         for (const check of checks) out.line(`  ${check.ok ? 'ok  ' : 'FAIL'} ${check.check.padEnd(14)} ${check.detail}`)
         const result = { ok: failed.length === 0, appId: flags.app, version: info.version, versionId: info.versionId, keyId: publicKey.keyId, checks }
         if (failed.length > 0) {
