@@ -309,9 +309,14 @@ Examples:
           const out = createOutput(flags.json === true)
           const api = connect(flags)
           const app = await findMiniApp(api, flags.app)
-          const { body } = await api.request<SigningKeyRecord>('DELETE', `/mini-apps/${encodeURIComponent(app.id)}/signing-keys/${encodeURIComponent(keyId)}`)
-          out.line(`Revoked ${body.keyId} ("${body.name}") of ${flags.app} at ${timeText(body.revokedAt!)}.`)
-          out.result(body)
+          // the server answers a revoked key as it is; read it first to say "nothing changed", as keys require does (the DELETE is still sent, so a non-owner is told it is not theirs to do)
+          const keysPath = `/mini-apps/${encodeURIComponent(app.id)}/signing-keys`
+          const before = (await api.request<SigningKeyRecord[]>('GET', keysPath)).body.find((key) => key.keyId === keyId)
+          const { body } = await api.request<SigningKeyRecord>('DELETE', `${keysPath}/${encodeURIComponent(keyId)}`)
+          const changed = !before?.revokedAt
+          if (changed) out.line(`Revoked ${body.keyId} ("${body.name}") of ${flags.app} at ${timeText(body.revokedAt!)}.`)
+          else out.line(`${body.keyId} ("${body.name}") of ${flags.app} was revoked already, at ${timeText(body.revokedAt!)}; nothing changed.`)
+          out.result({ ...body, changed })
         }),
       ),
   )
