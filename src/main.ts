@@ -34,6 +34,7 @@ if (argv[2] !== 'serve') {
 }
 
 const { asksForJson, withJsonUsageErrors, writeJsonError } = await import('./cli/json-output')
+const { withCommandsListedByUsage } = await import('./cli/help')
 // `miniship bogus --json`: the program's own refusals print the JSON error document too
 const program = withJsonUsageErrors(new Command('miniship'))
   .description('Self-hosted server for React Native miniapps: upload, review, publish, roll back and download them.')
@@ -58,7 +59,10 @@ for (const command of allCommands(program)) {
   if (command.commands.length === 0) {
     reportUnknownOptionsFirst(command)
     refuseOptionsAsValues(command)
-  } else refuseUnknownHelpTopics(command)
+  } else {
+    refuseUnknownHelpTopics(command)
+    withCommandsListedByUsage(command)
+  }
 }
 // after the loop: another unknown option beside --json is still named, without what follows its "="
 answerJsonWithoutCommand(program)

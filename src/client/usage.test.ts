@@ -259,3 +259,14 @@ test('output piped into a reader that has gone (`miniship … | head -1`): the c
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test("the program's list of commands shows a required version as each command's --help does: publish [options] [appId] <version>", async () => {
+  const help = (await runCli(['--help'])).stdout
+  for (const name of ['publish', 'rollback']) {
+    // it read `[appId] [version]`, as if the version could be left out
+    expect(help).toContain(`${name} [options] [appId] <version>`)
+    expect((await runCli([name, '--help'])).stdout).toContain(`Usage: miniship ${name} [options] [appId] <version>`)
+  }
+  // a command without a usage of its own is listed as before
+  expect(help).toContain('status [options] [appId]')
+})
