@@ -94,6 +94,12 @@ test('an --install-url that is no URL is bad usage (exit 2, USAGE), however it b
   expect(run.stdout + run.stderr).not.toContain('query-secret')
 })
 
+test('--channel beside --install-url is bad usage (exit 2, USAGE): the install info read is the URL\'s, and the channel was ignored without a word', async () => {
+  const run = await runCli(['verify', '--app', 'shop', '--public-key', trusted.publicKey, '--channel', 'beta', '--install-url', 'https://cdn.example.com/releases/shop/stable/install.json', '--json'])
+  expect(run.exitCode).toBe(2)
+  expect(jsonDocument(run)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('--channel and --install-url: give one') } })
+})
+
 describe('verify fetches with a limit, as the API client does (exit 3)', () => {
   const failure = (url: string, timeoutMs: number) =>
     download(new URL(url), timeoutMs).then(

@@ -168,7 +168,7 @@ export function verifyCommand(): Command {
     .description("check a release as a device does: install info, the signature by your public key, every file's size and sha256")
     .requiredOption('--app <appId>', 'the app id, e.g. com.example.shop')
     .requiredOption('--public-key <key>', 'the public key the host app trusts: base64, or a file (PEM or base64)')
-    .option('--channel <name>', 'the channel (default stable)')
+    .option('--channel <name>', 'the channel (default stable); not with --install-url')
     .option('--platform <platform>', 'ios or android (default both)')
     .option('--install-url <url>', "read install info here instead of the server's release install: the release mirror's install.json on a CDN, say")
     .addHelpText(
@@ -189,6 +189,8 @@ Examples:
         const publicKey = readPublicKey(flags.publicKey)
         let installUrl: string
         if (flags.installUrl !== undefined) {
+          // the install info read is the URL's: a --channel beside it was ignored without a word, and the report said nothing of it
+          if (flags.channel !== undefined) throw new CliError(2, '--channel and --install-url: give one; the install info at --install-url is the channel it was written for (the mirror keeps each channel at releases/APP/CHANNEL/install.json)')
           // `http://` alone passed the prefix test and failed later as "Invalid URL" (exit 1, FAILED)
           if (!/^https?:\/\//.test(flags.installUrl) || !URL.canParse(flags.installUrl)) throw new CliError(2, `--install-url must be an http(s) URL (got ${JSON.stringify(redactedServerUrl(flags.installUrl).shown)})`)
           installUrl = flags.installUrl
