@@ -39,7 +39,8 @@ async function refusal(args: string[], environment = env()) {
 }
 
 test('an unknown miniapp, version, channel or webhook: --json names where to look, as the text does', async () => {
-  expect(await refusal(['status', 'com.example.nope'])).toMatchObject({ code: 'MINI_APP_NOT_FOUND', hint: 'miniship apps lists them' })
+  // the message is the text's own words
+  expect(await refusal(['status', 'com.example.nope'])).toMatchObject({ code: 'MINI_APP_NOT_FOUND', message: expect.stringMatching(/^no miniapp com\.example\.nope that you can see on http:\/\/127\.0\.0\.1:\d+\/api$/), hint: 'miniship apps lists them' })
   expect(await refusal(['publish', 'com.example.hints', '9.9.9'])).toMatchObject({ code: 'VERSION_NOT_FOUND', hint: 'miniship versions ls com.example.hints lists them' })
   expect(await refusal(['channels', 'rm', 'nope', '--app', 'com.example.hints'])).toMatchObject({ code: 'CHANNEL_NOT_FOUND', hint: 'miniship channels ls --app com.example.hints lists them' })
   expect(await refusal(['webhooks', 'rm', '01a21eff-0ed2-75bb-89fa-cc465aa3154d', '--app', 'com.example.hints'])).toMatchObject({ code: 'WEBHOOK_NOT_FOUND', hint: 'miniship webhooks ls --app com.example.hints lists its webhooks' })

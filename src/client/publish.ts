@@ -61,7 +61,9 @@ export interface Channel {
 export async function findMiniApp(api: ApiClient, appId: string): Promise<MiniApp> {
   const { body } = await api.request<MiniApp[]>('GET', '/mini-apps')
   const found = body.find((app) => app.appId === appId)
-  if (!found) throw new CliError(1, `no miniapp ${appId} that you can see on ${api.server} (MINI_APP_NOT_FOUND); miniship apps lists them`, { statusCode: 404, code: 'MINI_APP_NOT_FOUND', message: `Miniapp ${appId} not found`, hint: 'miniship apps lists them' })
+  // --json says what the text says (it said the server's shorter "Miniapp X not found")
+  const message = `no miniapp ${appId} that you can see on ${api.server}`
+  if (!found) throw new CliError(1, `${message} (MINI_APP_NOT_FOUND); miniship apps lists them`, { statusCode: 404, code: 'MINI_APP_NOT_FOUND', message, hint: 'miniship apps lists them' })
   return found
 }
 
