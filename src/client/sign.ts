@@ -76,7 +76,20 @@ export function explainKeyRefusal(error: unknown, appId: string, key: SigningKey
   throw error
 }
 
-type SignedVersion = VersionSummary & { files: Record<StatementFileKind, { sha256: string; size: number }>; signature: { keyId: string; keyName: string | null } | null }
+type SignedVersion = VersionSummary & { files: Record<StatementFileKind, { sha256: string; size: number }>; signature: { keyId: string; keyName: string | null; keyRevokedAt?: string | null } | null }
+
+/**
+ * A version has one signature: signing it with another key replaces the one it had. Where that was
+ * made by a key still trusted, host apps that pin only that key refuse the version from now on,
+ * and the run said only "Signed … with" the new key. (Replacing a revoked key's signature is what
+ * signing again is for: nothing to say.)
+ */
+function replacedSignatureWarnings(before: SignedVersion, keyId: string): { code: 'SIGNATURE_REPLACED'; message: string }[] {
+  const old = before.signature
+  if (!old || old.keyId === keyId || old.keyRevokedAt) return []
+  const named = old.keyName ? `${old.keyId} ("${old.keyName}")` : old.keyId
+  return [{ code: 'SIGNATURE_REPLACED', message: `${before.version} was signed by the key ${named}, still trusted: this signature replaces that one, and host apps that trust only ${old.keyId} will refuse ${before.version} from now on` }]
+}
 
 export function signCommand(): Command {
   return withClientOptions(new Command('sign'))
@@ -101,7 +114,9 @@ export function signCommand(): Command {
           .request<SignedVersion>('POST', `/mini-apps/${encodeURIComponent(app.id)}/versions/${encodeURIComponent(target.id)}/signature`, { json: { keyId: key.keyId, signature: signStatement(key, statement) } })
           .catch((error: unknown) => explainKeyRefusal(error, app.appId, key, keyFile))
         out.line(`Signed ${app.appId} ${body.version} (build ${body.buildNumber}) with the key ${key.keyId}${body.signature?.keyName ? ` ("${body.signature.keyName}")` : ''}.`)
-        out.result(body)
+        const warnings = replacedSignatureWarnings(target, key.keyId)
+        for (const warning of warnings) out.note(`warning: ${warning.message} (${warning.code})`)
+        out.result({ ...body, warnings })
       }),
     )
 }
