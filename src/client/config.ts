@@ -187,13 +187,22 @@ export function connect(flags: ClientFlags, needs?: KeyNeeds): ApiClient {
   const target = resolveTarget(flags)
   if (!target.token) throw notSignedIn(target.server)
   const api = createApiClient(target.server, target.token)
-  if (!needs) return api
-  const scopes = needs.scopes.map((scope) => `"${scope}"`)
+  // what no API key may do (the server says "sign in with an account (miniship login)"): with
+  // MINISHIP_TOKEN set, a login is saved but not used, so the way there is to unset it
+  const fromEnv = target.tokenSource === 'MINISHIP_TOKEN'
+  if (!needs && !fromEnv) return api
+  const scopes = needs?.scopes.map((scope) => `"${scope}"`) ?? []
   const all = scopes.length === 1 ? `the ${scopes[0]} scope` : `the ${scopes.slice(0, -1).join(', ')} and ${scopes.at(-1)} scopes`
   const explained = (error: unknown): never => {
     if (error instanceof CliError && error.body?.code === 'SCOPE_REQUIRED') {
-      const hint = `miniship ${needs.command} needs an API key with ${all}`
-      throw new CliError(error.exitCode, `${error.message}; ${hint}`, { ...error.body, hint })
+      const noKey = /no scope allows it/.test(error.body.message)
+      const hint =
+        noKey && fromEnv
+          ? 'MINISHIP_TOKEN holds an API key and is used before a saved sign-in: unset it, and miniship login (if you have not) to act as your account'
+          : needs
+            ? `miniship ${needs.command} needs an API key with ${all}`
+            : null
+      if (hint !== null) throw new CliError(error.exitCode, `${error.message}; ${hint}`, { ...error.body, hint })
     }
     throw error
   }

@@ -1,6 +1,7 @@
 // A key refused for a scope it lacks is told so in one wording, naming the scope needed, whether the server refuses
 // the request or `push` refuses it before sending the build: against the real app on a temp data directory.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { generateKeyPairSync } from 'node:crypto'
 import { rmSync } from 'node:fs'
 import { jsonDocument, runCli } from '../cli/test-run'
 import { createTestContext, tempDir, type TestContext } from '../test-support'
@@ -43,4 +44,16 @@ test('a request the server refuses for a scope reaches the CLI in those words (r
   expect(run.exitCode).toBe(1)
   // the server's words, and what the text adds: every scope the command takes
   expect(jsonDocument(run)).toEqual({ error: { statusCode: 403, code: 'SCOPE_REQUIRED', message: `This needs an API key with the "release" scope; key ${readKey.prefix}… has "read"`, hint: 'miniship rollout needs an API key with the "read" and "release" scopes' } })
+})
+
+test('what no API key may do (keys add), with MINISHIP_TOKEN holding a key: says to unset it, since a saved sign-in is not used while it is set', async () => {
+  const publicKey = Buffer.from(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64')
+  const run = await runCli(['keys', 'add', '--app', 'com.example.shop', publicKey, '--name', 'laptop', '--json'], { env: { MINISHIP_TOKEN: readKey.key, MINISHIP_SERVER: `http://127.0.0.1:${server.port}` } })
+  expect(run.exitCode).toBe(1)
+  // it said only "sign in with an account (miniship login)", which changes nothing while MINISHIP_TOKEN is set
+  expect(jsonDocument(run)).toMatchObject({
+    error: { code: 'SCOPE_REQUIRED', message: 'API keys cannot do this (no scope allows it); sign in with an account (miniship login)', hint: 'MINISHIP_TOKEN holds an API key and is used before a saved sign-in: unset it, and miniship login (if you have not) to act as your account' },
+  })
+  const text = await runCli(['keys', 'add', '--app', 'com.example.shop', publicKey, '--name', 'laptop'], { env: { MINISHIP_TOKEN: readKey.key, MINISHIP_SERVER: `http://127.0.0.1:${server.port}` } })
+  expect(text.stderr).toContain('(SCOPE_REQUIRED, HTTP 403); MINISHIP_TOKEN holds an API key and is used before a saved sign-in: unset it')
 })
