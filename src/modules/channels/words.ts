@@ -9,6 +9,8 @@ export interface ReleaseView {
   version: string
   rolloutPercent: number
   paused?: boolean
+  /** a semver range of host app versions; null or absent: any. A device outside it gets an older release (decide.ts) */
+  hostVersionRange?: string | null
 }
 
 export interface ChannelView {
@@ -78,6 +80,14 @@ export function channelDevicesText(channel: ChannelView): string {
   const kept = channel.pausedReleases?.length ? `; ${pausedKeptText(channel.pausedReleases)}` : ''
   switch (state) {
     case 'complete':
+      // a release for some host versions only: a device that sends one outside the range gets the
+      // release before it (decide.ts), so "every device" would be untrue
+      if (release.hostVersionRange) {
+        // previousRelease is what they get when it is for any host; one for some hosts may not fit them either
+        const fallback = hostFallback(channel)
+        const they = !channel.previousRelease ? 'none' : fallback?.hostVersionRange ? `an earlier release that fits their host, if any (${fallback.version} is for host ${fallback.hostVersionRange})` : fallback ? fallback.version : 'an earlier release that fits their host, if any'
+        return `Every device gets ${release.version} except host apps outside ${release.hostVersionRange}: they get ${they}${kept}.`
+      }
       return `Every device gets ${release.version}.`
     case 'rolling-out':
       return `${release.rolloutPercent} % get ${release.version}; the others get ${others}${kept}.`
@@ -95,6 +105,18 @@ export function channelDevicesText(channel: ChannelView): string {
       // those on a paused older release are the exception: said first, so "every" is not untrue
       return kept ? `${capitalised(pausedKeptText(channel.pausedReleases!))}; every other device gets ${previous}, those on ${release.version} too.` : `Every device gets ${previous}, those on ${release.version} too.`
   }
+}
+
+/**
+ * Of a complete newest release for some host versions only: the release below it that host apps
+ * outside its range may get (decide.ts), `previousRelease` unless it is for the same range (then
+ * no such host fits it: null). Older releases further down are not in the channel record.
+ */
+function hostFallback(channel: ChannelView): ReleaseView | null {
+  const range = channel.release?.hostVersionRange
+  const previous = channel.previousRelease
+  if (!range || !previous || previous.hostVersionRange === range) return null
+  return previous
 }
 
 const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
@@ -241,15 +263,17 @@ export function versionStandings(versionId: string, channels: readonly ChannelVi
       )
     } else if (channel.previousRelease?.versionId === versionId && state) {
       const newest = channel.release!.version
+      // a complete newest release for some host versions only: the host apps outside it still get this one
+      const range = hostFallback(channel) ? channel.release!.hostVersionRange : null
       // devices on a paused release between them keep theirs
       const except = channel.pausedReleases?.length ? `, except those on ${channel.pausedReleases.map((release) => release.version).join(' or ')} (paused)` : ''
       const text: Record<ReleaseState, string> = {
-        complete: `replaced on ${channel.name}`,
+        complete: range ? `live on ${channel.name} for host apps outside ${range}${except}` : `replaced on ${channel.name}`,
         'rolling-out': `live on ${channel.name} for the devices outside the rollout of ${newest}${except}`,
         paused: `live on ${channel.name} for the devices that do not run ${newest}${except}`,
         reverted: `live on ${channel.name} (${newest} is reverted)${except}`,
       }
-      standings.push({ channel: channel.name, live: state !== 'complete', text: text[state] })
+      standings.push({ channel: channel.name, live: state !== 'complete' || !!range, text: text[state] })
     } else if (state) {
       // paused, then published over: only the devices that run it keep it, unless the newest is complete
       const paused = channel.pausedReleases?.find((release) => release.versionId === versionId)
@@ -258,7 +282,7 @@ export function versionStandings(versionId: string, channels: readonly ChannelVi
         standings.push({ channel: channel.name, live: false, text: `reverted on ${channel.name}` })
       } else if (paused) {
         standings.push(
-          state === 'complete'
+          state === 'complete' && !channel.release?.hostVersionRange
             ? { channel: channel.name, live: false, text: `replaced on ${channel.name}` }
             : { channel: channel.name, live: true, text: `live on ${channel.name} for the devices that run it (${stateText('paused', paused.rolloutPercent)})` },
         )
