@@ -471,6 +471,8 @@ export interface RolloutChange {
   state: ReleaseState
   actor: string
   reason: string | null
+  /** of a revert only: the release every device gets now (the channel's previousRelease), null for a first release (no device gets any) */
+  fallback?: { id: string; version: string } | null
 }
 
 /** What a pause, a revert or a lowered percent warns of: the release devices fall back to is one signature rules refuse (§14). */
@@ -611,7 +613,12 @@ function changeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: str
       // what the devices sent back now fall back to, read in this transaction (the same connection sees
       // the change): the answer, the audit entry and the webhook say the same warnings
       // only a change that sends devices back (a raise or a resume sends none) reads the channels for it
-      if (fallbackAction(change) !== null) warnings = fallbackWarnings(db, app, channelRecord(db, app, channel), change)
+      if (fallbackAction(change) !== null) {
+        const after = channelRecord(db, app, channel)
+        warnings = fallbackWarnings(db, app, after, change)
+        // a revert's webhook says what devices get now, as the CLI and the console do
+        if (change.state === 'reverted') change.fallback = after.previousRelease ? { id: after.previousRelease.versionId, version: after.previousRelease.version } : null
+      }
       tx.insert(releaseHistory)
         .values({ id: newId(), miniAppId: app.id, action: 'ROLLOUT', channel, versionId: newest.versionId, version: newest.version, previousVersionId: null, rolloutPercent: step.percent, notes: step.action === 'rollout' ? null : `${step.action === 'pause' ? 'paused' : 'resumed'} by ${who}${step.reason ? `: ${step.reason}` : ''}`, actorId: user?.id ?? null, createdAt: now })
         .run()

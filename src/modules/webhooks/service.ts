@@ -206,7 +206,7 @@ export function actorOf(user: Caller & { apiKey?: { miniAppIds: readonly string[
 export function emitRolloutChange(
   db: Writer,
   clock: Clock,
-  change: { action: string; miniAppId: string; channel: string; versionId: string; version: string; previousPercent: number; rolloutPercent: number; previousState: string; state: string; reason: string | null },
+  change: { action: string; miniAppId: string; channel: string; versionId: string; version: string; previousPercent: number; rolloutPercent: number; previousState: string; state: string; reason: string | null; fallback?: { id: string; version: string } | null },
   by: EventActor,
   extra: Record<string, unknown> = {},
 ): number {
@@ -219,6 +219,7 @@ export function emitRolloutChange(
     state: change.state,
     previousState: change.previousState,
     reason: change.reason,
+    ...(change.fallback !== undefined ? { fallback: change.fallback } : {}),
     by,
     ...extra,
   })
@@ -311,7 +312,10 @@ function slackLine(miniApp: MiniAppSummary, event: string, data: Record<string, 
     case 'rollout.changed': {
       const percent = data.rolloutPercent
       const resumed = data.previousState === 'paused' && data.state !== 'paused'
-      const what = percent === 0 ? 'reverted (every device gets the previous release)' : resumed ? `resumed at ${String(percent)} %` : percent === 100 ? 'completed (100 %)' : `set to ${String(percent)} %`
+      // a revert names what devices get now (data.fallback; a delivery queued before it was sent had none)
+      const fallback = data.fallback as { version?: string } | null | undefined
+      const reverted = fallback === undefined ? 'reverted (every device gets the previous release)' : fallback === null ? 'reverted (no device gets it; there is no earlier release, so those on it keep it)' : `reverted (every device gets ${fallback.version ?? '?'})`
+      const what = percent === 0 ? reverted : resumed ? `resumed at ${String(percent)} %` : percent === 100 ? 'completed (100 %)' : `set to ${String(percent)} %`
       return `${app}: the rollout of ${version} on ${channel} was ${what}${by}${warningsText(data)}`
     }
     case 'rollout.paused': {
