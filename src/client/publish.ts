@@ -277,9 +277,22 @@ async function resumable(api: ApiClient, app: MiniApp, name: string): Promise<Ch
   if (!channel?.release || !state || state === 'paused') return null
   if (state === 'reverted') {
     const message = `${app.appId} ${name}: ${channel.release.version} is reverted (0 %), not paused: nothing to resume, and no device gets it; roll it out again with --percent N`
-    throw new CliError(1, message, { code: 'ROLLOUT_REVERTED', message })
+    // the text names the code, as every refusal's does
+    throw new CliError(1, `${message} (ROLLOUT_REVERTED)`, { code: 'ROLLOUT_REVERTED', message })
   }
   return channel
+}
+
+/**
+ * `--percent N` (or `--revert`, 0) where the newest release already is at N and not paused: the
+ * channel as it is (the server changes nothing, records nothing and sends no webhook), null when
+ * the server is to answer. It printed the line of a real change; --pause and --resume say so.
+ */
+async function alreadyAt(api: ApiClient, app: MiniApp, name: string, percent: number): Promise<Channel | null> {
+  const { body } = await api.request<{ channels: Channel[] }>('GET', `/mini-apps/${encodeURIComponent(app.id)}/channels`)
+  const channel = body.channels.find((candidate) => candidate.name === name)
+  const state = channel && channelState(channel)
+  return channel?.release && state && state !== 'paused' && channel.release.rolloutPercent === percent ? channel : null
 }
 
 /**
@@ -339,12 +352,21 @@ Examples:
             return
           }
         }
+        const percent = typeof body.rolloutPercent === 'number' ? body.rolloutPercent : null
+        if (percent !== null) {
+          const before = await alreadyAt(api, app, flags.channel, percent)
+          if (before) {
+            out.line(`${appId} ${before.name}: ${before.release!.version} is already ${stateText(channelState(before)!, percent)}; nothing changed.`)
+            out.result({ ...before, warnings: [], changed: false })
+            return
+          }
+        }
         const { body: answer } = await api.request<Channel & { warnings?: ReleaseWarning[] }>('PATCH', `/mini-apps/${encodeURIComponent(app.id)}/channels/${encodeURIComponent(flags.channel)}/rollout`, { json: body })
         // a pause, revert or lower percent whose fallback signature rules refuse (FALLBACK_UNSIGNED, FALLBACK_KEY_REVOKED): the server's words, as the console shows them
         const channel = { ...answer, warnings: answer.warnings ?? [] }
         out.line(`${appId} ${channel.name}: ${channelText(channel)}.`)
         for (const warning of channel.warnings) out.note(`warning: ${warning.message} (${warning.code})`)
-        out.result(flags.resume ? { ...channel, resumed: true } : flags.pause ? { ...channel, paused: true } : channel)
+        out.result(flags.resume ? { ...channel, resumed: true } : flags.pause ? { ...channel, paused: true } : { ...channel, changed: true })
       })
     })
 }

@@ -72,3 +72,31 @@ test('--pause of a release rolling out pauses it', async () => {
   expect(jsonDocument(run)).toMatchObject({ name: 'stable', paused: true })
   expect(patches).toEqual([{ paused: true, reason: 'suspect' }])
 })
+
+test('a reverted release, in text: the refusal names its code, as every refusal does', async () => {
+  stable = { name: 'stable', state: 'reverted', release: release(0), previousRelease }
+  const run = await resume()
+  expect(run.exitCode).toBe(1)
+  expect(run.stderr).toContain('roll it out again with --percent N (ROLLOUT_REVERTED)')
+})
+
+const rollout = (...more: string[]) => runCli(['rollout', 'com.example.shop', ...more], { env: { MINISHIP_TOKEN: 'msk_test', MINISHIP_SERVER: `http://127.0.0.1:${server.port}` } })
+
+test('--percent N where the release already is at N, or --revert of a reverted one: says nothing changed (as --pause and --resume do) and asks for no change; a real change says changed', async () => {
+  // it printed "1.1.0 rolling-out 50 %." as after a real change
+  stable = { name: 'stable', state: 'rolling-out', release: release(50), previousRelease }
+  const same = await rollout('--percent', '50')
+  expect(same.exitCode).toBe(0)
+  expect(same.stdout).toBe('com.example.shop stable: 1.1.0 is already rolling-out 50 %; nothing changed.\n')
+  expect(jsonDocument(await rollout('--percent', '50', '--json'))).toMatchObject({ name: 'stable', changed: false, warnings: [] })
+  stable = { name: 'stable', state: 'reverted', release: release(0), previousRelease }
+  expect((await rollout('--revert')).stdout).toBe('com.example.shop stable: 1.1.0 is already reverted 0 %; nothing changed.\n')
+  expect(patches).toEqual([])
+  // a paused release at that percent: the server answers (409 ROLLOUT_PAUSED: resume first)
+  stable = { name: 'stable', state: 'paused', release: release(50, true), previousRelease }
+  await rollout('--percent', '50')
+  expect(patches).toEqual([{ rolloutPercent: 50 }])
+  stable = { name: 'stable', state: 'rolling-out', release: release(50), previousRelease }
+  expect(jsonDocument(await rollout('--percent', '60', '--json'))).toMatchObject({ name: 'stable', changed: true })
+  expect(patches).toEqual([{ rolloutPercent: 50 }, { rolloutPercent: 60 }])
+})
