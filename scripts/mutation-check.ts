@@ -922,6 +922,27 @@ const mutations: Mutation[] = [
     why: "the console offers Publish… into a channel only where the server takes the version: not where it is still a release far below the newest",
   },
   {
+    file: 'src/modules/channels/service.ts',
+    find: '.map((version) => ({ ...version, channels: versionStandings(version.versionId, records).filter((standing) => standing.live).map((standing) => standing.channel) }))',
+    replace: '.map((version) => ({ ...version, channels: versionStandings(version.versionId, records).map((standing) => standing.channel) }))',
+    tests: ['src/modules/signing/revoke-warnings.test.ts'],
+    why: 'revoking a key warns LIVE_RELEASE_KEY_REVOKED only of the versions it signed that devices get now, not of one replaced',
+  },
+  {
+    file: 'src/modules/signing/service.ts',
+    find: 'const live = changed && liveSignedBy ? liveSignedBy(app.id, keyId) : []',
+    replace: 'const live: { version: string; channels: string[] }[] = []',
+    tests: ['src/modules/signing/revoke-warnings.test.ts', 'src/client/keys-revoke.test.ts'],
+    why: 'revoking a key that signed what devices get now warns LIVE_RELEASE_KEY_REVOKED (host apps that drop the key refuse it)',
+  },
+  {
+    file: 'src/client/sign.ts',
+    find: 'if (!old || old.keyId === keyId || old.keyRevokedAt) return []',
+    replace: 'return []',
+    tests: ['src/client/sign.test.ts'],
+    why: 'signing over a signature of another key still trusted warns SIGNATURE_REPLACED (host apps that pin only that key refuse the version)',
+  },
+  {
     file: 'src/modules/channels/words.ts',
     find: 'if (!revoked && (signature !== null || !app.requireSignature)) return null',
     replace: 'if (!revoked) return null',

@@ -30,6 +30,7 @@ import { createApiKeyAuthenticator, isApiKey } from './modules/api-keys/service'
 import { userFromAccessToken } from './modules/auth/access'
 import { channelRoutes } from './modules/channels'
 import { createReleaseGuard } from './modules/channels/guard'
+import { liveVersionsSignedBy } from './modules/channels/service'
 import { setupRoutes } from './modules/setup'
 import { signingRoutes } from './modules/signing'
 import { createSetupGate, type SetupGate } from './modules/setup/service'
@@ -153,6 +154,7 @@ export function createApp(input: AppInput) {
     writes: createWriteWatch(),
     insights,
     releaseGuard,
+    liveVersionsSignedBy: (miniAppId, keyId) => liveVersionsSignedBy(input.db, miniAppId, keyId),
     requestMetrics: createRequestMetrics(),
     blobs,
     jobs,

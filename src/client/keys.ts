@@ -312,11 +312,14 @@ Examples:
           // the server answers a revoked key as it is; read it first to say "nothing changed", as keys require does (the DELETE is still sent, so a non-owner is told it is not theirs to do)
           const keysPath = `/mini-apps/${encodeURIComponent(app.id)}/signing-keys`
           const before = (await api.request<SigningKeyRecord[]>('GET', keysPath)).body.find((key) => key.keyId === keyId)
-          const { body } = await api.request<SigningKeyRecord>('DELETE', `${keysPath}/${encodeURIComponent(keyId)}`)
+          const { body } = await api.request<SigningKeyRecord & { warnings?: { code: string; message: string }[] }>('DELETE', `${keysPath}/${encodeURIComponent(keyId)}`)
           const changed = !before?.revokedAt
           if (changed) out.line(`Revoked ${body.keyId} ("${body.name}") of ${flags.app} at ${timeText(body.revokedAt!)}.`)
           else out.line(`${body.keyId} ("${body.name}") of ${flags.app} was revoked already, at ${timeText(body.revokedAt!)}; nothing changed.`)
-          out.result({ ...body, changed })
+          // the versions it signed that devices get now (LIVE_RELEASE_KEY_REVOKED): the server's words, as the console shows them
+          const warnings = body.warnings ?? []
+          for (const warning of warnings) out.note(`warning: ${warning.message} (${warning.code})`)
+          out.result({ ...body, warnings, changed })
         }),
       ),
   )

@@ -7,6 +7,7 @@ import type { InsightsService } from './insights/service'
 import type { RequestMetrics } from './system/metrics'
 import type { ReleaseMirror } from './mirror/service'
 import type { ReleaseGuard } from './channels/guard'
+import type { LiveVersionsSignedBy } from './signing/service'
 
 /** Everything a feature module may use; services take the parts they need from it. */
 export interface AppDeps extends BaseDeps {
@@ -21,4 +22,6 @@ export interface AppDeps extends BaseDeps {
   mirror: ReleaseMirror | null
   /** decisions §15: counts failing devices of guarded channels' newest releases (fed by insights), pauses them */
   releaseGuard: ReleaseGuard
+  /** the versions a signing key signed that devices get now, with their channels (what revoking it warns of) */
+  liveVersionsSignedBy: LiveVersionsSignedBy
 }

@@ -91,8 +91,9 @@ export function signingSection(ctx: PageContext, base: string, miniApp: MiniApp,
               if (!ok) return
               revoke.disabled = true
               try {
-                await api('DELETE', `${base}/signing-keys/${seg(key.keyId)}`)
-                showNotice(`Revoked the key ${key.name} (${key.keyId}).`)
+                const answer = await api<{ warnings?: { code: string; message: string }[] }>('DELETE', `${base}/signing-keys/${seg(key.keyId)}`)
+                // the versions it signed that devices get now (LIVE_RELEASE_KEY_REVOKED), in the words keys revoke prints
+                showNotice(`Revoked the key ${key.name} (${key.keyId}).`, answer.warnings ?? [])
                 ctx.reload()
               } catch (error) {
                 showError(error)

@@ -9,7 +9,7 @@ import { newId, isoAt, type Clock } from '../../ids'
 import { requireVisibleMiniApp, userSummaries, type Caller, type UserSummary } from '../miniapps/service'
 import { isSemverRange } from './semver-range'
 import { decideRelease } from './decide'
-import { fallbackSignatureWarning, type FallbackAction, type ReleaseState, type ReleaseWarning, type SignatureView } from './words'
+import { fallbackSignatureWarning, versionStandings, type FallbackAction, type ReleaseState, type ReleaseWarning, type SignatureView } from './words'
 import { guardRows, toGuardRecord, type GuardRecord } from './guard-record'
 
 export const defaultChannel = 'stable'
@@ -248,6 +248,34 @@ export function channelRecords(db: Db, app: MiniAppRow): ChannelRecord[] {
       guard: toGuardRecord(guards.get(channel.name), rows[0]?.id ?? null),
     }
   })
+}
+
+/** A version signed by a key, and the channels where devices get it now (versionStandings' `live`). */
+export interface LiveSignedVersion {
+  versionId: string
+  version: string
+  channels: string[]
+}
+
+/**
+ * The versions of a miniapp signed by `keyId` that some device gets now, each with its channels,
+ * newest channel first as channelRecords orders them: after the key is revoked, host apps that no
+ * longer trust it refuse them (a revoke warns of them, keys revoke prints it).
+ */
+export function liveVersionsSignedBy(db: Db, miniAppId: string, keyId: string): LiveSignedVersion[] {
+  const signed = db
+    .select({ versionId: versions.id, version: versions.version })
+    .from(versionSignatures)
+    .innerJoin(versions, eq(versions.id, versionSignatures.versionId))
+    .where(and(eq(versions.miniAppId, miniAppId), eq(versionSignatures.keyId, keyId)))
+    .all()
+  if (signed.length === 0) return []
+  const app = db.select().from(miniApps).where(eq(miniApps.id, miniAppId)).get()
+  if (!app) return []
+  const records = channelRecords(db, app)
+  return signed
+    .map((version) => ({ ...version, channels: versionStandings(version.versionId, records).filter((standing) => standing.live).map((standing) => standing.channel) }))
+    .filter((version) => version.channels.length > 0)
 }
 
 function channelRecord(db: Db, app: MiniAppRow, name: string): ChannelRecord {

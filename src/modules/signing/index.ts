@@ -2,7 +2,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps'
 import { jsonAnswer } from '../../http/openapi'
-import { addSigningKeyBody, miniAppIdParams, signingKeyParams, signingKeyRecord } from './model'
+import { addSigningKeyBody, miniAppIdParams, revokedSigningKeyRecord, signingKeyParams, signingKeyRecord } from './model'
 import { addSigningKey, listSigningKeys, revokeSigningKey } from './service'
 
 export function signingRoutes(deps: AppDeps) {
@@ -23,9 +23,9 @@ export function signingRoutes(deps: AppDeps) {
       },
       { auth: true, params: miniAppIdParams, body: addSigningKeyBody, detail: { responses: jsonAnswer(201, signingKeyRecord), summary: 'Trust an Ed25519 public key (base64 of its raw 32 bytes) to sign versions (owners and admins)', tags: ['signing'] } },
     )
-    .delete('/:miniAppId/signing-keys/:keyId', ({ user, params }) => revokeSigningKey(db, clock, user, params.miniAppId, params.keyId), {
+    .delete('/:miniAppId/signing-keys/:keyId', ({ user, params }) => revokeSigningKey(db, clock, user, params.miniAppId, params.keyId, deps.liveVersionsSignedBy), {
       auth: true,
       params: signingKeyParams,
-      detail: { responses: jsonAnswer(200, signingKeyRecord), summary: 'Revoke a signing key: kept, it signs nothing any more (owners and admins)', tags: ['signing'] },
+      detail: { responses: jsonAnswer(200, revokedSigningKeyRecord), summary: 'Revoke a signing key: kept, it signs nothing any more (owners and admins); warns of the versions it signed that devices get now', tags: ['signing'] },
     })
 }

@@ -30,3 +30,13 @@ export const signingKeyRecord = t.Object({
   createdAt: t.String(),
   revokedAt: t.Union([t.String(), t.Null()]),
 })
+
+/** The answer of a revoke: the key, and what it warns of (empty when nothing changed: revoked already). */
+export const revokedSigningKeyRecord = t.Composite([
+  signingKeyRecord,
+  t.Object({
+    warnings: t.Array(t.Object({ code: t.Literal('LIVE_RELEASE_KEY_REVOKED'), message: t.String() }), {
+      description: 'LIVE_RELEASE_KEY_REVOKED: a version this key signed that devices get now (the message names it and its channels); host apps that no longer trust the key refuse it, so sign it again with a current key. Empty when the key was revoked already',
+    }),
+  }),
+])

@@ -9,7 +9,7 @@ import { isoAt, type Clock } from '../../ids'
 import { recordAudit } from '../audit/service'
 import { memberRole, requireVisibleMiniApp, type Caller } from '../miniapps/service'
 import { decodeBase64, keyIdOf, unsoundKeyReason } from './keys'
-import { signAgainText, signatureRequiredText } from './words'
+import { liveReleaseKeyRevokedText, signAgainText, signatureRequiredText } from './words'
 import { buildStatement, utf8Bytes, statementFileKinds, type StatementFileKind } from '../../sdk/statement'
 
 type Reader = Pick<Db, 'select'>
@@ -124,14 +124,29 @@ export function addSigningKey(db: Db, clock: Clock, user: Caller, miniAppId: str
   return { keyId: key.keyId, name, publicKey: key.publicKey, createdAt: now, revokedAt: null }
 }
 
-/** Revokes a key: kept (so signed versions still name it), never usable again. Revoking twice answers the same record. */
-export function revokeSigningKey(db: Db, clock: Clock, user: Caller, miniAppId: string, keyId: string): SigningKeyRecord {
+/** What revoking a key warns of: a version it signed that devices get now (§14: host apps that drop the key refuse it). */
+export interface RevokeWarning {
+  code: 'LIVE_RELEASE_KEY_REVOKED'
+  message: string
+}
+
+/** The versions a key signed that devices get now, each with its channels (channels/service.ts liveVersionsSignedBy, handed in by the app). */
+export type LiveVersionsSignedBy = (miniAppId: string, keyId: string) => { version: string; channels: string[] }[]
+
+/**
+ * Revokes a key: kept (so signed versions still name it), never usable again. Revoking twice
+ * answers the same record, and warns of nothing (nothing changed). A revoke that happens warns of
+ * each version the key signed that devices get now: host apps that no longer trust the key refuse it.
+ */
+export function revokeSigningKey(db: Db, clock: Clock, user: Caller, miniAppId: string, keyId: string, liveSignedBy?: LiveVersionsSignedBy): SigningKeyRecord & { warnings: RevokeWarning[] } {
   const app = requireKeyManager(db, user, miniAppId)
-  return db.transaction(
+  let changed = false
+  const record = db.transaction(
     (tx) => {
       const row = tx.select().from(signingKeys).where(and(eq(signingKeys.miniAppId, app.id), eq(signingKeys.keyId, keyId))).get()
       if (!row) throw new AppError(404, 'SIGNING_KEY_NOT_FOUND', `Miniapp ${app.appId} has no signing key ${keyId.slice(0, 64)}`)
       if (row.revokedAt) return toRecord(row)
+      changed = true
       const now = isoAt(clock)
       tx.update(signingKeys).set({ revokedAt: now }).where(and(eq(signingKeys.miniAppId, app.id), eq(signingKeys.keyId, keyId))).run()
       recordAudit(tx, clock, {
@@ -146,6 +161,8 @@ export function revokeSigningKey(db: Db, clock: Clock, user: Caller, miniAppId: 
     },
     { behavior: 'immediate' },
   )
+  const live = changed && liveSignedBy ? liveSignedBy(app.id, keyId) : []
+  return { ...record, warnings: live.map((version) => ({ code: 'LIVE_RELEASE_KEY_REVOKED', message: liveReleaseKeyRevokedText(app.appId, version.version, version.channels) })) }
 }
 
 /**

@@ -19,3 +19,13 @@ export function signatureRequiredText(appId: string, what: 'upload' | 'publish',
 export function signAgainText(appId: string, version: string): string {
   return `sign ${version} again with a current key (miniship sign ${version} --app ${appId} --sign-key FILE)`
 }
+
+/**
+ * `1.2.0, which devices on stable get now, was signed by this key: host apps that no longer trust it
+ * will refuse it; sign 1.2.0 again with a current key (miniship sign …)`: what revoking a key warns
+ * of (LIVE_RELEASE_KEY_REVOKED), in the answer, `keys revoke` and the console's notice.
+ */
+export function liveReleaseKeyRevokedText(appId: string, version: string, channels: readonly string[]): string {
+  const where = channels.length === 1 ? `devices on ${channels[0]}` : `devices on ${channels.slice(0, -1).join(', ')} and ${channels.at(-1)}`
+  return `${version}, which ${where} get now, was signed by this key: host apps that no longer trust it will refuse it; ${signAgainText(appId, version)}`
+}
