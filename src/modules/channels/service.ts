@@ -258,9 +258,9 @@ export interface LiveSignedVersion {
 }
 
 /**
- * The versions of a miniapp signed by `keyId` that some device gets now, each with its channels,
- * newest channel first as channelRecords orders them: after the key is revoked, host apps that no
- * longer trust it refuse them (a revoke warns of them, keys revoke prints it).
+ * The versions of a miniapp signed by `keyId` that some device gets now, oldest upload first, each
+ * with its channels in channelRecords' order (stable first, then by name): after the key is revoked,
+ * host apps that no longer trust it refuse them (a revoke warns of them, keys revoke prints it).
  */
 export function liveVersionsSignedBy(db: Db, miniAppId: string, keyId: string): LiveSignedVersion[] {
   const signed = db
@@ -268,6 +268,8 @@ export function liveVersionsSignedBy(db: Db, miniAppId: string, keyId: string): 
     .from(versionSignatures)
     .innerJoin(versions, eq(versions.id, versionSignatures.versionId))
     .where(and(eq(versions.miniAppId, miniAppId), eq(versionSignatures.keyId, keyId)))
+    // ids are time-ordered (UUIDv7): upload order
+    .orderBy(asc(versions.id))
     .all()
   if (signed.length === 0) return []
   const app = db.select().from(miniApps).where(eq(miniApps.id, miniAppId)).get()
