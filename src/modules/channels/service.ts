@@ -503,6 +503,8 @@ export interface RolloutChange {
   reason: string | null
   /** of a revert only: the release every device gets now (the channel's previousRelease), null for a first release (no device gets any) */
   fallback?: { id: string; version: string } | null
+  /** of a revert only: the paused releases between it and `fallback`, whose devices keep them (the channel's pausedReleases) */
+  pausedReleases?: { id: string; version: string }[]
 }
 
 /** What a pause, a revert or a lowered percent warns of: the release devices fall back to is one signature rules refuse (§14). */
@@ -647,7 +649,11 @@ function changeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: str
         const after = channelRecord(db, app, channel)
         warnings = fallbackWarnings(db, app, after, change)
         // a revert's webhook says what devices get now, as the CLI and the console do
-        if (change.state === 'reverted') change.fallback = after.previousRelease ? { id: after.previousRelease.versionId, version: after.previousRelease.version } : null
+        if (change.state === 'reverted') {
+          change.fallback = after.previousRelease ? { id: after.previousRelease.versionId, version: after.previousRelease.version } : null
+          // devices on a paused release between keep it: "every device gets" the fallback would be untrue
+          change.pausedReleases = after.pausedReleases.map((release) => ({ id: release.versionId, version: release.version }))
+        }
       }
       tx.insert(releaseHistory)
         .values({ id: newId(), miniAppId: app.id, action: 'ROLLOUT', channel, versionId: newest.versionId, version: newest.version, previousVersionId: null, rolloutPercent: step.percent, notes: step.action === 'rollout' ? null : `${step.action === 'pause' ? 'paused' : 'resumed'} by ${who}${step.reason ? `: ${step.reason}` : ''}`, actorId: user?.id ?? null, createdAt: now })

@@ -122,7 +122,7 @@ function hostFallback(channel: ChannelView): ReleaseView | null {
 const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
 
 /** Of a channel's `pausedReleases`: "devices on 1.1.0 (paused) keep it", "devices on 1.1.0 or 1.0.5 (paused) keep theirs". */
-export function pausedKeptText(paused: readonly ReleaseView[]): string {
+export function pausedKeptText(paused: readonly { version: string }[]): string {
   const versions = paused.map((release) => release.version)
   return versions.length === 1 ? `devices on ${versions[0]} (paused) keep it` : `devices on ${versions.join(' or ')} (paused) keep theirs`
 }

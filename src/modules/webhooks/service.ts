@@ -8,7 +8,7 @@ import { isoAt, newId, type Clock } from '../../ids'
 import { enqueueJob, type JobQueue } from '../../jobs/queue'
 import { recordAudit } from '../audit/service'
 import { failedText, thresholdText } from '../channels/guard-text'
-import { publishedText } from '../channels/words'
+import { pausedKeptText, publishedText } from '../channels/words'
 import { memberRole, requireVisibleMiniApp, type Caller } from '../miniapps/service'
 import { checkWebhookTarget, parseWebhookUrl, pinnedTarget, systemResolve, type Resolve } from './address'
 
@@ -206,7 +206,7 @@ export function actorOf(user: Caller & { apiKey?: { miniAppIds: readonly string[
 export function emitRolloutChange(
   db: Writer,
   clock: Clock,
-  change: { action: string; miniAppId: string; channel: string; versionId: string; version: string; previousPercent: number; rolloutPercent: number; previousState: string; state: string; reason: string | null; fallback?: { id: string; version: string } | null },
+  change: { action: string; miniAppId: string; channel: string; versionId: string; version: string; previousPercent: number; rolloutPercent: number; previousState: string; state: string; reason: string | null; fallback?: { id: string; version: string } | null; pausedReleases?: { id: string; version: string }[] },
   by: EventActor,
   extra: Record<string, unknown> = {},
 ): number {
@@ -220,6 +220,7 @@ export function emitRolloutChange(
     previousState: change.previousState,
     reason: change.reason,
     ...(change.fallback !== undefined ? { fallback: change.fallback } : {}),
+    ...(change.pausedReleases !== undefined ? { pausedReleases: change.pausedReleases } : {}),
     by,
     ...extra,
   })
@@ -314,7 +315,19 @@ function slackLine(miniApp: MiniAppSummary, event: string, data: Record<string, 
       const resumed = data.previousState === 'paused' && data.state !== 'paused'
       // a revert names what devices get now (data.fallback; a delivery queued before it was sent had none)
       const fallback = data.fallback as { version?: string } | null | undefined
-      const reverted = fallback === undefined ? 'reverted (every device gets the previous release)' : fallback === null ? 'reverted (no device gets it; there is no earlier release, so those on it keep it)' : `reverted (every device gets ${fallback.version ?? '?'})`
+      // devices on a paused release between keep it (data.pausedReleases), as status and the console say
+      const paused = Array.isArray(data.pausedReleases) ? (data.pausedReleases as { version?: string }[]).map((release) => ({ version: release.version ?? '?' })) : []
+      const kept = paused.length ? pausedKeptText(paused) : null
+      const reverted =
+        fallback === undefined
+          ? 'reverted (every device gets the previous release)'
+          : fallback === null
+            ? kept
+              ? `reverted (no device gets it; those on it keep it; ${kept})`
+              : 'reverted (no device gets it; there is no earlier release, so those on it keep it)'
+            : kept
+              ? `reverted (${kept}; every other device gets ${fallback.version ?? '?'})`
+              : `reverted (every device gets ${fallback.version ?? '?'})`
       const what = percent === 0 ? reverted : resumed ? `resumed at ${String(percent)} %` : percent === 100 ? 'completed (100 %)' : `set to ${String(percent)} %`
       return `${app}: the rollout of ${version} on ${channel} was ${what}${by}${warningsText(data)}`
     }
