@@ -4,7 +4,7 @@ import { printable } from './dom.ts'
 import { routeKey } from './features.ts'
 import { modulePixels } from './qr.ts'
 import { parseRoute, pathOf, type Route } from './router.ts'
-import { absoluteInstallUrl, allowedActions, channelsReleasedIn, fileFieldFor, holdsVersion, isLocalOnly, nextRolloutStep } from './rules.ts'
+import { absoluteInstallUrl, allowedActions, cardSaysWhatDevicesGet, channelsReleasedIn, fileFieldFor, holdsVersion, isLocalOnly, nextRolloutStep } from './rules.ts'
 
 describe('allowedActions', () => {
   const app = { currentReviewVersionId: 'r', currentReleaseVersionId: 'live' }
@@ -217,4 +217,13 @@ describe('modulePixels: at least 4 px a module, bigger for short texts', () => {
     [85, 4],
     [177, 4],
   ])('%p modules → %p px', (modules, px) => expect(modulePixels(modules)).toBe(px))
+})
+
+describe('cardSaysWhatDevicesGet', () => {
+  test('a complete release for any host: the state says it; one for some hosts, or any other state: the card says who gets what', () => {
+    expect(cardSaysWhatDevicesGet({ release: { hostVersionRange: null } }, 'complete')).toBe(false)
+    // it hid "Every device gets 1.1.0 except host apps outside >=3.0.0: they get 1.0.0" on beta's card
+    expect(cardSaysWhatDevicesGet({ release: { hostVersionRange: '>=3.0.0' } }, 'complete')).toBe(true)
+    for (const state of ['rolling-out', 'paused', 'reverted']) expect(cardSaysWhatDevicesGet({ release: { hostVersionRange: null } }, state)).toBe(true)
+  })
 })

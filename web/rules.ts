@@ -113,3 +113,12 @@ export function isLocalOnly(url: string): boolean {
     return false
   }
 }
+
+/**
+ * Whether a channel card says what devices get below its state: everywhere but a complete release
+ * for any host ("complete 100 %" says it). One that targets host versions does not reach every
+ * device: host apps outside its range get an earlier release, or none (channelDevicesText says which).
+ */
+export function cardSaysWhatDevicesGet(channel: { release: { hostVersionRange?: string | null } | null }, state: string): boolean {
+  return state !== 'complete' || !!channel.release?.hostVersionRange
+}

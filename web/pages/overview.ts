@@ -11,6 +11,7 @@ import { channelDevicesText, channelState, stateText } from '../../src/modules/c
 import { historyActor, historyLine, pausedByName } from './history.ts'
 import { showInstall } from './versions.ts'
 import { guardPart } from './guard.ts'
+import { cardSaysWhatDevicesGet } from '../rules.ts'
 
 /**
  * A channel's name, and beside it the mandatory badge and Remove channel… (never on stable; for every
@@ -49,8 +50,8 @@ function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean, 
       h('progress', { max: 100, value: release.rolloutPercent, 'aria-label': `Rollout of ${release.version} on ${channel.name}` }),
       h('span', { class: 'rollout-text', 'data-testid': `channel-state-${channel.name}` }, stateText(state, release.rolloutPercent)),
     ),
-    // what devices get, where the state alone does not say it
-    state === 'complete' ? null : h('p', { class: 'small-text', 'data-testid': `channel-devices-${channel.name}` }, channelDevicesText(channel)),
+    // what devices get, where the state alone does not say it (complete for some host versions only: not every device)
+    !cardSaysWhatDevicesGet(channel, state) ? null : h('p', { class: 'small-text', 'data-testid': `channel-devices-${channel.name}` }, channelDevicesText(channel)),
     release.paused && release.pausedBy ? h('p', { class: 'muted small-text', 'data-testid': `channel-paused-${channel.name}` }, `Paused by ${pausedByName(channel.name, release, history)}${release.pauseReason ? `: ${release.pauseReason}` : ''}`) : null,
     h(
       'p',
