@@ -70,6 +70,25 @@ describe('a complete release with a host version range', () => {
     expect(await app.standings()).toEqual({ '1.1.0': 'live on stable, complete 100 %', '1.0.0': 'replaced on stable' })
   })
 
+  test('a release before it for a narrower lower bound (>=3.0.0 under a newest >=2.0.0) fits no host outside: it reads replaced', async () => {
+    const app = await setUp('com.example.hostnarrower')
+    await app.publishFor('1.0.0', '>=3.0.0')
+    await app.publishFor('1.1.0', '>= 2.0.0')
+    // a host below 2.0.0 gets nothing: 1.0.0 needs 3.0.0 or later
+    expect(await app.offered('1.5.0')).toBeNull()
+    expect(await app.offered('3.1.0')).toBe('1.1.0')
+    expect(channelDevicesText(await app.stable())).not.toContain('they get 1.0.0')
+    expect(await app.standings()).toEqual({ '1.1.0': 'live on stable, complete 100 %', '1.0.0': 'replaced on stable' })
+  })
+
+  test('a release before it for a lower bound below the newest\'s (>=2.0.0 under >=3.0.0) is what hosts between get: live', async () => {
+    const app = await setUp('com.example.hostwider')
+    await app.publishFor('1.0.0', '>=2.0.0')
+    await app.publishFor('1.1.0', '>=3.0.0')
+    expect(await app.offered('2.5.0')).toBe('1.0.0')
+    expect((await app.standings())['1.0.0']).toStartWith('live on stable for host apps outside >=3.0.0')
+  })
+
   test('a complete release for any host still reads "every device"', async () => {
     const app = await setUp('com.example.hostany')
     await app.publish('1.0.0', 100)

@@ -116,7 +116,24 @@ function hostFallback(channel: ChannelView): ReleaseView | null {
   const range = channel.release?.hostVersionRange
   const previous = channel.previousRelease
   if (!range || !previous || previous.hostVersionRange === range) return null
+  // both lower bounds alone (`>=3.0.0`, the usual form: a new host baseline): a host below the
+  // newest's bound fits the previous one only when that bound is lower; other forms are not compared
+  // here (this runs in the browser too, without a semver library), and previousRelease is named
+  const newestFrom = lowerBoundOf(range)
+  const previousFrom = previous.hostVersionRange ? lowerBoundOf(previous.hostVersionRange) : null
+  if (newestFrom && previousFrom && compareVersions(previousFrom, newestFrom) >= 0) return null
   return previous
+}
+
+/** `[3, 0, 0]` of a range that is one lower bound, `>=3.0.0` (spaces allowed); null for any other form. */
+function lowerBoundOf(range: string): number[] | null {
+  const match = /^\s*>=\s*v?(\d+)\.(\d+)\.(\d+)\s*$/.exec(range)
+  return match ? [Number(match[1]), Number(match[2]), Number(match[3])] : null
+}
+
+function compareVersions(a: number[], b: number[]): number {
+  for (let index = 0; index < 3; index++) if (a[index] !== b[index]) return a[index]! - b[index]!
+  return 0
 }
 
 const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
