@@ -340,7 +340,7 @@ Examples:
             const why = release.pauseReason ? ` (${release.pauseReason})` : ''
             out.line(`${appId} ${before.name}: ${release.version} is already paused (${stateText('paused', release.rolloutPercent)})${release.pausedBy ? ` by ${release.pausedBy}` : ''}${why}; nothing changed${flags.reason !== undefined ? ', and --reason was not recorded' : ''}.`)
             // one shape for every --json result of rollout: nothing changed, so nothing to warn of
-            out.result({ ...before, warnings: [], paused: false })
+            out.result({ ...before, warnings: [], paused: false, changed: false })
             return
           }
         }
@@ -348,7 +348,7 @@ Examples:
           const before = await resumable(api, app, flags.channel)
           if (before) {
             out.line(`${appId} ${before.name}: ${before.release!.version} is not paused (${stateText(channelState(before)!, before.release!.rolloutPercent)}); nothing to resume.`)
-            out.result({ ...before, warnings: [], resumed: false })
+            out.result({ ...before, warnings: [], resumed: false, changed: false })
             return
           }
         }
@@ -366,7 +366,8 @@ Examples:
         const channel = { ...answer, warnings: answer.warnings ?? [] }
         out.line(`${appId} ${channel.name}: ${channelText(channel)}.`)
         for (const warning of channel.warnings) out.note(`warning: ${warning.message} (${warning.code})`)
-        out.result(flags.resume ? { ...channel, resumed: true } : flags.pause ? { ...channel, paused: true } : { ...channel, changed: true })
+        // `changed` in every result: one field a script reads whatever the flag (`paused` and `resumed` stay beside it)
+        out.result(flags.resume ? { ...channel, resumed: true, changed: true } : flags.pause ? { ...channel, paused: true, changed: true } : { ...channel, changed: true })
       })
     })
 }

@@ -41,7 +41,7 @@ test('a release that is not paused: says there is nothing to resume, exit 0, and
   const run = await resume()
   expect(run.exitCode).toBe(0)
   expect(run.stdout).toBe('com.example.shop stable: 1.1.0 is not paused (rolling-out 10 %); nothing to resume.\n')
-  expect(jsonDocument(await resume('--json'))).toMatchObject({ name: 'stable', state: 'rolling-out', resumed: false, warnings: [] })
+  expect(jsonDocument(await resume('--json'))).toMatchObject({ name: 'stable', state: 'rolling-out', resumed: false, changed: false, warnings: [] })
   expect(patches).toEqual([])
 })
 
@@ -61,7 +61,7 @@ test('--pause of a release already paused (by the release guard): says who pause
   const run = await pause('--reason', 'crash on Android 9')
   expect(run.exitCode).toBe(0)
   expect(run.stdout).toBe('com.example.shop stable: 1.1.0 is already paused (paused 30 %) by release-guard; nothing changed, and --reason was not recorded.\n')
-  expect(jsonDocument(await pause('--json'))).toMatchObject({ name: 'stable', state: 'paused', paused: false, warnings: [] })
+  expect(jsonDocument(await pause('--json'))).toMatchObject({ name: 'stable', state: 'paused', paused: false, changed: false, warnings: [] })
   expect(patches).toEqual([])
 })
 
@@ -69,7 +69,7 @@ test('--pause of a release rolling out pauses it', async () => {
   stable = { name: 'stable', state: 'rolling-out', release: release(30), previousRelease }
   const run = await pause('--reason', 'suspect', '--json')
   expect(run.exitCode).toBe(0)
-  expect(jsonDocument(run)).toMatchObject({ name: 'stable', paused: true })
+  expect(jsonDocument(run)).toMatchObject({ name: 'stable', paused: true, changed: true })
   expect(patches).toEqual([{ paused: true, reason: 'suspect' }])
 })
 
