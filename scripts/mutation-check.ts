@@ -923,15 +923,15 @@ const mutations: Mutation[] = [
   },
   {
     file: 'src/modules/channels/service.ts',
-    find: '.map((version) => ({ ...version, channels: versionStandings(version.versionId, records).filter((standing) => standing.live).map((standing) => standing.channel) }))',
-    replace: '.map((version) => ({ ...version, channels: versionStandings(version.versionId, records).map((standing) => standing.channel) }))',
+    find: '.map((version) => ({ ...version, standings: versionStandings(version.versionId, records).filter((standing) => standing.live).map((standing) => standing.text) }))',
+    replace: '.map((version) => ({ ...version, standings: versionStandings(version.versionId, records).map((standing) => standing.text) }))',
     tests: ['src/modules/signing/revoke-warnings.test.ts'],
     why: 'revoking a key warns LIVE_RELEASE_KEY_REVOKED only of the versions it signed that devices get now, not of one replaced',
   },
   {
     file: 'src/modules/signing/service.ts',
     find: 'const live = changed && liveSignedBy ? liveSignedBy(app.id, keyId) : []',
-    replace: 'const live: { version: string; channels: string[] }[] = []',
+    replace: 'const live: { version: string; standings: string[] }[] = []',
     tests: ['src/modules/signing/revoke-warnings.test.ts', 'src/client/keys-revoke.test.ts'],
     why: 'revoking a key that signed what devices get now warns LIVE_RELEASE_KEY_REVOKED (host apps that drop the key refuse it)',
   },

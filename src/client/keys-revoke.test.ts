@@ -63,7 +63,7 @@ describe('miniship keys revoke of a key that signed what devices get now', () =>
     expect((await context.call('POST', `/api/mini-apps/${miniAppId}/versions/${uploaded.body.id}/publish`, { token: owner.token, json: {} })).status).toBe(200)
     const run = await cli(['keys', 'revoke', '--app', appId, keyIdOf(raw), '--json'])
     expect(run.exitCode).toBe(0)
-    const message = `3.0.0, which devices on stable get now, was signed by this key: host apps that no longer trust it will refuse it; sign 3.0.0 again with a current key (miniship sign 3.0.0 --app ${appId} --sign-key FILE)`
+    const message = `3.0.0 (live on stable, complete 100 %) was signed by this key: host apps that no longer trust it will refuse it; sign 3.0.0 again with a current key (miniship sign 3.0.0 --app ${appId} --sign-key FILE)`
     expect(jsonDocument(run)).toMatchObject({ keyId: keyIdOf(raw), changed: true, warnings: [{ code: 'LIVE_RELEASE_KEY_REVOKED', message }] })
     expect(run.stderr).toContain(`warning: ${message} (LIVE_RELEASE_KEY_REVOKED)`)
   })

@@ -173,7 +173,7 @@ describe.skipIf(!hasChromium)('signing in the console', () => {
     await dialog.getByTestId('confirm-ok').click()
     await tid('notice-warnings').waitFor()
     expect(await tid('notice-warnings').locator('li').getAttribute('data-code')).toBe('LIVE_RELEASE_KEY_REVOKED')
-    expect(await tid('notice-warnings').textContent()).toBe(`1.1.0, which devices on stable get now, was signed by this key: host apps that no longer trust it will refuse it; sign 1.1.0 again with a current key (miniship sign 1.1.0 --app ${APP_ID} --sign-key FILE)`)
+    expect(await tid('notice-warnings').textContent()).toBe(`1.1.0 (live on stable, complete 100 %) was signed by this key: host apps that no longer trust it will refuse it; sign 1.1.0 again with a current key (miniship sign 1.1.0 --app ${APP_ID} --sign-key FILE)`)
     await page.locator(`[data-testid="signing-key-${laptop.keyId}"][data-revoked="true"]`).waitFor()
     await page.reload()
     expect(await tid('signing-no-trusted-key').textContent()).toBe(`${APP_ID} requires signed versions and trusts no signing key: nothing can be uploaded, published or rolled back to until an owner or an administrator adds one.`)

@@ -286,7 +286,7 @@ describe('the JSON answers the document describes are the whole records', () => 
     expect((await answer('DELETE', '/api/mini-apps/{miniAppId}/channels/{channel}', { miniAppId: id, channel: 'beta' }, auth)).body).toEqual({ success: true, name: 'beta' })
     const revoked = await answer('DELETE', '/api/mini-apps/{miniAppId}/signing-keys/{keyId}', { miniAppId: id, keyId: key.body.keyId }, auth)
     // 1.0.0, which it signed, is stable's release again (rolled back to above)
-    expect(revoked.body).toEqual({ ...listSigningKeys(db, caller, id)[0], warnings: [{ code: 'LIVE_RELEASE_KEY_REVOKED', message: expect.stringMatching(/^1\.0\.0, which devices on stable get now/) }] })
+    expect(revoked.body).toEqual({ ...listSigningKeys(db, caller, id)[0], warnings: [{ code: 'LIVE_RELEASE_KEY_REVOKED', message: expect.stringMatching(/^1\.0\.0 \(live on stable, complete 100 %\) was signed by this key/) }] })
     expect(revoked.body.revokedAt).toEqual(expect.any(String))
 
     const admin = await createTestUser(context, { role: 'ADMIN' })

@@ -250,16 +250,17 @@ export function channelRecords(db: Db, app: MiniAppRow): ChannelRecord[] {
   })
 }
 
-/** A version signed by a key, and the channels where devices get it now (versionStandings' `live`). */
+/** A version signed by a key, and where devices get it now: versionStandings' live standings, in `versions ls`'s words. */
 export interface LiveSignedVersion {
   versionId: string
   version: string
-  channels: string[]
+  /** "live on stable, complete 100 %", "live on stable for the devices outside the rollout of 1.2.0" */
+  standings: string[]
 }
 
 /**
  * The versions of a miniapp signed by `keyId` that some device gets now, oldest upload first, each
- * with its channels in channelRecords' order (stable first, then by name): after the key is revoked,
+ * with its live standings in channelRecords' order (stable first, then by name): after the key is revoked,
  * host apps that no longer trust it refuse them (a revoke warns of them, keys revoke prints it).
  */
 export function liveVersionsSignedBy(db: Db, miniAppId: string, keyId: string): LiveSignedVersion[] {
@@ -276,8 +277,8 @@ export function liveVersionsSignedBy(db: Db, miniAppId: string, keyId: string): 
   if (!app) return []
   const records = channelRecords(db, app)
   return signed
-    .map((version) => ({ ...version, channels: versionStandings(version.versionId, records).filter((standing) => standing.live).map((standing) => standing.channel) }))
-    .filter((version) => version.channels.length > 0)
+    .map((version) => ({ ...version, standings: versionStandings(version.versionId, records).filter((standing) => standing.live).map((standing) => standing.text) }))
+    .filter((version) => version.standings.length > 0)
 }
 
 function channelRecord(db: Db, app: MiniAppRow, name: string): ChannelRecord {

@@ -25,7 +25,7 @@ async function signedForm(key: ReturnType<typeof generateKey>, version: string):
   return form
 }
 
-test('a revoke warns of each version the key signed that devices get now, naming its channels; a replaced one, another key\'s, or a second revoke warn of nothing', async () => {
+test('a revoke warns of each version the key signed that devices get now, saying where as versions ls does; a replaced one, another key\'s, or a second revoke warn of nothing', async () => {
   const owner = await createTestUser(context)
   const miniAppId = (await createMiniApp(context, owner.token, appId)).id as string
   const laptop = generateKey()
@@ -54,7 +54,7 @@ test('a revoke warns of each version the key signed that devices get now, naming
   expect(revoked.body).toMatchObject({ keyId: laptop.keyId, revokedAt: expect.any(String) })
   // 1.0.0 and 1.2.0 are replaced: no device gets them, so nothing to say of them
   expect(revoked.body.warnings).toEqual([
-    { code: 'LIVE_RELEASE_KEY_REVOKED', message: `1.1.0, which devices on stable get now, was signed by this key: host apps that no longer trust it will refuse it; sign 1.1.0 again with a current key (miniship sign 1.1.0 --app ${appId} --sign-key FILE)` },
+    { code: 'LIVE_RELEASE_KEY_REVOKED', message: `1.1.0 (live on stable for the devices outside the rollout of 2.0.0) was signed by this key: host apps that no longer trust it will refuse it; sign 1.1.0 again with a current key (miniship sign 1.1.0 --app ${appId} --sign-key FILE)` },
   ])
   // revoked already: nothing changed, nothing to warn of
   const again = await context.call('DELETE', `/api/mini-apps/${miniAppId}/signing-keys/${laptop.keyId}`, { token: owner.token })
@@ -65,7 +65,7 @@ test('a revoke warns of each version the key signed that devices get now, naming
   expect((await context.call('DELETE', `/api/mini-apps/${miniAppId}/signing-keys/${unused.keyId}`, { token: owner.token })).body.warnings).toEqual([])
   const ciRevoked = await context.call('DELETE', `/api/mini-apps/${miniAppId}/signing-keys/${ci.keyId}`, { token: owner.token })
   expect(ciRevoked.body.warnings).toEqual([
-    { code: 'LIVE_RELEASE_KEY_REVOKED', message: expect.stringMatching(/^2\.0\.0, which devices on stable get now, was signed by this key/) },
-    { code: 'LIVE_RELEASE_KEY_REVOKED', message: expect.stringMatching(/^2\.1\.0, which devices on beta get now, was signed by this key/) },
+    { code: 'LIVE_RELEASE_KEY_REVOKED', message: expect.stringMatching(/^2\.0\.0 \(live on stable, rolling-out 30 %\) was signed by this key/) },
+    { code: 'LIVE_RELEASE_KEY_REVOKED', message: expect.stringMatching(/^2\.1\.0 \(live on beta, complete 100 %\) was signed by this key/) },
   ])
 })

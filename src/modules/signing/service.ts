@@ -130,8 +130,8 @@ export interface RevokeWarning {
   message: string
 }
 
-/** The versions a key signed that devices get now, each with its channels (channels/service.ts liveVersionsSignedBy, handed in by the app). */
-export type LiveVersionsSignedBy = (miniAppId: string, keyId: string) => { version: string; channels: string[] }[]
+/** The versions a key signed that devices get now, each with where (channels/service.ts liveVersionsSignedBy, handed in by the app). */
+export type LiveVersionsSignedBy = (miniAppId: string, keyId: string) => { version: string; standings: string[] }[]
 
 /**
  * Revokes a key: kept (so signed versions still name it), never usable again. Revoking twice
@@ -162,7 +162,7 @@ export function revokeSigningKey(db: Db, clock: Clock, user: Caller, miniAppId: 
     { behavior: 'immediate' },
   )
   const live = changed && liveSignedBy ? liveSignedBy(app.id, keyId) : []
-  return { ...record, warnings: live.map((version) => ({ code: 'LIVE_RELEASE_KEY_REVOKED', message: liveReleaseKeyRevokedText(app.appId, version.version, version.channels) })) }
+  return { ...record, warnings: live.map((version) => ({ code: 'LIVE_RELEASE_KEY_REVOKED', message: liveReleaseKeyRevokedText(app.appId, version.version, version.standings) })) }
 }
 
 /**

@@ -21,11 +21,11 @@ export function signAgainText(appId: string, version: string): string {
 }
 
 /**
- * `1.2.0, which devices on stable get now, was signed by this key: host apps that no longer trust it
+ * `1.2.0 (live on stable, complete 100 %) was signed by this key: host apps that no longer trust it
  * will refuse it; sign 1.2.0 again with a current key (miniship sign …)`: what revoking a key warns
- * of (LIVE_RELEASE_KEY_REVOKED), in the answer, `keys revoke` and the console's notice.
+ * of (LIVE_RELEASE_KEY_REVOKED), where the version is live in `versions ls`'s words, in the answer,
+ * `keys revoke` and the console's notice.
  */
-export function liveReleaseKeyRevokedText(appId: string, version: string, channels: readonly string[]): string {
-  const where = channels.length === 1 ? `devices on ${channels[0]}` : `devices on ${channels.slice(0, -1).join(', ')} and ${channels.at(-1)}`
-  return `${version}, which ${where} get now, was signed by this key: host apps that no longer trust it will refuse it; ${signAgainText(appId, version)}`
+export function liveReleaseKeyRevokedText(appId: string, version: string, standings: readonly string[]): string {
+  return `${version} (${standings.join('; ')}) was signed by this key: host apps that no longer trust it will refuse it; ${signAgainText(appId, version)}`
 }
