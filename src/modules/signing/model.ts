@@ -36,7 +36,7 @@ export const revokedSigningKeyRecord = t.Composite([
   signingKeyRecord,
   t.Object({
     warnings: t.Array(t.Object({ code: t.Literal('LIVE_RELEASE_KEY_REVOKED'), message: t.String() }), {
-      description: 'LIVE_RELEASE_KEY_REVOKED: a version this key signed that devices get now (the message names it and where it is live, in versions ls's words); host apps that no longer trust the key refuse it, so sign it again with a current key. Empty when the key was revoked already',
+      description: 'LIVE_RELEASE_KEY_REVOKED: a version this key signed that devices get now (the message names it and where it is live, in the words of versions ls); host apps that no longer trust the key refuse it, so sign it again with a current key. Empty when the key was revoked already',
     }),
   }),
 ])
