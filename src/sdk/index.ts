@@ -359,7 +359,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
 
   /** SERVER, with the server's own code and message when it sent them (§1's error body) */
   function serverError(status: number, body: unknown, what: string): UpdateError {
-    const detail = isRecord(body) ? `${String(body.code ?? '')} ${String(body.message ?? '')}`.trim() : ''
+    const detail = isRecord(body) ? `${body.code ?? ''} ${body.message ?? ''}`.trim() : ''
     return new UpdateError('SERVER', `${what} answered ${status}${detail ? `: ${detail}` : ''}`, status)
   }
 
@@ -376,8 +376,12 @@ export function createUpdater(options: UpdaterOptions): Updater {
     await quietly(storage.remove(tmpPath))
   }
 
+  /** The flush running, while it does: a flush asked for meanwhile (check(), flushEvents()) joins it rather than send the same events again. */
+  let flushing: Promise<{ sent: number; pending: number }> | null = null
+  const flushAll = () => flushing || (flushing = sendAll().finally(() => (flushing = null)))
+
   /** Sends the pending events, 100 a request, until none are left. */
-  async function flushAll(): Promise<{ sent: number; pending: number }> {
+  async function sendAll(): Promise<{ sent: number; pending: number }> {
     let sent = 0
     for (;;) {
       // the server takes at most 64 KB a request (413 over it): long failure messages make smaller batches
@@ -401,13 +405,12 @@ export function createUpdater(options: UpdaterOptions): Updater {
       const status = response.status
       if (!(response.ok && isRecord(answer)) && (status < 400 || status >= 500 || status === 429)) throw serverError(status, answer, 'Events')
       const sentSeqs = batch.map((entry) => entry.seq)
-      const pending = await exclusive(async () => {
+      await exclusive(async () => {
         events = (await loadEvents()).filter((entry) => sentSeqs.indexOf(entry.seq) < 0)
         await saveEvents()
-        return events.length
       })
+      // the next round answers once none are left
       sent += batch.length
-      if (!pending) return { sent, pending }
     }
   }
 

@@ -766,6 +766,27 @@ describe('the update client against the server', () => {
     expect(await client.flushEvents()).toEqual({ sent: waiting, pending: 0 })
   })
 
+  test('flushes at the same time (a check() at launch, flushEvents() when the app goes to the background) send each event once: the server counts every event it takes', async () => {
+    const storage = clone(withV1)
+    let offline = true
+    const posted: unknown[] = []
+    const network: FetchLike = async (url, init) => {
+      if (offline) throw new TypeError('Network request failed')
+      if (url.endsWith('/mini-apps/access/events')) posted.push(...JSON.parse(init!.body!).events)
+      return serverFetch(setup.context)(url, init)
+    }
+    for (let i = 0; i < 3; i++) await updater(storage, { fetch: network }).start()
+    offline = false
+    const waiting = (JSON.parse((await storage.readText('events.json'))!) as unknown[]).length
+    expect(waiting).toBeGreaterThanOrEqual(3)
+    const client = updater(storage, { fetch: network })
+    const [, flushed] = await Promise.all([client.check(), client.flushEvents(), client.check()])
+    // before: the three flushes each read the same pending events and each sent them all (each launch counted three times)
+    expect(posted).toHaveLength(waiting)
+    expect(flushed).toEqual({ sent: waiting, pending: 0 })
+    expect(await client.flushEvents()).toEqual({ sent: 0, pending: 0 })
+  })
+
   test('fileStorage and nodeCrypto (miniship/sdk/node): the files on disk, a refused bundle leaves no directory behind', async () => {
     const dir = tempDir('miniship-sdk-files-')
     try {
