@@ -1,5 +1,5 @@
 // Configuration: flags > MINISHIP_* environment > defaults, validated once into a typed object.
-import { readFileSync } from 'node:fs'
+import { accessSync, constants, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { isIPv4 } from 'node:net'
 
@@ -405,7 +405,20 @@ export function readStorageFile(dataDir: string): StorageFile | null {
   try {
     text = readFileSync(join(dataDir, storageFileName), 'utf8')
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null
+    if (code === 'EACCES' || code === 'EPERM') {
+      // run as the wrong user, the directory itself is what cannot be read: naming storage.json (which a
+      // local data directory does not even have) sent operators looking for the wrong file
+      let directoryReadable = true
+      try {
+        accessSync(dataDir, constants.R_OK | constants.X_OK)
+      } catch {
+        directoryReadable = false
+      }
+      if (!directoryReadable) throw new ConfigError(`data directory ${dataDir} cannot be read by this user (permission denied): run miniship as the user that owns it`)
+      throw new ConfigError(`${join(dataDir, storageFileName)} cannot be read by this user (permission denied)`)
+    }
     throw new ConfigError(`${join(dataDir, storageFileName)} cannot be read: ${(error as Error).message}`)
   }
   try {

@@ -1,0 +1,64 @@
+// The binary run as a user who may not read (part of) the data directory: an operator who ran `doctor`
+// or `serve` as the wrong user, or chowned the data directory half-way. The answer names what cannot
+// be read and why, instead of a file that does not exist or a stored file "missing" to restore.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { chmodSync, chownSync, copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { binaryPath, cleanEnv, tempDir, type RunResult } from './support'
+
+const isRoot = process.getuid?.() === 0
+const setpriv = Bun.which('setpriv')
+/** As root, the commands run as nobody (root reads everything); otherwise as this user, with modes taken away. */
+const runnable = !isRoot || setpriv !== null
+const nobody = 65534
+
+let dir: string
+let binary: string
+
+async function runAsOther(args: string[]): Promise<RunResult> {
+  const command = isRoot ? [setpriv!, `--reuid=${nobody}`, `--regid=${nobody}`, '--clear-groups', binary, ...args] : [binary, ...args]
+  const child = Bun.spawn(command, { cwd: dir, env: cleanEnv(), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+  return { exitCode, stdout, stderr }
+}
+
+/** Makes `path` unreadable to the user the commands run as. */
+function takeAway(path: string): void {
+  if (isRoot) chownSync(path, 0, 0)
+  chmodSync(path, 0o700)
+  if (!isRoot) chmodSync(path, 0o000)
+}
+
+beforeAll(async () => {
+  dir = tempDir('miniship-permissions-e2e-')
+  // the binary and the directories on the way to the data directories must be reachable by nobody
+  chmodSync(dir, 0o755)
+  binary = join(dir, 'miniship')
+  copyFileSync(await binaryPath(), binary)
+  chmodSync(binary, 0o755)
+}, 120_000)
+
+afterAll(() => {
+  if (!dir) return
+  // give back what was taken away, so that the directory can be removed without root
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) if (entry.isDirectory()) chmodSync(join(entry.parentPath, entry.name), 0o700)
+  rmSync(dir, { recursive: true, force: true })
+})
+
+describe.skipIf(!runnable)('a data directory this user may not read', () => {
+  test('every command names the data directory and the permission, not a storage.json it never had', async () => {
+    const dataDir = join(dir, 'other-users')
+    mkdirSync(dataDir, { mode: 0o700 })
+    takeAway(dataDir)
+    for (const args of [['doctor'], ['doctor', '--json'], ['serve', '--port', '0', '--host', '127.0.0.1', '--json'], ['backup', '--json', '--out', join(dir, 'b.tar.gz')], ['init', '--json']]) {
+      const result = await runAsOther([...args, '--data-dir', dataDir])
+      expect(result.exitCode).toBe(2)
+      const text = args.includes('--json') ? JSON.parse(result.stdout).error.message : result.stderr
+      expect(text).toContain(`data directory ${dataDir} cannot be read by this user (permission denied)`)
+      expect(text).not.toContain('storage.json')
+      expect(text).not.toContain('EACCES')
+      if (args.includes('--json')) expect(JSON.parse(result.stdout).error.code).toBe('USAGE')
+    }
+  }, 60_000)
+
+})
