@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { chmodSync, chownSync, copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { binaryPath, cleanEnv, tempDir, type RunResult } from './support'
+import { binaryPath, callApi, cleanEnv, setUpFirstAdmin, startBinary, tempDir, type RunResult } from './support'
+import { uploadForm } from '../test-fixtures'
 
 const isRoot = process.getuid?.() === 0
 const setpriv = Bun.which('setpriv')
@@ -20,6 +21,13 @@ async function runAsOther(args: string[]): Promise<RunResult> {
   const child = Bun.spawn(command, { cwd: dir, env: cleanEnv(), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
   return { exitCode, stdout, stderr }
+}
+
+/** Gives every entry under `path` to nobody (as root), so that only what a test takes away is unreadable. */
+function giveAway(path: string): void {
+  if (!isRoot) return
+  chownSync(path, nobody, nobody)
+  for (const entry of readdirSync(path, { withFileTypes: true, recursive: true })) chownSync(join(entry.parentPath, entry.name), nobody, nobody)
 }
 
 /** Makes `path` unreadable to the user the commands run as. */
@@ -61,4 +69,34 @@ describe.skipIf(!runnable)('a data directory this user may not read', () => {
     }
   }, 60_000)
 
+  test('doctor reports a stored file it may not read as unreadable, not as missing to put back from a backup', async () => {
+    const dataDir = join(dir, 'half-chowned')
+    const server = await startBinary({ dataDir })
+    try {
+      await setUpFirstAdmin(server)
+      const token = (await callApi(server.baseUrl, 'POST', '/api/auth/login', { json: { email: 'first-admin@example.test', password: 'first-admin-password' } })).body.accessToken
+      expect((await callApi(server.baseUrl, 'POST', '/api/mini-apps', { token, json: { appId: 'com.example.perm', name: 'Perm' } })).status).toBe(201)
+      expect((await callApi(server.baseUrl, 'POST', '/api/mini-apps/by-app-id/com.example.perm/versions/upload', { token, body: uploadForm('com.example.perm') })).status).toBe(201)
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
+    giveAway(dataDir)
+    const healthy = await runAsOther(['doctor', '--data-dir', dataDir])
+    expect(healthy.stderr + healthy.stdout).not.toContain('PROBLEM')
+    expect(healthy.exitCode).toBe(0)
+
+    const shard = readdirSync(join(dataDir, 'blobs', 'sha256'))[0]!
+    takeAway(join(dataDir, 'blobs', 'sha256', shard))
+    const result = await runAsOther(['doctor', '--data-dir', dataDir, '--json'])
+    expect(result.exitCode).toBe(1)
+    const report = JSON.parse(result.stdout)
+    const stored = report.problems.filter((problem: string) => problem.startsWith('stored file '))
+    expect(stored.length).toBeGreaterThan(0)
+    for (const problem of stored) {
+      expect(problem).toContain(`blobs/sha256/${shard}/`)
+      expect(problem).toContain('cannot be read by this user (permission denied)')
+      expect(problem).not.toContain('is missing')
+      expect(problem).not.toContain('to put back')
+    }
+  }, 120_000)
 })

@@ -130,7 +130,18 @@ export async function checkStoredFiles(database: Database, store: BlobStore): Pr
     const path = store.describe(sha256)
     // what to do: a backup holds the file under the name it has in the data directory, but not one made with --skip-blobs
     const usedBy = `used by ${[...versions].map(([label, kinds]) => `${label}: ${kinds.join(', ')}`).join('; ')}; a backup archive (unless it was made with --skip-blobs) holds it as blobs/sha256/${sha256.slice(0, 2)}/${sha256}, to put back`
-    const actualSize = await store.size(sha256)
+    let actualSize: number | null
+    let actual: string
+    try {
+      actualSize = await store.size(sha256)
+      actual = actualSize === null || actualSize !== size ? '' : await hashBlob(store.read(sha256), idleOf(store))
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code !== 'EACCES' && code !== 'EPERM') throw error
+      // there, but not readable by this user: restoring it from a backup (the advice for a missing one) is wrong
+      problems.push(`stored file ${path} cannot be read by this user (permission denied): run doctor as the user serve runs as, or give the data directory back to that user`)
+      continue
+    }
     if (actualSize === null) {
       problems.push(`stored file ${path} is missing (${usedBy})`)
       continue
@@ -139,7 +150,6 @@ export async function checkStoredFiles(database: Database, store: BlobStore): Pr
       problems.push(`stored file ${path} has ${actualSize} bytes, ${size} expected (${usedBy})`)
       continue
     }
-    const actual = await hashBlob(store.read(sha256), idleOf(store))
     if (actual !== sha256) problems.push(`stored file ${path} is damaged: its content hashes to ${actual} (${usedBy})`)
   }
   return problems

@@ -66,7 +66,12 @@ export function createLocalBlobStore(paths: Pick<DataDirPaths, 'blobs' | 'tmp'>)
     },
     read: (sha256) => Bun.file(blobPath(paths, sha256)),
     async size(sha256) {
-      const found = await stat(blobPath(paths, sha256)).catch(() => null)
+      // only a file that is not there is missing: one this user may not read (a data directory
+      // chowned half-way, doctor run as another user) is an error, not a reason to restore it
+      const found = await stat(blobPath(paths, sha256)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return null
+        throw error
+      })
       return found?.isFile() ? found.size : null
     },
     async list() {
