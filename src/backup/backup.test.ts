@@ -640,6 +640,31 @@ describe('garbage collection', () => {
     opened.db.$client.close()
   })
 
+  test("the next backup sweeps a killed backup's staging (a database copy, password hashes included) from tmp/, and leaves a running backup's and an upload's", async () => {
+    const { root, opened } = populatedDataDir()
+    const running = Bun.spawn([process.execPath, '-e', 'setTimeout(() => {}, 60000)', 'src/main.ts', 'backup'], { stdout: 'ignore', stderr: 'ignore' })
+    const ended = Bun.spawn([process.execPath, '-e', '0', 'src/main.ts', 'backup'], { stdout: 'ignore', stderr: 'ignore' })
+    await ended.exited
+    try {
+      await Bun.sleep(100)
+      const live = join(opened.paths.tmp, `backup-${running.pid}-0192f0aa-0000-7000-8000-000000000001`)
+      const dead = join(opened.paths.tmp, `backup-${ended.pid}-0192f0aa-0000-7000-8000-000000000002`)
+      for (const staging of [live, dead]) {
+        mkdirSync(staging, { recursive: true })
+        writeFileSync(join(staging, 'miniship.db'), 'a copy of the database')
+      }
+      // a server beside it may have an upload in flight: not the backup's to touch
+      writeFileSync(join(opened.paths.tmp, 'upload-1'), 'half an upload')
+      // it stayed until the next server start or doctor --fix
+      await createBackup({ dataDir: root, out: join(scratch(), 'nightly.tar.gz') })
+      expect(readdirSync(opened.paths.tmp).sort()).toEqual([basename(live), 'upload-1'].sort())
+    } finally {
+      running.kill()
+      await running.exited
+      opened.db.$client.close()
+    }
+  })
+
   test('removes unreferenced blobs, strays and tmp/ leftovers, never a referenced blob', () => {
     const { opened, blobs } = populatedDataDir()
     const orphan = putBlob(opened, 'orphan from a crash').sha256

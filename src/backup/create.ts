@@ -4,7 +4,7 @@ import { createReadStream, createWriteStream, existsSync, linkSync, copyFileSync
 import { basename, dirname, join, resolve, sep } from 'node:path'
 import { Database } from 'bun:sqlite'
 import type { TarArchive as TarArchiveType } from 'archiver'
-import { backupRunning, backupStagingName, dataDirPaths, fsyncPath, type DataDirPaths } from '../data-dir'
+import { backupRunning, backupStagingName, dataDirPaths, deadBackupStagings, fsyncPath, type DataDirPaths } from '../data-dir'
 import { appliedMigrationCount } from '../db/open'
 import { blobPath, createLocalBlobStore, idleOf, type BlobStore } from '../storage'
 import { idleTimeoutStream } from '../storage/idle'
@@ -325,8 +325,12 @@ export async function createBackup(options: BackupOptions): Promise<BackupResult
   // A bucket prefix of another data directory (its owner marker) is refused as serve refuses it (ConfigError).
   if (isS3BlobStore(store)) await store.ensureOwned()
 
+  // A backup killed midway left its staging (a copy of the database, password hashes included) in
+  // tmp/ until the next server start or doctor --fix; a nightly backup beside a server that runs
+  // for months never swept it. The next backup does: only those of backups no longer running.
+  for (const name of deadBackupStagings(paths.tmp)) rmSync(join(paths.tmp, name), { recursive: true, force: true })
   // Staged inside the data directory so that hard links work (same file system); tmp/ is swept
-  // at server startup, so a backup killed midway leaves nothing behind for long.
+  // at server startup and by the next backup, so a backup killed midway leaves nothing behind for long.
   const staging = join(paths.tmp, backupStagingName(Bun.randomUUIDv7()))
   try {
     mkdirSync(staging, { recursive: true, mode: 0o700 })
