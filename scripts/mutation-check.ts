@@ -936,6 +936,13 @@ const mutations: Mutation[] = [
     why: 'revoking a key that signed what devices get now warns LIVE_RELEASE_KEY_REVOKED (host apps that drop the key refuse it)',
   },
   {
+    file: 'src/backup/create.ts',
+    find: 'for (const name of deadBackupStagings(paths.tmp)) rmSync(join(paths.tmp, name), { recursive: true, force: true })',
+    replace: 'for (const name of [] as string[]) rmSync(join(paths.tmp, name), { recursive: true, force: true })',
+    tests: ['src/backup/backup.test.ts'],
+    why: "the next backup removes a killed backup's staging (a database copy with password hashes) from tmp/",
+  },
+  {
     file: 'src/client/sign.ts',
     find: 'if (!old || old.keyId === keyId || old.keyRevokedAt) return []',
     replace: 'return []',
