@@ -604,19 +604,28 @@ describe('restore', () => {
   })
 })
 
+/**
+ * A process that is a running `miniship … backup` (its command line says so, as `bun src/main.ts backup` does) and one
+ * that has ended, each with a staging directory named by its pid in `tmp` (`live`, `dead`); stop `running` when done.
+ */
+async function backupStagings(tmp: string) {
+  const running = Bun.spawn([process.execPath, '-e', 'setTimeout(() => {}, 60000)', 'src/main.ts', 'backup'], { stdout: 'ignore', stderr: 'ignore' })
+  const ended = Bun.spawn([process.execPath, '-e', '0', 'src/main.ts', 'backup'], { stdout: 'ignore', stderr: 'ignore' })
+  await ended.exited
+  await Bun.sleep(100)
+  const live = join(tmp, `backup-${running.pid}-0192f0aa-0000-7000-8000-000000000001`)
+  const dead = join(tmp, `backup-${ended.pid}-0192f0aa-0000-7000-8000-000000000002`)
+  return { running, live, dead }
+}
+
 describe('garbage collection', () => {
   test("a running backup's staging in tmp/ is no leftover: serve's start, doctor --fix, init and create-admin leave it; a dead backup's is swept", async () => {
     const { opened } = populatedDataDir()
-    // another process that is a running `miniship … backup` (its command line says so, as `bun src/main.ts backup` does), one that has ended,
-    // and one that runs some other program's backup (`restic backup`): only the first is a miniship backup
-    const running = Bun.spawn([process.execPath, '-e', 'setTimeout(() => {}, 60000)', 'src/main.ts', 'backup'], { stdout: 'ignore', stderr: 'ignore' })
+    // a running miniship backup, one that has ended, and a process that runs some other program's
+    // backup (`restic backup`): only the first is a miniship backup
     const other = Bun.spawn([process.execPath, '-e', 'setTimeout(() => {}, 60000)', 'restic', 'backup'], { stdout: 'ignore', stderr: 'ignore' })
-    const ended = Bun.spawn([process.execPath, '-e', '0', 'src/main.ts', 'backup'], { stdout: 'ignore', stderr: 'ignore' })
-    await ended.exited
+    const { running, live, dead } = await backupStagings(opened.paths.tmp)
     try {
-      await Bun.sleep(100)
-      const live = join(opened.paths.tmp, `backup-${running.pid}-0192f0aa-0000-7000-8000-000000000001`)
-      const dead = join(opened.paths.tmp, `backup-${ended.pid}-0192f0aa-0000-7000-8000-000000000002`)
       const notOurs = join(opened.paths.tmp, `backup-${other.pid}-0192f0aa-0000-7000-8000-000000000003`)
       for (const staging of [live, dead, notOurs]) {
         mkdirSync(join(staging, 'blobs'), { recursive: true })
@@ -642,13 +651,8 @@ describe('garbage collection', () => {
 
   test("the next backup sweeps a killed backup's staging (a database copy, password hashes included) from tmp/, and leaves a running backup's and an upload's", async () => {
     const { root, opened } = populatedDataDir()
-    const running = Bun.spawn([process.execPath, '-e', 'setTimeout(() => {}, 60000)', 'src/main.ts', 'backup'], { stdout: 'ignore', stderr: 'ignore' })
-    const ended = Bun.spawn([process.execPath, '-e', '0', 'src/main.ts', 'backup'], { stdout: 'ignore', stderr: 'ignore' })
-    await ended.exited
+    const { running, live, dead } = await backupStagings(opened.paths.tmp)
     try {
-      await Bun.sleep(100)
-      const live = join(opened.paths.tmp, `backup-${running.pid}-0192f0aa-0000-7000-8000-000000000001`)
-      const dead = join(opened.paths.tmp, `backup-${ended.pid}-0192f0aa-0000-7000-8000-000000000002`)
       for (const staging of [live, dead]) {
         mkdirSync(staging, { recursive: true })
         writeFileSync(join(staging, 'miniship.db'), 'a copy of the database')
