@@ -392,26 +392,13 @@ export function releaseIntoChannel(tx: Tx, clock: Clock, user: Caller, app: Mini
 }
 
 /**
- * Inside rollback's transaction: the channel serves `version` to everyone again. A live release
- * is restored by withdrawing the releases above it; one the channel served before but had
- * withdrawn (or, for data from before channels, a published version whose upload named this
- * channel) is released again on top, and what the channel released after it is withdrawn the
- * same way. A version this channel never served is refused.
- */
-/**
  * Whether a rollback to `versionId` on `channel` brings back a release that was reverted there: its
  * latest release in the channel is at 0 %, below the newest or since withdrawn by a rollback past it.
  * No device gets it now; the rollback sends it to every device (ROLLBACK_OF_REVERTED).
  */
 export function wasRevertedIn(db: Reader, miniAppId: string, channel: string, versionId: string): boolean {
-  const latest = db
-    .select({ rolloutPercent: channelReleases.rolloutPercent })
-    .from(channelReleases)
-    .where(and(eq(channelReleases.miniAppId, miniAppId), eq(channelReleases.channel, channel), eq(channelReleases.versionId, versionId)))
-    .orderBy(desc(channelReleases.seq))
-    .limit(1)
-    .get()
-  return latest?.rolloutPercent === 0
+  // the rule the workspace's revertedIn reads, for one version
+  return channelsRevertedIn(db, miniAppId, [versionId]).get(versionId)!.includes(channel)
 }
 
 /**
@@ -438,6 +425,13 @@ export function channelsRevertedIn(db: Reader, miniAppId: string, versionIds: re
   return reverted
 }
 
+/**
+ * Inside rollback's transaction: the channel serves `version` to everyone again. A live release
+ * is restored by withdrawing the releases above it; one the channel served before but had
+ * withdrawn (or, for data from before channels, a published version whose upload named this
+ * channel) is released again on top, and what the channel released after it is withdrawn the
+ * same way. A version this channel never served is refused.
+ */
 export function rollbackChannel(tx: Tx, clock: Clock, user: Caller, app: MiniAppRow, version: VersionRef & { channel: string; createdAt: string }, channel: string, notes: string | null): LiveReleaseRow | null {
   requireChannel(tx, app.id, channel)
   const live = liveReleases(tx, app.id, channel)
