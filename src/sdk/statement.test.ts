@@ -29,6 +29,12 @@ describe('the §14 statement', () => {
     expect(Buffer.from(utf8Bytes(text)).equals(Buffer.from(text, 'utf8'))).toBe(true)
   })
 
+  test('utf8Bytes matches Buffer for lone surrogates (U+FFFD), escapes and every byte length', () => {
+    for (const text of ['', '%41%', 'a\ud800b', '\udc00', 'x\ud83d', '\ud83d\ude00\udc00\ud800', '~!*()\'', '\u007f\u0080\u07ff\u0800\uffff', String.fromCharCode(...Array.from({ length: 300 }, (_, code) => code))]) {
+      expect(Buffer.from(utf8Bytes(text)).toString('hex')).toBe(Buffer.from(text, 'utf8').toString('hex'))
+    }
+  })
+
   test("node's verify accepts a signature over the statement's UTF-8 bytes", () => {
     const { publicKey, privateKey } = generateKeyPairSync('ed25519')
     const bytes = utf8Bytes(buildStatement('app', '1.0.0', { manifest: a }))

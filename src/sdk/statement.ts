@@ -53,22 +53,14 @@ export function parseStatement(text: string): ReleaseStatement | null {
   }
 }
 
-/** UTF-8 bytes of a string without TextEncoder (Hermes 0.12 has none). */
+/**
+ * UTF-8 bytes of a string without TextEncoder (Hermes 0.12 has none): encodeURIComponent's escapes
+ * are the bytes. A lone surrogate, on which encodeURIComponent throws, becomes U+FFFD as TextEncoder
+ * and Buffer make it.
+ */
 export function utf8Bytes(text: string): Uint8Array {
+  const escaped = encodeURIComponent(text.replace(/[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]/g, (unit) => (unit.length > 1 ? unit : '\ufffd')))
   const out: number[] = []
-  for (let i = 0; i < text.length; i++) {
-    let code = text.charCodeAt(i)
-    if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
-      const low = text.charCodeAt(i + 1)
-      if (low >= 0xdc00 && low <= 0xdfff) {
-        code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00)
-        i++
-      }
-    }
-    if (code < 0x80) out.push(code)
-    else if (code < 0x800) out.push(0xc0 | (code >> 6), 0x80 | (code & 63))
-    else if (code < 0x10000) out.push(0xe0 | (code >> 12), 0x80 | ((code >> 6) & 63), 0x80 | (code & 63))
-    else out.push(0xf0 | (code >> 18), 0x80 | ((code >> 12) & 63), 0x80 | ((code >> 6) & 63), 0x80 | (code & 63))
-  }
+  for (let i = 0; i < escaped.length; i++) out.push(escaped[i] === '%' ? parseInt(escaped.slice(i + 1, (i += 2) + 1), 16) : escaped.charCodeAt(i))
   return Uint8Array.from(out)
 }
