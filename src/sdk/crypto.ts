@@ -32,7 +32,7 @@ export interface ResolvedCrypto {
 }
 
 function hexOf(digest: Uint8Array | ArrayBuffer | string): string {
-  if (typeof digest === 'string') return digest.toLowerCase()
+  if (typeof digest == 'string') return digest.toLowerCase()
   return toHex(digest instanceof Uint8Array ? digest : new Uint8Array(digest))
 }
 

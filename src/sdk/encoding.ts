@@ -12,7 +12,7 @@ const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 /** Standard or URL-safe base64, padded or not; null when the text is not base64. */
 export function fromBase64(text: string): Uint8Array | null {
   const clean = text.replace(/-/g, '+').replace(/_/g, '/').replace(/=+$/, '')
-  if (!/^[A-Za-z0-9+/]*$/.test(clean) || clean.length % 4 === 1) return null
+  if (!/^[A-Za-z0-9+/]*$/.test(clean) || clean.length % 4 == 1) return null
   const out = new Uint8Array(Math.floor((clean.length * 3) / 4))
   let bits = 0
   let value = 0

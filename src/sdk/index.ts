@@ -83,7 +83,7 @@ export interface UpdaterOptions {
    * anything else that is not a version is refused at createUpdater
    */
   hostVersion?: string | null
-  /** the miniapp version the host app ships with, sent as `currentVersion` while no update is installed (default `0.0.0`) */
+  /** the miniapp version the host app ships with, sent as `currentVersion` while no update is installed (default `0.0.0`); read as hostVersion is, so `1.2` is 1.2.0 and one that is no version is refused at createUpdater */
   embeddedVersion?: string
   /** base64 Ed25519 public keys (32 bytes): when given, only updates signed by one of them are installed */
   trustedKeys?: readonly string[]
@@ -180,8 +180,8 @@ function query(params: Record<string, string | undefined>): string {
 /** `promise`, its failure ignored: cleanup and reports that must not fail what they follow. */
 const quietly = <T>(promise: Promise<T>) => promise.catch(() => {})
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
-const isText = (value: unknown): value is string => typeof value === 'string'
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value == 'object' && value !== null
+const isText = (value: unknown): value is string => typeof value == 'string'
 
 /** Which version a version is, as start() and check() answer it. */
 const whichVersion = (version: { versionId: string; version: string }) => ({ versionId: version.versionId, version: version.version })
@@ -233,13 +233,17 @@ export function createUpdater(options: UpdaterOptions): Updater {
   if (!isText(options.deviceId) || !/^(?!\.\.?$)[\w.:-]{1,200}$/.test(options.deviceId)) {
     throw invalidOption(`deviceId must be 1–200 of A-Z a-z 0-9 . _ : -, not "." or ".." (got ${shown(options.deviceId)}); base64 as base64url`)
   }
-  // the server refuses a hostVersion of fewer than three parts: "1.5" (common on iOS) is sent as 1.5.0
-  // null or empty (expo's nativeApplicationVersion where there is none): no host version, as when left out
-  const givenHost = options.hostVersion == null ? '' : String(options.hostVersion)
-  const hostVersion = normalizeVersion(givenHost) ?? undefined
-  if (!hostVersion && givenHost.trim()) {
-    throw invalidOption(`hostVersion must be a version like 2.3.0 (got ${shown(givenHost)})`)
+  // the server refuses a version of fewer than three parts: "1.5" (common on iOS) is sent as 1.5.0
+  // null or empty (expo's nativeApplicationVersion where there is none): none, as when left out
+  const versionOption = (name: string, value: string | null | undefined) => {
+    const given = value == null ? '' : String(value)
+    const version = normalizeVersion(given) ?? undefined
+    if (!version && given.trim()) throw invalidOption(`${name} must be a version like 2.3.0 (got ${shown(given)})`)
+    return version
   }
+  const hostVersion = versionOption('hostVersion', options.hostVersion)
+  // else every check() would fail with SERVER (400 VALIDATION_ERROR)
+  const embeddedVersion = versionOption('embeddedVersion', options.embeddedVersion)
   // 0 or less would roll a new version back at its first launch, 1.5 would mean 2: neither is what was meant
   if (!Number.isInteger(crashLoopLimit) || crashLoopLimit < 1) {
     throw invalidOption(`crashLoopLimit must be a whole number of launches, 1 or more (got ${shown(crashLoopLimit)})`)
@@ -257,6 +261,8 @@ export function createUpdater(options: UpdaterOptions): Updater {
   let starting: Promise<StartResult> | null = null
   /** version directories being downloaded into: not strays */
   const downloading: string[] = []
+  /** the downloads running, by versionId: a download() of an update already downloading joins it (two check().then(download) at once) */
+  const running: Record<string, Promise<CurrentVersion>> = {}
 
   // one storage mutation at a time: state and events files are read-modify-written
   let queue: Promise<unknown> = Promise.resolve()
@@ -309,7 +315,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
     let kept: Array<{ seq: number; event: DeviceEvent }> = []
     try {
       const parsed = parseJson(await storage.readText(eventsPath))
-      if (Array.isArray(parsed)) kept = parsed.filter((entry): entry is { seq: number; event: DeviceEvent } => isRecord(entry) && typeof entry.seq === 'number' && isRecord(entry.event))
+      if (Array.isArray(parsed)) kept = parsed.filter((entry): entry is { seq: number; event: DeviceEvent } => isRecord(entry) && typeof entry.seq == 'number' && isRecord(entry.event))
     } catch {
       // events the storage cannot read are dropped: they are reports, not state
     }
@@ -426,7 +432,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
     const value = fromBase64(signature.value)
     const message = utf8Bytes(signature.statement)
     let valid = false
-    if (value && value.length === 64) {
+    if (value && value.length == 64) {
       for (const key of trustedKeys) {
         if (await crypto.verifyEd25519(key, message, value)) {
           valid = true
@@ -440,7 +446,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
       throw invalid('signed for another app/version')
     }
     for (const kind of kinds) {
-      if (statement.files[kind] !== install.files[kind]!.sha256.toLowerCase()) throw invalid(`${kind} not signed`)
+      if (statement.files[kind] != install.files[kind]!.sha256.toLowerCase()) throw invalid(`${kind} not signed`)
     }
   }
 
@@ -473,7 +479,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
           dog.touch()
         }
         const body = response.body
-        if (body && typeof body.getReader === 'function') {
+        if (body && typeof body.getReader == 'function') {
           const reader = body.getReader()
           try {
             for (;;) {
@@ -500,7 +506,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
       }
       if (received !== expected.size) throw new UpdateError('SIZE_MISMATCH', `The ${kind} has ${received} bytes, not ${expected.size}`)
       const digest = await hasher.digestHex()
-      if (digest !== expected.sha256.toLowerCase()) throw new UpdateError('SHA256_MISMATCH', `The ${kind} has sha256 ${digest}, not ${expected.sha256}`)
+      if (digest != expected.sha256.toLowerCase()) throw new UpdateError('SHA256_MISMATCH', `The ${kind} has sha256 ${digest}, not ${expected.sha256}`)
     } finally {
       dog.done()
     }
@@ -510,7 +516,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
     await exclusive(load)
     const install = update.install
     const platform = options.platform
-    const suffix = platform === 'ios' ? 'Ios' : 'Android'
+    const suffix = platform == 'ios' ? 'Ios' : 'Android'
     const plan: Array<{ kind: FileKind; url: string; name: string }> = [
       { kind: `bundle${suffix}`, url: install.bundles[platform], name: 'bundle' },
       { kind: 'manifest', url: install.manifestUrl, name: 'manifest' },
@@ -528,10 +534,12 @@ export function createUpdater(options: UpdaterOptions): Updater {
       // a failed save may have taken effect after all (a rename that died half way): the next start() decides
       if (!saving) await quietly(storage.remove(`versions/${dir}`))
       // `failed` says the release failed here (the release guard pauses on it): a network that dropped did
-      // not, nor a disk that is full or will not take the files (STORAGE from the storage adapter: a file's
-      // bytes, its move, the switch). Anything else thrown (the app's crypto or onProgress, a bug) is STORAGE
+      // not, nor a server or CDN that answered 5xx or 429 (busy, down: the next check tries again), nor a
+      // disk that is full or will not take the files (STORAGE from the storage adapter: a file's bytes,
+      // its move, the switch). Anything else thrown (the app's crypto or onProgress, a bug) is STORAGE
       // to the app, as before, and still reported: a verifier that throws on a forged signature must show
-      if (wrapped != error || (code != 'NETWORK' && code != 'STORAGE')) await quietly(record('failed', update, `${code}: ${wrapped.message}`))
+      const status = wrapped.status!
+      if (wrapped != error || (code != 'NETWORK' && code != 'STORAGE' && !(status > 499 || status == 429))) await quietly(record('failed', update, `${code}: ${wrapped.message}`))
       throw wrapped
     }
     try {
@@ -632,7 +640,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
       await quietly(flushAll())
       const url = `${base}/mini-apps/access/apps/${encodeURIComponent(options.appId)}/update?${query({
         platform: options.platform,
-        currentVersion: state.current?.version ?? options.embeddedVersion ?? '0.0.0',
+        currentVersion: state.current?.version ?? embeddedVersion ?? '0.0.0',
         channel,
         deviceId: options.deviceId,
         hostVersion,
@@ -646,7 +654,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
         dog.done()
       }
       // nothing published on the channel, or nothing this host version can run: no update
-      if (response.status === 404 && isRecord(body) && (body.code === 'RELEASE_NOT_FOUND' || body.code === 'NO_COMPATIBLE_RELEASE')) return null
+      if (response.status == 404 && isRecord(body) && (body.code === 'RELEASE_NOT_FOUND' || body.code === 'NO_COMPATIBLE_RELEASE')) return null
       if (!response.ok || !isRecord(body)) throw serverError(response.status, body, 'The update check')
       const install = body.install
       if (body.updateAvailable !== true) return null
@@ -656,7 +664,9 @@ export function createUpdater(options: UpdaterOptions): Updater {
       return { ...whichVersion(install), mandatory: body.mandatory === true, install }
     },
 
-    download,
+    // `id` is no option: a parameter, as the shortest name for it (the library's size is counted, docs/host-app.md)
+    download: (update: Update, downloadOptions?: { onProgress?: (received: number, total: number) => void }, id = update?.versionId) =>
+      running[id] || (running[id] = download(update, downloadOptions).finally(() => delete running[id])),
 
     markReady: () =>
       exclusive(async () => {

@@ -364,6 +364,49 @@ describe('the update client against the server', () => {
     expect(after.filter((entry) => entry.event.event === 'failed').map((entry) => entry.event.message.split(':')[0])).toEqual(['SHA256_MISMATCH'])
   })
 
+  test('a file download answered 5xx or 429 (a server or CDN that is down or busy) is SERVER with its status and reports no failed event; a 404 (a file the release lacks) still does', async () => {
+    const isBundle = (url: string) => url.includes('/bundles/ios')
+    const answering =
+      (status: number): FetchLike =>
+      async (url, init) =>
+        isBundle(url) ? (new Response(JSON.stringify({ code: 'X', message: 'no' }), { status, headers: { 'content-type': 'application/json' } }) as unknown as FetchResponse) : serverFetch(setup.context)(url, init)
+    const storage = clone(withV1)
+    const failedCodes = async () => (JSON.parse((await storage.readText('events.json')) ?? '[]') as Array<{ event: { event: string; message: string } }>).filter((entry) => entry.event.event === 'failed').map((entry) => entry.event.message.split(' answered')[0])
+    const update = (await updater(storage).check())!
+    for (const status of [500, 502, 503, 429]) {
+      const error = await updater(storage, { fetch: answering(status) }).download(update).catch((caught: unknown) => caught)
+      expect({ status, code: (error as UpdateError).code, answered: (error as UpdateError).status }).toEqual({ status, code: 'SERVER', answered: status })
+    }
+    expect(await failedCodes()).toEqual([])
+    expect(updater(storage).current()).toBeNull()
+    const missing = await updater(storage, { fetch: answering(404) }).download(update).catch((caught: unknown) => caught)
+    expect((missing as UpdateError).status).toBe(404)
+    expect(await failedCodes()).toEqual(['SERVER: Downloading the bundleIos'])
+  })
+
+  test('two downloads of one update at once (two check().then(download)) download it once, install it once and answer the same', async () => {
+    const fileRequests: string[] = []
+    const counting: FetchLike = (url, init) => {
+      if (url.includes('/versions/')) fileRequests.push(url.split('?')[0]!)
+      return serverFetch(setup.context)(url, init)
+    }
+    const storage = clone(withV1)
+    const client = updater(storage, { fetch: counting })
+    await client.start()
+    const [first, second] = await Promise.all([client.check(), client.check()])
+    const [a, b] = await Promise.all([client.download(first!), client.download(second!)])
+    expect(a).toEqual(b)
+    expect(fileRequests.length).toBe(3)
+    expect(client.current()).toMatchObject({ version: first!.version, pending: true })
+    const events = JSON.parse((await storage.readText('events.json'))!) as Array<{ event: { event: string } }>
+    expect(events.filter((entry) => entry.event.event === 'installed').length).toBe(1)
+    expect((await storage.list('versions')).length).toBe(2)
+    // once it ended, a download() is one of its own again
+    fileRequests.length = 0
+    await client.download(first!)
+    expect(fileRequests.length).toBe(3)
+  })
+
   test('a download the device cannot keep (a full disk, files it may not write: STORAGE) reports no failed event either, and the host app still gets STORAGE: the release guard counts failed devices, and a full phone is not one', async () => {
     const isBundle = (url: string) => url.includes('/bundles/ios')
     /** what reached the server's events endpoint */
@@ -728,8 +771,8 @@ describe('the update client against the server', () => {
       const answers: Array<{ status: number; accepted?: number }> = []
       const network: FetchLike = async (url, init) => {
         const events = url.endsWith('/mini-apps/access/events')
-        // the files' host refuses them, with a long message (a network error is no failure of the release: not reported)
-        if (!events && !url.includes('/update?')) return new Response(JSON.stringify({ code: 'UNAVAILABLE', message: 'the bucket is unreachable from the proxy; '.repeat(20) }), { status: 503 }) as unknown as FetchResponse
+        // the files' host refuses them, with a long message (a network error, a 5xx or a 429 is no failure of the release: not reported)
+        if (!events && !url.includes('/update?')) return new Response(JSON.stringify({ code: 'ACCESS_DENIED', message: 'the bucket refuses the proxy this object; '.repeat(20) }), { status: 403 }) as unknown as FetchResponse
         const response = await fetch(url, init as RequestInit)
         if (!events) return response as unknown as FetchResponse
         const text = await response.text()
@@ -1100,6 +1143,30 @@ describe('the host app’s own version (hostVersion)', () => {
       expect(error).toBeInstanceOf(UpdateError)
       expect((error as UpdateError).code).toBe('INVALID_OPTION')
       expect((error as UpdateError).message).toContain('hostVersion')
+    }
+  })
+
+  test('an embeddedVersion of one or two parts is sent as currentVersion 1.2.0; one that is no version is INVALID_OPTION at createUpdater, not a SERVER 400 at every check', async () => {
+    const urls: string[] = []
+    const recording: FetchLike = (url, init) => {
+      urls.push(url)
+      return serverFetch(setup.context)(url, init)
+    }
+    const make = (embeddedVersion: string | undefined) => createUpdater({ serverUrl: 'http://localhost/api', appId, platform: 'ios', deviceId: 'device-embedded', storage: memoryStorage(), fetch: recording, embeddedVersion })
+    await make('1.2').check()
+    await make('v1.0.0').check()
+    await make(undefined).check()
+    expect(urls.map((url) => /currentVersion=([^&]*)/.exec(url)![1])).toEqual(['1.2.0', '1.0.0', '0.0.0'])
+    for (const refused of ['latest', '1.2.3.4', '1.2.3 (45)']) {
+      const error = (() => {
+        try {
+          make(refused)
+        } catch (caught) {
+          return caught
+        }
+      })()
+      expect({ refused, code: (error as UpdateError | undefined)?.code }).toEqual({ refused, code: 'INVALID_OPTION' })
+      expect((error as UpdateError).message).toContain('embeddedVersion')
     }
   })
 

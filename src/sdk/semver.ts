@@ -21,12 +21,12 @@ const isNumeric = (identifier: string) => /^\d+$/.test(identifier)
 
 /** node-semver's order: a prerelease below its release, identifiers one by one, numbers below words. */
 function compare(a: Version, b: Version): number {
-  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return (a[i] as number) - (b[i] as number)
+  for (let i = 0; i < 3; i++) if (a[i] != b[i]) return (a[i] as number) - (b[i] as number)
   const x = a[3]
   const y = b[3]
-  if (x.length === 0 || y.length === 0) return y.length - x.length
+  if (x.length == 0 || y.length == 0) return y.length - x.length
   for (let i = 0; i < x.length && i < y.length; i++) {
-    if (x[i] === y[i]) continue
+    if (x[i] == y[i]) continue
     if (isNumeric(x[i]!) && isNumeric(y[i]!)) return +x[i]! - +y[i]!
     return isNumeric(x[i]!) ? -1 : isNumeric(y[i]!) ? 1 : x[i]! < y[i]! ? -1 : 1
   }
@@ -46,24 +46,24 @@ function comparators(item: string): Comparator[] | null {
   // a wildcard ends the version: 1.x.0 is 1.x, and a wildcard's prerelease is dropped (node-semver)
   const p = m < 0 ? -1 : given
   const pre = match[5] && p >= 0 ? match[5].split('.') : []
-  if (M < 0) return operator === '<' || operator === '>' ? [below(0, 0, 0)] : []
-  const ranged = operator[0] === '~' || operator === '^'
-  if (p >= 0 && !ranged) return [[operator === '=' ? '' : operator, [M, m, p, pre]]]
+  if (M < 0) return operator == '<' || operator == '>' ? [below(0, 0, 0)] : []
+  const ranged = operator[0] == '~' || operator == '^'
+  if (p >= 0 && !ranged) return [[operator == '=' ? '' : operator, [M, m, p, pre]]]
   const low: Comparator = ['>=', p < 0 ? [M, m < 0 ? 0 : m, 0, []] : [M, m, p, pre]]
   // below the first version past the parts given: 1 → <2.0.0-0, 1.2 and ~1.2.3 → <1.3.0-0
   const next = m < 0 ? below(M + 1, 0, 0) : below(M, m + 1, 0)
   // ^ keeps the first part that is not 0: ^1.2 → <2.0.0-0, ^0.2.3 → <0.3.0-0, ^0.0.3 → <0.0.4-0
-  if (operator === '^' && m >= 0) return [low, M > 0 ? below(M + 1, 0, 0) : p < 0 || m > 0 ? next : below(0, 0, p + 1)]
+  if (operator == '^' && m >= 0) return [low, M > 0 ? below(M + 1, 0, 0) : p < 0 || m > 0 ? next : below(0, 0, p + 1)]
   // with an operator: >1.2 is >=1.3.0, <=1.2 is <1.3.0-0, <1.2 is <1.2.0-0, >=1.2 is >=1.2.0
-  if (operator === '>') return [['>=', [next[1][0], next[1][1], 0, []]]]
-  if (operator === '<=') return [next]
-  if (operator === '<') return [below(M, m < 0 ? 0 : m, 0)]
-  return operator === '>=' ? [low] : [low, next]
+  if (operator == '>') return [['>=', [next[1][0], next[1][1], 0, []]]]
+  if (operator == '<=') return [next]
+  if (operator == '<') return [below(M, m < 0 ? 0 : m, 0)]
+  return operator == '>=' ? [low] : [low, next]
 }
 
 function holds([operator, bound]: Comparator, version: Version): boolean {
   const order = compare(version, bound)
-  return order < 0 ? operator[0] === '<' : order > 0 ? operator[0] === '>' : operator !== '<' && operator !== '>'
+  return order < 0 ? operator[0] == '<' : order > 0 ? operator[0] == '>' : operator != '<' && operator != '>'
 }
 
 /** True when `version` satisfies `range` as node-semver decides; a range or version it cannot read is not satisfied. */
@@ -73,7 +73,7 @@ export function satisfiesRange(version: string, range: string): boolean {
   for (const alternative of range.split('||')) {
     const text = alternative.trim().replace(/(<=|>=|<|>|=|~>?|\^)\s+/g, '$1')
     const hyphen = /^(\S+)\s+-\s+(\S+)$/.exec(text)
-    const items = hyphen ? ['>=' + hyphen[1], '<=' + hyphen[2]] : text === '' ? [] : text.split(/\s+/)
+    const items = hyphen ? ['>=' + hyphen[1], '<=' + hyphen[2]] : text == '' ? [] : text.split(/\s+/)
     const set: Comparator[] = []
     for (const item of items) {
       const more = comparators(item)
@@ -82,7 +82,7 @@ export function satisfiesRange(version: string, range: string): boolean {
     }
     if (!set.every((comparator) => holds(comparator, parsed))) continue
     // a prerelease only where the range names one of the same release
-    if (parsed[3].length === 0 || set.some(([, bound]) => bound[3].length > 0 && bound[0] === parsed[0] && bound[1] === parsed[1] && bound[2] === parsed[2])) return true
+    if (parsed[3].length == 0 || set.some(([, bound]) => bound[3].length > 0 && bound[0] == parsed[0] && bound[1] == parsed[1] && bound[2] == parsed[2])) return true
   }
   return false
 }
