@@ -760,7 +760,7 @@ const mutations: Mutation[] = [
   // the update client on phones (src/sdk/index.ts): what it installs is what was published and signed
   {
     file: 'src/sdk/index.ts',
-    find: "if (digest !== expected.sha256.toLowerCase()) throw",
+    find: "if (digest != expected.sha256.toLowerCase()) throw",
     replace: 'if (false) throw',
     tests: ['src/sdk/sdk.test.ts'],
     why: 'update client: a file whose sha256 differs from install info is refused (SHA256_MISMATCH)',
@@ -795,7 +795,7 @@ const mutations: Mutation[] = [
   },
   {
     file: 'src/sdk/index.ts',
-    find: "if (statement.files[kind] !== install.files[kind]!.sha256.toLowerCase()) throw",
+    find: "if (statement.files[kind] != install.files[kind]!.sha256.toLowerCase()) throw",
     replace: 'if (false) throw',
     tests: ['src/sdk/sdk.test.ts'],
     why: 'update client: install info must name the digests the signed statement lists',
@@ -808,8 +808,22 @@ const mutations: Mutation[] = [
     why: 'update client: a crash-loop rollback never goes back to an update made for another native host (§17)',
   },
   {
+    file: 'src/sdk/index.ts',
+    find: " && !(status > 499 || status == 429))) await quietly(record('failed'",
+    replace: ")) await quietly(record('failed'",
+    tests: ['src/sdk/sdk.test.ts'],
+    why: 'update client: a download a server or CDN answered 5xx or 429 is no failed event (an outage must not make the release guard pause a good release)',
+  },
+  {
+    file: 'src/sdk/index.ts',
+    find: 'running[id] || (running[id] = download(update, downloadOptions)',
+    replace: '(download(update, downloadOptions)',
+    tests: ['src/sdk/sdk.test.ts'],
+    why: 'update client: two download() of one update at once download and report installed once',
+  },
+  {
     file: 'src/sdk/semver.ts',
-    find: 'if (parsed[3].length === 0 || set.some(',
+    find: 'if (parsed[3].length == 0 || set.some(',
     replace: 'if (true || set.some(',
     tests: ['src/sdk/sdk.test.ts'],
     why: 'update client: a prerelease host (2.0.0-beta.1) is outside ">=1.0.0 <2", as the server judges it, so an old update never runs on it (§17)',
