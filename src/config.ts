@@ -105,7 +105,18 @@ export interface S3StorageConfig {
 }
 
 /** A bad configuration value: the CLI prints the message as one line and exits 2. */
-export class ConfigError extends Error {}
+/**
+ * A setting, or the data directory, that the operator must change before running again (exit 2);
+ * `code` names the situation in --json's error document (USAGE when nothing more specific fits).
+ */
+export class ConfigError extends Error {
+  constructor(
+    message: string,
+    readonly code: string = 'USAGE',
+  ) {
+    super(message)
+  }
+}
 
 /** What the command line gave; every field optional, as commander hands them over. */
 export interface ConfigFlags {
@@ -416,8 +427,8 @@ export function readStorageFile(dataDir: string): StorageFile | null {
       } catch {
         directoryReadable = false
       }
-      if (!directoryReadable) throw new ConfigError(`data directory ${dataDir} cannot be read by this user (permission denied): run miniship as the user that owns it`)
-      throw new ConfigError(`${join(dataDir, storageFileName)} cannot be read by this user (permission denied)`)
+      if (!directoryReadable) throw new ConfigError(`data directory ${dataDir} cannot be read by this user (permission denied): run miniship as the user that owns it`, 'DATA_DIR_UNREADABLE')
+      throw new ConfigError(`${join(dataDir, storageFileName)} cannot be read by this user (permission denied): run miniship as the user that owns the data directory`, 'DATA_DIR_UNREADABLE')
     }
     throw new ConfigError(`${join(dataDir, storageFileName)} cannot be read: ${(error as Error).message}`)
   }

@@ -121,7 +121,7 @@ test('an older server still serving the directory: its database is not migrated 
     expect(lockHolder(dataDirPaths(root))).toBe(older.pid)
     expect(() => openDataDir(root)).toThrow(ConfigError)
     expect(() => openDataDir(root)).toThrow(
-      new RegExp(`another miniship \\(pid ${older.pid}\\) is serving .* on database schema version 7; stop it first: this miniship would apply ${schemaVersion - 7} migrations`),
+      new RegExp(`another miniship \\(pid ${older.pid}\\) is already serving .* on database schema version 7; stop it first: this miniship would apply ${schemaVersion - 7} migrations`),
     )
     expect(applied()).toBe(7)
   } finally {

@@ -248,8 +248,18 @@ function refuseMigratingUnderAnotherHolder(paths: DataDirPaths): void {
   const schema = pendingMigrations(paths.database)
   if (schema === null || schema.pending === 0) return
   throw new ConfigError(
-    `another miniship (pid ${holder}) is serving ${paths.root} on database schema version ${schema.applied}; stop it first: this miniship would apply ${schema.pending} migrations (schema version ${schemaVersion}) under it. Then start this miniship's serve, which applies them`,
+    `another miniship (pid ${holder}) is already serving ${paths.root} on database schema version ${schema.applied}; stop it first: this miniship would apply ${schema.pending} migrations (schema version ${schemaVersion}) under it. Then start this miniship's serve, which applies them`,
+    'DATA_DIR_IN_USE',
   )
+}
+
+/**
+ * What every command that needs the data directory to itself (serve, restore, migrate-storage,
+ * doctor --fix) says when a running miniship holds its lock: the same words, exit 2 and
+ * DATA_DIR_IN_USE, since the operator must stop that one first. `more` adds what else may be done.
+ */
+export function dataDirInUse(paths: Pick<DataDirPaths, 'root' | 'lock'>, holder: number, more = ''): ConfigError {
+  return new ConfigError(`another miniship (pid ${holder}) is already serving ${paths.root}; stop it first (if none runs, remove ${paths.lock})${more}`, 'DATA_DIR_IN_USE')
 }
 
 /** Held by `serve`: a second server on the same data directory refuses to start. */
@@ -271,7 +281,7 @@ export function acquireLock(paths: DataDirPaths): () => void {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
       const holder = lockHolder(paths)
       if (holder !== null && holder !== process.pid) {
-        throw new ConfigError(`another miniship (pid ${holder}) is already serving ${paths.root}; stop it first (if none runs, remove ${paths.lock})`)
+        throw dataDirInUse(paths, holder)
       }
       // The holder died without cleaning up (SIGKILL, power loss): the lock is stale.
       rmSync(paths.lock, { force: true })

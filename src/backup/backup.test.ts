@@ -450,7 +450,7 @@ describe('restore', () => {
     const { archive } = await backupOf(root)
     const { root: target } = populatedDataDir()
     writeFileSync(join(target, 'miniship.lock'), `${process.pid}\n`)
-    await expect(restoreBackup({ archive, dataDir: target, force: true })).rejects.toThrow(`a miniship server (pid ${process.pid}) is serving`)
+    await expect(restoreBackup({ archive, dataDir: target, force: true })).rejects.toThrow(`another miniship (pid ${process.pid}) is already serving ${target}; stop it first`)
   })
 
   test('a truncated archive fails before touching the target', async () => {

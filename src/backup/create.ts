@@ -5,7 +5,7 @@ import { basename, dirname, join, resolve, sep } from 'node:path'
 import { Database } from 'bun:sqlite'
 import type { TarArchive as TarArchiveType } from 'archiver'
 import { backupRunning, backupStagingName, dataDirPaths, deadBackupStagings, fsyncPath, type DataDirPaths } from '../data-dir'
-import { appliedMigrationCount } from '../db/open'
+import { appliedMigrationCount, refuseNewerSchema } from '../db/open'
 import { blobPath, createLocalBlobStore, idleOf, type BlobStore } from '../storage'
 import { idleTimeoutStream } from '../storage/idle'
 import { isS3BlobStore } from '../storage/s3'
@@ -315,6 +315,7 @@ export async function createBackup(options: BackupOptions): Promise<BackupResult
   const paths = dataDirPaths(options.dataDir)
   if (!existsSync(paths.database)) throw new BackupError(`there is no miniship database in ${options.dataDir}; nothing to back up`)
   if (!existsSync(paths.secret)) throw new BackupError(`the signing secret ${paths.secret} is missing; run miniship doctor`)
+  refuseNewerSchema(paths.database)
   // a device or a socket where the archive would go (/dev/null): bad input, as a directory that does not exist
   if (statIfAny(options.out)?.isFile() === false) throw new BackupInputError(`${options.out} exists and is not a file; choose another --out`, 'OUT_NOT_A_FILE')
   const outDirectory = statIfAny(dirname(options.out))

@@ -38,14 +38,14 @@ export interface BackupManifest {
 export class BackupError extends Error {}
 
 /**
- * A backup refused for a path it was given (an `--out` whose directory does not exist): the
- * operator's bad input, which the CLI reports as any other (exit 2, with `code` in --json), not a
- * failed backup (exit 1).
+ * A backup or restore refused for what the operator must change (an `--out` whose directory does
+ * not exist, a backup of a newer schema than this miniship knows): reported as any other bad input
+ * (exit 2, with `code` in --json), not as a failed backup or restore (exit 1).
  */
 export class BackupInputError extends BackupError {
   constructor(
     message: string,
-    readonly code: 'OUT_DIR_NOT_FOUND' | 'OUT_NOT_A_FILE',
+    readonly code: 'OUT_DIR_NOT_FOUND' | 'OUT_NOT_A_FILE' | 'NEWER_SCHEMA',
   ) {
     super(message)
   }

@@ -6,15 +6,15 @@ import { createGunzip } from 'node:zlib'
 import { pipeline } from 'node:stream/promises'
 import { randomBytes } from 'node:crypto'
 import { Database } from 'bun:sqlite'
-import { dataDirPaths, fsyncPath, lockHolder } from '../data-dir'
+import { dataDirInUse, dataDirPaths, fsyncPath, lockHolder } from '../data-dir'
 import { appliedMigrationCount, openDatabase, schemaVersion } from '../db/open'
 import { blobPath, createLocalBlobStore } from '../storage'
-import { openS3Store } from '../storage/s3'
+import { openS3Store, StorageUnreachableError } from '../storage/s3'
 import { writeStorageFile } from '../storage/storage-file'
 import { ConfigError, type S3StorageConfig, type StorageConfig } from '../config'
 import { referencedBlobs, referencedBlobsIn } from '../storage/gc'
 import { productVersion } from '../version'
-import { BackupError, blobHashOfPath, isArchivePath, manifestName, parseManifest, type BackupManifest, type ManifestFile } from './manifest'
+import { BackupError, BackupInputError, blobHashOfPath, isArchivePath, manifestName, parseManifest, type BackupManifest, type ManifestFile } from './manifest'
 import { readTar, TarFormatError, type TarEntry, type TarEntrySink } from './tar-reader'
 
 export interface RestoreOptions {
@@ -87,8 +87,10 @@ function checkEntryName(entry: TarEntry): 'skip' | 'manifest' | 'file' {
 
 function checkSchema(manifest: BackupManifest): void {
   if (manifest.schemaVersion > schemaVersion) {
-    throw new BackupError(
+    // as a newer database is refused everywhere: exit 2, NEWER_SCHEMA
+    throw new BackupInputError(
       `the backup has database schema version ${manifest.schemaVersion}, newer than this miniship ${productVersion} knows (${schemaVersion}); restore it with miniship ${manifest.productVersion} or newer`,
+      'NEWER_SCHEMA',
     )
   }
 }
@@ -217,7 +219,8 @@ function openTargetBucket(staging: string, storage: S3StorageConfig, manifest: B
   // a backup from before owner ids, taken of this very prefix, is of the installation that marked it
   const sameBucket = manifest.blobs?.storage === 's3' && manifest.blobs.bucket === storage.bucket && (manifest.blobs.prefix ?? '').replace(/\/+$/, '') === storage.prefix
   const recorded = manifest.owner !== undefined ? { owner: manifest.owner } : sameBucket ? { owner: null } : undefined
-  return openS3Store({ ...storage, recorded }, dataDirPaths(staging), 'fill', (message) => new BackupError(message))
+  // a bucket that refuses the settings is refused as serve and backup refuse it (ConfigError, exit 2)
+  return openS3Store({ ...storage, recorded }, dataDirPaths(staging), 'fill', (message) => new ConfigError(message))
 }
 
 /**
@@ -326,7 +329,7 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreRes
   if (targetExists) {
     if (!statSync(target).isDirectory()) throw new BackupError(`${options.dataDir} exists and is not a directory`)
     const holder = lockHolder(dataDirPaths(target))
-    if (holder !== null) throw new BackupError(`a miniship server (pid ${holder}) is serving ${options.dataDir}; stop it before restoring into it`)
+    if (holder !== null) throw dataDirInUse({ root: options.dataDir, lock: dataDirPaths(target).lock }, holder)
     hadContents = !isEmptyDirectory(target)
     if (hadContents && !options.force) {
       throw new BackupError(`${options.dataDir} is not empty; restore into an empty or new directory, or pass --force to replace its contents`)
@@ -362,7 +365,7 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreRes
     // Synchronous from here on: a signal cannot land between moving the old directory aside and
     // moving the new one in.
     const holder = targetExists ? lockHolder(dataDirPaths(target)) : null
-    if (holder !== null) throw new BackupError(`a miniship server (pid ${holder}) started on ${options.dataDir} during the restore; stop it and restore again`)
+    if (holder !== null) throw dataDirInUse({ root: options.dataDir, lock: dataDirPaths(target).lock }, holder, ', and restore again: it started during the restore')
     const aside = join(parent, `${replacedPrefix(target)}${process.pid}-${randomBytes(6).toString('hex')}`)
     const replaced = existsSync(target)
     if (replaced) renameSync(target, aside)
@@ -388,8 +391,9 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreRes
     }
     return { manifest, migrated, replaced: hadContents }
   } catch (error) {
-    // a refused bucket prefix is a configuration refusal (exit 2), like serve's
-    if (error instanceof BackupError || error instanceof ConfigError) throw error
+    // a refused bucket prefix is a configuration refusal (exit 2), like serve's; a bucket that
+    // cannot be reached is STORAGE_UNREACHABLE, like serve's
+    if (error instanceof BackupError || error instanceof ConfigError || error instanceof StorageUnreachableError) throw error
     const code = (error as NodeJS.ErrnoException).code
     throw new BackupError(`${(error as Error).message}${code ? ` (${code})` : ''}`)
   } finally {

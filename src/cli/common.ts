@@ -2,6 +2,7 @@
 import { Command, Option } from 'commander'
 import { ConfigError, loadConfig, type Config, type ConfigFlags, type LoadOptions } from '../config'
 import { NewerSchemaError } from '../db/open'
+import { StorageUnreachableError } from '../storage/s3'
 import { withJsonUsageErrors, writeJsonError } from './json-output'
 import { withRequiredOptionsMarked } from './help'
 
@@ -80,14 +81,16 @@ export function configFrom(flags: ConfigFlags, options: LoadOptions = {}): Confi
   try {
     return loadConfig(flags, Bun.env, options)
   } catch (error) {
-    if (error instanceof ConfigError) fail(error.message)
+    if (error instanceof ConfigError) fail(error.message, 2, error.code)
     throw error
   }
 }
 
 /**
- * Runs an action, turning failures into one clear line: bad configuration or a newer schema exit
- * 2; anything unexpected exits 1 with its message (the stack only with MINISHIP_DEBUG=1), never
+ * Runs an action, turning failures into one clear line: bad configuration, a data directory in use
+ * or unreadable, or a newer schema exit 2 (the operator must change something first), each with its
+ * code; a bucket that cannot be reached exits 1, STORAGE_UNREACHABLE (the same command may work
+ * later, nothing changed); anything unexpected exits 1 with its message (the stack only with MINISHIP_DEBUG=1), never
  * with a trace of our source files on an operator's terminal. With `json`, each of these is also
  * the error document on stdout.
  */
@@ -96,8 +99,9 @@ export async function runAction(action: () => Promise<void> | void, options: { j
   try {
     await action()
   } catch (error) {
-    if (error instanceof ConfigError) fail(error.message)
+    if (error instanceof ConfigError) fail(error.message, 2, error.code)
     if (error instanceof NewerSchemaError) fail(error.message, 2, 'NEWER_SCHEMA')
+    if (error instanceof StorageUnreachableError) fail(error.message, 1, 'STORAGE_UNREACHABLE')
     if (Bun.env.MINISHIP_DEBUG === '1') throw error
     const message = error instanceof Error ? error.message.split('\n')[0] : String(error)
     fail(`${message} (run with MINISHIP_DEBUG=1 for details)`, 1)

@@ -114,7 +114,7 @@ export function createAdminCommand(io: CreateAdminIo = processIo): Command {
         if (error instanceof CommandFailure) {
           refuse(error.message, error.exitCode, error.code)
         } else if (error instanceof ConfigError || error instanceof NewerSchemaError) {
-          refuse(error.message, 2, error instanceof NewerSchemaError ? 'NEWER_SCHEMA' : 'USAGE')
+          refuse(error.message, 2, error instanceof NewerSchemaError ? 'NEWER_SCHEMA' : error.code)
         } else if (error instanceof AppError) {
           // The service's own refusals (a taken email after a race, a bad display name or password).
           const detail = error.details?.[0]

@@ -4,12 +4,12 @@ import { accessSync, constants, existsSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { Database } from 'bun:sqlite'
 import { configFrom, fail, runAction, withDataDirOption, withJsonOption, withStorageOptions } from './common'
-import { acquireLock, dataDirPaths, deadBackupStagings, hasStoredFiles, lockHolder, type DataDirPaths } from '../data-dir'
-import { appliedMigrationCount, schemaVersion } from '../db/open'
+import { acquireLock, dataDirInUse, dataDirPaths, deadBackupStagings, hasStoredFiles, lockHolder, type DataDirPaths } from '../data-dir'
+import { appliedMigrationCount, refuseNewerSchema, schemaVersion } from '../db/open'
 import { collectGarbage, collectStoreGarbage, describeCollected, findGarbage, findStoreGarbage } from '../storage/gc'
 import { checkStoredFiles, createLocalBlobStore, openBlobStore, type BlobStore } from '../storage'
 import { jobBacklog, type JobBacklog } from '../jobs/queue'
-import { ConfigError } from '../config'
+import { StorageUnreachableError } from '../storage/s3'
 import { decodeBase64, unsoundKeyReason } from '../modules/signing/keys'
 import { webhookJobKind, withoutUrlPaths } from '../modules/webhooks/service'
 import { timeText } from '../terminal/time'
@@ -268,7 +268,7 @@ export async function fixLeftovers(root: string, store: BlobStore): Promise<stri
   if (holder !== null) {
     // what a killed backup staged is nobody's: removed now; the rest waits for the server's next start
     const dead = deadBackupStagings(paths.tmp)
-    if (dead.length === 0) fail(`a miniship server (pid ${holder}) is serving ${root}; it cleans up at startup, or stop it and run doctor --fix again`, 1)
+    if (dead.length === 0) throw dataDirInUse(paths, holder, ', and run doctor --fix again; or leave it to the server, which cleans up when it next starts')
     for (const name of dead) rmSync(join(paths.tmp, name), { recursive: true, force: true })
     return `removed ${dead.length} staging director${dead.length === 1 ? 'y' : 'ies'} of a killed backup from ${paths.tmp}; the server (pid ${holder}) collects the rest when it next starts`
   }
@@ -458,24 +458,28 @@ export function doctorCommand(): Command {
     .option('--fix', 'remove stored files no version refers to and leftovers in tmp/ (only while no server runs)')
     .addHelpText(
       'after',
-      '\nExit codes:\n  0  healthy, also with warnings (webhook deliveries a receiver refused, given up or waiting: its trouble, or this server\'s outbound network)\n  1  problems found\n  2  a bad command line or setting\n' +
+      '\nExit codes:\n  0  healthy, also with warnings (webhook deliveries a receiver refused, given up or waiting: its trouble, or this server\'s outbound network)\n  1  problems found (a bucket that cannot be reached among them; with --fix: STORAGE_UNREACHABLE)\n  2  something to change first: a bad command line or setting, a data directory this user may not read (DATA_DIR_UNREADABLE), a database of a newer miniship (NEWER_SCHEMA), with --fix a running server (DATA_DIR_IN_USE)\n' +
         '\nExamples:\n  $ miniship doctor --data-dir /var/lib/miniship\n  $ miniship doctor --fix --data-dir /var/lib/miniship\n  $ miniship doctor --data-dir /var/lib/miniship --json    # {"healthy", "checks", "problems", "warnings", "backgroundJobs", …}',
     )
     .action(({ fix, json, ...flags }) =>
       runAction(
         async () => {
           const config = configFrom(flags)
+          // a newer miniship's database: refused as every command refuses it (exit 2, NEWER_SCHEMA);
+          // this miniship's checks would skip most of it and call the rest a problem
+          refuseNewerSchema(dataDirPaths(config.dataDir).database)
           const line = (text: string) => {
             if (!json) console.log(text)
           }
           // refused credentials, a missing bucket or another data directory's prefix: one line, exit 2;
           // a bucket that cannot be reached (an outage) is a problem found, and the rest is still checked
+          // (with --fix, which cannot do its work: exit 1, STORAGE_UNREACHABLE, as every command)
           let store: BlobStore | undefined
           let unreachable: string | undefined
           try {
             store = await openBlobStore(config, dataDirPaths(config.dataDir))
           } catch (error) {
-            if (fix || !(error instanceof ConfigError) || !/cannot be reached/.test(error.message)) throw error
+            if (fix || !(error instanceof StorageUnreachableError)) throw error
             unreachable = error.message
           }
           const fixed = fix && store !== undefined ? await fixLeftovers(config.dataDir, store) : null

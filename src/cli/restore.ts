@@ -5,7 +5,7 @@ import { accessSync, constants, rmSync, statSync } from 'node:fs'
 import { configFrom, fail, runAction, withDataDirOption, withJsonOption, withStorageOptions } from './common'
 import { restoreBackup } from '../backup/restore'
 import type { ConfigFlags } from '../config'
-import { BackupError, storedFileCount } from '../backup/manifest'
+import { BackupError, BackupInputError, storedFileCount } from '../backup/manifest'
 import { removeOnInterrupt, terminalProgress } from '../terminal/progress'
 import { timeText } from '../terminal/time'
 
@@ -68,6 +68,8 @@ export function restoreCommand(): Command {
           )
         } catch (error) {
           progress.done()
+          // a backup of a newer schema: bad input, as a newer database is for every command
+          if (error instanceof BackupInputError) fail(error.message, 2, error.code)
           if (error instanceof BackupError) fail(`restore failed: ${error.message}. ${config.dataDir} was left as it was.`, 1, 'RESTORE_FAILED')
           throw error
         } finally {

@@ -198,7 +198,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 /**
  * The store `serve` uses. For S3: refuses a data directory whose files are still local (they
  * would all go missing: migrate-storage moves them), probes the bucket (one line naming the
- * setting when it fails, exit 2 like every bad setting), and refuses a prefix that belongs to
+ * setting when it fails: exit 2 like every bad setting, or exit 1 STORAGE_UNREACHABLE when it does
+ * not answer), and refuses a prefix that belongs to
  * another data directory (its owner marker names another installation, or it holds blobs and no
  * marker while this data directory never used it): its files would be collected as garbage.
  */

@@ -2,6 +2,7 @@
 import { Database } from 'bun:sqlite'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
 import { embeddedMigrations } from './migrations.macro' with { type: 'macro' }
+import { productVersion } from '../version'
 
 // Without drizzle's relational API (db.query.*, unused): handing it the schema made drizzle walk
 // every table's relations on every open, a few ms of each start (issue 30).
@@ -56,7 +57,35 @@ export function pendingMigrations(path: string): { applied: number; pending: num
   }
 }
 
-export class NewerSchemaError extends Error {}
+/** A database a newer miniship migrated: every command refuses it alike (exit 2, NEWER_SCHEMA). */
+export class NewerSchemaError extends Error {
+  constructor(path: string, applied: number) {
+    super(`${path} has database schema version ${applied}, newer than this miniship ${productVersion} knows (${schemaVersion}); use a newer miniship`)
+  }
+}
+
+/**
+ * For the commands that read the database without migrating it (doctor, backup, migrate-storage):
+ * an older miniship does not know every table a newer schema has (one that refers to stored files,
+ * say), so it refuses as serve does rather than report, copy or move less than there is.
+ */
+export function refuseNewerSchema(path: string): void {
+  let client: Database
+  try {
+    client = new Database(path, { readonly: true, strict: true })
+  } catch {
+    return // not readable: the command says what is wrong with it
+  }
+  let applied: number
+  try {
+    applied = appliedMigrationCount(client)
+  } catch {
+    return
+  } finally {
+    client.close()
+  }
+  if (applied > schemaVersion) throw new NewerSchemaError(path, applied)
+}
 
 /**
  * How long a write waits for another process's write lock (a backup tool, an operator's sqlite3
@@ -121,9 +150,7 @@ export function openDatabase(path: string, options: { migrate?: boolean } = {}):
     if (options.migrate !== false) {
       const applied = appliedMigrationCount(client)
       if (applied > schemaVersion) {
-        throw new NewerSchemaError(
-          `the database has schema version ${applied} but this miniship knows only ${schemaVersion}; use a newer miniship`,
-        )
+        throw new NewerSchemaError(path, applied)
       }
       // drizzle's migrate() reads files from disk; the binary has none, so hand it the embedded list
       const internals = db as unknown as { dialect: { migrate(list: typeof migrations, session: unknown, config: object): void }; session: unknown }

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { chmodSync, chownSync, copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { binaryPath, callApi, cleanEnv, setUpFirstAdmin, startBinary, tempDir, type RunResult } from './support'
+import { binaryPath, callApi, cleanEnv, runBinary, setUpFirstAdmin, startBinary, tempDir, type RunResult } from './support'
 import { uploadForm } from '../test-fixtures'
 
 const isRoot = process.getuid?.() === 0
@@ -54,18 +54,37 @@ afterAll(() => {
 })
 
 describe.skipIf(!runnable)('a data directory this user may not read', () => {
-  test('every command names the data directory and the permission, not a storage.json it never had', async () => {
+  // exit 2 and DATA_DIR_UNREADABLE from every command (restore and migrate-storage were not tried before)
+  test('every command names the data directory and the permission, not a storage.json it never had: exit 2, DATA_DIR_UNREADABLE', async () => {
     const dataDir = join(dir, 'other-users')
     mkdirSync(dataDir, { mode: 0o700 })
     takeAway(dataDir)
-    for (const args of [['doctor'], ['doctor', '--json'], ['serve', '--port', '0', '--host', '127.0.0.1', '--json'], ['backup', '--json', '--out', join(dir, 'b.tar.gz')], ['init', '--json']]) {
+    // an archive nobody may read, so that restore gets as far as the data directory
+    const source = join(dir, 'archive-source')
+    expect((await runBinary(['init', '--data-dir', source], { binary })).exitCode).toBe(0)
+    const archive = join(dir, 'readable.tar.gz')
+    expect((await runBinary(['backup', '--data-dir', source, '--out', archive], { binary })).exitCode).toBe(0)
+    chmodSync(archive, 0o644)
+    const s3 = ['--storage', 's3', '--s3-bucket', 'b', '--s3-endpoint', 'http://127.0.0.1:9']
+    const commands = [
+      ['doctor'],
+      ['doctor', '--json'],
+      ['doctor', '--fix', '--json'],
+      ['serve', '--port', '0', '--host', '127.0.0.1', '--json'],
+      ['backup', '--json', '--out', join(dir, 'b.tar.gz')],
+      ['init', '--json'],
+      ['create-admin', '--email', 'a@example.test', '--password-stdin', '--json'],
+      ['restore', archive, '--force', '--json'],
+      ['migrate-storage', '--to', 's3', ...s3, '--json'],
+    ]
+    for (const args of commands) {
       const result = await runAsOther([...args, '--data-dir', dataDir])
-      expect(result.exitCode).toBe(2)
+      expect({ args, exitCode: result.exitCode }).toEqual({ args, exitCode: 2 })
       const text = args.includes('--json') ? JSON.parse(result.stdout).error.message : result.stderr
-      expect(text).toContain(`data directory ${dataDir} cannot be read by this user (permission denied)`)
+      expect(text).toContain(`data directory ${dataDir} cannot be read by this user (permission denied): run miniship as the user that owns it`)
       expect(text).not.toContain('storage.json')
       expect(text).not.toContain('EACCES')
-      if (args.includes('--json')) expect(JSON.parse(result.stdout).error.code).toBe('USAGE')
+      if (args.includes('--json')) expect({ args, code: JSON.parse(result.stdout).error.code }).toEqual({ args, code: 'DATA_DIR_UNREADABLE' })
     }
   }, 60_000)
 

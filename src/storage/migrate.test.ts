@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createTestContext, tempDir, type TestContext } from '../test-support'
-import { loadConfig, type S3StorageConfig } from '../config'
+import { ConfigError, loadConfig, type S3StorageConfig } from '../config'
 import { createApp } from '../app'
 import { dataDirPaths, openDataDir } from '../data-dir'
 import { createBackup } from '../backup/create'
@@ -130,7 +130,8 @@ describe('migrate-storage --to s3', () => {
     const hashes = await populate(context, 'com.example.migrate')
     const dataDir = context.config.dataDir
     context.dataDir.db.$client.close()
-    await expect(migrateToS3(dataDir, { ...s3.config('migrated'), bucket: 'no-such-bucket' })).rejects.toThrow(MigrateError)
+    // a bucket that does not exist is a setting to change, refused as serve and backup refuse it
+    await expect(migrateToS3(dataDir, { ...s3.config('migrated'), bucket: 'no-such-bucket' })).rejects.toThrow(ConfigError)
     expect(existsSync(join(dataDir, 'storage.json'))).toBe(false)
     const result = await migrateToS3(dataDir, s3.config('migrated'))
     expect(result.copied).toBe(hashes.length)
@@ -160,8 +161,9 @@ describe('migrate-storage --json', () => {
     context.dataDir.db.$client.close()
     const args = ['migrate-storage', '--to', 's3', '--data-dir', dataDir, '--s3-endpoint', s3.endpoint, '--s3-prefix', 'migrated-json', '--json']
     const refused = await runCli([...args, '--s3-bucket', 'no-such-bucket'], { env: testCredentials })
-    expect(refused.exitCode).toBe(1)
-    expect(jsonDocument(refused)).toMatchObject({ error: { code: 'MIGRATE_FAILED' } })
+    // exit 2, as serve and backup refuse a bucket that does not exist (it was 1, MIGRATE_FAILED)
+    expect(refused.exitCode).toBe(2)
+    expect(jsonDocument(refused)).toMatchObject({ error: { code: 'USAGE', message: expect.stringContaining('there is no bucket "no-such-bucket"') } })
     const run = await runCli([...args, '--s3-bucket', s3.config().bucket], { env: testCredentials })
     expect(run.exitCode).toBe(0)
     expect(jsonDocument(run)).toMatchObject({ dataDir, bucket: s3.config().bucket, prefix: 'migrated-json', copied: hashes.length, alreadyThere: 0 })

@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs'
 import { ConfigError, readStorageFile, type S3StorageConfig } from '../config'
 import { acquireLock, dataDirPaths } from '../data-dir'
+import { refuseNewerSchema } from '../db/open'
 import { hashBlob } from '.'
 import { createLocalBlobStore } from './local'
 import { openS3Store } from './s3'
@@ -30,6 +31,7 @@ export async function migrateToS3(dataDir: string, target: S3StorageConfig, prog
   const paths = dataDirPaths(dataDir)
   if (!existsSync(paths.database)) throw new MigrateError(`there is no miniship database in ${dataDir}`)
   if (readStorageFile(dataDir)?.storage === 's3') throw new MigrateError(`${dataDir} already keeps its stored files in S3 (see storage.json)`)
+  refuseNewerSchema(paths.database)
   const releaseLock = acquireLock(paths)
   // stopped midway (Ctrl-C, a SIGTERM): nothing is switched before the end, so say so and free the lock
   let switching = false
@@ -48,7 +50,8 @@ export async function migrateToS3(dataDir: string, target: S3StorageConfig, prog
   try {
     const local = createLocalBlobStore(paths)
     // a local data directory has no owner id yet: it gets a new one, or the prefix is another's
-    const { store: bucket, ownership } = await openS3Store({ ...target, recorded: undefined }, paths, 'fill', (message) => new MigrateError(message))
+    // a bucket that refuses the settings is refused as serve and backup refuse it (ConfigError, exit 2)
+    const { store: bucket, ownership } = await openS3Store({ ...target, recorded: undefined }, paths, 'fill', (message) => new ConfigError(message))
     const blobs = await local.list()
     const result: MigrateResult = { copied: 0, alreadyThere: 0, bytes: 0 }
     let done = 0

@@ -256,7 +256,7 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
       text = await withTimeout(client.file(markerKey).text(), timeoutMs, 'reading the owner marker')
     } catch (error) {
       if (errorCode(error) === 'NoSuchKey') return null
-      throw new Error(describeProbeFailure(config, errorCode(error)))
+      throw probeFailure(config, errorCode(error))
     }
     try {
       const parsed = JSON.parse(text) as Partial<OwnerMarker>
@@ -437,7 +437,7 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
         await withTimeout(probe.stat(), timeoutMs, 'reading it back')
         await withTimeout(probe.delete(), timeoutMs, 'deleting it')
       } catch (error) {
-        throw new Error(describeProbeFailure(config, errorCode(error)))
+        throw probeFailure(config, errorCode(error))
       }
     },
     get owner() {
@@ -501,6 +501,7 @@ export async function probedS3BlobStore(config: S3StorageConfig, paths: Pick<Dat
   try {
     await store.probe()
   } catch (error) {
+    if (error instanceof StorageUnreachableError) throw error
     throw fail((error as Error).message)
   }
   return store
@@ -509,7 +510,8 @@ export async function probedS3BlobStore(config: S3StorageConfig, paths: Pick<Dat
 /**
  * The store a command opens, probed, with its prefix's ownership decided for `use`: a prefix of
  * another data directory throws ConfigError (exit 2), before anything is written or removed; a
- * probe failure throws `fail(its one-line message)`. A `claim` is the caller's to carry out, once
+ * bucket that cannot be reached throws StorageUnreachableError, any other probe failure
+ * `fail(its one-line message)`. A `claim` is the caller's to carry out, once
  * storage.json records the owner.
  */
 export async function openS3Store(
@@ -525,10 +527,26 @@ export async function openS3Store(
   try {
     ownership = await store.ownership(use)
   } catch (error) {
+    if (error instanceof StorageUnreachableError) throw error
     throw fail((error as Error).message)
   }
   if (ownership.kind === 'foreign') throw new ConfigError(ownership.message)
   return { store, ownership }
+}
+
+/**
+ * The bucket did not answer (refused connection, timeout, no DNS answer) or its service is down (5xx):
+ * the same command may work later with nothing changed, so every command exits 1 with
+ * STORAGE_UNREACHABLE, not 2 as for a setting the bucket refused (credentials, no such bucket).
+ */
+export class StorageUnreachableError extends Error {}
+
+const unreachableCodes = new Set(['ConnectionRefused', 'ConnectionClosed', 'Timeout', 'FailedToOpenSocket', 'DNSResolveFailed', 'ServiceUnavailable', 'InternalError', 'SlowDown'])
+
+/** The error a failed probe (or owner marker read) throws: unreachable, or a refusal naming the setting. */
+function probeFailure(config: S3StorageConfig, code: string): Error {
+  const message = describeProbeFailure(config, code)
+  return unreachableCodes.has(code) ? new StorageUnreachableError(message) : new Error(message)
 }
 
 /** One line for the operator naming the setting to look at (never the secret). */
