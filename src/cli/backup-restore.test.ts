@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { openDataDir } from '../data-dir'
 import { closeDatabase } from '../db/open'
 import { tempDir } from '../test-support'
-import { archiveSize } from './backup'
+import { sizeText } from '../terminal/size'
 import { jsonDocument, runCli } from './test-run'
 
 const root = tempDir('miniship-backup-cli-')
@@ -96,5 +96,5 @@ test('backup says how big the archive is in a unit that shows it: a fresh instal
   expect(backup.exitCode).toBe(0)
   expect(backup.stdout).not.toContain('0.0 MB')
   expect(backup.stdout).toMatch(/, \d+ KB\)\n?$/)
-  expect([512, 48_150, 3 * 1024 * 1024, 5 * 1024 * 1024 * 1024].map(archiveSize)).toEqual(['512 B', '47 KB', '3.0 MB', '5.00 GB'])
+  expect([512, 48_150, 3 * 1024 * 1024, 5 * 1024 * 1024 * 1024].map(sizeText)).toEqual(['512 B', '47 KB', '3.0 MB', '5.00 GB'])
 })

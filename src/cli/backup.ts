@@ -9,14 +9,7 @@ import { openBlobStore } from '../storage'
 import { backupTarget, createBackup } from '../backup/create'
 import { BackupError, BackupInputError, storedFileCount } from '../backup/manifest'
 import { removeOnInterrupt, terminalProgress } from '../terminal/progress'
-
-/** The archive's size as a person reads it: `48 KB` rather than `0.0 MB` for a small installation. */
-export function archiveSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`
-  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`
-  if (bytes < 1024 * 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MB`
-  return `${(bytes / 1024 / 1024 / 1024).toFixed(2)} GB`
-}
+import { sizeText } from '../terminal/size'
 
 export function backupCommand(): Command {
   return withJsonOption(withStorageOptions(withDataDirOption(new Command('backup'))))
@@ -51,7 +44,7 @@ export function backupCommand(): Command {
             process.stdout.write(`${JSON.stringify(document, null, 2)}\n`)
             return
           }
-          console.log(`Backup written to ${result.out} (${where}, schema version ${result.manifest.schemaVersion}, ${archiveSize(result.archiveBytes)})`)
+          console.log(`Backup written to ${result.out} (${where}, schema version ${result.manifest.schemaVersion}, ${sizeText(result.archiveBytes)})`)
         } catch (error) {
           progress.done()
           // a wrong --out is bad input, as restore's wrong archive path is: exit 2, not a failed backup

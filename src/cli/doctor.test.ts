@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from 'bun:test'
-import { mkdirSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { acquireLock, dataDirPaths, openDataDir } from '../data-dir'
 import { closeDatabase, type Db } from '../db/open'
@@ -102,7 +102,7 @@ test('--json: one document with each check and its result, and the release mirro
   expect(run.exitCode).toBe(1)
   const document = jsonDocument(run) as { healthy: boolean; checks: { name: string; ok: boolean; problems: string[] }[]; problems: string[]; backgroundJobs: { pendingMirrorWrites: number; oldestMirrorWriteSeconds: number } }
   expect(document.healthy).toBe(false)
-  expect(document.checks.map((check) => check.name)).toEqual(['data directory', 'signing secret', 'database file', 'database integrity', 'foreign keys', 'migrations', 'stored files', 'background jobs', 'signing keys', 'leftovers'])
+  expect(document.checks.map((check) => check.name)).toEqual(['data directory', 'signing secret', 'database file', 'database integrity', 'foreign keys', 'migrations', 'stored files', 'background jobs', 'signing keys', 'leftovers', 'free space'])
   expect(document.checks.find((check) => check.name === 'background jobs')).toMatchObject({ ok: false, problems: [expect.stringContaining('1 release-mirror job(s) waiting')] })
   expect(document.checks.find((check) => check.name === 'database integrity')).toMatchObject({ ok: true, problems: [] })
   expect(document.problems).toHaveLength(1)
@@ -262,6 +262,7 @@ test('a webhook delivery that gave up is a warning naming the webhook (id, app, 
     expect({ exitCode: text.exitCode, stderr: text.stderr }).toEqual({ exitCode: 0, stderr: '' })
     expect(text.stdout.split('\n').filter((line) => line !== '')).toEqual([
       'INFO: background jobs: webhook-delivery: 0 pending, 1 failed',
+      expect.stringMatching(/^INFO: free space: .* GB free on the file system of the data directory /),
       `WARNING: ${warning}`,
       `OK: ${root} is healthy (schema version ${(await import('../db/open')).schemaVersion}); 1 warning above, not counted as problems`,
     ])
@@ -335,7 +336,7 @@ test('a given-up mirror write and a given-up webhook delivery: exit 1 with the p
     const text = await runCli(['doctor', '--data-dir', root])
     expect(text.exitCode).toBe(1)
     const lines = text.stdout.split('\n').filter((line) => line !== '')
-    expect(lines.slice(1).map((line) => line.slice(0, 60))).toEqual([`PROBLEM: ${mirrorProblem}`.slice(0, 60), `WARNING: webhook deliveries: webhook ${setUp.webhook.id}`.slice(0, 60), `1 problem found in ${root}, and 1 warning`.slice(0, 60)])
+    expect(lines.slice(2).map((line) => line.slice(0, 60))).toEqual([`PROBLEM: ${mirrorProblem}`.slice(0, 60), `WARNING: webhook deliveries: webhook ${setUp.webhook.id}`.slice(0, 60), `1 problem found in ${root}, and 1 warning`.slice(0, 60)])
     expect(lines.at(-1)).toBe(`1 problem found in ${root}, and 1 warning`)
     const json = await runCli(['doctor', '--data-dir', root, '--json'])
     expect(json.exitCode).toBe(1)
@@ -345,9 +346,28 @@ test('a given-up mirror write and a given-up webhook delivery: exit 1 with the p
     expect(document.warnings).toEqual([expect.stringContaining(`webhook deliveries: webhook ${setUp.webhook.id} of ${setUp.appId}`)])
     expect(document.checks.find((check) => check.name === 'background jobs')).toEqual({ name: 'background jobs', ok: false, problems: [mirrorProblem], warnings: document.warnings })
     // the fields that were there before stay
-    expect(Object.keys(document)).toEqual(['dataDir', 'healthy', 'schemaVersion', 'supportedSchemaVersion', 'fixed', 'checks', 'problems', 'warnings', 'backgroundJobs'])
+    expect(Object.keys(document)).toEqual(['dataDir', 'healthy', 'schemaVersion', 'supportedSchemaVersion', 'fixed', 'checks', 'problems', 'warnings', 'backgroundJobs', 'freeSpace'])
     expect(document.backgroundJobs.byKind).toMatchObject({ 'release-mirror': { failed: 1 }, 'webhook-delivery': { failed: 1 } })
   } finally {
     setUp.close()
   }
+})
+
+test('free space: an INFO line and --json freeSpace from the real file system; a problem (exit 1) when the upload limit serve uses does not fit on it', async () => {
+  const root = initialised()
+  const run = await runCli(['doctor', '--data-dir', root])
+  expect(run.exitCode).toBe(0)
+  expect(run.stdout).toMatch(new RegExp(`^INFO: free space: [\\d.]+ GB free on the file system of the data directory ${root}, 1\\.00 GB needed \\(two uploads at the upload limit and a copy of the database\\)$`, 'm'))
+  const json = jsonDocument(await runCli(['doctor', '--data-dir', root, '--json'])) as { freeSpace: { path: string; freeBytes: number; neededBytes: number; verdict: string }[]; checks: { name: string; ok: boolean }[] }
+  expect(json.freeSpace).toEqual([{ path: root, freeBytes: expect.any(Number), neededBytes: expect.any(Number), lowBytes: expect.any(Number), verdict: 'ok' } as never])
+  // two uploads at the default limit (512 MB) and the database's real size
+  expect(json.freeSpace[0]!.neededBytes).toBe(2 * 512 * 1024 * 1024 + statSync(join(root, 'miniship.db')).size + (existsSync(join(root, 'miniship.db-wal')) ? statSync(join(root, 'miniship.db-wal')).size : 0))
+  expect(json.checks.find((check) => check.name === 'free space')).toMatchObject({ ok: true, problems: [], warnings: [] })
+  // a 1 TB upload limit (the largest serve takes): two such uploads fit on no test machine's disk
+  const short = await runCli(['doctor', '--data-dir', root, '--json'], { env: { MINISHIP_UPLOAD_LIMIT_MB: '1048576' } })
+  expect(short.exitCode).toBe(1)
+  const report = jsonDocument(short) as { healthy: boolean; problems: string[]; freeSpace: { verdict: string }[] }
+  expect(report.healthy).toBe(false)
+  expect(report.freeSpace[0]!.verdict).toBe('short')
+  expect(report.problems).toEqual([expect.stringMatching(/^free space: [\d.]+ GB free on the file system of the data directory .*, 2048\.00 GB needed .*: uploads and backups can fail with "disk full"/)])
 })

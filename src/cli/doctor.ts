@@ -13,6 +13,7 @@ import { StorageUnreachableError } from '../storage/s3'
 import { decodeBase64, unsoundKeyReason } from '../modules/signing/keys'
 import { webhookJobKind, withoutUrlPaths } from '../modules/webhooks/service'
 import { timeText } from '../terminal/time'
+import { spaceReports } from '../disk-space'
 
 /** A backlog older than this is a problem (the bucket has been unreachable for a while), or for webhook deliveries a warning (a receiver has). */
 const stuckJobSeconds = 15 * 60
@@ -454,7 +455,7 @@ function backgroundJobsReport(backlog: JobBacklog | null) {
 
 export function doctorCommand(): Command {
   return withJsonOption(withStorageOptions(withDataDirOption(new Command('doctor'))))
-    .description('check the database (integrity, migrations), the stored files, the job queue and the trusted signing keys; exits 1 and names each problem')
+    .description('check the database (integrity, migrations), the stored files, the job queue, the trusted signing keys and the free space; exits 1 and names each problem')
     .option('--fix', 'remove stored files no version refers to and leftovers in tmp/ (only while no server runs)')
     .addHelpText(
       'after',
@@ -494,17 +495,27 @@ export function doctorCommand(): Command {
             unreachable,
           )
           if (unreachable !== undefined) checks.unshift({ name: 'storage', problems: [`${unreachable}; the stored files were not checked (pending mirror writes wait for it: see background jobs)`] })
+          // room for the next uploads and backup, from this directory's database and the upload limit serve uses
+          const space = existsSync(config.dataDir) ? spaceReports(dataDirPaths(config.dataDir), config.uploadLimitBytes) : []
+          if (space.length > 0) {
+            checks.push({
+              name: 'free space',
+              problems: space.filter((report) => report.verdict === 'short').map((report) => report.text),
+              warnings: space.filter((report) => report.verdict === 'low').map((report) => report.text),
+            })
+          }
           if (tty) process.stderr.write('\r\x1b[K')
           const problems = checks.flatMap((check) => check.problems)
           // a webhook receiver that does not answer: said, but neither unhealthy nor exit 1
           const warnings = checks.flatMap((check) => check.warnings ?? [])
           const backlog = backlogOf(config.dataDir)
           if (backlog !== null) line(`INFO: background jobs: ${describeBacklog(backlog)}`)
+          for (const report of space) if (report.verdict === 'ok') line(`INFO: ${report.text}`)
           if (problems.length > 0) process.exitCode = 1
           if (json) {
             const results = checks.map(({ name, ...check }) => ({ name, ok: check.problems.length === 0 && check.skipped === undefined, ...check, warnings: check.warnings ?? [] }))
             // the database's own version, as backup --json and restore --json report it; this miniship's beside it
-            const document = { dataDir: config.dataDir, healthy: problems.length === 0, schemaVersion: databaseSchemaVersion(config.dataDir), supportedSchemaVersion: schemaVersion, fixed, checks: results, problems, warnings, backgroundJobs: backgroundJobsReport(backlog) }
+            const document = { dataDir: config.dataDir, healthy: problems.length === 0, schemaVersion: databaseSchemaVersion(config.dataDir), supportedSchemaVersion: schemaVersion, fixed, checks: results, problems, warnings, backgroundJobs: backgroundJobsReport(backlog), freeSpace: space.map(({ text: _text, ...report }) => report) }
             process.stdout.write(`${JSON.stringify(document, null, 2)}\n`)
             return
           }
