@@ -13,7 +13,7 @@ import { blobPath } from '../storage'
 import { collectGarbage, findGarbage } from '../storage/gc'
 import { tempDir } from '../test-support'
 import { productVersion } from '../version'
-import { backupTarget, createBackup, defaultBackupName } from './create'
+import { backupTarget, createBackup, defaultBackupName, isDiskFull, stagingSpaceProblem } from './create'
 import { BackupError, parseManifest, type BackupManifest } from './manifest'
 import { removeRestoreLeftovers, restoreBackup } from './restore'
 import { readTar } from './tar-reader'
@@ -710,5 +710,37 @@ describe('garbage collection', () => {
     rmSync(join(root, 'miniship.lock'))
     openDataDir(root).db.$client.close()
     expect(readdirSync(join(root, 'tmp'))).toEqual([])
+  })
+})
+
+// A full file system cannot be made here without root (a small mount); the decision and the
+// recognition of the two "full" errors are tested instead, each with a real error where one can be had.
+describe('a full data disk', () => {
+  test('the staging check names the directory, what the database copy needs and what is free, in MB or GB', () => {
+    const MB = 1024 * 1024
+    expect(stagingSpaceProblem('/srv/miniship/tmp', 100 * MB, 200 * MB)).toBeNull()
+    expect(stagingSpaceProblem('/srv/miniship/tmp', 100 * MB, 110 * MB)).toBeNull()
+    expect(stagingSpaceProblem('/srv/miniship/tmp', 100 * MB, 110 * MB - 1)).toBe(
+      'the file system of /srv/miniship/tmp is full: the backup copies the database there first and needs about 110.0 MB, 110.0 MB are free; free space on it (miniship doctor says how much uploads and backups need), then run the backup again',
+    )
+    expect(stagingSpaceProblem('/srv/miniship/tmp', 3 * 1024 * MB, 12 * MB)).toStartWith('the file system of /srv/miniship/tmp is full: the backup copies the database there first and needs about 3.30 GB, 12.0 MB are free;')
+  })
+
+  test('ENOSPC and SQLite\'s own "database or disk is full" (a real one: a database at its page limit) count as full; other errors do not', () => {
+    const database = new Database(':memory:')
+    database.exec('CREATE TABLE t (x BLOB)')
+    database.exec('PRAGMA max_page_count = 2')
+    const full = (() => {
+      try {
+        database.query('INSERT INTO t VALUES (?)').run(new Uint8Array(64 * 1024))
+      } catch (error) {
+        return error
+      }
+    })()
+    database.close()
+    expect(isDiskFull(full)).toBe(true)
+    expect(isDiskFull(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }))).toBe(true)
+    expect(isDiskFull(Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' }))).toBe(false)
+    expect(isDiskFull(new Error('database is locked'))).toBe(false)
   })
 })

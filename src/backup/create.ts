@@ -11,6 +11,8 @@ import { idleTimeoutStream } from '../storage/idle'
 import { isS3BlobStore } from '../storage/s3'
 import { referencedBlobs } from '../storage/gc'
 import { productVersion } from '../version'
+import { databaseBytes, freeBytesAt } from '../disk-space'
+import { sizeText } from '../terminal/size'
 import { BackupError, BackupInputError, blobArchivePath, manifestFormat, manifestFormatVersion, manifestName, type BackupManifest, type ManifestFile } from './manifest'
 
 export interface BackupProgress {
@@ -92,6 +94,23 @@ async function hashFile(path: string): Promise<{ sha256: string; size: number }>
   return { sha256: hasher.digest('hex'), size }
 }
 
+/** A write that failed for want of room: ENOSPC from the file system, SQLITE_FULL from VACUUM INTO. */
+export function isDiskFull(error: unknown): boolean {
+  const code = String((error as { code?: unknown }).code ?? '')
+  return code === 'ENOSPC' || code.startsWith('SQLITE_FULL') || /database or disk is full|no space left on device/i.test((error as Error).message ?? '')
+}
+
+/**
+ * The line for a backup whose staging does not fit: which directory's file system is full, how
+ * much the database copy needs there and how much is free, and what to do. Null when it fits (a
+ * tenth more than the database, as VACUUM INTO writes a little beside the pages).
+ */
+export function stagingSpaceProblem(tmp: string, databaseBytes: number, freeBytes: number): string | null {
+  const needed = databaseBytes + Math.ceil(databaseBytes / 10)
+  if (freeBytes >= needed) return null
+  return `the file system of ${tmp} is full: the backup copies the database there first and needs about ${sizeText(needed)}, ${sizeText(freeBytes)} are free; free space on it (miniship doctor says how much uploads and backups need), then run the backup again`
+}
+
 /** Copies the live database with VACUUM INTO: a consistent snapshot read inside one read transaction. */
 function snapshotDatabase(paths: DataDirPaths, target: string): void {
   rmSync(target, { force: true })
@@ -100,6 +119,9 @@ function snapshotDatabase(paths: DataDirPaths, target: string): void {
     source.exec('PRAGMA busy_timeout = 10000')
     source.query('VACUUM INTO ?').run(target)
   } catch (error) {
+    // the copy took what was free after all (a server wrote meanwhile): say where, not SQLite's words
+    rmSync(target, { force: true })
+    if (isDiskFull(error)) throw new BackupError(stagingSpaceProblem(paths.tmp, databaseBytes(paths.database), freeBytesAt(paths.tmp)) ?? `the file system of ${paths.tmp} filled up while the database was copied there; free space on it, then run the backup again`)
     throw new BackupError(`could not snapshot the database ${paths.database}: ${(error as Error).message}`)
   } finally {
     source.close()
@@ -303,6 +325,7 @@ async function writeArchive(out: string, manifest: BackupManifest, sources: Map<
     rmSync(partial, { force: true })
     cleanup.delete(partial)
     if (error instanceof BackupError) throw error
+    if (isDiskFull(error)) throw new BackupError(`the file system of ${dirname(out)} is full: the archive could not be written there (${sizeText(freeBytesAt(dirname(out)))} free); free space on it or give another --out, then run the backup again`)
     throw new BackupError(`could not write ${out}: ${(error as Error).message}`)
   }
 }
@@ -336,7 +359,14 @@ export async function createBackup(options: BackupOptions): Promise<BackupResult
   try {
     mkdirSync(staging, { recursive: true, mode: 0o700 })
   } catch (error) {
+    if (isDiskFull(error)) throw new BackupError(stagingSpaceProblem(paths.tmp, databaseBytes(paths.database), 0)!)
     throw new BackupError(`cannot create a staging directory in ${paths.tmp}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+  }
+  // a full data disk: said before anything is written, with the numbers (VACUUM INTO said "database or disk is full")
+  const short = stagingSpaceProblem(paths.tmp, databaseBytes(paths.database), freeBytesAt(paths.tmp))
+  if (short !== null) {
+    rmSync(staging, { recursive: true, force: true })
+    throw new BackupError(short)
   }
   cleanup.add(staging)
   try {
@@ -382,6 +412,8 @@ export async function createBackup(options: BackupOptions): Promise<BackupResult
   } catch (error) {
     if (error instanceof BackupError) throw error
     const code = (error as NodeJS.ErrnoException).code
+    // a bucket's stored files are downloaded into the staging: they too need room in tmp/
+    if (isDiskFull(error)) throw new BackupError(`the file system of ${paths.tmp} is full: the backup stages the stored files it downloads from the bucket there (${sizeText(freeBytesAt(paths.tmp))} free); free space on it, then run the backup again`)
     if (code === 'ENOENT') throw new BackupError(`a file disappeared while the backup ran (${(error as Error).message}); did a server start on ${options.dataDir}? Run the backup again`)
     // the CLI says "backup failed:" before it
     throw new BackupError((error as Error).message)
