@@ -301,10 +301,11 @@ describe('garbage collection', () => {
       return orphan
     }
 
-    // While the server runs, doctor --fix refuses: those could be uploads in flight.
+    // While the server runs, doctor --fix refuses: those could be uploads in flight. Exit 2, as every
+    // command the running server's lock stops (DATA_DIR_IN_USE: docs/operating.md, Exit codes).
     const busy = await run(['doctor', '--fix', '--data-dir', dataDir])
-    expect(busy.exitCode).toBe(1)
-    expect(busy.stderr).toContain('is serving')
+    expect(busy.exitCode).toBe(2)
+    expect(busy.stderr).toContain('is already serving')
     await server.stop('SIGKILL')
 
     const orphan = plantLeftovers()
