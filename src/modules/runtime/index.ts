@@ -11,6 +11,7 @@ import { clientAddress } from '../../http/client'
 import { headAnswered } from '../../http/openapi'
 import { runningRequestId, toldLength } from '../../http/request-log'
 import { isApiKey } from '../api-keys/service'
+import { queryValue, runtimeQuery } from './native-routes'
 import { appParams, assetsResponses, bundleQuery, bundleResponses, deviceQuery, fileQuery, installInfo, manifestResponses, platformParams, releaseBundleQuery, releaseFilePaths, tokenQuery, updateAnswer, updateQuery, versionParams } from './model'
 
 const bundleKinds: Record<Platform, FileKind> = { ios: 'bundleIos', android: 'bundleAndroid' }
@@ -254,8 +255,11 @@ export function runtimeRoutes(deps: AppDeps) {
 
   const fileHandler =
     (targetOf: (params: Record<string, string>, query: Query) => Target) =>
-    ({ request, params, query, server }: { request: Request; params: Record<string, string>; query: Query; server: AddressSource }) =>
-      answerFile(request, params.versionId!, targetOf(params, query), query.token, server, query.channel)
+    ({ request, params, server }: { request: Request; params: Record<string, string>; server: AddressSource }) => {
+      // the first of a repeated parameter, as serve's native routes and the HEAD answers read it (Elysia's query keeps the last)
+      const query: Query = runtimeQuery(request.url)
+      return answerFile(request, params.versionId!, targetOf(params, query), query.token, server, query.channel)
+    }
 
   // a version's files are cached for good once it is published (decisions §6)
   const versionCacheControl = `${publishedCacheControl} (published versions), ${unpublishedCacheControl} (others)`
@@ -302,13 +306,15 @@ export function runtimeRoutes(deps: AppDeps) {
         },
         fileOfKind: (request, versionId, kind, token, server, channel) => answerFile(request, versionId, kindTargets[kind], token, server, channel),
       } satisfies FileAnswers)
-      .get('/versions/:versionId/install', ({ request, params, query, server }) => answers.versionInstall(request, params.versionId, query.token, undefined, server), {
+      // these routes read their query as serve's native ones do (runtimeQuery: the first of a repeated
+      // parameter; Elysia's query keeps the last), so that one URL gets one answer whichever answers it
+      .get('/versions/:versionId/install', ({ request, params, server }) => answers.versionInstall(request, params.versionId, queryValue(request.url, 'token'), undefined, server), {
         params: versionParams,
         query: tokenQuery,
         response: { 200: installInfo },
         detail: { summary: 'Install info of a version: download URLs (each with a download token), sizes and sha256 of its files', tags: ['runtime'] },
       })
-      .get('/apps/:appId/release/install', ({ request, params, query }) => answers.releaseInstall(request, params.appId, query), {
+      .get('/apps/:appId/release/install', ({ request, params }) => answers.releaseInstall(request, params.appId, runtimeQuery(request.url)), {
         params: appParams,
         query: deviceQuery,
         response: { 200: installInfo },
@@ -317,7 +323,7 @@ export function runtimeRoutes(deps: AppDeps) {
           tags: ['runtime'],
         },
       })
-      .get('/apps/:appId/update', ({ request, params, query }) => answers.update(request, params.appId, query), {
+      .get('/apps/:appId/update', ({ request, params }) => answers.update(request, params.appId, runtimeQuery(request.url)), {
         params: appParams,
         query: updateQuery,
         response: { 200: updateAnswer },
@@ -332,7 +338,7 @@ export function runtimeRoutes(deps: AppDeps) {
         response: { 200: installInfo },
         detail: { summary: "Install info of the current experience version: with a member's token, or without one while the miniapp's experiencePublic is on", tags: ['runtime'] },
       })
-      .get('/apps/:appId/*', ({ request, params, query }) => answerReleaseFile(request, params.appId, params['*'], query.platform), {
+      .get('/apps/:appId/*', ({ request, params }) => answerReleaseFile(request, params.appId, params['*'], queryValue(request.url, 'platform')), {
         query: releaseBundleQuery,
         // the document lists each path this answers (decisions §9, §10) instead of the wildcard
         detail: { tags: ['runtime'], wildcardPaths: releaseFilePaths(releaseCacheControl) },
