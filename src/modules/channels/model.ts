@@ -10,7 +10,7 @@ export const createChannelBody = t.Object({ name: t.String({ maxLength: 64, erro
 export const rolloutBody = t.Object({
   rolloutPercent: t.Optional(t.Unknown({ description: 'a whole number 0 (revert: every device back to the previous release; a first release then goes to no device, and those that installed it keep it) to 100 (complete); the percent the release already has changes nothing and writes nothing' })),
   paused: t.Optional(t.Unknown({ description: 'true pauses (no new device gets the release; devices that run it keep it; a request that names no version, from an older client or the release mirror, follows the frozen percent, so at 100 % it still gets the release: only a revert stops those), false resumes at the same percent; pausing a paused release or resuming a running one changes nothing and keeps the first pause\'s reason' })),
-  reason: t.Optional(t.Unknown({ description: 'why it was paused, kept on the release and in the audit log' })),
+  reason: t.Optional(t.Unknown({ description: 'why it was paused (at most 2000 characters), kept on the release and in the audit log' })),
 })
 
 const userSummary = t.Object({ id: t.String(), email: t.String(), displayName: t.String() })

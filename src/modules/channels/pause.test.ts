@@ -117,6 +117,16 @@ describe('pause keeps adopters, revert sends everyone back (decisions §13)', ()
     }
   })
 
+  test('a reason is at most 2000 characters, like notes: a longer one is 400 VALIDATION_ERROR (half a megabyte was stored and shown with every channel)', async () => {
+    for (const reason of ['x'.repeat(2001), 'x'.repeat(500_000)]) {
+      const refused = await patch({ paused: true, reason })
+      expect({ length: reason.length, ...outcome(refused) }).toEqual({ length: reason.length, status: 400, code: 'VALIDATION_ERROR' })
+      expect(refused.body.details).toEqual([{ field: 'reason', message: 'must be at most 2000 characters' }])
+    }
+    // characters, not UTF-16 units: 2000 emoji are 4000 units
+    expect((await patch({ paused: true, reason: '🔥'.repeat(2000) })).status).toBe(200)
+  })
+
   test('resume: back to rolling out at the same percent; the percent can change again', async () => {
     const resumed = await patch({ paused: false })
     expect(resumed.body).toMatchObject({ state: 'rolling-out', release: { version: '1.1.0', rolloutPercent: 30, paused: false, pausedBy: null } })

@@ -3,7 +3,7 @@ import { and, asc, desc, eq, gt, inArray, isNull, max, or } from 'drizzle-orm'
 import { channelGuards, channelReleases, channels, miniApps, releaseHistory, signingKeys, versionSignatures, versions, type MiniAppRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
-import { cutText, isCleanText } from '../../http/text'
+import { cutText, isCleanText, textLength } from '../../http/text'
 import { recordAudit } from '../audit/service'
 import { newId, isoAt, type Clock } from '../../ids'
 import { requireVisibleMiniApp, userSummaries, type Caller, type UserSummary } from '../miniapps/service'
@@ -734,6 +734,9 @@ export function resumeRollout(db: Db, clock: Clock, actor: RolloutActor, miniApp
   }, hooks)
 }
 
+/** the longest pause reason, in characters: a publish's notes take as many */
+export const pauseReasonMaxLength = 2000
+
 /**
  * `PATCH …/channels/{channel}/rollout`: `{ rolloutPercent }` or `{ paused, reason? }`, one of them.
  * A body that changes nothing writes nothing and takes no write lock; `hooks.onChanged` runs inside a real change's transaction,
@@ -752,6 +755,10 @@ export function patchRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppI
   if (input.reason !== undefined && input.reason !== null && typeof input.reason !== 'string') throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: reason must be text', [{ field: 'reason', message: 'must be a string' }])
   if (typeof input.reason === 'string' && !isCleanText(input.reason, true)) {
     throw new AppError(400, 'VALIDATION_ERROR', 'Invalid body: reason must not hold control characters (line breaks and tabs are fine)', [{ field: 'reason', message: 'must not hold control characters (line breaks and tabs are fine)' }])
+  }
+  // kept on the release, shown with every channel and sent in webhooks: as long as a release's notes may be, no longer
+  if (typeof input.reason === 'string' && textLength(input.reason) > pauseReasonMaxLength) {
+    throw new AppError(400, 'VALIDATION_ERROR', `Invalid body: reason must be at most ${pauseReasonMaxLength} characters`, [{ field: 'reason', message: `must be at most ${pauseReasonMaxLength} characters` }])
   }
   return input.paused ? pauseRollout(db, clock, actor, miniAppId, channel, { reason: input.reason as string | undefined }, hooks) : resumeRollout(db, clock, actor, miniAppId, channel, hooks)
 }
