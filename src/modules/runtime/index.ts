@@ -11,7 +11,7 @@ import { clientAddress } from '../../http/client'
 import { headAnswered } from '../../http/openapi'
 import { runningRequestId, toldLength } from '../../http/request-log'
 import { isApiKey } from '../api-keys/service'
-import { queryValue, runtimeQuery } from './native-routes'
+import { queryValue, runtimeQuery } from './query'
 import { appParams, assetsResponses, bundleQuery, bundleResponses, deviceQuery, fileQuery, installInfo, manifestResponses, platformParams, releaseBundleQuery, releaseFilePaths, tokenQuery, updateAnswer, updateQuery, versionParams } from './model'
 
 const bundleKinds: Record<Platform, FileKind> = { ios: 'bundleIos', android: 'bundleAndroid' }

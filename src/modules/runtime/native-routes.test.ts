@@ -1,6 +1,7 @@
 import { expect, test } from 'bun:test'
 import type { BunRequest } from 'bun'
-import { queryValue, remembered, runtimeQuery, segmentAfter } from './native-routes'
+import { segmentAfter } from './native-routes'
+import { queryValue, remembered, runtimeQuery } from './query'
 
 test('queryValue reads one decoded query parameter without a URL object', () => {
   const table: [string, string | undefined][] = [
