@@ -34,6 +34,9 @@ export function addressLiteral(hostname: string): string | null {
   return ipaddr.isValid(bare) && (bare.includes(':') || ipaddr.IPv4.isValidFourPartDecimal(bare)) ? bare : null
 }
 
+/** The longest webhook URL, as the body sends it and as it is stored (percent-encoded). */
+export const webhookUrlLimit = 2000
+
 export const urlNotAllowed = (message: string) => new AppError(400, 'WEBHOOK_URL_NOT_ALLOWED', message)
 
 const privateAdvice = 'webhooks go to public addresses only, unless the server runs with --webhooks-allow-private (MINISHIP_WEBHOOKS_ALLOW_PRIVATE=1)'
@@ -50,6 +53,13 @@ export function parseWebhookUrl(text: string): URL {
   if (url.username !== '' || url.password !== '') throw new AppError(400, 'VALIDATION_ERROR', 'A webhook URL must not carry a user name or password; the signature authenticates deliveries', [
       { field: 'url', message: 'must not carry a user name or password' },
     ])
+  // what is stored and sent to is the URL written out, where each non-ASCII character of a path is
+  // up to 12 (%F0%9F%98%80): 900 emoji passed the body's 2000 and were stored as 10,822 characters
+  if (url.href.length > webhookUrlLimit) {
+    throw new AppError(400, 'VALIDATION_ERROR', `A webhook URL must be at most ${webhookUrlLimit} characters written out (percent-encoded); this one is ${url.href.length}`, [
+      { field: 'url', message: `must be at most ${webhookUrlLimit} characters percent-encoded` },
+    ])
+  }
   return url
 }
 

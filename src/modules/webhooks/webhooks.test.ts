@@ -120,6 +120,18 @@ describe('the address rule', () => {
     }
   })
 
+  test('a URL over 2000 characters once percent-encoded (900 emoji in its path: 1822 as sent, 10,822 stored) is 400 VALIDATION_ERROR; 2000 written out is taken', async () => {
+    const emoji = `https://93.184.216.34/${'\u{1F600}'.repeat(900)}`
+    const refused = await context.call('POST', `/api/mini-apps/${miniAppId}/webhooks`, { token: owner.token, json: { url: emoji } })
+    expect({ status: refused.status, code: refused.body.code, fields: refused.body.details?.map((detail: { field: string }) => detail.field) }).toEqual({ status: 400, code: 'VALIDATION_ERROR', fields: ['url'] })
+    expect(refused.body.message).toContain('10822')
+    const longest = 'https://93.184.216.34/' + 'a'.repeat(2000 - 'https://93.184.216.34/'.length)
+    const taken = await context.call('POST', `/api/mini-apps/${miniAppId}/webhooks`, { token: owner.token, json: { url: longest } })
+    expect(taken.status).toBe(201)
+    expect(taken.body.url.length).toBe(2000)
+    await context.call('DELETE', `/api/mini-apps/${miniAppId}/webhooks/${taken.body.id}`, { token: owner.token })
+  })
+
   test('a VALIDATION_ERROR about the URL names the field in details, as every validation error does (decisions §1)', async () => {
     for (const url of ['not a url', 'https://user:pass@93.184.216.34/hook']) {
       const res = await context.call('POST', `/api/mini-apps/${miniAppId}/webhooks`, { token: owner.token, json: { url } })
