@@ -259,7 +259,27 @@ function refuseMigratingUnderAnotherHolder(paths: DataDirPaths): void {
  * DATA_DIR_IN_USE, since the operator must stop that one first. `more` adds what else may be done.
  */
 export function dataDirInUse(paths: Pick<DataDirPaths, 'root' | 'lock'>, holder: number, more = ''): ConfigError {
-  return new ConfigError(`another miniship (pid ${holder}) is already serving ${paths.root}; stop it first (if none runs, remove ${paths.lock})${more}`, 'DATA_DIR_IN_USE')
+  const running = lockingCommandOf(holder)
+  const what = running === null ? `is already serving ${paths.root}; stop it first` : `is running ${running} on ${paths.root}; let it finish first`
+  return new ConfigError(`another miniship (pid ${holder}) ${what} (if none runs, remove ${paths.lock})${more}`, 'DATA_DIR_IN_USE')
+}
+
+/**
+ * The subcommand other than serve that holds the lock (`restore`, `migrate-storage`, `doctor --fix`),
+ * read from /proc; null for serve, or where the command line cannot be read.
+ */
+function lockingCommandOf(pid: number): string | null {
+  let commandLine: string
+  try {
+    commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+  } catch {
+    return null
+  }
+  const words = commandLine.split('\u0000')
+  for (const command of ['restore', 'migrate-storage', 'doctor']) {
+    if (words.slice(1, 4).includes(command)) return command === 'doctor' ? 'doctor --fix' : command
+  }
+  return null
 }
 
 /** Held by `serve`: a second server on the same data directory refuses to start. */
@@ -307,7 +327,7 @@ export function backupRunning(pid: number): boolean {
 }
 
 /** A command line (NUL-separated, as /proc has it) of a miniship that takes the lock, or of one running a backup. */
-const lockCommand = /miniship|\u0000(serve|doctor|restore)\u0000/
+const lockCommand = /miniship|\u0000(serve|doctor|restore|migrate-storage)\u0000/
 const backupCommand = /(miniship|main\.ts).*\u0000backup\u0000/
 
 /**

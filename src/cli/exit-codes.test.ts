@@ -142,6 +142,32 @@ describe('a data directory a running server holds: exit 2, DATA_DIR_IN_USE (stop
   })
 })
 
+describe('a data directory another subcommand holds (restore, migrate-storage, doctor --fix): the message names it, not "serving"', () => {
+  for (const [command, said] of [
+    ['restore', 'restore'],
+    ['migrate-storage', 'migrate-storage'],
+    ['doctor', 'doctor --fix'],
+  ] as const) {
+    test(command, async () => {
+      const dataDir = freshDataDir()
+      // a live process whose command line names the subcommand, as /proc shows one of ours, holding the lock
+      const holder = Bun.spawn(['bun', '-e', 'setTimeout(() => {}, 60_000)', command], { stdout: 'ignore', stderr: 'ignore' })
+      try {
+        writeFileSync(join(dataDir, 'miniship.lock'), `${holder.pid}\n`)
+        expectRefusal(
+          await runCli(['serve', '--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1', '--json']),
+          2,
+          'DATA_DIR_IN_USE',
+          `another miniship (pid ${holder.pid}) is running ${said} on ${dataDir}; let it finish first (if none runs, remove ${join(dataDir, 'miniship.lock')})`,
+        )
+      } finally {
+        holder.kill()
+        await holder.exited
+      }
+    })
+  }
+})
+
 /** Records one migration more than this miniship knows, as a newer miniship would have applied. */
 function makeSchemaNewer(dataDir: string): void {
   const database = new Database(join(dataDir, 'miniship.db'))
