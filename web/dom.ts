@@ -82,6 +82,9 @@ export function showError(error: unknown, unplaced: ErrorDetail[] = []): void {
       'div',
       { class: 'message-text' },
       h('p', null, message || 'Something went wrong.'),
+      // the code and status the CLI prints after the same message (`… (SIGNATURE_REQUIRED, HTTP 422)`), to look up
+      // in docs/api.md or quote in a report; an answer with no code of its own (HTTP_502 from a proxy) has only its status
+      error instanceof ApiError ? h('p', { class: 'error-code', 'data-testid': 'alert-code' }, error.code.startsWith('HTTP_') ? `(HTTP ${error.status})` : `(${error.code}, HTTP ${error.status})`) : null,
       unplaced.length ? h('ul', null, unplaced.map((d) => h('li', null, d.field ? `${d.field.replace(/^\//, '')}: ${d.message}` : d.message))) : null,
     ),
     dismissButton('alert-dismiss', hideError),

@@ -131,6 +131,8 @@ describe.skipIf(!hasChromium)('signing in the console', () => {
     await dialog.getByTestId('confirm-ok').click()
     await tid('alert').locator('p').first().waitFor()
     expect(await tid('alert').textContent()).toContain(`${APP_ID} requires signed versions`)
+    // the code and status, as the CLI prints them after the same message
+    expect(await tid('alert-code').textContent()).toBe('(SIGNATURE_REQUIRED, HTTP 422)')
     expect(await tid('status-1.0.0').getAttribute('data-status')).toBe('DRAFT')
   })
 
@@ -159,6 +161,7 @@ describe.skipIf(!hasChromium)('signing in the console', () => {
     await dialog.getByTestId('confirm-ok').click()
     await tid('alert').locator('p').first().waitFor()
     expect(await tid('alert').textContent()).toContain('requires signed versions')
+    expect(await tid('alert-code').textContent()).toBe('(SIGNATURE_REQUIRED, HTTP 422)')
   })
 
   test('signed versions required and every key revoked: the Signing card says nothing can ship, as keys ls does', async () => {
