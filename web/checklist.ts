@@ -1,7 +1,7 @@
 // The first steps after set-up: a short checklist an administrator sees above the miniapps until
 // every step is done or they hide it. What is done is read from the server where it can be (a
-// miniapp exists) and otherwise remembered in this browser (the push command was copied,
-// registration was decided), per user. On a server that signs releases a fourth step asks for a
+// miniapp exists, a version was uploaded) and otherwise remembered in this browser (the push command
+// was copied, registration was decided), per user. On a server that signs releases a fourth step asks for a
 // signing key, done once a miniapp trusts one (GET /api/mini-apps/{id}/signing-keys).
 import type { Me, MiniApp } from './api.ts'
 import { commandCode, copyText, h } from './dom.ts'
@@ -44,7 +44,9 @@ const STEPS: Step[] = [
   {
     id: 'copy-push',
     title: 'Copy the push command',
-    done: (state) => state.marks.has('copy-push'),
+    // a version uploaded (by `miniship push` as the README has it, or the console) is this step done too:
+    // one who pushed before opening this page is not told to copy the command that did it
+    done: (state) => state.marks.has('copy-push') || state.apps.some((app) => app.currentExperienceVersionId !== null),
     body: (state, mark) => {
       const command = pushCommand(state.apps[0]?.appId ?? 'com.example.app')
       const copy = h('button', { type: 'button', class: 'secondary small', 'data-testid': 'checklist-copy-command' }, 'Copy')

@@ -5,7 +5,7 @@ import { generateKeyPairSync } from 'node:crypto'
 import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { hasChromium, screenshot } from './browser-support'
-import { FIXTURE_ADMIN } from './console-fixture'
+import { FIXTURE_ADMIN, uploadForm } from './console-fixture'
 import { consoleSession } from './console-session'
 import { layoutProblems } from './console-layout'
 
@@ -99,6 +99,14 @@ describe.skipIf(!hasChromium)('the first sign-in after set-up', () => {
     await page.reload()
     await page.getByTestId('app-com.example.first').waitFor()
     expect(await page.getByTestId('checklist').count()).toBe(0)
+  })
+
+  test('a version pushed before the console was opened ticks off the push step, in a browser that never copied it', async () => {
+    const { fixture } = session
+    expect((await fixture.api('POST', '/api/mini-apps/by-app-id/com.example.first/versions/upload', { token: fixture.token, body: uploadForm('com.example.first', '1.0.0', 'first push') })).status).toBe(201)
+    const page = await signedIn(FIXTURE_ADMIN)
+    await page.getByTestId('checklist').waitFor()
+    expect(await doneOf(page)).toEqual({ 'create-miniapp': true, 'copy-push': true, registration: false, 'signing-key': true })
   })
 
   test('a regular user never sees it: the steps are an administrator’s', async () => {

@@ -29,7 +29,7 @@ export interface ConsoleFixture {
 
 const zipBlob = (entries: ZipEntry[]): Blob => new Blob([new Uint8Array(buildZip(entries))], { type: 'application/zip' })
 
-function uploadForm(appId: string, version: string, changelog: string): FormData {
+export function uploadForm(appId: string, version: string, changelog: string): FormData {
   const form = new FormData()
   form.append('version', version)
   form.append('changelog', changelog)
