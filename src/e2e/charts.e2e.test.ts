@@ -83,9 +83,41 @@ describe.skipIf(!hasChromium)('the adoption chart in chromium', () => {
     for (const width of widths) expect(width).toBeGreaterThan(20)
     expect(await chart.locator('svg polygon').count()).toBe(0)
     const legend = (await chart.locator('.chart-legend li').allTextContents()).map((text) => text.trim())
-    expect(legend).toEqual(['Share of the 200 devices seen on 2026-11-22:', '1.1.0 (current release): 4 %', '1.0.0: 95 %', 'other (versions that are no release): 2 %'])
+    // 201 counted among 200 devices: one moved versions that day, and the legend says why the shares pass 100 %
+    expect(legend).toEqual([
+      'Share of the 200 devices seen on 2026-11-22:',
+      '1.1.0 (current release): 4 %',
+      '1.0.0: 95 %',
+      'other (versions that are no release): 2 %',
+      'A device that changed version that day counts under each version it ran, so these add up to more than 100 %.',
+    ])
     expect(errors).toEqual([])
     await screenshot(page, 'adoption-chart-one-day')
+    await page.close()
+  })
+
+  test('a rollout’s first day: every device seen on 1.0.0, 10 % of them also on 1.1.0; the legend says why 100 % and 10 % pass 100 %', async () => {
+    const report = {
+      days: [{ day: '2026-11-28', devices: 885, versions: [{ versionId: 'a', version: '1.0.0', activeDevices: 885 }, { versionId: 'b', version: '1.1.0', activeDevices: 85 }] }],
+      adoption: { versionId: 'b', share: 85 / 885, day: '2026-11-28', devices: 885 },
+    }
+    const { page, errors } = await render(report)
+    const chart = page.getByTestId('adoption-chart')
+    await chart.waitFor()
+    const legend = (await chart.locator('.chart-legend li').allTextContents()).map((text) => text.trim())
+    expect(legend.slice(0, 3)).toEqual(['Share of the 885 devices seen on 2026-11-28:', '1.0.0: 100 %', '1.1.0 (current release): 10 %'])
+    expect(await chart.getByTestId('adoption-overlap').textContent()).toBe('A device that changed version that day counts under each version it ran, so these add up to more than 100 %.')
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  test('shares that add up to 100 %: no such note', async () => {
+    const { page } = await render({
+      days: [{ day: '2026-11-22', devices: 100, versions: [{ versionId: 'a', version: '1.0.0', activeDevices: 60 }, { versionId: 'b', version: '1.1.0', activeDevices: 40 }] }],
+      adoption: { versionId: 'b', share: 0.4, day: '2026-11-22', devices: 100 },
+    })
+    await page.getByTestId('adoption-chart').waitFor()
+    expect(await page.getByTestId('adoption-overlap').count()).toBe(0)
     await page.close()
   })
 

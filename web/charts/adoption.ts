@@ -220,5 +220,13 @@ function legendOf(series: AdoptionSeries, report: AdoptionReport): HTMLUListElem
     item.append(swatch, ` ${name}${current}: ${percent(series.shares[versionIndex]![latest]!)}`)
     legend.append(item)
   })
+  // a device that updated that day ran two versions and is in both shares: say so, or 100 % + 10 % reads as a wrong sum
+  if (series.shares.reduce((sum, shares) => sum + shares[latest]!, 0) > 1 + 1e-9) {
+    const note = document.createElement('li')
+    note.className = 'legend-note'
+    note.setAttribute('data-testid', 'adoption-overlap')
+    note.textContent = 'A device that changed version that day counts under each version it ran, so these add up to more than 100 %.'
+    legend.append(note)
+  }
   return legend
 }
