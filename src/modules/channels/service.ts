@@ -202,7 +202,7 @@ function toChannelRelease(row: LiveReleaseRow | undefined, people: Map<string, U
  * none, so the others pass over both to the first one that is neither (`previous`); `paused` are the
  * paused ones passed over (their devices keep them).
  */
-function fallbackOf(rows: readonly LiveReleaseRow[]): { previous: LiveReleaseRow | undefined; paused: LiveReleaseRow[] } {
+export function fallbackOf(rows: readonly LiveReleaseRow[]): { previous: LiveReleaseRow | undefined; paused: LiveReleaseRow[] } {
   const paused: LiveReleaseRow[] = []
   let index = 1
   // a reverted release below (a fix published over it) goes to no device at all: passed over, and not kept

@@ -92,3 +92,26 @@ test("a version's failures are kept per channel: many on stable push none of bet
   expect(stable.body.recentFailures).toHaveLength(20)
   expect(stable.body.recentFailures[0]).toMatchObject({ version: '2.0.0', channel: 'stable', message: 'stable flood 24' })
 })
+
+test('after a revert, adoption names the release devices fall back to, as the console’s Live release and miniship status do', async () => {
+  const revertApp = 'com.example.reverted'
+  const id = (await createMiniApp(context, owner.token, revertApp)).id
+  const versionIds: Record<string, string> = {}
+  for (const [version, rolloutPercent] of [['1.0.0', 100], ['1.1.0', 10]] as const) {
+    versionIds[version] = (await upload(context, owner.token, revertApp, uploadForm(revertApp, { version }))).body.id
+    expect((await context.call('POST', `/api/mini-apps/${id}/versions/${versionIds[version]}/publish`, { token: owner.token, json: { rolloutPercent } })).status).toBe(200)
+  }
+  // ten devices on 1.0.0, one of which took 1.1.0 before the revert
+  const events = [...Array.from({ length: 10 }, (_, index) => ({ appId: revertApp, version: '1.0.0', platform: 'ios', event: 'launched', deviceId: `device-${index}` })), { appId: revertApp, version: '1.1.0', platform: 'ios', event: 'installed', deviceId: 'device-0' }]
+  expect((await context.call('POST', `${access}/events`, { json: { events } })).body.accepted).toBe(11)
+  const rolling = await context.call('GET', `/api/mini-apps/${id}/insights?days=1`, { token: owner.token })
+  expect(rolling.body.adoption.versionId).toBe(versionIds['1.1.0'])
+  expect(rolling.body.adoption.share).toBe(0.1)
+
+  expect((await context.call('PATCH', `/api/mini-apps/${id}/channels/stable/rollout`, { token: owner.token, json: { rolloutPercent: 0 } })).status).toBe(200)
+  for (const query of ['days=1', 'days=1&channel=stable']) {
+    const reverted = await context.call('GET', `/api/mini-apps/${id}/insights?${query}`, { token: owner.token })
+    expect(reverted.body.adoption.versionId).toBe(versionIds['1.0.0'])
+    expect(reverted.body.adoption.share).toBe(1)
+  }
+})

@@ -82,7 +82,7 @@ export const insightsAnswer = t.Object({
     updateChecks: t.Integer(),
   }),
   adoption: t.Object({
-    versionId: t.Union([t.String(), t.Null()]),
+    versionId: t.Union([t.String(), t.Null()], { description: 'the current release: the channel\'s newest (stable\'s without `channel`), or, when that one is reverted, the release its devices fall back to' }),
     share: t.Number({ description: 'the current release\'s share of `devices`' }),
     day: t.Union([t.String(), t.Null()]),
     devices: t.Integer({ description: 'the denominator: distinct devices seen on `day`' }),

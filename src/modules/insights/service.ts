@@ -8,7 +8,7 @@ import type { Caller } from '../miniapps/service'
 import { requireVisibleMiniApp } from '../miniapps/service'
 import { createInsightCounters, failuresPerVersion, isOtherKey, otherPrefix, otherSubject, utcDay, type CountSubject, type DayBatch, type DeviceEvent, type InsightCounters } from './counters'
 import { checkDeviceEvent, type EventError } from './events'
-import { channelExists, defaultChannel, liveReleases } from '../channels/service'
+import { channelExists, defaultChannel, fallbackOf, liveReleases, releaseState } from '../channels/service'
 import { countOf, deviceHashLength, deviceHasher, distinctDevices, emptySketch, exactLimit, hasDevices, isOversized, mergeInto, sketchFromRow, sketchRow, type DeviceSketch } from './sketch'
 
 export interface InsightsDeps {
@@ -433,8 +433,12 @@ export function createInsightsService(deps: InsightsDeps) {
     totals.activeDevices = distinct(deviceRows)
 
     // adoption: the current release's share of the devices seen on the latest day that saw any; with
-    // a channel, that channel's newest live release (the miniapp's current release is stable's)
-    const releaseId = options.channel === null ? miniApp.currentReleaseVersionId : (liveReleases(db, miniApp.id, options.channel)[0]?.versionId ?? null)
+    // a channel, that channel's newest live release (the miniapp's current release is stable's). A
+    // reverted newest release goes to no device: the current release is then the one they fall back
+    // to, as the console's "Live release" and `miniship status` say (decisions §13), or none.
+    const rows = liveReleases(db, miniApp.id, options.channel ?? defaultChannel)
+    const releaseId =
+      rows[0] && releaseState(rows[0]) === 'reverted' ? (fallbackOf(rows).previous?.versionId ?? null) : options.channel === null ? miniApp.currentReleaseVersionId : (rows[0]?.versionId ?? null)
     const latest = [...days].reverse().find((day) => day.versions.some((version) => version.activeDevices > 0)) ?? null
     let share = 0
     const all = latest?.devices ?? 0
