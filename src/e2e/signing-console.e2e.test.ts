@@ -136,6 +136,11 @@ describe.skipIf(!hasChromium)('signing in the console', () => {
     expect(await tid('status-1.0.0').getAttribute('data-status')).toBe('DRAFT')
   })
 
+  test('the Tokens page’s push command signs, since the miniapp refuses unsigned pushes', async () => {
+    await page.goto(`${server.baseUrl}/tokens`)
+    expect(await tid('push-command').textContent()).toBe(`miniship push ./build --app ${APP_ID} --version 1.0.0 --sign-key release.pem`)
+  })
+
   test('revoking a key keeps it listed as revoked', async () => {
     await page.goto(`${server.baseUrl}/apps/${miniAppId}/settings`)
     await tid(`revoke-signing-key-${spare.keyId}`).click()

@@ -55,7 +55,8 @@ export async function tokensPage(ctx: PageContext, me: Me): Promise<void> {
     h('h2', { id: 'cli-title' }, 'Command-line tool'),
     h('p', null, 'Sign in once on your computer (a browser opens to approve it), then push builds from the folder that holds them:'),
     commandBox(`miniship login --server ${server}`, 'login-command', 'copy-login', 'the login command'),
-    commandBox(`miniship push ./build --app ${appId} --version 1.0.0`, 'push-command', 'copy-push', 'the push command'),
+    // a miniapp that requires signed versions refuses an unsigned push (SIGNATURE_REQUIRED): the command signs, with the file `keys generate --out release.pem` wrote
+    commandBox(`miniship push ./build --app ${appId} --version 1.0.0${apps[0]?.requireSignature ? ' --sign-key release.pem' : ''}`, 'push-command', 'copy-push', 'the push command'),
     h('p', { class: 'hint' }, 'To ship to testers first, make a channel once and push to it: ', h('code', null, `miniship channels create beta --app ${appId}`), ', then add ', h('code', null, '--channel beta'), ' to push.'),
     h('p', { class: 'hint' }, 'In CI, skip the login: set MINISHIP_SERVER to ', h('code', null, server), ' and MINISHIP_TOKEN to an API key made on this page.'),
   )
