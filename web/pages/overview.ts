@@ -10,7 +10,7 @@ import { actionButton, completeRollout, pauseRollout, raiseRollout, removeChanne
 import { channelDevicesText, channelState, stateText } from '../../src/modules/channels/words.ts'
 import { historyActor, historyLine, pausedByName } from './history.ts'
 import { showInstall } from './versions.ts'
-import { guardPart } from './guard.ts'
+import { guardBadge, guardPart } from './guard.ts'
 import { cardSaysWhatDevicesGet } from '../rules.ts'
 
 /**
@@ -52,7 +52,8 @@ function channelCard(rc: ReleaseContext, channel: Channel, canRollout: boolean, 
     ),
     // what devices get, where the state alone does not say it (complete for some host versions only: not every device)
     !cardSaysWhatDevicesGet(channel, state) ? null : h('p', { class: 'small-text', 'data-testid': `channel-devices-${channel.name}` }, channelDevicesText(channel)),
-    release.paused && release.pausedBy ? h('p', { class: 'muted small-text', 'data-testid': `channel-paused-${channel.name}` }, `Paused by ${pausedByName(channel.name, release, history)}${release.pauseReason ? `: ${release.pauseReason}` : ''}`) : null,
+    // a pause by the release guard is said by the guard's badge below, in the words `miniship guard` prints
+    release.paused && release.pausedBy && !guardBadge(channel) ? h('p', { class: 'muted small-text', 'data-testid': `channel-paused-${channel.name}` }, `Paused by ${pausedByName(channel.name, release, history)}${release.pauseReason ? `: ${release.pauseReason}` : ''}`) : null,
     h(
       'p',
       { class: 'muted small-text' },
