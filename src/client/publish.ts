@@ -56,6 +56,8 @@ export interface Channel {
   /** every paused release below the newest (§13): a rollback to one clears its pause (ROLLBACK_CLEARS_PAUSE); absent on older servers */
   pausedBelow?: ChannelRelease[]
   defaultRelease?: ChannelRelease | null
+  /** the release guard's settings and what it paused on (§15); absent on older servers */
+  guard?: { trip?: { failedDevices: number; totalDevices: number; failureRate: number; maxFailureRate: number } | null }
 }
 
 export async function findMiniApp(api: ApiClient, appId: string): Promise<MiniApp> {

@@ -5,6 +5,7 @@ import { createOutput, runClient } from './http'
 import { findMiniApp, readWorkspace, type Channel, type VersionSummary } from './publish'
 import { appArguments, withAppArgument, type AppFlag } from './app-option'
 import { channelDevicesText, channelText } from '../modules/channels/words'
+import { guardPauseText } from '../modules/channels/guard-text'
 
 /**
  * "1.1.0 reverted 0 %. Every device gets 1.0.0, those on 1.1.0 too." in the console's words
@@ -16,7 +17,23 @@ export function describeChannel(channel: Channel): string {
   const extras: string[] = []
   if (release.mandatory) extras.push('mandatory')
   if (release.hostVersionRange) extras.push(`host ${release.hostVersionRange}`)
-  return `${channelText(channel)}${extras.length ? ` (${extras.join(', ')})` : ''}. ${channelDevicesText(channel)}`
+  return `${channelText(channel)}${extras.length ? ` (${extras.join(', ')})` : ''}. ${channelDevicesText(channel)}${pausedByText(channel)}`
+}
+
+/**
+ * Who paused the newest release and why, as the console's channel card says it: " Paused by
+ * ana@example.test: crash spike." or the guard's badge, " Paused by the release guard: 12 of 140
+ * devices failed (8.6 %) — threshold 5 %."; empty when it is not paused (or the server does not say).
+ */
+function pausedByText(channel: Channel): string {
+  const release = channel.release
+  if (!release?.paused || !release.pausedBy) return ''
+  const trip = channel.guard?.trip
+  if (release.pausedBy === 'release-guard' && trip) return ` P${guardPauseText(trip).slice(1)}.`
+  const by = release.pausedBy === 'release-guard' ? 'the release guard' : release.pausedBy
+  // one line: a reason may hold line breaks
+  const reason = release.pauseReason?.replace(/\s+/g, ' ').trim()
+  return ` Paused by ${by}${reason ? `: ${reason}` : ''}.`
 }
 
 export function statusCommand(): Command {

@@ -6,6 +6,7 @@ import { createApp } from '../../app'
 import { Database } from 'bun:sqlite'
 import type { GuardPause } from './guard'
 import { failedText, guardPauseText, guardStateText, heldText } from './guard-text'
+import { describeChannel } from '../../client/status'
 import { eq } from 'drizzle-orm'
 import { webhookDeliveries } from '../../db/schema'
 
@@ -182,6 +183,8 @@ describe('the check: distinct devices of the newest release, paused as release-g
     expect(channel.release).toMatchObject({ version: '1.1.0', rolloutPercent: 50, paused: true, pausedBy: 'release-guard', pauseReason: '12 of 140 devices failed (8.6 %), above the threshold of 5 %' })
     // the console's badge is made of these numbers
     expect(guardPauseText(channel.guard.trip)).toBe('paused by the release guard: 12 of 140 devices failed (8.6 %) — threshold 5 %')
+    // and miniship status / channels ls end with the same words
+    expect(describeChannel(channel)).toEndWith('. Paused by the release guard: 12 of 140 devices failed (8.6 %) — threshold 5 %.')
     expect(channel.guard.trip).toEqual({ failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, maxFailureRate: 0.05, at: expect.any(String) })
     expect(channel.guard.lastCheck).toEqual({ failedDevices: 12, totalDevices: 140, failureRate: 12 / 140, at: channel.guard.trip.at })
     const entry = (await auditEntries('channel.pause')).find((candidate) => candidate.metadata.appId === target.appId)!

@@ -70,6 +70,18 @@ async function expectPausedKeptBack(app: App, salt: string) {
   expect(describeChannel(channel)).toBe('1.2.0 rolling-out 10 %. 10 % get 1.2.0; the others get 1.0.0; devices on 1.1.0 (paused) keep it.')
 }
 
+test('a paused newest release says who paused it and why, as the console card does (miniship status, channels ls)', async () => {
+  const app = await setUp('com.example.paused-by', ['1.0.0', '1.1.0'])
+  await app.publish('1.0.0', 100)
+  await app.publish('1.1.0', 30)
+  expect(describeChannel(await app.stable())).not.toContain('Paused by')
+  await app.rollout({ paused: true, reason: 'crash spike\non Android 9' })
+  expect(describeChannel(await app.stable())).toBe(`1.1.0 paused 30 %. Devices on 1.1.0 keep it; the others get 1.0.0. Paused by ${owned.owner.email}: crash spike on Android 9.`)
+  await app.rollout({ paused: false })
+  await app.rollout({ paused: true })
+  expect(describeChannel(await app.stable())).toEndWith(`. Paused by ${owned.owner.email}.`)
+})
+
 describe('a release published over a paused one', () => {
   test('a person paused 1.1.0 at 30 %, then published 1.2.0 at 10 %: the others keep 1.0.0, devices on 1.1.0 keep it', async () => {
     const app = await setUp('com.example.overpause', ['1.0.0', '1.1.0', '1.2.0'])
