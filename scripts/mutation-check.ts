@@ -822,6 +822,20 @@ const mutations: Mutation[] = [
     why: 'update client: two download() of one update at once download and report installed once',
   },
   {
+    file: 'src/modules/webhooks/address.ts',
+    find: 'if (url.href.length > webhookUrlLimit) {',
+    replace: 'if (false) {',
+    tests: ['src/modules/webhooks/webhooks.test.ts'],
+    why: 'webhooks: a URL longer than 2000 characters once percent-encoded (as stored and sent to) is refused',
+  },
+  {
+    file: 'src/modules/channels/service.ts',
+    find: 'textLength(input.reason) > pauseReasonMaxLength',
+    replace: 'textLength(input.reason) < 0',
+    tests: ['src/modules/channels/pause.test.ts'],
+    why: 'rollout: a pause reason over 2000 characters (stored, listed with every channel and sent in webhooks) is refused',
+  },
+  {
     file: 'src/sdk/semver.ts',
     find: 'if (parsed[3].length == 0 || set.some(',
     replace: 'if (true || set.some(',
