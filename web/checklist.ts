@@ -6,6 +6,7 @@
 import type { Me, MiniApp } from './api.ts'
 import { commandCode, copyText, h } from './dom.ts'
 import { appPath } from './router.ts'
+import { pushCommandFor } from './pages/tokens.ts'
 
 /** What the steps look at to tell whether they are done. */
 export interface ChecklistState {
@@ -26,14 +27,6 @@ interface Step {
   body(state: ChecklistState, mark: (id: string) => void): HTMLElement
 }
 
-/**
- * The command a newcomer copies: log in once, then push from the build folder. It names no channel:
- * a new miniapp has only `stable` (the default), and a push to a channel it lacks is refused.
- */
-function pushCommand(appId: string): string {
-  return `miniship push ./build --app ${appId} --version 1.0.0`
-}
-
 const STEPS: Step[] = [
   {
     id: 'create-miniapp',
@@ -48,7 +41,8 @@ const STEPS: Step[] = [
     // one who pushed before opening this page is not told to copy the command that did it
     done: (state) => state.marks.has('copy-push') || state.apps.some((app) => app.currentExperienceVersionId !== null),
     body: (state, mark) => {
-      const command = pushCommand(state.apps[0]?.appId ?? 'com.example.app')
+      // the Tokens page's command: it signs when the miniapp requires signed versions
+      const command = pushCommandFor(state.apps[0])
       const copy = h('button', { type: 'button', class: 'secondary small', 'data-testid': 'checklist-copy-command' }, 'Copy')
       copy.addEventListener('click', () => void copyText(command, 'the push command', copy).then(() => mark('copy-push')))
       return h(

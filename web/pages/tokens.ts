@@ -32,6 +32,17 @@ export function revokeKeyButton(ctx: PageContext, options: { testId: string; tit
   return revoke
 }
 
+/**
+ * The push command for `app` (the first miniapp on the Tokens page and in the first-steps checklist,
+ * the miniapp itself on its Upload page). A miniapp that requires signed versions refuses an
+ * unsigned push (SIGNATURE_REQUIRED): the command then signs, with the file
+ * `miniship keys generate --out release.pem` wrote. It names no channel: a new miniapp has only
+ * `stable` (the default), and a push to a channel it lacks is refused.
+ */
+export function pushCommandFor(app: Pick<MiniApp, 'appId' | 'requireSignature'> | undefined): string {
+  return `miniship push ./build --app ${app?.appId ?? 'com.example.app'} --version 1.0.0${app?.requireSignature ? ' --sign-key release.pem' : ''}`
+}
+
 function copyButton(text: string, what: string, testId: string, kind = 'secondary small'): HTMLButtonElement {
   const button = h('button', { type: 'button', class: kind, 'data-testid': testId }, 'Copy')
   button.addEventListener('click', () => void copyText(text, what, button))
@@ -55,8 +66,7 @@ export async function tokensPage(ctx: PageContext, me: Me): Promise<void> {
     h('h2', { id: 'cli-title' }, 'Command-line tool'),
     h('p', null, 'Sign in once on your computer (a browser opens to approve it), then push builds from the folder that holds them:'),
     commandBox(`miniship login --server ${server}`, 'login-command', 'copy-login', 'the login command'),
-    // a miniapp that requires signed versions refuses an unsigned push (SIGNATURE_REQUIRED): the command signs, with the file `keys generate --out release.pem` wrote
-    commandBox(`miniship push ./build --app ${appId} --version 1.0.0${apps[0]?.requireSignature ? ' --sign-key release.pem' : ''}`, 'push-command', 'copy-push', 'the push command'),
+    commandBox(pushCommandFor(apps[0]), 'push-command', 'copy-push', 'the push command'),
     h('p', { class: 'hint' }, 'To ship to testers first, make a channel once and push to it: ', h('code', null, `miniship channels create beta --app ${appId}`), ', then add ', h('code', null, '--channel beta'), ' to push.'),
     h('p', { class: 'hint' }, 'In CI, skip the login: set MINISHIP_SERVER to ', h('code', null, server), ' and MINISHIP_TOKEN to an API key made on this page.'),
   )

@@ -1,0 +1,45 @@
+// A miniapp that requires signed versions, in the console at phone width (390x844): the first-steps
+// checklist gives the push command that signs, as the Tokens page does.
+import { describe, expect, test } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { hasChromium } from './browser-support'
+import { signIn } from './console-fixture'
+import { consoleSession } from './console-session'
+import { layoutProblems } from './console-layout'
+
+const APP_ID = 'com.example.signedonly'
+const SIGNED_PUSH = `miniship push ./build --app ${APP_ID} --version 1.0.0 --sign-key release.pem`
+const phone = { width: 390, height: 844 }
+
+describe.skipIf(!hasChromium)('a miniapp that requires signed versions, in the console on a phone', () => {
+  const session = consoleSession({
+    seed: false,
+    prepare: async (fixture) => {
+      const as = { token: fixture.token }
+      const app = await fixture.api('POST', '/api/mini-apps', { ...as, json: { appId: APP_ID, name: 'Signed only' } })
+      expect(app.status).toBe(201)
+      expect((await fixture.api('PATCH', `/api/mini-apps/${app.body.id}`, { ...as, json: { requireSignature: true } })).status).toBe(200)
+    },
+  })
+  const { watch, contexts } = session
+
+  async function phonePage(): Promise<Page> {
+    const context = await session.browser.newContext({ viewport: phone })
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: session.fixture.base })
+    watch.attach(context)
+    contexts.push(context)
+    const page = await context.newPage()
+    await signIn(page, session.fixture.base)
+    return page
+  }
+
+  test('the first-steps checklist copies the push command that signs, the Tokens page\'s', async () => {
+    const page = await phonePage()
+    await page.getByTestId('checklist').waitFor()
+    expect(await page.getByTestId('checklist-copy-push').textContent()).toContain(SIGNED_PUSH)
+    await page.getByTestId('checklist-copy-command').click()
+    await page.locator('li[data-testid=checklist-copy-push][data-done=true]').waitFor()
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(SIGNED_PUSH)
+    expect(await layoutProblems(page)).toEqual([])
+  })
+})
