@@ -1,8 +1,10 @@
-// A miniapp that requires signed versions, in the console at phone width (390x844): the first-steps
-// checklist gives the push command that signs, as the Tokens page does.
+// A miniapp that requires signed versions, in the console at phone width (390x844): the Upload page says
+// up front that the console cannot upload it, in the server's words, with the push command that signs;
+// the first-steps checklist gives that same command, as the Tokens page does.
 import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { hasChromium } from './browser-support'
+import { signatureRequiredText } from '../modules/signing/words'
+import { hasChromium, screenshot } from './browser-support'
 import { signIn } from './console-fixture'
 import { consoleSession } from './console-session'
 import { layoutProblems } from './console-layout'
@@ -32,6 +34,25 @@ describe.skipIf(!hasChromium)('a miniapp that requires signed versions, in the c
     await signIn(page, session.fixture.base)
     return page
   }
+
+  test('the Upload page says the server refuses an unsigned upload, offers no form, and gives the command that signs', async () => {
+    const page = await phonePage()
+    await page.goto(`${session.fixture.base}/apps/${APP_ID}/upload`)
+    await page.locator('#upload-title').waitFor()
+    // no form that can only be refused, and the server's and the CLI's words before anything is filled in
+    expect(await page.getByTestId('upload-form').count()).toBe(0)
+    expect(await page.getByTestId('upload-signature-required-text').textContent()).toBe(signatureRequiredText(APP_ID, 'upload'))
+    expect(await page.getByTestId('upload-submit').count()).toBe(0)
+    expect(await page.locator('input[type=file]').count()).toBe(0)
+    expect(await page.getByTestId('upload-push-command').textContent()).toBe(SIGNED_PUSH)
+    await page.getByTestId('copy-upload-push').click()
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(SIGNED_PUSH)
+    expect(await layoutProblems(page)).toEqual([])
+    await screenshot(page, 'upload-signature-required-390')
+    // the same command as the Tokens page's
+    await page.goto(`${session.fixture.base}/tokens`)
+    expect(await page.getByTestId('push-command').textContent()).toBe(SIGNED_PUSH)
+  })
 
   test('the first-steps checklist copies the push command that signs, the Tokens page\'s', async () => {
     const page = await phonePage()

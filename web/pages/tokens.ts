@@ -49,7 +49,7 @@ function copyButton(text: string, what: string, testId: string, kind = 'secondar
   return button
 }
 
-function commandBox(command: string, testId: string, copyId: string, what: string): HTMLElement {
+export function commandBox(command: string, testId: string, copyId: string, what: string): HTMLElement {
   return h('div', { class: 'command' }, commandCode(command, { 'data-testid': testId }), copyButton(command, what, copyId))
 }
 

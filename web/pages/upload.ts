@@ -4,6 +4,8 @@ import { FILE_KEYS, uploadForm, type FileKey, type MiniApp, type UploadWarning, 
 import { clearFieldErrors, field, formatBytes, h, hideError, showFormError, showNotice } from '../dom.ts'
 import { appPath } from '../router.ts'
 import { fileFieldFor } from '../rules.ts'
+import { signatureRequiredText } from '../../src/modules/signing/words.ts'
+import { commandBox, pushCommandFor } from './tokens.ts'
 
 const FILE_LABEL: Record<FileKey, string> = {
   bundleIos: 'iOS bundle',
@@ -21,7 +23,25 @@ const ACCEPT: Record<FileKey, string> = {
   assetsAndroid: '.zip,application/zip',
 }
 
+/**
+ * A miniapp that requires signed versions refuses every upload from here (the console cannot sign):
+ * instead of a form that can only be refused, the server's refusal up front, in its words, and the
+ * command that signs (the Tokens page's).
+ */
+function signedOnly(miniApp: MiniApp): HTMLElement {
+  return h(
+    'section',
+    { 'aria-labelledby': 'upload-title', class: 'card', 'data-testid': 'upload-signature-required' },
+    h('h2', { id: 'upload-title' }, `Upload a version of ${miniApp.name}`),
+    h('p', { 'data-testid': 'upload-signature-required-text' }, h('strong', null, signatureRequiredText(miniApp.appId, 'upload'))),
+    h('p', null, 'The console cannot sign a version, so it cannot upload one here. Push it from the folder that holds the build, with your private key:'),
+    commandBox(pushCommandFor(miniApp), 'upload-push-command', 'copy-upload-push', 'the push command'),
+    h('p', { class: 'hint' }, h('code', null, 'miniship keys generate --out release.pem'), ' writes a key file; its public key goes in ', h('a', { href: appPath(miniApp.appId, 'settings') }, 'Settings › Signing'), '.'),
+  )
+}
+
 export function uploadTab(miniApp: MiniApp, channels: string[] | null): HTMLElement {
+  if (miniApp.requireSignature) return signedOnly(miniApp)
   const inputs = Object.fromEntries(FILE_KEYS.map((key) => [key, h('input', { type: 'file', name: key, accept: ACCEPT[key], required: true })])) as Record<FileKey, HTMLInputElement>
   const unmatched = h('p', { class: 'hint', 'aria-live': 'polite' })
 
