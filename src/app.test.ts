@@ -21,6 +21,42 @@ describe('foundation HTTP behaviour', () => {
     expect(typeof res.body.message).toBe('string')
   })
 
+  // a browser's Accept on a navigation
+  const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8'
+
+  test('a browser opening an unknown console address gets the console\'s not-found page: 404, HTML, a link home, the console\'s headers', async () => {
+    for (const path of ['/nowhere', '/register', '/apps-typo/x?y=1']) {
+      const res = await context.call('GET', path, { headers: { accept: browserAccept } })
+      expect(res.status).toBe(404)
+      expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8')
+      expect(res.text).toContain('<h1>Page not found</h1>')
+      expect(res.text).toContain('<a href="/">Go to the console</a>')
+      expect(res.text).not.toContain('ROUTE_NOT_FOUND')
+      expect(res.headers.get('content-security-policy')).toContain("script-src 'self'")
+      expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
+      expect(res.headers.get('x-frame-options')).toBe('DENY')
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff')
+      expect(res.headers.get('referrer-policy')).toBe('no-referrer')
+    }
+  })
+
+  test('API clients and anything under /api/ keep the JSON 404, a browser included', async () => {
+    const cases: [string, string, Record<string, string>][] = [
+      ['GET', '/api/nope', { accept: browserAccept }],
+      ['GET', '/api', { accept: browserAccept }],
+      ['GET', '/nowhere', {}],
+      ['GET', '/nowhere', { accept: 'application/json' }],
+      ['GET', '/nowhere', { accept: '*/*' }],
+      ['POST', '/nowhere', { accept: browserAccept }],
+    ]
+    for (const [method, path, headers] of cases) {
+      const res = await context.call(method, path, { headers })
+      expect(res.status).toBe(404)
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8')
+      expect(res.body).toMatchObject({ statusCode: 404, error: 'Not Found', code: 'ROUTE_NOT_FOUND' })
+    }
+  })
+
   test('openapi document lists the health route', async () => {
     const res = await context.call('GET', '/api/openapi.json')
     expect(res.status).toBe(200)

@@ -30,7 +30,11 @@ import type { Db } from '../db/open'
 const shutdownGraceMs = 10_000
 const jobsGraceMs = 5_000
 
-/** The paths that answer the console's page (its router reads the path: web/router.ts). */
+/**
+ * The paths that answer the console's page (its router reads the path: web/router.ts). Any other
+ * address falls through to app.handle, where a browser's navigation outside /api/ gets the page not
+ * found (http/html-page.ts) and an API client the JSON 404, as in the tests that call app.handle.
+ */
 const consolePagePaths = ['/', '/apps', '/apps/*', '/tokens', '/admin', '/signin', '/cli/authorize'] as const
 
 export interface RunningServer {

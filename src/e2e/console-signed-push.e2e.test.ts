@@ -1,6 +1,7 @@
 // A miniapp that requires signed versions, in the console at phone width (390x844): the Upload page says
 // up front that the console cannot upload it, in the server's words, with the push command that signs;
-// the first-steps checklist gives that same command, as the Tokens page does.
+// the first-steps checklist gives that same command, as the Tokens page does. And an address the
+// console has no page for opens the console's "not found" page, not the server's JSON.
 import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { signatureRequiredText } from '../modules/signing/words'
@@ -13,7 +14,7 @@ const APP_ID = 'com.example.signedonly'
 const SIGNED_PUSH = `miniship push ./build --app ${APP_ID} --version 1.0.0 --sign-key release.pem`
 const phone = { width: 390, height: 844 }
 
-describe.skipIf(!hasChromium)('a miniapp that requires signed versions, in the console on a phone', () => {
+describe.skipIf(!hasChromium)('the console on a phone: a miniapp that requires signed versions, and an address with no page', () => {
   const session = consoleSession({
     seed: false,
     prepare: async (fixture) => {
@@ -62,5 +63,23 @@ describe.skipIf(!hasChromium)('a miniapp that requires signed versions, in the c
     await page.locator('li[data-testid=checklist-copy-push][data-done=true]').waitFor()
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(SIGNED_PUSH)
     expect(await layoutProblems(page)).toEqual([])
+  })
+
+  test('an address with no console page opens the console\'s "not found" page (404, HTML, a link home), not the JSON error', async () => {
+    const page = await phonePage()
+    for (const path of ['/nowhere', '/register']) {
+      watch.expectHttpError('GET', new RegExp(`^${path}$`), 404)
+      const response = await page.goto(`${session.fixture.base}${path}`)
+      expect(response!.status()).toBe(404)
+      expect(response!.headers()['content-type']).toBe('text/html; charset=utf-8')
+      expect(response!.headers()['content-security-policy']).toContain("frame-ancestors 'none'")
+      expect(await page.locator('h1').textContent()).toBe('Page not found')
+      expect(await page.locator('body').textContent()).not.toContain('ROUTE_NOT_FOUND')
+      expect(await layoutProblems(page)).toEqual([])
+    }
+    await screenshot(page, 'not-found-390')
+    await page.getByRole('link', { name: 'Go to the console' }).click()
+    await page.getByTestId('app-' + APP_ID).waitFor()
+    expect(new URL(page.url()).pathname).toBe('/')
   })
 })

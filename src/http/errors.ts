@@ -2,6 +2,7 @@
 import { Elysia, ValidationError } from 'elysia'
 import { statusTexts } from './status-text'
 import { isDatabaseBusy } from '../db/open'
+import { notFoundPage, wantsNotFoundPage } from './html-page'
 
 // AppError lives in app-error.ts (no Elysia import) so pure rules and the developer CLI can throw it cheaply.
 export { AppError, type ErrorDetail } from './app-error'
@@ -126,6 +127,7 @@ export function toAppError(code: string | number, error: unknown, log: (line: st
 }
 
 /** The single onError handler, registered once on the root app. */
-export const errorHandler = new Elysia({ name: 'errors' }).onError({ as: 'global' }, ({ code, error }) =>
-  errorResponse(toAppError(code, error)),
+export const errorHandler = new Elysia({ name: 'errors' }).onError({ as: 'global' }, ({ code, error, request }) =>
+  // a browser's navigation to an address with no route gets the console's page; API clients the JSON
+  code === 'NOT_FOUND' && wantsNotFoundPage(request) ? notFoundPage() : errorResponse(toAppError(code, error)),
 )

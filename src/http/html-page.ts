@@ -1,5 +1,5 @@
-// The server's own plain HTML pages (the first-admin setup): no script, the console's look from
-// /setup.css and the console's security headers.
+// The server's own plain HTML pages (the first-admin setup, a page not found): no script, the console's
+// look from /setup.css and the console's security headers.
 import { htmlSecurityHeaders } from './console-routes'
 
 export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
@@ -45,3 +45,19 @@ ${body}
   return new Response(html, { status, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...htmlSecurityHeaders } })
 }
 
+/**
+ * A browser opening an address the server has no page for (/nowhere, /register): the console's
+ * "not found" page, not the JSON error an API client gets. Only a GET that asks for HTML outside /api/
+ * (a navigation); called on the 404 path only, so no route pays for the check.
+ */
+export function wantsNotFoundPage(request: Request): boolean {
+  if (request.method !== 'GET') return false
+  if (!(request.headers.get('accept') ?? '').toLowerCase().includes('text/html')) return false
+  const path = new URL(request.url).pathname
+  return path !== '/api' && !path.startsWith('/api/')
+}
+
+/** The console's "not found" page, in the console's words, with a link to its home. */
+export function notFoundPage(): Response {
+  return htmlPage(404, 'Page not found', '<p>There is no page at this address.</p>\n<p><a href="/">Go to the console</a></p>')
+}
