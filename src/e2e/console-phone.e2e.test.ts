@@ -172,6 +172,9 @@ describe.skipIf(!hasChromium)('the console on a phone', () => {
       expect(await page.getByTestId('figure-adoption-devices').textContent()).toMatch(/^of the \d+ devices seen on \d{4}-\d{2}-\d{2}$/)
       expect(of.size).toBeLessThan(share.size)
       expect(of.weight).toBeLessThan(600)
+      // update checks are a figure of their own: a fleet on miniship/sdk asks those, not install info
+      expect(await page.getByTestId('figure-update-checks').textContent()).toMatch(/^\d+$/)
+      expect(await page.getByTestId('figure-update-checks').evaluate((dd) => dd.previousElementSibling?.textContent)).toBe('Update checks')
       await screenshot(page, `adoption-one-day-${viewport.width}`)
     }
   })

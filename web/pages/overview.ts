@@ -80,6 +80,8 @@ function insightsPanel(insights: Insights, workspace: Workspace): HTMLElement {
     h('div', null, h('dt', null, 'Downloads'), h('dd', null, String(total))),
     // each figure named for what it counts (decisions §13)
     h('div', null, h('dt', { title: 'Install-info answers: requests for the files to install' }, 'Install-info requests'), h('dd', { 'data-testid': 'figure-install-info' }, String(insights.totals.installInfoRequests ?? insights.totals.installs))),
+    // what an update client asks at every start: a fleet on miniship/sdk makes these, not install-info requests
+    h('div', null, h('dt', { title: 'Update checks: devices asking whether there is a new version' }, 'Update checks'), h('dd', { 'data-testid': 'figure-update-checks' }, String(insights.totals.updateChecks))),
     insights.totals.installed !== undefined ? h('div', null, h('dt', { title: "Devices' installed events" }, 'Installed'), h('dd', { 'data-testid': 'figure-installed' }, String(insights.totals.installed))) : null,
     h('div', null, h('dt', null, 'Failures'), h('dd', { class: insights.totals.failures ? 'bad' : '' }, String(insights.totals.failures))),
     h('div', null, h('dt', null, 'Active devices'), h('dd', null, String(insights.totals.activeDevices))),
