@@ -6,7 +6,7 @@
 import type { Me, MiniApp } from './api.ts'
 import { commandCode, copyText, h } from './dom.ts'
 import { appPath } from './router.ts'
-import { pushCommandFor } from './pages/tokens.ts'
+import { pushCommandFor } from './rules.ts'
 
 /** What the steps look at to tell whether they are done. */
 export interface ChecklistState {

@@ -4,7 +4,9 @@ import { printable } from './dom.ts'
 import { routeKey } from './features.ts'
 import { modulePixels } from './qr.ts'
 import { parseRoute, pathOf, type Route } from './router.ts'
-import { absoluteInstallUrl, allowedActions, cardSaysWhatDevicesGet, channelsReleasedIn, fileFieldFor, holdsVersion, isLocalOnly, nextRolloutStep } from './rules.ts'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { absoluteInstallUrl, allowedActions, cardSaysWhatDevicesGet, channelsReleasedIn, fileFieldFor, holdsVersion, isLocalOnly, nextRolloutStep, pushCommandFor } from './rules.ts'
 
 describe('allowedActions', () => {
   const app = { currentReviewVersionId: 'r', currentReleaseVersionId: 'live' }
@@ -225,5 +227,20 @@ describe('cardSaysWhatDevicesGet', () => {
     // it hid "Every device gets 1.1.0 except host apps outside >=3.0.0: they get 1.0.0" on beta's card
     expect(cardSaysWhatDevicesGet({ release: { hostVersionRange: '>=3.0.0' } }, 'complete')).toBe(true)
     for (const state of ['rolling-out', 'paused', 'reverted']) expect(cardSaysWhatDevicesGet({ release: { hostVersionRange: null } }, state)).toBe(true)
+  })
+})
+
+describe('pushCommandFor: the Tokens page, the Upload page and the first-steps checklist copy one command', () => {
+  test('it signs when the miniapp requires signed versions', () => {
+    expect(pushCommandFor({ appId: 'com.example.shop', requireSignature: false })).toBe('miniship push ./build --app com.example.shop --version 1.0.0')
+    expect(pushCommandFor({ appId: 'com.example.shop', requireSignature: true })).toBe('miniship push ./build --app com.example.shop --version 1.0.0 --sign-key release.pem')
+    expect(pushCommandFor(undefined)).toBe('miniship push ./build --app com.example.app --version 1.0.0')
+  })
+
+  test('the pieces the pages share (rules, dom, the checklist) import no page: only app.ts, the root, does', () => {
+    const importsPage = (file: string) => /from '\.\/pages\//.test(readFileSync(join(import.meta.dir, file), 'utf8'))
+    const shared = readdirSync(import.meta.dir).filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts') && name !== 'app.ts')
+    expect(shared).toContain('checklist.ts')
+    expect(shared.filter(importsPage)).toEqual([])
   })
 })

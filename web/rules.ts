@@ -1,4 +1,4 @@
-// Pure rules the pages apply: lifecycle buttons, install URLs, dropped files, rollout steps, localhost links.
+// Pure rules the pages apply: lifecycle buttons, install URLs, dropped files, rollout steps, localhost links, the push command.
 import type { Channel, FileKey, MiniApp, Version } from './api.ts'
 
 export interface AllowedActions {
@@ -121,4 +121,15 @@ export function isLocalOnly(url: string): boolean {
  */
 export function cardSaysWhatDevicesGet(channel: { release: { hostVersionRange?: string | null } | null }, state: string): boolean {
   return state !== 'complete' || !!channel.release?.hostVersionRange
+}
+
+/**
+ * The push command for `app` (the first miniapp on the Tokens page and in the first-steps checklist,
+ * the miniapp itself on its Upload page). A miniapp that requires signed versions refuses an
+ * unsigned push (SIGNATURE_REQUIRED): the command then signs, with the file
+ * `miniship keys generate --out release.pem` wrote. It names no channel: a new miniapp has only
+ * `stable` (the default), and a push to a channel it lacks is refused.
+ */
+export function pushCommandFor(app: Pick<MiniApp, 'appId' | 'requireSignature'> | undefined): string {
+  return `miniship push ./build --app ${app?.appId ?? 'com.example.app'} --version 1.0.0${app?.requireSignature ? ' --sign-key release.pem' : ''}`
 }

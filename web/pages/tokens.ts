@@ -4,6 +4,7 @@ import { api, seg, type ApiKey, type ApiKeyScope, type Me, type MiniApp } from '
 import { ago, commandCode, confirmDialog, copyText, field, h, onSubmit, showError, showNotice, time } from '../dom.ts'
 import { serverHas } from '../features.ts'
 import type { PageContext } from '../router.ts'
+import { pushCommandFor } from '../rules.ts'
 
 const SCOPES: { value: ApiKeyScope; label: string; hint: string }[] = [
   { value: 'read', label: 'Read', hint: 'see apps, versions and releases' },
@@ -30,17 +31,6 @@ export function revokeKeyButton(ctx: PageContext, options: { testId: string; tit
     })()
   })
   return revoke
-}
-
-/**
- * The push command for `app` (the first miniapp on the Tokens page and in the first-steps checklist,
- * the miniapp itself on its Upload page). A miniapp that requires signed versions refuses an
- * unsigned push (SIGNATURE_REQUIRED): the command then signs, with the file
- * `miniship keys generate --out release.pem` wrote. It names no channel: a new miniapp has only
- * `stable` (the default), and a push to a channel it lacks is refused.
- */
-export function pushCommandFor(app: Pick<MiniApp, 'appId' | 'requireSignature'> | undefined): string {
-  return `miniship push ./build --app ${app?.appId ?? 'com.example.app'} --version 1.0.0${app?.requireSignature ? ' --sign-key release.pem' : ''}`
 }
 
 function copyButton(text: string, what: string, testId: string, kind = 'secondary small'): HTMLButtonElement {

@@ -3,9 +3,9 @@
 import { FILE_KEYS, uploadForm, type FileKey, type MiniApp, type UploadWarning, type Version } from '../api.ts'
 import { clearFieldErrors, field, formatBytes, h, hideError, showFormError, showNotice } from '../dom.ts'
 import { appPath } from '../router.ts'
-import { fileFieldFor } from '../rules.ts'
+import { fileFieldFor, pushCommandFor } from '../rules.ts'
 import { signatureRequiredText } from '../../src/modules/signing/words.ts'
-import { commandBox, pushCommandFor } from './tokens.ts'
+import { commandBox } from './tokens.ts'
 
 const FILE_LABEL: Record<FileKey, string> = {
   bundleIos: 'iOS bundle',
