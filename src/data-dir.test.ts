@@ -5,7 +5,7 @@ import { readMigrationFiles } from 'drizzle-orm/migrator'
 import { mkdirSync, rmSync, writeFileSync, existsSync, truncateSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { ConfigError } from './config'
-import { dataDirPaths, lockHolder, openDataDir } from './data-dir'
+import { dataDirPaths, lockHolder, lockingCommandIn, openDataDir } from './data-dir'
 import { appliedMigrationCount, schemaVersion } from './db/open'
 import { tempDir } from './test-support'
 
@@ -179,4 +179,19 @@ describe('modes', () => {
     await store.commit(temp)
     expect(mode(join(root, 'blobs', 'sha256', temp.sha256.slice(0, 2)))).toBe(0o700)
   })
+})
+
+test('the command holding the lock is the first subcommand of its command line, not a word of its arguments', () => {
+  const line = (...words: string[]) => `${words.join('\u0000')}\u0000`
+  const table: [string, string | null][] = [
+    [line('/usr/local/bin/miniship', 'serve', '--data-dir', '/var/lib/miniship'), null],
+    [line('/usr/local/bin/miniship', 'restore', 'backup.tar.gz', '--force'), 'restore'],
+    [line('bun', 'src/main.ts', 'migrate-storage', '--to', 's3'), 'migrate-storage'],
+    [line('miniship', 'doctor', '--fix'), 'doctor --fix'],
+    // a data directory (or any argument) named like a subcommand does not make serve another command
+    [line('/usr/local/bin/miniship', 'serve', '--data-dir', 'doctor'), null],
+    [line('miniship', 'serve', '--data-dir', 'restore'), null],
+    [line('miniship', 'doctor', '--data-dir', 'restore'), 'doctor --fix'],
+  ]
+  for (const [commandLine, expected] of table) expect([commandLine, lockingCommandIn(commandLine)]).toEqual([commandLine, expected])
 })

@@ -275,11 +275,19 @@ function lockingCommandOf(pid: number): string | null {
   } catch {
     return null
   }
-  const words = commandLine.split('\u0000')
-  for (const command of ['restore', 'migrate-storage', 'doctor']) {
-    if (words.slice(1, 4).includes(command)) return command === 'doctor' ? 'doctor --fix' : command
-  }
-  return null
+  return lockingCommandIn(commandLine)
+}
+
+/**
+ * The same, of a NUL-separated command line: its subcommand is the first of the words after the
+ * program that names one, so `miniship serve --data-dir restore` is serve, whatever its arguments say.
+ */
+export function lockingCommandIn(commandLine: string): string | null {
+  const command = commandLine
+    .split('\u0000')
+    .slice(1, 4)
+    .find((word) => word === 'serve' || word === 'restore' || word === 'migrate-storage' || word === 'doctor')
+  return command === undefined || command === 'serve' ? null : command === 'doctor' ? 'doctor --fix' : command
 }
 
 /** Held by `serve`: a second server on the same data directory refuses to start. */
