@@ -664,9 +664,10 @@ export function createUpdater(options: UpdaterOptions): Updater {
       return { ...whichVersion(install), mandatory: body.mandatory === true, install }
     },
 
-    // `id` is no option: a parameter, as the shortest name for it (the library's size is counted, docs/host-app.md)
-    download: (update: Update, downloadOptions?: { onProgress?: (received: number, total: number) => void }, id = update?.versionId) =>
-      running[id] || (running[id] = download(update, downloadOptions).finally(() => delete running[id])),
+    download: (update, downloadOptions) => {
+      const id = update?.versionId
+      return running[id] || (running[id] = download(update, downloadOptions).finally(() => delete running[id]))
+    },
 
     markReady: () =>
       exclusive(async () => {

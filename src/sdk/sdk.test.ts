@@ -405,6 +405,12 @@ describe('the update client against the server', () => {
     fileRequests.length = 0
     await client.download(first!)
     expect(fileRequests.length).toBe(3)
+    // passed as a callback (map hands it an index and the array too), two updates are still two downloads
+    const other = { ...first!, versionId: `${first!.versionId}-other` }
+    // (as plain JavaScript passes it: TypeScript would refuse the index where the options go)
+    const callback = client.download as (update: Update) => ReturnType<typeof client.download>
+    const [one, two] = await Promise.all([...[first!].map(callback), ...[other].map(callback)])
+    expect([one!.versionId, two!.versionId]).toEqual([first!.versionId, other.versionId])
   })
 
   test('a download the device cannot keep (a full disk, files it may not write: STORAGE) reports no failed event either, and the host app still gets STORAGE: the release guard counts failed devices, and a full phone is not one', async () => {
