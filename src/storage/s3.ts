@@ -541,12 +541,15 @@ export async function openS3Store(
  */
 export class StorageUnreachableError extends Error {}
 
-const unreachableCodes = new Set(['ConnectionRefused', 'ConnectionClosed', 'Timeout', 'FailedToOpenSocket', 'DNSResolveFailed', 'ServiceUnavailable', 'InternalError', 'SlowDown'])
+/** The bucket's network cannot reach it: the words of describeProbeFailure, and exit 1 STORAGE_UNREACHABLE (it may answer later). */
+const networkCodes = new Set(['ConnectionRefused', 'ConnectionClosed', 'Timeout', 'FailedToOpenSocket', 'DNSResolveFailed'])
+/** The bucket's service is down or overloaded (5xx): an outage, not a setting to change; unreachable too. */
+const outageCodes = new Set(['ServiceUnavailable', 'InternalError', 'SlowDown'])
 
 /** The error a failed probe (or owner marker read) throws: unreachable, or a refusal naming the setting. */
 function probeFailure(config: S3StorageConfig, code: string): Error {
   const message = describeProbeFailure(config, code)
-  return unreachableCodes.has(code) ? new StorageUnreachableError(message) : new Error(message)
+  return networkCodes.has(code) || outageCodes.has(code) ? new StorageUnreachableError(message) : new Error(message)
 }
 
 /** One line for the operator naming the setting to look at (never the secret). */
@@ -561,18 +564,9 @@ export function describeProbeFailure(config: S3StorageConfig, code: string): str
     case 'InvalidToken':
     case 'ExpiredToken':
       return `S3 storage: the credentials in MINISHIP_S3_ACCESS_KEY_ID/MINISHIP_S3_SECRET_ACCESS_KEY (or AWS_*) were refused by ${where} (${code})`
-    case 'ConnectionRefused':
-    case 'ConnectionClosed':
-    case 'Timeout':
-    case 'FailedToOpenSocket':
-    case 'DNSResolveFailed':
-      return `S3 storage: --s3-endpoint: ${where} cannot be reached (${code})`
-    // the bucket's service is down or overloaded (5xx): an outage, not a setting to change
-    case 'ServiceUnavailable':
-    case 'InternalError':
-    case 'SlowDown':
-      return `S3 storage: ${where} cannot be reached: the service is unavailable (${code})`
     default:
+      if (networkCodes.has(code)) return `S3 storage: --s3-endpoint: ${where} cannot be reached (${code})`
+      if (outageCodes.has(code)) return `S3 storage: ${where} cannot be reached: the service is unavailable (${code})`
       return `S3 storage: ${where} could not be written and read back (${code}); check --s3-endpoint, --s3-region and the credentials`
   }
 }
