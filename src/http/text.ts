@@ -30,6 +30,9 @@ const multiLineCharacter = character(`\\u0000-\\u0008${forbiddenAlways}`)
 export function singleLinePattern(maxCharacters: number): string {
   return `^${singleLineCharacter}{0,${maxCharacters}}$`
 }
+/** The longest release notes (a publish's, a rollback's) and pause reason, in characters. */
+export const notesMaxLength = 2000
+
 /** For TypeBox `pattern`: text with line breaks and tabs (descriptions, notes) of at most `maxCharacters` characters. */
 export function multiLinePattern(maxCharacters: number): string {
   return `^${multiLineCharacter}{0,${maxCharacters}}$`

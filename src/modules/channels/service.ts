@@ -3,7 +3,7 @@ import { and, asc, desc, eq, gt, inArray, isNull, max, or } from 'drizzle-orm'
 import { channelGuards, channelReleases, channels, miniApps, releaseHistory, signingKeys, versionSignatures, versions, type MiniAppRow } from '../../db/schema'
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
-import { cutText, isCleanText, textLength } from '../../http/text'
+import { cutText, isCleanText, notesMaxLength, textLength } from '../../http/text'
 import { recordAudit } from '../audit/service'
 import { newId, isoAt, type Clock } from '../../ids'
 import { requireVisibleMiniApp, userSummaries, type Caller, type UserSummary } from '../miniapps/service'
@@ -735,7 +735,7 @@ export function resumeRollout(db: Db, clock: Clock, actor: RolloutActor, miniApp
 }
 
 /** the longest pause reason, in characters: a publish's notes take as many */
-export const pauseReasonMaxLength = 2000
+export const pauseReasonMaxLength = notesMaxLength
 
 /**
  * `PATCH …/channels/{channel}/rollout`: `{ rolloutPercent }` or `{ paused, reason? }`, one of them.

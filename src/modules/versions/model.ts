@@ -1,6 +1,6 @@
 // TypeBox schemas of the version endpoints (validation and OpenAPI).
 import { t, type TSchema } from 'elysia'
-import { multiLinePattern } from '../../http/text'
+import { multiLinePattern, notesMaxLength } from '../../http/text'
 import { miniAppRecord, userSummary } from '../miniapps/model'
 import { channelRecord } from '../channels/model'
 import { versionPattern } from './version-rules'
@@ -38,9 +38,9 @@ export const miniAppIdParams = t.Object({ miniAppId: t.String() })
 export const versionParams = t.Object({ miniAppId: t.String(), versionId: t.String() })
 
 // no control characters or bidi overrides, like every other free text (http/text.ts): notes are shown in the console's History and the audit log
-const notes = t.String({ pattern: multiLinePattern(2000), error: 'must be text of at most 2000 characters without control characters (line breaks and tabs are fine)' })
+const notes = t.String({ pattern: multiLinePattern(notesMaxLength), error: `must be text of at most ${notesMaxLength} characters without control characters (line breaks and tabs are fine)` })
 /** notes, or null for none; the union names what it takes (Elysia's own words were "expected union value") */
-const optionalNotes = t.Optional(t.Union([notes, t.Null()], { error: 'must be text of at most 2000 characters without control characters (line breaks and tabs are fine), or null' }))
+const optionalNotes = t.Optional(t.Union([notes, t.Null()], { error: `must be text of at most ${notesMaxLength} characters without control characters (line breaks and tabs are fine), or null` }))
 
 const channel = t.String({ maxLength: 64, description: 'a channel name (default: the channel the version was uploaded to)', error: 'must be a channel name such as stable or beta' })
 

@@ -1,12 +1,13 @@
 // TypeBox schemas of the webhook endpoints (validation and OpenAPI).
 import { t } from 'elysia'
+import { webhookUrlLimit } from './address'
 
 export const webhooksParams = t.Object({ miniAppId: t.String() })
 export const webhookParams = t.Object({ miniAppId: t.String(), webhookId: t.String({ maxLength: 64 }) })
 
 /** Event names and the URL are checked by the service, so their messages live in one place. */
 export const createWebhookBody = t.Object({
-  url: t.String({ minLength: 1, maxLength: 2000, description: 'at most 2000 characters, also once percent-encoded (as it is stored)', error: 'must be the receiver\'s http(s) URL', examples: ['https://hooks.slack.com/services/T000/B000/XXXX'] }),
+  url: t.String({ minLength: 1, maxLength: webhookUrlLimit, description: `at most ${webhookUrlLimit} characters, also once percent-encoded (as it is stored)`, error: 'must be the receiver\'s http(s) URL', examples: ['https://hooks.slack.com/services/T000/B000/XXXX'] }),
   events: t.Optional(
     t.Array(t.String({ maxLength: 64 }), {
       maxItems: 10,
