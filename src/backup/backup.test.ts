@@ -13,7 +13,7 @@ import { blobPath } from '../storage'
 import { collectGarbage, findGarbage } from '../storage/gc'
 import { tempDir } from '../test-support'
 import { productVersion } from '../version'
-import { backupTarget, createBackup, defaultBackupName, isDiskFull, stagingSpaceProblem } from './create'
+import { backupTarget, createBackup, defaultBackupName, diskFullText, isDiskFull, stagingSpaceProblem } from './create'
 import { BackupError, parseManifest, type BackupManifest } from './manifest'
 import { removeRestoreLeftovers, restoreBackup } from './restore'
 import { readTar } from './tar-reader'
@@ -724,6 +724,14 @@ describe('a full data disk', () => {
       'the file system of /srv/miniship/tmp is full: the backup copies the database there first and needs about 110.0 MB, 110.0 MB are free; free space on it (miniship doctor says how much uploads and backups need), then run the backup again',
     )
     expect(stagingSpaceProblem('/srv/miniship/tmp', 3 * 1024 * MB, 12 * MB)).toStartWith('the file system of /srv/miniship/tmp is full: the backup copies the database there first and needs about 3.30 GB, 12.0 MB are free;')
+  })
+
+  test('a disk that fills while the backup runs: from a bucket, the staging in tmp/; a local store (its files linked, not copied), the archive\'s disk too', () => {
+    const MB = 1024 * 1024
+    const tmp = { dir: '/srv/miniship/tmp', free: 0 }
+    const out = { dir: '/backups', free: 3 * MB }
+    expect(diskFullText(true, tmp, out)).toBe('the file system of /srv/miniship/tmp is full: the backup stages the stored files it downloads from the bucket there (0 B free); free space on it, then run the backup again')
+    expect(diskFullText(false, tmp, out)).toBe('a file system is full: 3.0 MB free where the archive is written (/backups), 0 B in /srv/miniship/tmp; free space, then run the backup again')
   })
 
   test('ENOSPC and SQLite\'s own "database or disk is full" (a real one: a database at its page limit) count as full; other errors do not', () => {

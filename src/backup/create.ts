@@ -111,6 +111,16 @@ export function stagingSpaceProblem(tmp: string, databaseBytes: number, freeByte
   return `the file system of ${tmp} is full: the backup copies the database there first and needs about ${sizeText(needed)}, ${sizeText(freeBytes)} are free; free space on it (miniship doctor says how much uploads and backups need), then run the backup again`
 }
 
+/**
+ * What a backup says when a disk filled while it ran. From a bucket the stored files are downloaded
+ * into the staging in tmp/; a local store's files are linked there, not copied, so what filled a disk
+ * is the archive being written (or the database copy, which stagingSpaceProblem checks first).
+ */
+export function diskFullText(fromBucket: boolean, tmp: { dir: string; free: number }, out: { dir: string; free: number }): string {
+  if (fromBucket) return `the file system of ${tmp.dir} is full: the backup stages the stored files it downloads from the bucket there (${sizeText(tmp.free)} free); free space on it, then run the backup again`
+  return `a file system is full: ${sizeText(out.free)} free where the archive is written (${out.dir}), ${sizeText(tmp.free)} in ${tmp.dir}; free space, then run the backup again`
+}
+
 /** Copies the live database with VACUUM INTO: a consistent snapshot read inside one read transaction. */
 function snapshotDatabase(paths: DataDirPaths, target: string): void {
   rmSync(target, { force: true })
@@ -413,7 +423,7 @@ export async function createBackup(options: BackupOptions): Promise<BackupResult
     if (error instanceof BackupError) throw error
     const code = (error as NodeJS.ErrnoException).code
     // a bucket's stored files are downloaded into the staging: they too need room in tmp/
-    if (isDiskFull(error)) throw new BackupError(`the file system of ${paths.tmp} is full: the backup stages the stored files it downloads from the bucket there (${sizeText(freeBytesAt(paths.tmp))} free); free space on it, then run the backup again`)
+    if (isDiskFull(error)) throw new BackupError(diskFullText(isS3BlobStore(store), { dir: paths.tmp, free: freeBytesAt(paths.tmp) }, { dir: dirname(options.out), free: freeBytesAt(dirname(options.out)) }))
     if (code === 'ENOENT') throw new BackupError(`a file disappeared while the backup ran (${(error as Error).message}); did a server start on ${options.dataDir}? Run the backup again`)
     // the CLI says "backup failed:" before it
     throw new BackupError((error as Error).message)
