@@ -30,7 +30,7 @@ describe('foundation HTTP behaviour', () => {
       expect(res.status).toBe(404)
       expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8')
       expect(res.text).toContain('<h1>Page not found</h1>')
-      expect(res.text).toContain('<a href="/">Go to the console</a>')
+      expect(res.text).toContain('<a href="/apps">Go to the miniapps</a>')
       expect(res.text).not.toContain('ROUTE_NOT_FOUND')
       expect(res.headers.get('content-security-policy')).toContain("script-src 'self'")
       expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")

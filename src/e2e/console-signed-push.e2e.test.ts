@@ -78,8 +78,8 @@ describe.skipIf(!hasChromium)('the console on a phone: a miniapp that requires s
       expect(await layoutProblems(page)).toEqual([])
     }
     await screenshot(page, 'not-found-390')
-    await page.getByRole('link', { name: 'Go to the console' }).click()
+    await page.getByRole('link', { name: 'Go to the miniapps' }).click()
     await page.getByTestId('app-' + APP_ID).waitFor()
-    expect(new URL(page.url()).pathname).toBe('/')
+    expect(new URL(page.url()).pathname).toBe('/apps')
   })
 })

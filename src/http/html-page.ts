@@ -59,5 +59,5 @@ export function wantsNotFoundPage(request: Request): boolean {
 
 /** The console's "not found" page, in the console's words, with a link to its home. */
 export function notFoundPage(): Response {
-  return htmlPage(404, 'Page not found', '<p>There is no page at this address.</p>\n<p><a href="/">Go to the console</a></p>')
+  return htmlPage(404, 'Page not found', '<p>There is no page at this address.</p>\n<p><a href="/apps">Go to the miniapps</a></p>')
 }
