@@ -3,23 +3,15 @@
 import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { hasChromium } from './browser-support'
-import { signIn } from './console-fixture'
 import { consoleSession } from './console-session'
 
 const DESKTOP = { width: 1280, height: 800 }
 
 describe.skipIf(!hasChromium)('the console on a desktop', () => {
   const session = consoleSession()
-  const { watch, contexts } = session
+  const { watch } = session
 
-  async function signedInPage(): Promise<Page> {
-    const context = await session.browser.newContext({ viewport: DESKTOP })
-    watch.attach(context)
-    contexts.push(context)
-    const page = await context.newPage()
-    await signIn(page, session.fixture.base)
-    return page
-  }
+  const signedInPage = (): Promise<Page> => session.signedInPage(DESKTOP)
 
   test('a release paused elsewhere: Raise… is refused with the server’s message, and the card then shows it paused', async () => {
     const page = await signedInPage()

@@ -6,7 +6,6 @@ import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { signatureRequiredText } from '../modules/signing/words'
 import { hasChromium, screenshot } from './browser-support'
-import { signIn } from './console-fixture'
 import { consoleSession } from './console-session'
 import { layoutProblems } from './console-layout'
 
@@ -24,17 +23,9 @@ describe.skipIf(!hasChromium)('the console on a phone: a miniapp that requires s
       expect((await fixture.api('PATCH', `/api/mini-apps/${app.body.id}`, { ...as, json: { requireSignature: true } })).status).toBe(200)
     },
   })
-  const { watch, contexts } = session
+  const { watch } = session
 
-  async function phonePage(): Promise<Page> {
-    const context = await session.browser.newContext({ viewport: phone })
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: session.fixture.base })
-    watch.attach(context)
-    contexts.push(context)
-    const page = await context.newPage()
-    await signIn(page, session.fixture.base)
-    return page
-  }
+  const phonePage = (): Promise<Page> => session.signedInPage(phone, { clipboard: true })
 
   test('the Upload page says the server refuses an unsigned upload, offers no form, and gives the command that signs', async () => {
     const page = await phonePage()
