@@ -220,7 +220,7 @@ function openTargetBucket(staging: string, storage: S3StorageConfig, manifest: B
   const sameBucket = manifest.blobs?.storage === 's3' && manifest.blobs.bucket === storage.bucket && (manifest.blobs.prefix ?? '').replace(/\/+$/, '') === storage.prefix
   const recorded = manifest.owner !== undefined ? { owner: manifest.owner } : sameBucket ? { owner: null } : undefined
   // a bucket that refuses the settings is refused as serve and backup refuse it (ConfigError, exit 2)
-  return openS3Store({ ...storage, recorded }, dataDirPaths(staging), 'fill', (message) => new ConfigError(message))
+  return openS3Store({ ...storage, recorded }, dataDirPaths(staging), 'fill', (message, code) => new ConfigError(message, code))
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Subprocess } from 'bun'
 import { openDataDir } from '../data-dir'
 import { closeDatabase } from '../db/open'
 import { tempDir } from '../test-support'
-import { testCredentials } from '../storage/test-s3'
+import { startTestS3, testCredentials, type TestS3 } from '../storage/test-s3'
 import { jsonDocument, runCli, type CliRun } from './test-run'
 
 const root = tempDir('miniship-exit-codes-')
@@ -83,6 +83,34 @@ describe('a bucket that cannot be reached: exit 1, STORAGE_UNREACHABLE (it may a
     const report = jsonDocument(run) as { healthy: boolean; problems: string[] }
     expect(report.healthy).toBe(false)
     expect(report.problems[0]).toMatch(message)
+  })
+})
+
+describe('a bucket that refuses a setting (no such bucket): exit 2, STORAGE_REFUSED (change the setting first)', () => {
+  const message = /^S3 storage: --s3-bucket: there is no bucket "no-such-bucket" at http:\/\/127\.0\.0\.1:\d+/
+  let s3: TestS3
+  let archive: string
+  const refusingBucket = () => ({ ...s3.env(), MINISHIP_S3_BUCKET: 'no-such-bucket' })
+  beforeAll(async () => {
+    s3 = await startTestS3()
+    archive = await archiveOf(freshDataDir(), 'for-refused.tar.gz')
+  })
+  afterAll(() => s3?.close())
+
+  test('serve', async () => {
+    expectRefusal(await runCli(['serve', '--data-dir', join(root, 'serve-refused'), '--port', '0', '--host', '127.0.0.1', '--json'], { env: refusingBucket() }), 2, 'STORAGE_REFUSED', message)
+  })
+  test('backup', async () => {
+    expectRefusal(await runCli(['backup', '--data-dir', freshDataDir(), '--out', join(root, 'refused.tar.gz'), '--json'], { env: refusingBucket() }), 2, 'STORAGE_REFUSED', message)
+  })
+  test('restore', async () => {
+    expectRefusal(await runCli(['restore', archive, '--data-dir', join(root, 'restore-refused'), '--json'], { env: refusingBucket() }), 2, 'STORAGE_REFUSED', message)
+  })
+  test('migrate-storage', async () => {
+    expectRefusal(await runCli(['migrate-storage', '--to', 's3', '--data-dir', freshDataDir(), '--json'], { env: refusingBucket() }), 2, 'STORAGE_REFUSED', message)
+  })
+  test('doctor --fix', async () => {
+    expectRefusal(await runCli(['doctor', '--fix', '--data-dir', freshDataDir(), '--json'], { env: refusingBucket() }), 2, 'STORAGE_REFUSED', message)
   })
 })
 

@@ -214,7 +214,7 @@ async function openStore(config: Config): Promise<{ blobs: BlobStore; claim: str
   if (persisted?.storage !== 's3' && hasStoredFiles(paths)) {
     throw new ConfigError(`--storage s3: ${config.dataDir} keeps its stored files in the data directory; copy them to the bucket first with miniship migrate-storage --to s3`)
   }
-  const { store, ownership } = await openS3Store(config.storage, paths, 'serve', (message) => new ConfigError(message), (line) => process.stdout.write(line + '\n'))
+  const { store, ownership } = await openS3Store(config.storage, paths, 'serve', (message, code) => new ConfigError(message, code), (line) => process.stdout.write(line + '\n'))
   return { blobs: store, claim: ownership.kind === 'claim' ? ownership.owner : null }
 }
 

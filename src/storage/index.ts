@@ -65,7 +65,7 @@ export async function openBlobStore(config: Pick<Config, 'storage'>, paths: Pick
   if (readStorageFile(paths.root)?.storage !== 's3' && hasStoredFiles(paths)) {
     throw new ConfigError(`--storage s3: ${paths.root} keeps its stored files in the data directory; copy them to the bucket first with miniship migrate-storage --to s3`)
   }
-  return (await openS3Store(config.storage, paths, 'read', (message) => new ConfigError(message))).store
+  return (await openS3Store(config.storage, paths, 'read', (message, code) => new ConfigError(message, code))).store
 }
 
 /** The store the configuration names: the data directory's blobs/ (default) or an S3 bucket. */

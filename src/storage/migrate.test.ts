@@ -163,7 +163,7 @@ describe('migrate-storage --json', () => {
     const refused = await runCli([...args, '--s3-bucket', 'no-such-bucket'], { env: testCredentials })
     // exit 2, as serve and backup refuse a bucket that does not exist (it was 1, MIGRATE_FAILED)
     expect(refused.exitCode).toBe(2)
-    expect(jsonDocument(refused)).toMatchObject({ error: { code: 'USAGE', message: expect.stringContaining('there is no bucket "no-such-bucket"') } })
+    expect(jsonDocument(refused)).toMatchObject({ error: { code: 'STORAGE_REFUSED', message: expect.stringContaining('there is no bucket "no-such-bucket"') } })
     const run = await runCli([...args, '--s3-bucket', s3.config().bucket], { env: testCredentials })
     expect(run.exitCode).toBe(0)
     expect(jsonDocument(run)).toMatchObject({ dataDir, bucket: s3.config().bucket, prefix: 'migrated-json', copied: hashes.length, alreadyThere: 0 })

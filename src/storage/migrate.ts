@@ -51,7 +51,7 @@ export async function migrateToS3(dataDir: string, target: S3StorageConfig, prog
     const local = createLocalBlobStore(paths)
     // a local data directory has no owner id yet: it gets a new one, or the prefix is another's
     // a bucket that refuses the settings is refused as serve and backup refuse it (ConfigError, exit 2)
-    const { store: bucket, ownership } = await openS3Store({ ...target, recorded: undefined }, paths, 'fill', (message) => new ConfigError(message))
+    const { store: bucket, ownership } = await openS3Store({ ...target, recorded: undefined }, paths, 'fill', (message, code) => new ConfigError(message, code))
     const blobs = await local.list()
     const result: MigrateResult = { copied: 0, alreadyThere: 0, bytes: 0 }
     let done = 0

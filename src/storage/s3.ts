@@ -496,13 +496,13 @@ export function createS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPa
 }
 
 /** An S3 blob store that has passed its probe; a failing probe throws `fail(its one-line message)`. */
-export async function probedS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPaths, 'blobs' | 'tmp'>, fail: (message: string) => Error, log?: (line: string) => void): Promise<S3BlobStore> {
+export async function probedS3BlobStore(config: S3StorageConfig, paths: Pick<DataDirPaths, 'blobs' | 'tmp'>, fail: (message: string, code?: string) => Error, log?: (line: string) => void): Promise<S3BlobStore> {
   const store = createS3BlobStore(config, paths, log)
   try {
     await store.probe()
   } catch (error) {
     if (error instanceof StorageUnreachableError) throw error
-    throw fail((error as Error).message)
+    throw fail((error as Error).message, error instanceof StorageRefusedError ? storageRefused : undefined)
   }
   return store
 }
@@ -518,7 +518,8 @@ export async function openS3Store(
   config: S3StorageConfig,
   paths: Pick<DataDirPaths, 'blobs' | 'tmp'>,
   use: PrefixUse,
-  fail: (message: string) => Error,
+  /** makes the error of a failure; `code` is STORAGE_REFUSED for a setting the bucket refused */
+  fail: (message: string, code?: string) => Error,
   log?: (line: string) => void,
 ): Promise<{ store: S3BlobStore; ownership: Exclude<Ownership, { kind: 'foreign' }> }> {
   // backup and doctor only read: the owner marker's GET is their probe (read-only credentials do)
@@ -528,7 +529,7 @@ export async function openS3Store(
     ownership = await store.ownership(use)
   } catch (error) {
     if (error instanceof StorageUnreachableError) throw error
-    throw fail((error as Error).message)
+    throw fail((error as Error).message, error instanceof StorageRefusedError ? storageRefused : undefined)
   }
   if (ownership.kind === 'foreign') throw new ConfigError(ownership.message)
   return { store, ownership }
@@ -541,6 +542,15 @@ export async function openS3Store(
  */
 export class StorageUnreachableError extends Error {}
 
+/**
+ * The bucket answered and refused a setting (credentials, no such bucket, a prefix it will not
+ * take): the operator must change it first, so every command exits 2 with STORAGE_REFUSED.
+ */
+export class StorageRefusedError extends Error {}
+
+/** The --json code of a setting the bucket refused. */
+export const storageRefused = 'STORAGE_REFUSED'
+
 /** The bucket's network cannot reach it: the words of describeProbeFailure, and exit 1 STORAGE_UNREACHABLE (it may answer later). */
 const networkCodes = new Set(['ConnectionRefused', 'ConnectionClosed', 'Timeout', 'FailedToOpenSocket', 'DNSResolveFailed'])
 /** The bucket's service is down or overloaded (5xx): an outage, not a setting to change; unreachable too. */
@@ -549,7 +559,7 @@ const outageCodes = new Set(['ServiceUnavailable', 'InternalError', 'SlowDown'])
 /** The error a failed probe (or owner marker read) throws: unreachable, or a refusal naming the setting. */
 function probeFailure(config: S3StorageConfig, code: string): Error {
   const message = describeProbeFailure(config, code)
-  return networkCodes.has(code) || outageCodes.has(code) ? new StorageUnreachableError(message) : new Error(message)
+  return networkCodes.has(code) || outageCodes.has(code) ? new StorageUnreachableError(message) : new StorageRefusedError(message)
 }
 
 /** One line for the operator naming the setting to look at (never the secret). */
