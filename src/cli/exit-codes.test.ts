@@ -112,6 +112,9 @@ describe('a bucket that refuses a setting (no such bucket): exit 2, STORAGE_REFU
   test('doctor --fix', async () => {
     expectRefusal(await runCli(['doctor', '--fix', '--data-dir', freshDataDir(), '--json'], { env: refusingBucket() }), 2, 'STORAGE_REFUSED', message)
   })
+  test('doctor (without --fix) as well: a setting to change, not a problem of the data', async () => {
+    expectRefusal(await runCli(['doctor', '--data-dir', freshDataDir(), '--json'], { env: refusingBucket() }), 2, 'STORAGE_REFUSED', message)
+  })
 })
 
 /** `miniship serve` from the sources on a free port, running until stopped. */
