@@ -55,6 +55,19 @@ async function archiveOf(dataDir: string, name: string): Promise<string> {
   return archive
 }
 
+/**
+ * serve, backup, restore, migrate-storage and doctor --fix with the bucket `env()` names: each one
+ * refused alike. `name` keeps each command's data directory and archive apart.
+ */
+function everyStorageCommand(name: string, env: () => Record<string, string>, archive: () => string, exitCode: number, code: string, message: RegExp): void {
+  const refused = async (args: string[]) => expectRefusal(await runCli([...args, '--json'], { env: env() }), exitCode, code, message)
+  test('serve', () => refused(['serve', '--data-dir', join(root, `serve-${name}`), '--port', '0', '--host', '127.0.0.1']))
+  test('backup', () => refused(['backup', '--data-dir', freshDataDir(), '--out', join(root, `${name}.tar.gz`)]))
+  test('restore', () => refused(['restore', archive(), '--data-dir', join(root, `restore-${name}`)]))
+  test('migrate-storage', () => refused(['migrate-storage', '--to', 's3', '--data-dir', freshDataDir()]))
+  test('doctor --fix', () => refused(['doctor', '--fix', '--data-dir', freshDataDir()]))
+}
+
 describe('a bucket that cannot be reached: exit 1, STORAGE_UNREACHABLE (it may answer later; nothing to change)', () => {
   const message = /^S3 storage: --s3-endpoint: bucket "miniship-test" at http:\/\/127\.0\.0\.1:\d+ cannot be reached \(ConnectionRefused\)/
   let archive: string
@@ -62,21 +75,7 @@ describe('a bucket that cannot be reached: exit 1, STORAGE_UNREACHABLE (it may a
     archive = await archiveOf(freshDataDir(), 'for-unreachable.tar.gz')
   })
 
-  test('serve', async () => {
-    expectRefusal(await runCli(['serve', '--data-dir', join(root, 'serve-unreachable'), '--port', '0', '--host', '127.0.0.1', '--json'], { env: unreachableBucket() }), 1, 'STORAGE_UNREACHABLE', message)
-  })
-  test('backup', async () => {
-    expectRefusal(await runCli(['backup', '--data-dir', freshDataDir(), '--out', join(root, 'unreachable.tar.gz'), '--json'], { env: unreachableBucket() }), 1, 'STORAGE_UNREACHABLE', message)
-  })
-  test('restore', async () => {
-    expectRefusal(await runCli(['restore', archive, '--data-dir', join(root, 'restore-unreachable'), '--json'], { env: unreachableBucket() }), 1, 'STORAGE_UNREACHABLE', message)
-  })
-  test('migrate-storage', async () => {
-    expectRefusal(await runCli(['migrate-storage', '--to', 's3', '--data-dir', freshDataDir(), '--json'], { env: unreachableBucket() }), 1, 'STORAGE_UNREACHABLE', message)
-  })
-  test('doctor --fix', async () => {
-    expectRefusal(await runCli(['doctor', '--fix', '--data-dir', freshDataDir(), '--json'], { env: unreachableBucket() }), 1, 'STORAGE_UNREACHABLE', message)
-  })
+  everyStorageCommand('unreachable', unreachableBucket, () => archive, 1, 'STORAGE_UNREACHABLE', message)
   test('doctor (without --fix) reports it as a problem found: exit 1 as well, the rest still checked', async () => {
     const run = await runCli(['doctor', '--data-dir', freshDataDir(), '--json'], { env: unreachableBucket() })
     expect(run.exitCode).toBe(1)
@@ -97,21 +96,7 @@ describe('a bucket that refuses a setting (no such bucket): exit 2, STORAGE_REFU
   })
   afterAll(() => s3?.close())
 
-  test('serve', async () => {
-    expectRefusal(await runCli(['serve', '--data-dir', join(root, 'serve-refused'), '--port', '0', '--host', '127.0.0.1', '--json'], { env: refusingBucket() }), 2, 'STORAGE_REFUSED', message)
-  })
-  test('backup', async () => {
-    expectRefusal(await runCli(['backup', '--data-dir', freshDataDir(), '--out', join(root, 'refused.tar.gz'), '--json'], { env: refusingBucket() }), 2, 'STORAGE_REFUSED', message)
-  })
-  test('restore', async () => {
-    expectRefusal(await runCli(['restore', archive, '--data-dir', join(root, 'restore-refused'), '--json'], { env: refusingBucket() }), 2, 'STORAGE_REFUSED', message)
-  })
-  test('migrate-storage', async () => {
-    expectRefusal(await runCli(['migrate-storage', '--to', 's3', '--data-dir', freshDataDir(), '--json'], { env: refusingBucket() }), 2, 'STORAGE_REFUSED', message)
-  })
-  test('doctor --fix', async () => {
-    expectRefusal(await runCli(['doctor', '--fix', '--data-dir', freshDataDir(), '--json'], { env: refusingBucket() }), 2, 'STORAGE_REFUSED', message)
-  })
+  everyStorageCommand('refused', refusingBucket, () => archive, 2, 'STORAGE_REFUSED', message)
   test('doctor (without --fix) as well: a setting to change, not a problem of the data', async () => {
     expectRefusal(await runCli(['doctor', '--data-dir', freshDataDir(), '--json'], { env: refusingBucket() }), 2, 'STORAGE_REFUSED', message)
   })
