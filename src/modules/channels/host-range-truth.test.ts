@@ -59,27 +59,22 @@ describe('a complete release with a host version range', () => {
     expect(words).toContain('>=3.0.0')
   })
 
-  test('a release before it for the same hosts is not what the others get: it reads replaced, and the words do not name it', async () => {
-    const app = await setUp('com.example.hostsame')
-    await app.publishFor('1.0.0', '>=3.0.0')
-    await app.publishFor('1.1.0', '>=3.0.0')
-    expect(await app.offered('2.5.0')).toBeNull()
-    expect(await app.offered('3.1.0')).toBe('1.1.0')
-    const words = channelDevicesText(await app.stable())
-    expect(words).not.toContain('they get 1.0.0')
-    expect(await app.standings()).toEqual({ '1.1.0': 'live on stable, complete 100 %', '1.0.0': 'replaced on stable' })
-  })
-
-  test('a release before it for a narrower lower bound (>=3.0.0 under a newest >=2.0.0) fits no host outside: it reads replaced', async () => {
-    const app = await setUp('com.example.hostnarrower')
-    await app.publishFor('1.0.0', '>=3.0.0')
-    await app.publishFor('1.1.0', '>= 2.0.0')
+  // an older release no host outside the newest's range fits is not what the others get: it reads replaced, and the words do not name it
+  for (const [why, appId, newest, outside] of [
+    ['for the same hosts', 'com.example.hostsame', '>=3.0.0', '2.5.0'],
     // a host below 2.0.0 gets nothing: 1.0.0 needs 3.0.0 or later
-    expect(await app.offered('1.5.0')).toBeNull()
-    expect(await app.offered('3.1.0')).toBe('1.1.0')
-    expect(channelDevicesText(await app.stable())).not.toContain('they get 1.0.0')
-    expect(await app.standings()).toEqual({ '1.1.0': 'live on stable, complete 100 %', '1.0.0': 'replaced on stable' })
-  })
+    ['for a narrower lower bound (>=3.0.0 under a newest >=2.0.0)', 'com.example.hostnarrower', '>= 2.0.0', '1.5.0'],
+  ] as const) {
+    test(`a release before it ${why} fits no host outside: it reads replaced, and the words do not name it`, async () => {
+      const app = await setUp(appId)
+      await app.publishFor('1.0.0', '>=3.0.0')
+      await app.publishFor('1.1.0', newest)
+      expect(await app.offered(outside)).toBeNull()
+      expect(await app.offered('3.1.0')).toBe('1.1.0')
+      expect(channelDevicesText(await app.stable())).not.toContain('they get 1.0.0')
+      expect(await app.standings()).toEqual({ '1.1.0': 'live on stable, complete 100 %', '1.0.0': 'replaced on stable' })
+    })
+  }
 
   test('a release before it for a lower bound below the newest\'s (>=2.0.0 under >=3.0.0) is what hosts between get: live', async () => {
     const app = await setUp('com.example.hostwider')
