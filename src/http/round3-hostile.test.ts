@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, mock, test } from 'bun:test'
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
 import { createTestContext } from '../test-support'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../test-fixtures'
-import { nativeDispatch, nativeInstallRoutes } from '../modules/runtime/native-routes'
+import { nativeRoutesOf } from '../modules/runtime/test-runtime'
 
 // While this file runs no name a webhook URL gives reaches a real resolver: names of localhost resolve to
 // loopback, as the system's resolver answers them, every other to a public address. The files that run
@@ -43,9 +43,7 @@ afterAll(() => {
   context.close()
 })
 /** what `serve` answers the runtime's hot routes with before the app (cli/serve.ts): the same answers are expected of both */
-const native = nativeDispatch(
-  nativeInstallRoutes({ ...context.app.store.installAnswers, ...context.app.store.fileAnswers }, (handler) => (request, server, url) => handler(request, server, url ?? request.url), () => {}),
-)
+const native = nativeRoutesOf(context.app)
 
 let owner: TestUser
 let admin: TestUser
@@ -517,7 +515,7 @@ async function judge(sent: Sent): Promise<Bad[]> {
   }
   if (sent.native) {
     const request = new Request(`http://localhost${sent.path}`, { method: sent.method, headers: sent.headers })
-    const answered = native(request, undefined as never, request.url)
+    const answered = native(request)
     if (answered !== null) {
       const nativeResponse = await answered
       const nativeText = await nativeResponse.text()

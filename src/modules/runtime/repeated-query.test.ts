@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createTestContext } from '../../test-support'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../../test-fixtures'
-import { nativeDispatch, nativeInstallRoutes } from './native-routes'
+import { nativeRoutesOf } from './test-runtime'
 
 const context = createTestContext()
 afterAll(() => context.close())
@@ -13,8 +13,7 @@ const appId = 'com.example.repeated'
 let owner: TestUser
 let versionId: string
 
-const native = () =>
-  nativeDispatch(nativeInstallRoutes({ ...context.app.store.installAnswers, ...context.app.store.fileAnswers }, (handler) => (request, server, url) => handler(request, server, url ?? request.url), () => {}))
+const native = nativeRoutesOf(context.app)
 
 beforeAll(async () => {
   owner = await createTestUser(context)
@@ -27,7 +26,7 @@ beforeAll(async () => {
 async function bothAnswers(path: string) {
   const app = await context.call('GET', path)
   const request = new Request(`http://localhost${path}`)
-  const response = await native()(request, undefined as never, request.url)!
+  const response = await native(request)!
   const nativeBody = await response.json()
   return { app: { status: app.status, code: app.body.code }, native: { status: response.status, code: nativeBody.code } }
 }
@@ -50,7 +49,7 @@ test("a version's install info reads the first token of two: an empty second one
   expect(app.status).toBe(200)
   expect(app.body.versionId).toBe(versionId)
   const request = new Request(`http://localhost${path}`)
-  expect((await native()(request, undefined as never, request.url)!).status).toBe(200)
+  expect((await native(request)!).status).toBe(200)
 })
 
 test('a file download reads the first token of two, as its HEAD answer does', async () => {

@@ -1,4 +1,6 @@
-// Test-only: what a host runtime does with install info, written from the contract alone (URL rules, sandbox layout).
+// Test-only: what a host runtime does with install info, written from the contract alone (URL rules, sandbox layout); and serve's native routes over a test app.
+import type { FileAnswers, InstallAnswers } from '.'
+import { nativeDispatch, nativeInstallRoutes } from './native-routes'
 
 /**
  * The contract's URL resolution (runtime setting `serverBaseURL`, which includes `/api`):
@@ -60,4 +62,14 @@ export async function servedFiles(handle: (request: Request) => Response | Promi
     listed.push({ url, status: 200, size: file.size, sha256: file.sha256 })
   }
   return { served, listed }
+}
+
+/**
+ * What `serve` answers the runtime's hot routes with before the app (cli/serve.ts), over a test
+ * context's app and without the request log: null for what it leaves to the app. Tests hold its
+ * answers to the app's own for the same URL.
+ */
+export function nativeRoutesOf(app: { store: { installAnswers: InstallAnswers; fileAnswers: FileAnswers } }): (request: Request) => ReturnType<ReturnType<typeof nativeDispatch>> {
+  const dispatch = nativeDispatch(nativeInstallRoutes({ ...app.store.installAnswers, ...app.store.fileAnswers }, (handler) => (request, server, url) => handler(request, server, url ?? request.url), () => {}))
+  return (request) => dispatch(request, undefined as never, request.url)
 }
