@@ -96,7 +96,7 @@ async function createAdmin(flags: CreateAdminFlags, io: CreateAdminIo): Promise<
 
 export function createAdminCommand(io: CreateAdminIo = processIo): Command {
   return withJsonOption(withDataDirOption(new Command('create-admin')))
-    .description('create an active administrator account (the password is read from stdin or asked for on the terminal)')
+    .description('create an active administrator account (the password is asked for on the terminal, or read from a pipe with --password-stdin)')
     .requiredOption('--email <email>', 'email address of the new administrator')
     .option('--display-name <name>', 'display name (default: the part of the email before @)')
     .option('--password-stdin', 'read the password from stdin (one trailing newline is dropped)')
