@@ -60,6 +60,7 @@ describe('creating keys', () => {
     ['a blank name', { name: '  ', scopes: ['read'] }, 400, 'VALIDATION_ERROR'],
     ['an expiry in the past', { name: 'x', scopes: ['read'], expiresAt: '2020-01-01T00:00:00Z' }, 400, 'VALIDATION_ERROR'],
     ['an expiry that is no time', { name: 'x', scopes: ['read'], expiresAt: 'tomorrow' }, 400, 'VALIDATION_ERROR'],
+    ['an empty miniapp id', { name: 'x', scopes: ['read'], miniAppIds: [''] }, 400, 'VALIDATION_ERROR'],
     ['a mini app the owner is no member of', { name: 'x', scopes: ['read'], miniAppIds: ['nope'] }, 404, 'MINI_APP_NOT_FOUND'],
   ]
   for (const [what, body, status, code] of bad) {

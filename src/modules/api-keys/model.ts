@@ -16,7 +16,7 @@ export const createApiKeyBody = t.Object({
     description: 'read = list miniapps and read workspaces and downloads; upload = upload versions; release = review, publish, roll back and change rollouts',
   }),
   miniAppIds: t.Optional(
-    t.Union([t.Array(t.String({ maxLength: 64 }), { minItems: 1, maxItems: 100, error: 'must be a list of 1 to 100 miniapp ids' }), t.Null()], {
+    t.Union([t.Array(t.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 100, error: 'must be a list of 1 to 100 miniapp ids, none empty' }), t.Null()], {
       description: 'the miniapps (record ids) the key may touch; absent or null: every miniapp its owner is a member of',
     }),
   ),
