@@ -45,7 +45,7 @@ export class BackupError extends Error {}
 export class BackupInputError extends BackupError {
   constructor(
     message: string,
-    readonly code: 'OUT_DIR_NOT_FOUND' | 'OUT_NOT_A_FILE' | 'NEWER_SCHEMA',
+    readonly code: 'OUT_DIR_NOT_FOUND' | 'OUT_NOT_A_FILE' | 'NEWER_SCHEMA' | 'DATA_DIR_NOT_EMPTY',
   ) {
     super(message)
   }

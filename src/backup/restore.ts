@@ -332,7 +332,7 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreRes
     if (holder !== null) throw dataDirInUse({ root: options.dataDir, lock: dataDirPaths(target).lock }, holder)
     hadContents = !isEmptyDirectory(target)
     if (hadContents && !options.force) {
-      throw new BackupError(`${options.dataDir} is not empty; restore into an empty or new directory, or pass --force to replace its contents`)
+      throw new BackupInputError(`${options.dataDir} is not empty; restore into an empty or new directory, or pass --force to replace its contents`, 'DATA_DIR_NOT_EMPTY')
     }
   }
   if (!existsSync(options.archive)) throw new BackupError(`${options.archive} does not exist`)

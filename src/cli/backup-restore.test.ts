@@ -44,6 +44,24 @@ test('restore of an archive that does not exist is bad input: exit 2 (as any oth
   expect(jsonDocument(directory)).toEqual({ error: { code: 'ARCHIVE_NOT_FOUND', message: expect.stringContaining('is not a file') } })
 })
 
+// it was exit 1, RESTORE_FAILED: the directory must change (or --force be given) before the same restore can work
+test('restore into a directory that is not empty, without --force, is bad input: exit 2, DATA_DIR_NOT_EMPTY, and the directory untouched', async () => {
+  const dataDir = join(root, 'data-full')
+  closeDatabase(openDataDir(dataDir).db)
+  const archive = join(root, 'full.tar.gz')
+  expect((await runCli(['backup', '--data-dir', dataDir, '--out', archive])).exitCode).toBe(0)
+  const target = join(root, 'occupied')
+  closeDatabase(openDataDir(target).db)
+  writeFileSync(join(target, 'keep.txt'), 'mine')
+  const run = await runCli(['restore', archive, '--data-dir', target, '--json'])
+  expect(run.exitCode).toBe(2)
+  expect(jsonDocument(run)).toEqual({ error: { code: 'DATA_DIR_NOT_EMPTY', message: `${target} is not empty; restore into an empty or new directory, or pass --force to replace its contents` } })
+  const text = await runCli(['restore', archive, '--data-dir', target])
+  expect(text.exitCode).toBe(2)
+  expect(text.stderr).toContain('pass --force to replace its contents')
+  expect(existsSync(join(target, 'keep.txt'))).toBe(true)
+})
+
 // it was exit 1, BACKUP_FAILED, while restore's archive that does not exist was exit 2: both are a wrong path typed
 test('backup --out in a directory that does not exist is bad input as well: exit 2, OUT_DIR_NOT_FOUND, and nothing written', async () => {
   const dataDir = join(root, 'data-out')

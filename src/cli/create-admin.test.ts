@@ -94,9 +94,10 @@ describe('create-admin', () => {
     }
   })
 
-  test('refuses an email that exists (any case), exit 1, one line, nothing asked', async () => {
+  // exit 2 (it was 1): the email must change before the same command can work (docs/operating.md's rule)
+  test('refuses an email that exists (any case), exit 2, one line, nothing asked', async () => {
     const result = await run(['--email', 'ADMIN@example.com', '--password-stdin', '--data-dir', dir], { stdin: 'another-pass\n' })
-    expect(result.exitCode).toBe(1)
+    expect(result.exitCode).toBe(2)
     expect(result.err.length).toBe(1)
     expect(result.err[0]).toContain('admin@example.com already exists')
     expect(result.out).toEqual([])
@@ -108,7 +109,7 @@ describe('create-admin', () => {
     expect(created.out).toHaveLength(1)
     expect(JSON.parse(created.out[0]!)).toEqual({ id: expect.any(String), email: 'json@example.com', displayName: 'json', role: 'ADMIN', status: 'ACTIVE', dataDir: dir, newDataDir: false })
     const again = await run(['--email', 'json@example.com', '--password-stdin', '--data-dir', dir, '--json'], { stdin: 'a-password\n' })
-    expect(again.exitCode).toBe(1)
+    expect(again.exitCode).toBe(2)
     expect(JSON.parse(again.out.join('\n'))).toEqual({ error: { code: 'EMAIL_TAKEN', message: expect.stringContaining('json@example.com already exists') } })
     const usage = await run(['--email', 'not-an-email', '--password-stdin', '--data-dir', dir, '--json'], { stdin: 'a-password\n' })
     expect(usage.exitCode).toBe(2)

@@ -78,7 +78,7 @@ async function createAdmin(flags: CreateAdminFlags, io: CreateAdminIo): Promise<
   const newDataDir = !existsSync(dataDirPaths(config.dataDir).database)
   const { db } = openDataDir(config.dataDir)
   try {
-    if (findUserByEmail(db, email)) throw new CommandFailure(1, `a user with the email ${email} already exists; nothing was created`, 'EMAIL_TAKEN')
+    if (findUserByEmail(db, email)) throw new CommandFailure(2, `a user with the email ${email} already exists; nothing was created`, 'EMAIL_TAKEN')
     const password = await readPassword(flags, io)
     // characters (code points), as the API counts them
     if (textLength(password) < passwordMinLength) throw new CommandFailure(1, `the password must be at least ${passwordMinLength} characters; nothing was created`, 'PASSWORD_TOO_SHORT')
