@@ -716,7 +716,8 @@ export function setRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId:
  * guard may call it again; a reverted one (0 %) is 409 ROLLOUT_REVERTED: no device gets it.
  */
 export function pauseRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: string, channel: string, details: { reason?: string | null; metadata?: Record<string, unknown> } = {}, hooks: RolloutHooks = {}): RolloutResult {
-  const reason = cutText(details.reason?.trim() ?? '', 500) || null
+  // as long as the PATCH lets it be (pauseReasonMaxLength): a longer cut would be accepted and silently lost
+  const reason = cutText(details.reason?.trim() ?? '', pauseReasonMaxLength) || null
   return changeRollout(db, clock, actor, miniAppId, channel, (newest) => {
     if (newest.paused) return null
     if (newest.rolloutPercent === 0) {
