@@ -351,11 +351,16 @@ export function createReleaseGuard(deps: ReleaseGuardDeps) {
      * another miniapp's channel of the same name are not this release's).
      */
     beforeResume(miniAppId: string, channel: string): void {
-      // nothing waiting for that channel: the stored count is current, and nothing is written
       const named = `${miniAppId}\u0000${channel}\u0000`
       for (const key of pending.keys()) {
         if (key.startsWith(named)) return observer.flushed()
       }
+      // a guard that has not counted this release yet (switched on while it was paused, or paused
+      // before any check): without a check now it would meet the resumed release with no F to hold
+      // at, and pause it again at once for the failures the person saw before resuming
+      const row = db.select({ enabled: channelGuards.enabled, releaseId: channelGuards.releaseId }).from(channelGuards).where(and(eq(channelGuards.miniAppId, miniAppId), eq(channelGuards.channel, channel))).get()
+      if (row?.enabled && row.releaseId !== (liveReleases(db, miniAppId, channel)[0]?.id ?? null)) return observer.flushed()
+      // else the stored count is current, and nothing is written
     },
     /** `listener` hears every pause the guard makes (the rollout.paused webhook) */
     onPaused(listener: (pause: GuardPause) => void): void {
