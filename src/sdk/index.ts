@@ -117,7 +117,7 @@ export interface Updater {
   start(): Promise<StartResult>
   /** Asks the server; null when there is nothing new for this device, or only a version that crash-looped here. Sends pending events first. */
   check(): Promise<Update | null>
-  /** Downloads, verifies and switches to `update`; the current version is untouched when it throws. */
+  /** Downloads, verifies and switches to `update`; the current version is untouched when it throws. A download started after this one that switched first stays: this one then answers what current() names. */
   download(update: Update, options?: { onProgress?: (received: number, total: number) => void }): Promise<CurrentVersion>
   /** Tells the library the version the last start() answered started well: it will not be rolled back. A version downloaded since stays pending until a start() runs it. */
   markReady(): Promise<void>
@@ -255,6 +255,8 @@ export function createUpdater(options: UpdaterOptions): Updater {
   let events: Array<{ seq: number; event: DeviceEvent }> | undefined
   let nextSeq = 1
   let nonce = 0
+  /** the order (nonce) of the download that switched last: one started before it does not switch back to what it replaced */
+  let switched = -1
   /** the version the last start() answered (null: embedded); undefined before any start() */
   let started: InstalledVersion | null | undefined
   /** the start() running or waiting to run, while it does */
@@ -309,6 +311,9 @@ export function createUpdater(options: UpdaterOptions): Updater {
       pending,
     }
   }
+
+  /** What current() answers: the version to run after start() or download() */
+  const now = () => view(state.current, state.pending)
 
   async function loadEvents(): Promise<Array<{ seq: number; event: DeviceEvent }>> {
     if (events) return events
@@ -522,7 +527,8 @@ export function createUpdater(options: UpdaterOptions): Updater {
       { kind: 'manifest', url: install.manifestUrl, name: 'manifest' },
       { kind: `assets${suffix}`, url: install.assetsUrl[platform], name: 'assets' },
     ]
-    const dir = `${update.versionId.replace(/[^A-Za-z0-9._-]/g, '_')}.${Date.now().toString(36)}${(nonce++).toString(36)}`
+    const order = nonce++
+    const dir = `${update.versionId.replace(/[^A-Za-z0-9._-]/g, '_')}.${Date.now().toString(36)}${order.toString(36)}`
     downloading.push(dir)
     const done = () => void downloading.splice(downloading.indexOf(dir), 1)
     // a refused download leaves the current version as it was, and is reported (one the device could not
@@ -575,6 +581,10 @@ export function createUpdater(options: UpdaterOptions): Updater {
       hostVersionRange: (isText(range) && range) || null,
     }
     return exclusive(async () => {
+      // a download started after this one switched already: the server's later answer (a newer version, or the
+      // release a rollback went back to) stays, and this one, never installed, answers what the device runs next
+      // (its directory goes with the next start()'s strays)
+      if (order < switched) return done(), now()!
       // a crash loop goes back to the last version that started well, not to one never confirmed
       const next: State = { current: installed, previous: state.pending ? state.previous : state.current, pending: true, launches: 0, rejected: state.rejected }
       try {
@@ -583,6 +593,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
         return failed(error, true)
       }
       done()
+      switched = order
       await record('installed', installed)
       await removeStrays()
       return view(installed, true)!
@@ -682,7 +693,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
         await removeStrays()
       }),
 
-    current: () => view(state.current, state.pending),
+    current: now,
 
     flushEvents: flushAll,
   }

@@ -1286,3 +1286,49 @@ describe('host version ranges without Bun.semver (for phones)', () => {
     expect(disagreements).toEqual([])
   })
 })
+
+describe('a rollback while a download runs (two check().then(download) of different versions)', () => {
+  let setup: Setup
+  const appId = 'com.example.sdk-superseded'
+
+  beforeAll(async () => {
+    setup = await setUp(appId)
+    await publishVersion(setup, '1.0.0')
+    await publishVersion(setup, '2.0.0')
+  })
+  afterAll(() => setup.context.close())
+
+  test('the download the server offered last is the one that stays: a slower earlier one (the release rolled back meanwhile) does not switch back to it, nor report it installed', async () => {
+    // the 2.0.0 bundle is slow (a large file on a weak link): it arrives once `release()` is called
+    let release = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const reported: Array<{ event: string; versionId: string }> = []
+    const slow: FetchLike = async (url, init) => {
+      if (url.includes(`/versions/${setup.versions['2.0.0']!.id}/bundles/ios`)) await held
+      if (url.endsWith('/events')) reported.push(...JSON.parse(init!.body!).events)
+      return serverFetch(setup.context)(url, init)
+    }
+    const storage = memoryStorage()
+    const client = createUpdater({ serverUrl: 'http://localhost/api', appId, platform: 'ios', deviceId: 'device-superseded', storage, fetch: slow })
+    await client.start()
+    const offered = (await client.check())!
+    expect(offered.version).toBe('2.0.0')
+    const slowDownload = client.download(offered)
+    // 2.0.0 is rolled back while the phone downloads it; the app comes back to the foreground and checks again
+    const rolledBack = await setup.context.call('POST', `/api/mini-apps/${setup.miniAppId}/rollback`, { token: setup.owner.token, json: { targetVersionId: setup.versions['1.0.0']!.id } })
+    expect(rolledBack.status).toBe(200)
+    const now = (await client.check())!
+    expect(now.version).toBe('1.0.0')
+    expect((await client.download(now)).version).toBe('1.0.0')
+    release()
+    // the superseded download answers what the device runs next, as current() names it
+    expect((await slowDownload).version).toBe('1.0.0')
+    expect(client.current()).toMatchObject({ version: '1.0.0', pending: true })
+    expect((await client.start()).current).toMatchObject({ version: '1.0.0' })
+    expect(await client.check()).toBeNull()
+    await client.flushEvents()
+    expect(reported.filter((event) => event.event === 'installed').map((event) => event.versionId)).toEqual([setup.versions['1.0.0']!.id])
+    // its files are gone: only 1.0.0's directory is left
+    expect((await storage.list('versions')).length).toBe(1)
+  })
+})

@@ -39,15 +39,17 @@ export function buildStatement(appId: string, version: string, files: Partial<Re
 export function parseStatement(text: string): ReleaseStatement | null {
   try {
     // not an object (null included): the destructuring or Object.keys throws
-    const { appId, version, files } = JSON.parse(text) as { appId: unknown; version: unknown; files: Record<string, unknown> }
-    if (typeof appId !== 'string' || typeof version !== 'string') return null
+    const parsed = JSON.parse(text)
+    const { appId, version, files } = parsed as { appId: unknown; version: unknown; files: Record<string, unknown> }
+    if (typeof appId != 'string' || typeof version != 'string') return null
     const digests: Partial<Record<StatementFileKind, string>> = {}
     for (const kind of Object.keys(files)) {
       const digest = files[kind]
-      if ((statementFileKinds as readonly string[]).indexOf(kind) < 0 || typeof digest !== 'string') return null
+      if ((statementFileKinds as readonly string[]).indexOf(kind) < 0 || typeof digest != 'string') return null
       digests[kind as StatementFileKind] = digest
     }
-    return buildStatement(appId, version, digests) === text ? { kind: 'miniship-release-v1', appId, version, files: digests } : null
+    // rebuilt to the same bytes, the parsed object is exactly the statement: its kind, appId, version and files, nothing else
+    return buildStatement(appId, version, digests) === text ? (parsed as ReleaseStatement) : null
   } catch {
     return null
   }
