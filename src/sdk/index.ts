@@ -665,7 +665,7 @@ export function createUpdater(options: UpdaterOptions): Updater {
         dog.done()
       }
       // nothing published on the channel, or nothing this host version can run: no update
-      if (response.status == 404 && isRecord(body) && (body.code === 'RELEASE_NOT_FOUND' || body.code === 'NO_COMPATIBLE_RELEASE')) return null
+      if (response.status == 404 && isRecord(body) && /^(RELEASE_NOT_FOUND|NO_COMPATIBLE_RELEASE)$/.test(body.code as string)) return null
       if (!response.ok || !isRecord(body)) throw serverError(response.status, body, 'The update check')
       const install = body.install
       if (body.updateAvailable !== true) return null
@@ -676,7 +676,8 @@ export function createUpdater(options: UpdaterOptions): Updater {
     },
 
     download: (update, downloadOptions) => {
-      const id = update?.versionId
+      // prefixed: a versionId such as "constructor" or "__proto__" is no download running
+      const id = '#' + update?.versionId
       return running[id] || (running[id] = download(update, downloadOptions).finally(() => delete running[id]))
     },
 

@@ -384,6 +384,17 @@ describe('the update client against the server', () => {
     expect(await failedCodes()).toEqual(['SERVER: Downloading the bundleIos'])
   })
 
+  test('a versionId that names a property every object has (constructor, __proto__) is downloaded like any other, not taken for a download already running', async () => {
+    for (const versionId of ['constructor', '__proto__', 'toString']) {
+      const client = updater(clone(withV1), { fetch: rewriteUpdate(serverFetch(setup.context), (install) => (install.versionId = versionId)) })
+      await client.start()
+      const update = (await client.check())!
+      expect(update.versionId).toBe(versionId)
+      expect(await client.download(update)).toMatchObject({ versionId, version: '1.1.0', pending: true })
+      expect(client.current()).toMatchObject({ versionId, version: '1.1.0' })
+    }
+  })
+
   test('two downloads of one update at once (two check().then(download)) download it once, install it once and answer the same', async () => {
     const fileRequests: string[] = []
     const counting: FetchLike = (url, init) => {
