@@ -85,7 +85,7 @@ export interface UpdaterOptions {
   hostVersion?: string | null
   /** the miniapp version the host app ships with, sent as `currentVersion` while no update is installed (default `0.0.0`); read as hostVersion is, so `1.2` is 1.2.0 and one that is no version is refused at createUpdater */
   embeddedVersion?: string
-  /** base64 Ed25519 public keys (32 bytes): when given, only updates signed by one of them are installed */
+  /** base64 Ed25519 public keys (32 bytes): when given, only updates signed by one of them are installed (an empty list: none is) */
   trustedKeys?: readonly string[]
   storage: UpdateStorage
   /** default: the global fetch */
@@ -429,7 +429,8 @@ export function createUpdater(options: UpdaterOptions): Updater {
     const install = update.install
     const signature = install.signature
     const invalid = (why: string) => new UpdateError('SIGNATURE_INVALID', `${update.version}: ${why}`)
-    if (!trustedKeys.length) return
+    // given, even empty, keys are required: an empty list (a setting left unset) installs nothing unsigned
+    if (!options.trustedKeys) return
     if (!signature) throw new UpdateError('SIGNATURE_REQUIRED', `${update.version} is not signed; trustedKeys require a signature`)
     if (signature.algorithm !== 'ed25519' || !isText(signature.statement) || !isText(signature.value)) {
       throw invalid('unreadable signature')

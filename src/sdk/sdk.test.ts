@@ -892,7 +892,7 @@ describe('signatures the server itself serves (§14): a version uploaded signed 
   let setup: Setup
   const trusted = signer()
   const other = signer()
-  const client = (storage: UpdateStorage, trustedKeys: string[]) =>
+  const client = (storage: UpdateStorage, trustedKeys?: string[]) =>
     createUpdater({ serverUrl: 'http://localhost/api', appId: setup.appId, platform: 'ios', deviceId: 'device-signed', storage, fetch: serverFetch(setup.context), trustedKeys })
 
   /** Uploads `version` signed by `key` over its own files' digests, and publishes it. */
@@ -942,9 +942,22 @@ describe('signatures the server itself serves (§14): a version uploaded signed 
     expect(await codeOf(elsewhere.download((await elsewhere.check())!))).toBe('SIGNATURE_INVALID')
     expect(elsewhere.current()).toBeNull()
     // without pinned keys the signature is not required
-    const unpinned = client(memoryStorage(), [])
+    const unpinned = client(memoryStorage())
     await unpinned.start()
     expect((await unpinned.download((await unpinned.check())!)).version).toBe('1.1.0')
+  })
+
+  // it installed unsigned and signed updates alike, as if no keys were given: an empty list read from
+  // a setting left unset turned signature checks off without a word
+  test('trustedKeys: [] trusts no key: a signed update is SIGNATURE_INVALID, an unsigned one SIGNATURE_REQUIRED, nothing installed', async () => {
+    const empty = client(memoryStorage(), [])
+    await empty.start()
+    expect(await codeOf(empty.download((await empty.check())!))).toBe('SIGNATURE_INVALID')
+    expect(empty.current()).toBeNull()
+    const unsigned = (await empty.check())!
+    delete (unsigned.install as { signature?: unknown }).signature
+    expect(await codeOf(empty.download(unsigned))).toBe('SIGNATURE_REQUIRED')
+    expect(empty.current()).toBeNull()
   })
 })
 
