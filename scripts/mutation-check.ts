@@ -781,6 +781,13 @@ const mutations: Mutation[] = [
   },
   {
     file: 'src/sdk/index.ts',
+    find: '    if (!options.trustedKeys) return',
+    replace: '    if (!trustedKeys.length) return',
+    tests: ['src/sdk/sdk.test.ts'],
+    why: 'update client: trustedKeys given but empty trusts no key (it does not turn signature checks off)',
+  },
+  {
+    file: 'src/sdk/index.ts',
     find: 'if (!valid) throw invalid(',
     replace: 'if (false) throw invalid(',
     tests: ['src/sdk/sdk.test.ts'],
