@@ -14,8 +14,10 @@ export interface StorageWriter {
  * Paths are relative to the adapter's own root, separated by `/` (`versions/01J…/bundle`); the
  * adapter creates parent directories as needed. The library never relies on a write being atomic
  * except `rename`: it writes the small state file to a temporary name and renames it over the
- * old one, so `rename` must replace its target in one step (as `rename(2)`, `FileManager`'s
- * replace and `java.io.File.renameTo` on one volume do).
+ * old one. A `rename` that replaces its target in one step (`rename(2)`, `FileManager`'s replace,
+ * `java.io.File.renameTo` on one volume) is best; one that must remove the target and then move
+ * (expo-file-system's `move()`) is safe too: a whole temp file without the state file is taken as
+ * the state (docs/host-app.md).
  */
 export interface UpdateStorage {
   /** The whole file as text (UTF-8), or null when it does not exist. Only used for small files. */
@@ -24,7 +26,7 @@ export interface UpdateStorage {
   writeText(path: string, text: string): Promise<void>
   /** Opens a file for writing, replacing it; the downloads go through this, one chunk at a time. */
   openWrite(path: string): Promise<StorageWriter>
-  /** Renames a file, replacing `to` if it exists, in one step. */
+  /** Renames a file, replacing `to` if it exists (in one step where the platform can). */
   rename(from: string, to: string): Promise<void>
   /** Removes a file, or a directory with everything in it; nothing when it does not exist. */
   remove(path: string): Promise<void>
