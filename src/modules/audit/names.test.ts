@@ -48,3 +48,27 @@ test('an action made with an API key names the key and its owner; targets are na
   const after = (await context.call('GET', '/api/admin/users?auditLimit=100', { token: admin.token })).body.auditLogs as Entry[]
   expect(after.find((entry) => entry.action === 'version.delete')).toMatchObject({ targetId: version.id, targetName: null })
 })
+
+test('the sentence of an entry made with an API key names the key as its actor too, not the owner as if at a keyboard', async () => {
+  const app = 'com.example.audited-summary'
+  const miniApp = await createMiniApp(context, owner.token, app)
+  const key = (await context.call('POST', '/api/auth/api-keys', { token: owner.token, json: { name: 'ci-summary', scopes: ['read', 'upload', 'release'] } })).body.key as string
+  const first = await upload(context, key, app, uploadForm(app, { version: '1.0.0' }))
+  expect(first.status).toBe(201)
+  expect((await context.call('POST', `/api/mini-apps/${miniApp.id}/versions/${first.body.id}/publish`, { token: key, json: {} })).status).toBe(200)
+  const second = await upload(context, key, app, uploadForm(app, { version: '1.1.0' }))
+  expect((await context.call('POST', `/api/mini-apps/${miniApp.id}/versions/${second.body.id}/publish`, { token: key, json: {} })).status).toBe(200)
+  expect((await context.call('POST', `/api/mini-apps/${miniApp.id}/rollback`, { token: key, json: { targetVersionId: first.body.id } })).status).toBe(200)
+  expect((await context.call('POST', `/api/mini-apps/${miniApp.id}/channels`, { token: key, json: { name: 'beta' } })).status).toBe(201)
+
+  const entries = ((await context.call('GET', '/api/admin/users?auditLimit=100', { token: admin.token })).body.auditLogs as (Entry & { summary: string })[]).filter(
+    (entry) => entry.actorName === 'API key "ci-summary" of owner@example.test',
+  )
+  expect(entries.map((entry) => entry.action).sort()).toEqual(['channel.create', 'version.publish', 'version.publish', 'version.rollback', 'version.upload', 'version.upload'])
+  for (const entry of entries) expect(entry.summary).toStartWith('API key "ci-summary" of owner@example.test ')
+  // a person at a keyboard is still named by the email alone
+  const own = ((await context.call('GET', '/api/admin/users?auditLimit=100', { token: admin.token })).body.auditLogs as (Entry & { summary: string })[]).find(
+    (entry) => entry.action === 'miniapp.create' && entry.targetName === app,
+  )!
+  expect(own.summary).toBe(`owner@example.test created miniapp ${app}`)
+})

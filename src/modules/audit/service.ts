@@ -27,11 +27,22 @@ export function recordAudit(db: Pick<Db, 'insert'>, clock: Clock, entry: AuditEn
       action: entry.action,
       targetType: entry.targetType,
       targetId: entry.targetId,
-      summary: entry.summary,
+      summary: summaryOf(entry),
       metadata: JSON.stringify(metadata ?? {}),
       createdAt: isoAt(clock),
     })
     .run()
+}
+
+/**
+ * The entry's sentence. Services write it as "<email> did …"; made with an API key, it names the key
+ * and its owner as the column "Who" does, so the console never reads as if the owner acted by hand.
+ */
+function summaryOf(entry: AuditEntry): string {
+  const actor = entry.actor
+  const keyName = actor?.apiKey?.name
+  if (!actor || !keyName || !entry.summary.startsWith(`${actor.email} `)) return entry.summary
+  return `API key "${keyName}" of ${actor.email}${entry.summary.slice(actor.email.length)}`
 }
 
 export interface AuditLogRecord {
