@@ -28,3 +28,13 @@ test('the paused card names who paused as History does: display name with email,
   // the pause is not in the history at hand: the server's words
   expect(pausedByName('beta', { versionId: 'v2', pausedBy: 'ana@example.test' }, history)).toBe('ana@example.test')
 })
+
+test('a pause or resume made with an API key is the key\'s, in the words the CLI and the audit log use, not its owner\'s as if by hand', () => {
+  const owner = { id: 'u', email: 'ana@example.test', displayName: 'Ana' }
+  const paused = { action: 'ROLLOUT' as const, versionId: 'v1', channel: 'stable', actor: owner, notes: 'paused by API key "ci: nightly" of ana@example.test: crash on Android 9' }
+  expect(historyActor(paused)).toBe('API key "ci: nightly" of ana@example.test')
+  expect(historyActor({ actor: owner, notes: 'resumed by API key "GitHub Actions" of ana@example.test' })).toBe('API key "GitHub Actions" of ana@example.test')
+  // the channel card says what `miniship channels ls` says: "Paused by API key "…" of ana@example.test"
+  expect(pausedByName('stable', { versionId: 'v1', pausedBy: 'API key "ci: nightly" of ana@example.test' }, [paused])).toBe('API key "ci: nightly" of ana@example.test')
+  expect(pausedByName('stable', { versionId: 'v1', pausedBy: 'API key "ci: nightly" of ana@example.test' }, [])).toBe('API key "ci: nightly" of ana@example.test')
+})

@@ -23,8 +23,22 @@ export function historyLine(entry: ReleaseHistoryEntry, rc: Pick<ReleaseContext,
 
 /** Who made a history entry: its person, or the release guard for the pauses it made (they have no person), else someone. */
 export function historyActor(entry: Pick<ReleaseHistoryEntry, 'actor' | 'notes'>): string {
+  const key = entry.actor ? apiKeyActor(entry.notes, entry.actor.email) : null
+  if (key) return key
   if (entry.actor) return personName(entry.actor)
   return entry.notes?.startsWith('paused by release-guard') ? 'the release guard' : 'someone'
+}
+
+/**
+ * A pause or resume made with an API key: the server's words for it, `API key "ci" of owner@…` (its
+ * notes start "paused by API key "ci" of owner@…"), which the CLI and the audit log show; its
+ * owner's name alone would read as if the owner had done it by hand.
+ */
+function apiKeyActor(notes: string | null | undefined, ownerEmail: string): string | null {
+  const said = notes?.match(/^(?:paused|resumed) by (API key ".*)$/s)?.[1]
+  if (!said) return null
+  const end = said.indexOf(`" of ${ownerEmail}`)
+  return end < 0 ? null : said.slice(0, end + `" of ${ownerEmail}`.length)
 }
 
 /**
@@ -35,7 +49,7 @@ export function pausedByName(channel: string, release: { versionId: string; paus
   if (release.pausedBy === 'release-guard') return 'the release guard'
   // newest first: the pause that holds it now
   const pause = history.find((entry) => entry.action === 'ROLLOUT' && entry.versionId === release.versionId && (entry.channel ?? 'stable') === channel && entry.notes?.startsWith('paused by '))
-  return pause?.actor ? personName(pause.actor) : (release.pausedBy ?? 'someone')
+  return pause?.actor ? historyActor(pause) : (release.pausedBy ?? 'someone')
 }
 
 export function historyTab(entries: ReleaseHistoryEntry[], rc: Pick<ReleaseContext, 'versionName'>): HTMLElement {
