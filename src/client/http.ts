@@ -49,6 +49,14 @@ export interface ApiClient {
   send<T = unknown>(method: string, path: string, body: StreamBody): Promise<ApiResponse<T>>
 }
 
+function apiUrl(server: string): boolean {
+  try {
+    return new URL(server).pathname.replace(/\/+$/, '').endsWith('/api')
+  } catch {
+    return true
+  }
+}
+
 /** A server URL that reaches a web page, not miniship's API: say which URL to use instead. */
 function notTheApi(server: string, path: string, status: number, headers: Headers): CliError {
   let suggestion = ''
@@ -79,6 +87,8 @@ function answer<T>(server: string, path: string, status: number, headers: Header
   }
   const error = parsed as { code?: unknown; message?: unknown } | null
   if (error && typeof error === 'object' && typeof error.code === 'string' && typeof error.message === 'string') {
+    // miniship's own "no such route" at a server URL beside /api (…/apps, the console's): the URL is wrong, not the command
+    if (error.code === 'ROUTE_NOT_FOUND' && !apiUrl(server)) throw notTheApi(server, path, status, headers)
     throw new CliError(1, `${error.message} (${error.code}, HTTP ${status})`, { statusCode: status, code: error.code, message: error.message })
   }
   // Not our error shape: a proxy, or not a miniship server at that URL.

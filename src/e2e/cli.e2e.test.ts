@@ -426,6 +426,18 @@ describe('refusals, each with its exit code and message', () => {
     expect(result.stderr).not.toContain('is not a function')
   })
 
+  test('--server naming the console (…/apps) says to use the /api URL for a sign-in and a change too, not "No such endpoint"', async () => {
+    // the console answers GET /apps/… with its page, but a POST or PATCH there with miniship's own 404 JSON
+    const login = await cli(['login', '--server', `${server.baseUrl}/apps`, '--with-password', '--email', 'dev@example.test'], clientEnv(join(dir, 'config-apps')), 'dev-password\n')
+    const create = await cli(['channels', 'create', 'qa', '--app', 'shop', '--server', `${server.baseUrl}/apps`], clientEnv(join(dir, 'config-none'), { MINISHIP_TOKEN: token }))
+    for (const result of [login, create]) {
+      expect(result.exitCode).toBe(1)
+      expect(result.stderr).toContain('is not a miniship API URL')
+      expect(result.stderr).toContain(`${server.baseUrl}/api`)
+      expect(result.stderr).not.toContain('No such endpoint')
+    }
+  })
+
   test('bad usage: exit 2 (bad version, bad rollout, unknown option, bad server URL)', async () => {
     for (const args of [
       ['push', '.', '--app', 'shop', '--version', 'one'],
