@@ -167,7 +167,7 @@ describe('a data directory another subcommand holds (restore, migrate-storage, d
     test(command, async () => {
       const dataDir = freshDataDir()
       // a live process whose command line names the subcommand, as /proc shows one of ours, holding the lock
-      const holder = Bun.spawn(['bun', '-e', 'setTimeout(() => {}, 60_000)', command], { stdout: 'ignore', stderr: 'ignore' })
+      const holder = Bun.spawn([process.execPath, '-e', 'setTimeout(() => {}, 60_000)', command], { stdout: 'ignore', stderr: 'ignore' })
       try {
         writeFileSync(join(dataDir, 'miniship.lock'), `${holder.pid}\n`)
         expectRefusal(
