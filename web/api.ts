@@ -147,6 +147,8 @@ export interface ReleaseHistoryEntry {
   rolloutPercent?: number | null
   notes?: string | null
   actor?: Person | null
+  /** the API key the change was made with (`actor` is its owner); absent on older servers and rows */
+  apiKey?: { name: string } | null
   createdAt: string
 }
 

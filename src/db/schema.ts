@@ -197,6 +197,8 @@ export const releaseHistory = sqliteTable(
     rolloutPercent: integer('rollout_percent'),
     notes: text('notes'),
     actorId: text('actor_id'),
+    /** the API key's name when the change was made with one (actorId is then its owner); null for a person's own */
+    actorKeyName: text('actor_key_name'),
     createdAt: text('created_at').notNull(),
   },
   (table) => [index('release_history_mini_app').on(table.miniAppId, table.createdAt)],

@@ -38,3 +38,11 @@ test('a pause or resume made with an API key is the key\'s, in the words the CLI
   expect(pausedByName('stable', { versionId: 'v1', pausedBy: 'API key "ci: nightly" of ana@example.test' }, [paused])).toBe('API key "ci: nightly" of ana@example.test')
   expect(pausedByName('stable', { versionId: 'v1', pausedBy: 'API key "ci: nightly" of ana@example.test' }, [])).toBe('API key "ci: nightly" of ana@example.test')
 })
+
+test('a publish, rollout change or rollback made with an API key is the key\'s (the server names it in apiKey), not its owner\'s', () => {
+  const owner = { id: 'u', email: 'ana@example.test', displayName: 'Ana' }
+  expect(historyActor({ actor: owner, apiKey: { name: 'GitHub Actions' }, notes: 'from CI' })).toBe('API key "GitHub Actions" of ana@example.test')
+  expect(historyActor({ actor: owner, apiKey: null, notes: null })).toBe('Ana (ana@example.test)')
+  // an older server sends no apiKey: the person
+  expect(historyActor({ actor: owner, notes: null })).toBe('Ana (ana@example.test)')
+})

@@ -21,8 +21,14 @@ export function historyLine(entry: ReleaseHistoryEntry, rc: Pick<ReleaseContext,
   }
 }
 
-/** Who made a history entry: its person, or the release guard for the pauses it made (they have no person), else someone. */
-export function historyActor(entry: Pick<ReleaseHistoryEntry, 'actor' | 'notes'>): string {
+/**
+ * Who made a history entry: the API key it was made with and its owner (`API key "ci" of owner@…`, as
+ * the CLI and the audit log say), its person, or the release guard for the pauses it made (they have
+ * no person), else someone.
+ */
+export function historyActor(entry: Pick<ReleaseHistoryEntry, 'actor' | 'notes' | 'apiKey'>): string {
+  if (entry.actor && entry.apiKey) return `API key "${entry.apiKey.name}" of ${entry.actor.email}`
+  // a pause or resume recorded before history named keys: its notes do
   const key = entry.actor ? apiKeyActor(entry.notes, entry.actor.email) : null
   if (key) return key
   if (entry.actor) return personName(entry.actor)
@@ -45,7 +51,7 @@ function apiKeyActor(notes: string | null | undefined, ownerEmail: string): stri
  * Who paused a channel's release, named as History names that pause ("Ana (ana@example.test)", "the
  * release guard"); the server's own words (an email) when the history at hand does not hold it.
  */
-export function pausedByName(channel: string, release: { versionId: string; pausedBy?: string | null }, history: Pick<ReleaseHistoryEntry, 'action' | 'versionId' | 'channel' | 'actor' | 'notes'>[]): string {
+export function pausedByName(channel: string, release: { versionId: string; pausedBy?: string | null }, history: Pick<ReleaseHistoryEntry, 'action' | 'versionId' | 'channel' | 'actor' | 'notes' | 'apiKey'>[]): string {
   if (release.pausedBy === 'release-guard') return 'the release guard'
   // newest first: the pause that holds it now
   const pause = history.find((entry) => entry.action === 'ROLLOUT' && entry.versionId === release.versionId && (entry.channel ?? 'stable') === channel && entry.notes?.startsWith('paused by '))

@@ -158,7 +158,7 @@ export function overviewTab(options: OverviewOptions): HTMLElement {
     { class: 'card recent', 'aria-labelledby': 'recent-title' },
     h('h2', { id: 'recent-title' }, 'Latest changes'),
     recent.length
-      ? h('ul', { class: 'plain' }, recent.map((entry) => h('li', null, h('strong', null, historyLine(entry, rc)), h('span', { class: 'muted', title: historyActor(entry) }, ' · ', entry.actor?.displayName || entry.actor?.email || historyActor(entry), ' · ', ago(entry.createdAt)))))
+      ? h('ul', { class: 'plain' }, recent.map((entry) => h('li', null, h('strong', null, historyLine(entry, rc)), h('span', { class: 'muted', title: historyActor(entry) }, ' · ', entry.apiKey ? `API key "${entry.apiKey.name}"` : entry.actor?.displayName || entry.actor?.email || historyActor(entry), ' · ', ago(entry.createdAt)))))
       : h('p', { class: 'muted' }, 'Nothing has been published yet.'),
     recent.length ? h('p', null, h('a', { href: appPath(miniApp.appId, 'history') }, 'All of the release history')) : null,
   )

@@ -373,6 +373,11 @@ interface VersionRef {
   version: string
 }
 
+/** The API key a change was made with, as release history names it beside its owner (null: the person's own). */
+export function keyNameOf(user: Caller): string | null {
+  return user.apiKey?.name ?? null
+}
+
 /** Inside publish's transaction: the version becomes the channel's newest release. Returns the release it replaced. */
 export function releaseIntoChannel(tx: Tx, clock: Clock, user: Caller, app: MiniAppRow, version: VersionRef, options: ReleaseOptions): LiveReleaseRow | null {
   requireChannel(tx, app.id, options.channel)
@@ -385,7 +390,7 @@ export function releaseIntoChannel(tx: Tx, clock: Clock, user: Caller, app: Mini
     .values({ id: newId(), miniAppId: app.id, channel: options.channel, versionId: version.id, seq: nextSeq(tx, app.id), rolloutPercent: options.rolloutPercent, hostVersionRange: options.hostVersionRange, mandatory: options.mandatory, withdrawnAt: null, createdBy: user.id, createdAt: now })
     .run()
   tx.insert(releaseHistory)
-    .values({ id: newId(), miniAppId: app.id, action: 'PUBLISH', channel: options.channel, versionId: version.id, version: version.version, previousVersionId: live[0]?.versionId ?? null, rolloutPercent: options.rolloutPercent, notes: options.notes, actorId: user.id, createdAt: now })
+    .values({ id: newId(), miniAppId: app.id, action: 'PUBLISH', channel: options.channel, versionId: version.id, version: version.version, previousVersionId: live[0]?.versionId ?? null, rolloutPercent: options.rolloutPercent, notes: options.notes, actorId: user.id, actorKeyName: keyNameOf(user), createdAt: now })
     .run()
   syncStablePointer(tx, app.id, options.channel, now)
   return live[0] ?? null
@@ -476,7 +481,7 @@ export function rollbackChannel(tx: Tx, clock: Clock, user: Caller, app: MiniApp
       .run()
   }
   tx.insert(releaseHistory)
-    .values({ id: newId(), miniAppId: app.id, action: 'ROLLBACK', channel, versionId: version.id, version: version.version, previousVersionId: current?.versionId ?? null, rolloutPercent: 100, notes, actorId: user.id, createdAt: now })
+    .values({ id: newId(), miniAppId: app.id, action: 'ROLLBACK', channel, versionId: version.id, version: version.version, previousVersionId: current?.versionId ?? null, rolloutPercent: 100, notes, actorId: user.id, actorKeyName: keyNameOf(user), createdAt: now })
     .run()
   syncStablePointer(tx, app.id, channel, now)
   return current
@@ -651,7 +656,7 @@ function changeRollout(db: Db, clock: Clock, actor: RolloutActor, miniAppId: str
         }
       }
       tx.insert(releaseHistory)
-        .values({ id: newId(), miniAppId: app.id, action: 'ROLLOUT', channel, versionId: newest.versionId, version: newest.version, previousVersionId: null, rolloutPercent: step.percent, notes: step.action === 'rollout' ? null : `${step.action === 'pause' ? 'paused' : 'resumed'} by ${who}${step.reason ? `: ${step.reason}` : ''}`, actorId: user?.id ?? null, createdAt: now })
+        .values({ id: newId(), miniAppId: app.id, action: 'ROLLOUT', channel, versionId: newest.versionId, version: newest.version, previousVersionId: null, rolloutPercent: step.percent, notes: step.action === 'rollout' ? null : `${step.action === 'pause' ? 'paused' : 'resumed'} by ${who}${step.reason ? `: ${step.reason}` : ''}`, actorId: user?.id ?? null, actorKeyName: user ? keyNameOf(user) : null, createdAt: now })
         .run()
       const key = user?.apiKey as { id?: string; name?: string } | undefined
       recordAudit(tx, clock, {

@@ -132,6 +132,7 @@ const releaseHistoryRecord = t.Object({
   rolloutPercent: t.Union([t.Integer(), t.Null()]),
   notes: t.Union([t.String(), t.Null()]),
   actor: t.Union([userSummary, t.Null()]),
+  apiKey: t.Union([t.Object({ name: t.String() }), t.Null()], { description: 'the API key the change was made with (actor is its owner); null: by the person, or before keys were recorded' }),
   createdAt: t.String(),
 })
 

@@ -680,6 +680,7 @@ export async function getWorkspace(
       rolloutPercent: row.rolloutPercent,
       notes: row.notes,
       actor: row.actorId ? (people.get(row.actorId) ?? null) : null,
+      apiKey: row.actorKeyName === null ? null : { name: row.actorKeyName },
       createdAt: row.createdAt,
     })),
     accessLinks,

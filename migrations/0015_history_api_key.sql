@@ -1,0 +1,1 @@
+ALTER TABLE `release_history` ADD `actor_key_name` text;
