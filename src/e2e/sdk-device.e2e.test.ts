@@ -6,8 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { cpSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { createUpdater, UpdateError, type FetchLike, type UpdaterOptions, type UpdateStorage } from '../sdk/index'
+import { createUpdater, UpdateError, type FetchLike, type UpdaterOptions } from '../sdk/index'
 import { fileStorage } from '../sdk/node'
+import { failingStorage } from '../sdk/failing-storage'
 import { startPublisher, type Publisher } from './sdk-support'
 import { tempDir } from './support'
 
@@ -35,47 +36,6 @@ function device(root: string, deviceId: string, options: Partial<UpdaterOptions>
   return createUpdater({ serverUrl: publisher.server.baseUrl, appId, platform: 'ios', deviceId, storage: fileStorage(root), ...options })
 }
 
-/** fileStorage whose `failAt`-th write (a text file, a chunk, a rename, a removal) throws, half done where it can be. */
-function failingStorage(inner: UpdateStorage, failAt: number) {
-  let writes = 0
-  const hit = () => ++writes === failAt
-  const crash = () => new Error(`simulated crash at write ${failAt}`)
-  const storage: UpdateStorage = {
-    readText: (path) => inner.readText(path),
-    async writeText(path, text) {
-      if (hit()) {
-        await inner.writeText(path, text.slice(0, text.length >> 1))
-        throw crash()
-      }
-      return inner.writeText(path, text)
-    },
-    async openWrite(path) {
-      const writer = await inner.openWrite(path)
-      return {
-        async write(chunk) {
-          if (hit()) {
-            await writer.write(chunk.subarray(0, chunk.length >> 1))
-            throw crash()
-          }
-          return writer.write(chunk)
-        },
-        close: () => writer.close(),
-      }
-    },
-    async rename(from, to) {
-      if (hit()) throw crash()
-      return inner.rename(from, to)
-    },
-    async remove(path) {
-      if (hit()) throw crash()
-      return inner.remove(path)
-    },
-    list: (path) => inner.list(path),
-    uri: (path) => inner.uri(path),
-  }
-  return { storage, writes: () => writes }
-}
-
 /** The sha256 of each file, by kind, as install info names them. */
 const digests = (files: Record<string, { sha256: string }>) => Object.fromEntries(Object.entries(files).map(([kind, file]) => [kind, file.sha256]))
 
@@ -99,7 +59,7 @@ describe('the update client on disk, against the binary', () => {
       const root = join(dir, `crash-${failAt}`)
       cpSync(base, root, { recursive: true })
       const failing = failingStorage(fileStorage(root), failAt)
-      const client = device(root, 'crash-device', { storage: failing.storage })
+      const client = device(root, 'crash-device', { storage: failing })
       let finished = false
       try {
         await client.start()
@@ -121,7 +81,7 @@ describe('the update client on disk, against the binary', () => {
         assets: want.assetsIos!,
       })
       rmSync(root, { recursive: true, force: true })
-      if (finished && failing.writes() < failAt) break
+      if (finished && failing.writes < failAt) break
       expect(failAt).toBeLessThan(300)
     }
     expect([...outcomes].sort()).toEqual(['1.0.0', '1.1.0'])

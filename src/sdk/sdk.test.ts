@@ -8,6 +8,7 @@ import { fileStorage, nodeCrypto } from './node'
 import { createMiniApp, createTestUser, upload, uploadForm, type TestUser } from '../test-fixtures'
 import { createUpdater, memoryStorage, UpdateError, type FetchLike, type FetchResponse, type MemoryStorage, type Update, type UpdaterOptions, type UpdateStorage } from './index'
 import { buildStatement } from './statement'
+import { failingStorage } from './failing-storage'
 import { normalizeVersion, satisfiesRange } from './semver'
 import { isSemverRange } from '../modules/channels/semver-range'
 import { channelDevicesText } from '../modules/channels/words'
@@ -87,57 +88,6 @@ function clone(storage: MemoryStorage): MemoryStorage {
   const copy = memoryStorage()
   for (const [path, bytes] of storage.files) copy.files.set(path, bytes.slice())
   return copy
-}
-
-/**
- * An adapter whose `failAt`-th write (writeText, chunk write, rename, remove) fails, half done where a write
- * can be. With `splitRename`, rename is two writes, "remove the target, then move" (as on file APIs whose
- * move refuses an existing target), so a crash can fall in between.
- */
-function failingStorage(inner: MemoryStorage, failAt: number, splitRename = false): UpdateStorage & { writes: number } {
-  const state = { writes: 0 }
-  const hit = () => ++state.writes === failAt
-  const crash = () => new Error(`simulated crash at write ${failAt}`)
-  return {
-    get writes() {
-      return state.writes
-    },
-    readText: (path) => inner.readText(path),
-    async writeText(path, text) {
-      if (hit()) {
-        await inner.writeText(path, text.slice(0, text.length >> 1))
-        throw crash()
-      }
-      return inner.writeText(path, text)
-    },
-    async openWrite(path) {
-      const writer = await inner.openWrite(path)
-      return {
-        async write(chunk) {
-          if (hit()) {
-            await writer.write(chunk.subarray(0, chunk.length >> 1))
-            throw crash()
-          }
-          return writer.write(chunk)
-        },
-        close: () => writer.close(),
-      }
-    },
-    async rename(from, to) {
-      if (splitRename) {
-        if (hit()) throw crash()
-        await inner.remove(to)
-      }
-      if (hit()) throw crash()
-      return inner.rename(from, to)
-    },
-    async remove(path) {
-      if (hit()) throw crash()
-      return inner.remove(path)
-    },
-    list: (dir) => inner.list(dir),
-    uri: (path) => inner.uri(path),
-  }
 }
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
