@@ -54,6 +54,6 @@ export function backupCommand(): Command {
         } finally {
           uninstall()
         }
-      }, { json }),
+      }, { json, oneShot: true }),
     )
 }

@@ -2,7 +2,7 @@
 import { Command, Option } from 'commander'
 import { ConfigError, loadConfig, type Config, type ConfigFlags, type LoadOptions } from '../config'
 import { NewerSchemaError } from '../db/open'
-import { StorageUnreachableError } from '../storage/s3'
+import { StorageUnreachableError, storageCallsAbandoned } from '../storage/s3'
 import { withJsonUsageErrors, writeJsonError } from './json-output'
 import { withRequiredOptionsMarked } from './help'
 
@@ -92,12 +92,14 @@ export function configFrom(flags: ConfigFlags, options: LoadOptions = {}): Confi
  * code; a bucket that cannot be reached exits 1, STORAGE_UNREACHABLE (the same command may work
  * later, nothing changed); anything unexpected exits 1 with its message (the stack only with MINISHIP_DEBUG=1), never
  * with a trace of our source files on an operator's terminal. With `json`, each of these is also
- * the error document on stdout.
+ * the error document on stdout. `oneShot` (every command but serve): the process ends with the action.
  */
-export async function runAction(action: () => Promise<void> | void, options: { json?: boolean } = {}): Promise<void> {
+export async function runAction(action: () => Promise<void> | void, options: { json?: boolean; oneShot?: boolean } = {}): Promise<void> {
   failuresAsJson = options.json === true
   try {
     await action()
+    // a command that is done (doctor on a frozen bucket) would otherwise wait for ever on the calls its timeouts gave up on
+    if (options.oneShot && storageCallsAbandoned()) process.exit(process.exitCode ?? 0)
   } catch (error) {
     if (error instanceof ConfigError) fail(error.message, 2, error.code)
     if (error instanceof NewerSchemaError) fail(error.message, 2, 'NEWER_SCHEMA')

@@ -528,7 +528,7 @@ export function doctorCommand(): Command {
           }
           line(`${problems.length} problem${problems.length === 1 ? '' : 's'} found in ${config.dataDir}${warned && `, and ${warned}`}`)
         },
-        { json },
+        { json, oneShot: true },
       ),
     )
 }

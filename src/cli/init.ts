@@ -27,7 +27,7 @@ export function initCommand(): Command {
           const done = existed ? `Data directory ${config.dataDir} is already initialised (schema version ${schemaVersion}).` : `Initialised data directory ${config.dataDir} (schema version ${schemaVersion}).`
           console.log(next === null ? done : existed ? `${done} It has no administrator yet. Next: ${next}` : `${done} Next: ${next}`)
         },
-        { json },
+        { json, oneShot: true },
       ),
     )
 }

@@ -34,6 +34,6 @@ export function migrateStorageCommand(): Command {
           if (error instanceof MigrateError) fail(`migrate-storage failed: ${error.message}`, 1, 'MIGRATE_FAILED')
           throw error
         }
-      }, { json }),
+      }, { json, oneShot: true }),
     )
 }

@@ -75,6 +75,6 @@ export function restoreCommand(): Command {
         } finally {
           uninstall()
         }
-      }, { json }),
+      }, { json, oneShot: true }),
     )
 }

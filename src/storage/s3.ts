@@ -149,11 +149,25 @@ function errorCode(error: unknown): string {
   return String((error as { code?: unknown }).code ?? (error as Error).name ?? 'Error')
 }
 
+/**
+ * Calls given up on by `withTimeout`: Bun's S3 client takes no abort signal, so the request stays
+ * open (and keeps the process alive) until the bucket answers or drops it, which a frozen one never does.
+ */
+let abandonedCalls = 0
+
+/** Whether some call to the bucket was given up on and may still hold the process open (a one-shot command then exits itself). */
+export function storageCallsAbandoned(): boolean {
+  return abandonedCalls > 0
+}
+
 /** Rejects with a timeout error when `promise` takes longer than `ms`. */
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`${what} took longer than ${ms} ms`), { code: 'Timeout' })), ms)
+    timer = setTimeout(() => {
+      abandonedCalls++
+      reject(Object.assign(new Error(`${what} took longer than ${ms} ms`), { code: 'Timeout' }))
+    }, ms)
   })
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
