@@ -169,8 +169,20 @@ async function copyOutOfStore(store: BlobStore, sha256: string, target: string):
   const idle = idleOf(store)
   const blob = store.read(sha256)
   // a bucket that stops sending fails the backup after its timeout instead of holding it open
-  if (idle === undefined) await Bun.write(target, blob)
-  else await Bun.write(target, new Response(idleTimeoutStream(blob.stream().getReader(), idle)))
+  if (idle === undefined) {
+    await Bun.write(target, blob)
+    return true
+  }
+  let cause: Error | null = null
+  try {
+    await Bun.write(target, new Response(idleTimeoutStream(blob.stream().getReader(), idle, null, (error) => (cause = error))))
+  } catch (error) {
+    // Bun.write says only "an unexpected error has occurred" of a body that failed: say what the bucket did
+    if (isDiskFull(error)) throw error
+    const reason = cause ?? (error as Error)
+    const said = reason.message === 'an unexpected error has occurred' ? 'the connection ended before the whole file arrived' : reason.message
+    throw new BackupError(`downloading stored file ${store.describe(sha256)} from the bucket: ${said}; nothing was written, run the backup again once the bucket answers`)
+  }
   return true
 }
 

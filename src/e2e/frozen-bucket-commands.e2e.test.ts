@@ -1,10 +1,14 @@
-// The binary's one-shot commands against a frozen bucket (it accepts connections and never answers):
-// each says what it found and exits, rather than waiting for ever on the calls the timeout gave up on.
+// The binary's one-shot commands against a frozen bucket (it accepts connections and never answers)
+// or one that stops sending mid-body: each says what happened and exits, rather than waiting for ever
+// on the calls the timeout gave up on or blaming "an unexpected error".
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { rmSync } from 'node:fs'
+import { existsSync, readdirSync, rmSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
-import { binaryPath, cleanEnv, tempDir } from './support'
-import { testBucket, testCredentials } from '../storage/test-s3'
+import { join } from 'node:path'
+import { binaryPath, callApi, cleanEnv, setUpFirstAdmin, startBinary, tempDir } from './support'
+import { uploadForm } from './console-fixture'
+import { startTestS3, testBucket, testCredentials } from '../storage/test-s3'
+import { startStallProxy } from '../storage/test-stall'
 
 let frozen: Server
 const sockets = new Set<Socket>()
@@ -27,10 +31,10 @@ afterAll(async () => {
 })
 
 /** Runs the binary; settles when it exits or `limitMs` has passed (then it is killed and `exitCode` is null). */
-async function runWithin(args: string[], limitMs: number): Promise<{ exitCode: number | null; stdout: string; stderr: string; ms: number }> {
+async function runWithin(args: string[], limitMs: number, bucket = endpoint): Promise<{ exitCode: number | null; stdout: string; stderr: string; ms: number }> {
   const started = Date.now()
   const child = Bun.spawn([await binaryPath(), ...args], {
-    env: cleanEnv({ ...testCredentials, MINISHIP_STORAGE: 's3', MINISHIP_S3_BUCKET: testBucket, MINISHIP_S3_ENDPOINT: endpoint, MINISHIP_S3_TIMEOUT: '1s' }),
+    env: cleanEnv({ ...testCredentials, MINISHIP_STORAGE: 's3', MINISHIP_S3_BUCKET: testBucket, MINISHIP_S3_ENDPOINT: bucket, MINISHIP_S3_TIMEOUT: '1s' }),
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',
@@ -56,3 +60,61 @@ test('doctor names the bucket that does not answer and exits 1, with and without
   expect(document.healthy).toBe(false)
   expect(document.checks[0]).toMatchObject({ name: 'storage', problems: [expect.stringContaining('cannot be reached (Timeout)')] })
 }, 60_000)
+
+test('a backup whose bucket stops sending a stored file mid-body, or drops the connection there, fails naming that and the file; no archive, nothing left in tmp/', async () => {
+  const s3 = await startTestS3()
+  const dir = tempDir()
+  made.push(dir)
+  const dataDir = join(dir, 'data')
+  let proxy = await startStallProxy(s3.port, 1024)
+  try {
+    const server = await startBinary({ dataDir, env: { ...s3.env(), MINISHIP_S3_ENDPOINT: proxy.endpoint } })
+    try {
+      await setUpFirstAdmin(server, { email: 'admin@example.test', password: 'admin-password' })
+      const token = (await callApi(server.baseUrl, 'POST', '/api/auth/login', { json: { email: 'admin@example.test', password: 'admin-password' } })).body.accessToken as string
+      expect((await callApi(server.baseUrl, 'POST', '/api/mini-apps', { token, json: { appId: 'com.example.shop', name: 'Shop' } })).status).toBe(201)
+      // a bundle longer than the 1 KB the stalling proxy lets through
+      const form = uploadForm('com.example.shop', '1.0.0', 'first')
+      form.set('bundleIos', new Blob(['var a = 1;'.repeat(10_000)]), 'main.ios.jsbundle')
+      expect((await callApi(server.baseUrl, 'POST', '/api/mini-apps/by-app-id/com.example.shop/versions/upload', { token, body: form })).status).toBe(201)
+    } finally {
+      await server.stop()
+    }
+    const out = join(dir, 'backup.tar.gz')
+    const expectNothingLeft = () => {
+      expect(existsSync(out)).toBe(false)
+      expect(readdirSync(join(dataDir, 'tmp'))).toEqual([])
+    }
+
+    // stalled: the idle timeout (1 s here) ends it
+    proxy.mode = 'stall-body'
+    const stalled = await runWithin(['backup', '--data-dir', dataDir, '--out', out], 30_000, proxy.endpoint)
+    expect(stalled.exitCode).toBe(1)
+    expect(stalled.stderr).toMatch(/^miniship: backup failed: downloading stored file .+ from the bucket: no bytes from the object storage for 1000 ms; nothing was written, run the backup again once the bucket answers\n$/)
+    expect(stalled.ms).toBeLessThan(20_000)
+    expectNothingLeft()
+
+    // dropped: the connection closes part way through a file, well within the timeout
+    const endpointOfProxy = proxy.endpoint
+    const child = Bun.spawn([await binaryPath(), 'backup', '--data-dir', dataDir, '--out', out], {
+      env: cleanEnv({ ...testCredentials, MINISHIP_STORAGE: 's3', MINISHIP_S3_BUCKET: testBucket, MINISHIP_S3_ENDPOINT: endpointOfProxy, MINISHIP_S3_TIMEOUT: '30s' }),
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    const stderr = new Response(child.stderr).text()
+    await Bun.sleep(1500)
+    await proxy.close()
+    const exited = await Promise.race([child.exited, Bun.sleep(20_000).then(() => null)])
+    if (exited === null) child.kill('SIGKILL')
+    expect(exited).toBe(1)
+    const dropped = await stderr
+    expect(dropped).toMatch(/^miniship: backup failed: downloading stored file .+ from the bucket: /)
+    expect(dropped).not.toContain('unexpected error')
+    expectNothingLeft()
+    proxy = await startStallProxy(s3.port)
+  } finally {
+    await proxy.close()
+    await s3.close()
+  }
+}, 90_000)
