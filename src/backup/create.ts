@@ -8,7 +8,7 @@ import { backupRunning, backupStagingName, dataDirPaths, deadBackupStagings, fsy
 import { appliedMigrationCount, refuseNewerSchema } from '../db/open'
 import { blobPath, createLocalBlobStore, idleOf, type BlobStore } from '../storage'
 import { idleTimeoutStream } from '../storage/idle'
-import { isS3BlobStore } from '../storage/s3'
+import { isS3BlobStore, storageErrorText } from '../storage/s3'
 import { referencedBlobs } from '../storage/gc'
 import { productVersion } from '../version'
 import { databaseBytes, freeBytesAt } from '../disk-space'
@@ -179,9 +179,7 @@ async function copyOutOfStore(store: BlobStore, sha256: string, target: string):
   } catch (error) {
     // Bun.write says only "an unexpected error has occurred" of a body that failed: say what the bucket did
     if (isDiskFull(error)) throw error
-    const reason = cause ?? (error as Error)
-    const said = reason.message === 'an unexpected error has occurred' ? 'the connection ended before the whole file arrived' : reason.message
-    throw new BackupError(`downloading stored file ${store.describe(sha256)} from the bucket: ${said}; nothing was written, run the backup again once the bucket answers`)
+    throw new BackupError(`downloading stored file ${store.describe(sha256)} from the bucket: ${storageErrorText(cause ?? error)}; nothing was written, run the backup again once the bucket answers`)
   }
   return true
 }

@@ -9,7 +9,7 @@ import { appliedMigrationCount, refuseNewerSchema, schemaVersion } from '../db/o
 import { collectGarbage, collectStoreGarbage, describeCollected, findGarbage, findStoreGarbage } from '../storage/gc'
 import { checkStoredFiles, createLocalBlobStore, openBlobStore, type BlobStore } from '../storage'
 import { jobBacklog, type JobBacklog } from '../jobs/queue'
-import { StorageUnreachableError } from '../storage/s3'
+import { storageErrorText, StorageUnreachableError } from '../storage/s3'
 import { decodeBase64, unsoundKeyReason } from '../modules/signing/keys'
 import { webhookJobKind, withoutUrlPaths } from '../modules/webhooks/service'
 import { timeText } from '../terminal/time'
@@ -422,7 +422,7 @@ export async function runChecks(root: string, progress: (line: string) => void =
         const problems = await check.run(paths, database, blobs)
         results.push({ name: check.name, problems, ...(check.warn ? { warnings: warningsOf(check, database) } : {}) })
       } catch (error) {
-        results.push({ name: check.name, problems: [`${check.name}: could not be checked: ${(error as Error).message}`] })
+        results.push({ name: check.name, problems: [`${check.name}: could not be checked: ${storageErrorText(error)}`] })
       }
     }
   } finally {

@@ -145,6 +145,21 @@ export function storageUnavailable(): AppError {
   return new AppError(503, 'STORAGE_UNAVAILABLE', 'The object storage holding the stored files is not answering; try again shortly')
 }
 
+/** Bun's S3 client's message for a connection that failed: only the error's code tells how. */
+const bunUnexpected = 'an unexpected error has occurred'
+const connectionWords: Record<string, string> = {
+  ConnectionClosed: 'the bucket closed the connection before it answered in full (ConnectionClosed)',
+  ConnectionRefused: 'the bucket refused the connection (ConnectionRefused)',
+}
+
+/** What went wrong in a call to the bucket, in words (never Bun's bare "an unexpected error has occurred"). */
+export function storageErrorText(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  const code = (error as { code?: unknown } | null)?.code
+  if (message !== bunUnexpected || typeof code !== 'string') return message
+  return connectionWords[code] ?? `the call to the bucket failed (${code})`
+}
+
 function errorCode(error: unknown): string {
   return String((error as { code?: unknown }).code ?? (error as Error).name ?? 'Error')
 }
