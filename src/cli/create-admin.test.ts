@@ -116,6 +116,27 @@ describe('create-admin', () => {
     expect(JSON.parse(usage.out.join('\n')).error.code).toBe('USAGE')
   })
 
+  test('while another process holds the write lock: exit 1, one line (no stack trace), DATABASE_BUSY with --json, nothing created; it works once the lock is gone', async () => {
+    const { Database } = await import('bun:sqlite')
+    const dir = dataDir()
+    expect((await run(['--email', 'first@example.com', '--password-stdin', '--data-dir', dir], { stdin: 'a-password\n' })).exitCode).toBeNull()
+    const other = new Database(join(dir, 'miniship.db'))
+    other.exec('BEGIN IMMEDIATE')
+    other.exec("UPDATE users SET updated_at = updated_at WHERE 0")
+    try {
+      const busy = await run(['--email', 'busy@example.com', '--password-stdin', '--data-dir', dir, '--json'], { stdin: 'a-password\n' })
+      expect(busy.exitCode).toBe(1)
+      expect(busy.err).toEqual([expect.stringMatching(/^miniship: the database is busy with another writer; nothing was created: try again in a moment$/)])
+      expect(JSON.parse(busy.out.join('\n'))).toEqual({ error: { code: 'DATABASE_BUSY', message: expect.stringContaining('is busy with another writer') } })
+    } finally {
+      other.exec('ROLLBACK')
+      other.close()
+    }
+    const created = await run(['--email', 'busy@example.com', '--password-stdin', '--data-dir', dir], { stdin: 'a-password\n' })
+    expect(created.exitCode).toBeNull()
+    expect(created.out[0]).toStartWith('Created admin busy@example.com')
+  })
+
   test('refuses a password shorter than 6 characters', async () => {
     const result = await run(['--email', 'short@example.com', '--password-stdin', '--data-dir', dir], { stdin: '12345\n' })
     expect(result.exitCode).toBe(1)

@@ -5,7 +5,7 @@ import { passwordFromStdinText, promptHiddenOnTerminal } from '../terminal/promp
 import { ConfigError, loadConfig } from '../config'
 import { existsSync } from 'node:fs'
 import { dataDirPaths, openDataDir } from '../data-dir'
-import { NewerSchemaError } from '../db/open'
+import { isDatabaseBusy, NewerSchemaError } from '../db/open'
 import { AppError } from '../http/errors'
 import { textLength } from '../http/text'
 import { systemClock } from '../ids'
@@ -119,8 +119,14 @@ export function createAdminCommand(io: CreateAdminIo = processIo): Command {
           // The service's own refusals (a taken email after a race, a bad display name or password).
           const detail = error.details?.[0]
           refuse(detail ? `${detail.field === 'displayName' ? '--display-name' : detail.field} ${detail.message}` : error.message, error.status === 400 ? 2 : 1, error.code)
-        } else {
+        } else if (isDatabaseBusy(error)) {
+          // a server mid-write holds the lock longer than the wait (or another tool has it open for writing)
+          refuse('the database is busy with another writer; nothing was created: try again in a moment', 1, 'DATABASE_BUSY')
+        } else if (Bun.env.MINISHIP_DEBUG === '1') {
           throw error
+        } else {
+          // one line, as every command says what failed: never a trace of our source files on an operator's terminal
+          refuse(`${error instanceof Error ? error.message.split('\n')[0] : String(error)} (run with MINISHIP_DEBUG=1 for details)`, 1, 'FAILED')
         }
       }
     })
