@@ -5,8 +5,9 @@ import { htmlSecurityHeaders } from './console-routes'
 export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
 
 /**
- * The console's look (its colours, card, fields and button) for the pages served without it, at
- * /setup.css: the console's stylesheet has a hashed name, and the security policy allows no inline style.
+ * The console's look (its colours, card, fields and button, light and dark as web/styles.css has them) for
+ * the pages served without it, at /setup.css: the console's stylesheet has a hashed name, and the security
+ * policy allows no inline style.
  */
 export const pageCss = `:root{--bg:#f5f6f8;--surface:#fff;--text:#1b1f24;--muted:#5b6470;--line:#d8dce2;--primary:#1f4fd1;--primary-dark:#173c9f;--focus:#ffb020;--field-line:#9aa3ae;--danger-bg:#fdecea;--danger-line:#f1aca6;--danger-text:#5c1410;--radius:8px;color-scheme:light;font-family:system-ui,-apple-system,'Segoe UI',Roboto,'Noto Sans','Helvetica Neue',Arial,sans-serif;font-size:16px;line-height:1.45;color:var(--text);background:var(--bg)}
 *{box-sizing:border-box}
@@ -22,8 +23,10 @@ button:hover{background:var(--primary-dark)}
 :focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 .hint{color:var(--muted);font-size:.9rem;font-weight:400}
 .alert{background:var(--danger-bg);border:1px solid var(--danger-line);color:var(--danger-text);border-radius:var(--radius);padding:.75rem 1rem}
-code{background:#eef0f3;border-radius:4px;padding:0 .25rem}
+code{background:var(--code-bg);border-radius:4px;padding:0 .25rem}
 a{color:var(--primary)}
+:root{--code-bg:#eef0f3}
+@media (prefers-color-scheme:dark){:root{color-scheme:dark;--bg:#0f1319;--surface:#171c24;--text:#e4e8ee;--muted:#9aa4b2;--line:#2c3440;--primary:#7aa2ff;--primary-dark:#9bb9ff;--field-line:#4a5566;--danger-bg:#3a1614;--danger-line:#7a2c27;--danger-text:#ffd6d2;--code-bg:#262e3a}header{background:#0a0e14}button{color:#0f1319}}
 `
 
 /** A page of `title` and `body` (HTML, escaped by the caller), in a card under the miniship header. */
