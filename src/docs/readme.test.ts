@@ -25,3 +25,9 @@ test('every sample of push --publish has the Uploaded line push prints before Pu
 test('the README stays a landing page: at most 200 lines (the rest is in docs/)', () => {
   expect(readme.trimEnd().split('\n').length).toBeLessThanOrEqual(200)
 })
+
+// issue 30: the request log is buffered, and the README says what a crash can lose (createLogSink's flush interval)
+test('the README says a stop loses no request-log line and a crash at most the last 100 ms', () => {
+  const text = readme.replace(/\s+/g, ' ')
+  expect(text).toContain('a stop by SIGTERM or SIGINT loses no line, a crash at most the last 100 ms of them')
+})
