@@ -34,6 +34,11 @@ export function recordAudit(db: Pick<Db, 'insert'>, clock: Clock, entry: AuditEn
     .run()
 }
 
+/** A change made with an API key, named as the audit log, release history and the CLI name it. */
+export function keyActorText(keyName: string, ownerEmail: string): string {
+  return `API key "${keyName}" of ${ownerEmail}`
+}
+
 /**
  * The entry's sentence. Services write it as "<email> did …"; made with an API key, it names the key
  * and its owner as the column "Who" does, so the console never reads as if the owner acted by hand.
@@ -42,7 +47,7 @@ function summaryOf(entry: AuditEntry): string {
   const actor = entry.actor
   const keyName = actor?.apiKey?.name
   if (!actor || !keyName || !entry.summary.startsWith(`${actor.email} `)) return entry.summary
-  return `API key "${keyName}" of ${actor.email}${entry.summary.slice(actor.email.length)}`
+  return keyActorText(keyName, actor.email) + entry.summary.slice(actor.email.length)
 }
 
 export interface AuditLogRecord {
@@ -95,7 +100,7 @@ export function listAuditLogs(db: Db, options: { limit: number; before?: string;
     const key = (metadata as { apiKey?: { name?: unknown } } | null)?.apiKey
     // what the server does by itself (the release guard's pause) names its actor in the metadata
     const system = row.actorId === null ? (metadata as { actor?: unknown } | null)?.actor : undefined
-    const actorName = typeof key?.name === 'string' ? `API key "${key.name}" of ${row.actorEmail ?? 'a deleted user'}` : (row.actorEmail ?? (typeof system === 'string' ? system : null))
+    const actorName = typeof key?.name === 'string' ? keyActorText(key.name, row.actorEmail ?? 'a deleted user') : (row.actorEmail ?? (typeof system === 'string' ? system : null))
     return { ...row, metadata, actorName, targetName: row.targetId === null ? null : (names.get(`${row.targetType}\u0000${row.targetId}`) ?? null) }
   })
 }

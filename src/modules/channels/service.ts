@@ -4,7 +4,7 @@ import { channelGuards, channelReleases, channels, miniApps, releaseHistory, sig
 import type { Db } from '../../db/open'
 import { AppError } from '../../http/errors'
 import { cutText, isCleanText, notesMaxLength, textLength } from '../../http/text'
-import { recordAudit } from '../audit/service'
+import { keyActorText, recordAudit } from '../audit/service'
 import { newId, isoAt, type Clock } from '../../ids'
 import { requireVisibleMiniApp, userSummaries, type Caller, type UserSummary } from '../miniapps/service'
 import { isSemverRange } from './semver-range'
@@ -82,7 +82,7 @@ export type RolloutActor = Caller | 'release-guard'
 export function actorName(actor: RolloutActor): string {
   if (actor === 'release-guard') return 'release-guard'
   const key = actor.apiKey as { name?: string } | undefined
-  return key?.name ? `API key "${key.name}" of ${actor.email}` : actor.email
+  return key?.name ? keyActorText(key.name, actor.email) : actor.email
 }
 
 export interface LiveReleaseRow {
